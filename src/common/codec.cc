@@ -1,0 +1,97 @@
+#include "common/codec.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+namespace engram {
+
+namespace {
+
+constexpr std::array<int8_t, 256> MakeTable() {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  const char* a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (int i = 0; i < 64; ++i) t[static_cast<uint8_t>(a[i])] = static_cast<int8_t>(i);
+  t[static_cast<uint8_t>('-')] = 62;
+  t[static_cast<uint8_t>('_')] = 63;
+  return t;
+}
+constexpr auto kTable = MakeTable();
+
+}  // namespace
+
+std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded) {
+  std::string out;
+  // The loop stops as soon as the output passes max_decoded, so reserve no more than that.
+  out.reserve(std::min(in.size() / 4 * 3 + 3, max_decoded == SIZE_MAX ? SIZE_MAX : max_decoded + 1));
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  size_t symbols = 0;
+  for (char ch : in) {
+    auto c = static_cast<uint8_t>(ch);
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '=') {
+      ++pad;
+      continue;
+    }
+    if (pad > 0) return std::nullopt;  // data after padding
+    int8_t v = kTable[c];
+    if (v < 0) return std::nullopt;
+    ++symbols;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+      if (out.size() > max_decoded) return std::nullopt;
+    }
+  }
+  if (pad > 2) return std::nullopt;
+  if (symbols % 4 == 1) return std::nullopt;
+  if (pad > 0 && (symbols + pad) % 4 != 0) return std::nullopt;
+  return out;
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  static const char* kAlpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8) |
+                 static_cast<uint8_t>(bytes[i + 2]);
+    out.push_back(kAlpha[(n >> 18) & 63]);
+    out.push_back(kAlpha[(n >> 12) & 63]);
+    out.push_back(kAlpha[(n >> 6) & 63]);
+    out.push_back(kAlpha[n & 63]);
+  }
+  if (i < bytes.size()) {
+    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    out.push_back(kAlpha[(n >> 18) & 63]);
+    out.push_back(kAlpha[(n >> 12) & 63]);
+    out.push_back(i + 1 < bytes.size() ? kAlpha[(n >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned i = 0; i < len; ++i) {
+    out.push_back(kHex[md[i] >> 4]);
+    out.push_back(kHex[md[i] & 15]);
+  }
+  return out;
+}
+
+}  // namespace engram

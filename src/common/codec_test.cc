@@ -1,0 +1,36 @@
+#include "common/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace engram {
+namespace {
+
+TEST(CodecTest, Base64RoundTrip) {
+  std::mt19937 rng(7);
+  for (int len = 0; len < 64; ++len) {
+    std::string s(len, '\0');
+    for (auto& c : s) c = static_cast<char>(rng());
+    auto enc = Base64Encode(s);
+    auto dec = Base64Decode(enc);
+    ASSERT_TRUE(dec.has_value()) << len;
+    EXPECT_EQ(*dec, s);
+  }
+}
+
+TEST(CodecTest, Base64RejectsBadInput) {
+  EXPECT_FALSE(Base64Decode("abc!").has_value());
+  EXPECT_FALSE(Base64Decode("a").has_value());
+  EXPECT_FALSE(Base64Decode("ab=c").has_value());
+  EXPECT_FALSE(Base64Decode("QUJD", 2).has_value());  // over the size limit
+  EXPECT_EQ(*Base64Decode("QUJD"), "ABC");
+  EXPECT_EQ(*Base64Decode("QUI"), "AB");  // padding optional
+}
+
+TEST(CodecTest, Sha256) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
+}  // namespace engram
