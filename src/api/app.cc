@@ -1,0 +1,91 @@
+#include "api/app.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "api/envelope.h"
+#include "common/ids.h"
+
+namespace engram {
+
+namespace {
+
+constexpr const char* kServiceId = "agentic-memory";
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool ValidWorkspaceName(const std::string& ws) {
+  if (ws.empty() || ws.size() > 64) return false;
+  for (char c : ws) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics)
+    : router_(std::move(router)), auth_(auth), metrics_(metrics) {}
+
+HttpResponse App::Handle(const HttpRequest& request) {
+  RequestContext ctx;
+  ctx.start_ns = SteadyNowNs();
+  ctx.request_id = NewUuid();
+
+  auto match = router_.Find(request.method, request.path);
+  std::string route_name = match.route ? match.route->name : "unmatched";
+  Result<HttpResponse> result = [&]() -> Result<HttpResponse> {
+    if (!match.route) {
+      if (match.method_mismatch) {
+        return Status(StatusCode::kMethodNotAllowed,
+                      "method " + request.method + " is not allowed on " + request.path);
+      }
+      return Status::NotFound("no route for " + request.method + " " + request.path);
+    }
+    ctx.params = std::move(match.params);
+    std::string workspace = match.route->fixed_workspace;
+    if (auto it = ctx.params.find("workspace"); it != ctx.params.end()) {
+      workspace = it->second;
+      if (!ValidWorkspaceName(workspace)) {
+        return Status::InvalidParameter(
+            "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
+      }
+    }
+    if (match.route->auth == AuthMode::kApiKey) {
+      ENGRAM_RETURN_IF_ERROR(auth_->Check(request, workspace));
+    }
+    if (auto it = ctx.params.find("service_id"); it != ctx.params.end() && it->second != kServiceId) {
+      return Status(StatusCode::kServiceIdNotExist,
+                    "service_id " + it->second + " does not exist; use " + kServiceId);
+    }
+    return match.route->handler(request, ctx);
+  }();
+
+  HttpResponse response = result.ok() ? std::move(*result)
+                                      : ErrorResponse(result.status(), ctx.request_id, ctx.ElapsedMs());
+  response.headers.emplace_back("X-Request-Id", ctx.request_id);
+  double ms = ctx.ElapsedMs();
+  metrics_->ObserveRequest(route_name, request.method, response.status, ms / 1000.0);
+  spdlog::debug("request id={} route={} method={} status={} in_bytes={} out_bytes={} ms={:.3f}",
+               ctx.request_id, route_name, request.method, response.status, request.body.size(),
+               response.body.size(), ms);
+  return response;
+}
+
+HttpResponse App::RenderTransportError(StatusCode code, const std::string& message) {
+  std::string id = NewUuid();
+  HttpResponse r = ErrorResponse(Status(code, message), id, 0);
+  r.headers.emplace_back("X-Request-Id", id);
+  metrics_->ObserveRequest("transport", "", r.status, 0);
+  spdlog::debug("request id={} route=transport status={}", id, r.status);
+  return r;
+}
+
+}  // namespace engram

@@ -1,0 +1,88 @@
+#include "api/auth.h"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+
+#include "common/codec.h"
+
+namespace engram {
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ApiKeyAuth> ApiKeyAuth::FromSpecs(const std::vector<std::string>& specs) {
+  ApiKeyAuth auth;
+  for (const auto& raw : specs) {
+    std::string_view spec = Trim(raw);
+    if (spec.empty()) continue;  // "a,,b" in an environment variable
+    Key key;
+    size_t colon = spec.find(':');
+    std::string_view secret = spec.substr(0, colon);
+    if (secret.empty()) return Status::InvalidParameter("api key must not be empty");
+    key.digest = Sha256Hex(secret);
+    while (colon != std::string_view::npos) {
+      size_t next = spec.find(':', colon + 1);
+      std::string_view ws = spec.substr(colon + 1, next == std::string_view::npos
+                                                       ? std::string_view::npos
+                                                       : next - colon - 1);
+      if (ws.empty()) return Status::InvalidParameter("api key workspace list has an empty name");
+      key.workspaces.emplace_back(ws);
+      colon = next;
+    }
+    auth.keys_.push_back(std::move(key));
+  }
+  return auth;
+}
+
+Status ApiKeyAuth::Check(const HttpRequest& request, const std::string& workspace) const {
+  if (dev_mode()) return Status::Ok();
+  std::string_view presented;
+  if (const std::string* h = request.Header("authorization")) {
+    std::string_view v = Trim(*h);
+    if (StartsWithNoCase(v, "bearer ")) {
+      presented = Trim(v.substr(7));
+    } else if (StartsWithNoCase(v, "token ")) {
+      presented = Trim(v.substr(6));
+    }
+  }
+  if (presented.empty()) {
+    if (const std::string* h = request.Header("x-api-key")) presented = Trim(*h);
+  }
+  if (presented.empty()) {
+    return Status::Unauthenticated(
+        "missing API key: send Authorization: Bearer <key>, Authorization: Token <key> or "
+        "X-Api-Key: <key>");
+  }
+  const std::string digest = Sha256Hex(presented);
+  const Key* match = nullptr;
+  for (const Key& k : keys_) {
+    // Every key is compared in full so timing does not reveal which one (or how much) matched.
+    bool eq = CRYPTO_memcmp(k.digest.data(), digest.data(), digest.size()) == 0;
+    if (eq && match == nullptr) match = &k;
+  }
+  if (match == nullptr) return Status::Unauthenticated("invalid API key");
+  if (!match->workspaces.empty() &&
+      std::find(match->workspaces.begin(), match->workspaces.end(), workspace) ==
+          match->workspaces.end()) {
+    return Status::Forbidden("this API key is not allowed to access workspace " + workspace);
+  }
+  return Status::Ok();
+}
+
+}  // namespace engram

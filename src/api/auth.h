@@ -1,0 +1,36 @@
+// ApiKeyAuth: API keys from configuration, optionally limited to workspaces.
+//
+// A key spec is "KEY" (every workspace) or "KEY:ws1:ws2" (only those workspaces). Presented keys
+// are accepted from "Authorization: Bearer KEY", "Authorization: Token KEY" or "X-Api-Key: KEY".
+// Comparison is constant-time: digests of every configured key are compared in full.
+// Thread-safety: immutable after construction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "server/http_types.h"
+
+namespace engram {
+
+class ApiKeyAuth {
+ public:
+  // Rejects empty keys or workspace lists.
+  static Result<ApiKeyAuth> FromSpecs(const std::vector<std::string>& specs);
+
+  // No keys: development mode (the server only listens on loopback then).
+  bool dev_mode() const { return keys_.empty(); }
+
+  // OK, kUnauthenticated (missing or unknown key) or kForbidden (key not valid for `workspace`).
+  Status Check(const HttpRequest& request, const std::string& workspace) const;
+
+ private:
+  struct Key {
+    std::string digest;  // SHA-256 of the key, raw hex
+    std::vector<std::string> workspaces;  // empty: all
+  };
+  std::vector<Key> keys_;
+};
+
+}  // namespace engram

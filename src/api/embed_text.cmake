@@ -1,0 +1,4 @@
+# Generates a C++ source defining `const char* FUNCTION()` returning the contents of INPUT.
+file(READ ${INPUT} text)
+file(WRITE ${OUTPUT}.tmp "// Generated from ${INPUT}. Do not edit.\nnamespace engram {\nconst char* ${FUNCTION}() {\n  return R\"engram_text(${text})engram_text\";\n}\n}  // namespace engram\n")
+file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,42 @@
+#include "api/envelope.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace engram {
+
+namespace {
+double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+}  // namespace
+
+std::string DumpJson(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+HttpResponse JsonResponse(int http_status, const nlohmann::json& body) {
+  HttpResponse r;
+  r.status = http_status;
+  r.body = DumpJson(body);
+  return r;
+}
+
+HttpResponse ErrorResponse(const Status& status, const std::string& request_id, double latency_ms) {
+  int http = HttpStatusOf(status.code());
+  nlohmann::json body = {{"request_id", request_id},
+                         {"latency", RoundMs(latency_ms)},
+                         {"code", ApiCodeOf(status.code())},
+                         {"http_code", http},
+                         {"message", status.message()}};
+  return JsonResponse(http, body);
+}
+
+HttpResponse V3Response(const nlohmann::json& result, const std::string& request_id,
+                        double latency_ms, int http_status) {
+  nlohmann::json body = {{"request_id", request_id},
+                         {"latency", RoundMs(latency_ms)},
+                         {"status", "OK"},
+                         {"result", result}};
+  return JsonResponse(http_status, body);
+}
+
+}  // namespace engram

@@ -1,0 +1,27 @@
+// Response rendering shared by every API family: the error envelope, V3 success envelopes, and
+// JSON dumping that never throws on invalid UTF-8.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "common/status.h"
+#include "server/http_types.h"
+
+namespace engram {
+
+// {"request_id", "latency", "code", "http_code", "message"} with the status's HTTP code.
+HttpResponse ErrorResponse(const Status& status, const std::string& request_id, double latency_ms);
+
+// A JSON body with the given HTTP status.
+HttpResponse JsonResponse(int http_status, const nlohmann::json& body);
+
+// {"request_id", "latency", "status": "OK", "result": result} (V3 envelope).
+HttpResponse V3Response(const nlohmann::json& result, const std::string& request_id,
+                        double latency_ms, int http_status = 200);
+
+// nlohmann dump that replaces invalid UTF-8 instead of throwing.
+std::string DumpJson(const nlohmann::json& j);
+
+}  // namespace engram

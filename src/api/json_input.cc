@@ -1,0 +1,155 @@
+#include "api/json_input.h"
+
+#include <fmt/format.h>
+
+namespace engram {
+
+namespace {
+
+const char* TypeName(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+}  // namespace
+
+bool IsBlank(std::string_view s) {
+  for (char c : s) {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
+  }
+  return true;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (int k = 1; k < len; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth) {
+  if (IsBlank(body)) return Status::InvalidParameter("request body is empty; expected a JSON object");
+  // Depth pre-scan: brackets outside strings.
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) {
+        return Status::InvalidParameter(
+            fmt::format("request body nests deeper than {} levels", max_depth));
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidParameter("request body is not valid JSON");
+  if (!j.is_object()) {
+    return Status::InvalidParameter(
+        fmt::format("request body must be a JSON object, got {}", TypeName(j)));
+  }
+  return j;
+}
+
+Result<std::optional<std::string>> GetString(const nlohmann::json& obj, std::string_view key,
+                                             std::string_view path, StringRule rule) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) {
+    if (rule.required) return Status::InvalidParameter(fmt::format("{} is required", path));
+    return std::optional<std::string>();
+  }
+  if (!it->is_string()) {
+    return Status::InvalidParameter(fmt::format("{} must be a string, got {}", path, TypeName(*it)));
+  }
+  const auto& s = it->get_ref<const std::string&>();
+  if (!rule.allow_empty && IsBlank(s)) {
+    return Status::InvalidParameter(fmt::format("{} must not be empty", path));
+  }
+  if (s.size() > rule.max_bytes) {
+    return Status::InvalidParameter(
+        fmt::format("{} is too long: {} bytes, at most {} allowed", path, s.size(), rule.max_bytes));
+  }
+  return std::optional<std::string>(s);
+}
+
+Result<std::optional<int64_t>> GetInt(const nlohmann::json& obj, std::string_view key,
+                                      std::string_view path, int64_t min, int64_t max,
+                                      bool required) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) {
+    if (required) return Status::InvalidParameter(fmt::format("{} is required", path));
+    return std::optional<int64_t>();
+  }
+  int64_t v;
+  if (it->is_number_integer()) {
+    if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return Status::InvalidParameter(fmt::format("{} must be between {} and {}", path, min, max));
+    }
+    v = it->get<int64_t>();
+  } else if (it->is_number_float()) {
+    double d = it->get<double>();
+    if (!(d >= -9.0e18 && d <= 9.0e18)) {
+      return Status::InvalidParameter(fmt::format("{} must be between {} and {}", path, min, max));
+    }
+    if (d != static_cast<double>(static_cast<int64_t>(d))) {
+      return Status::InvalidParameter(fmt::format("{} must be an integer", path));
+    }
+    v = static_cast<int64_t>(d);
+  } else {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an integer, got {}", path, TypeName(*it)));
+  }
+  if (v < min || v > max) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be between {} and {}, got {}", path, min, max, v));
+  }
+  return std::optional<int64_t>(v);
+}
+
+}  // namespace engram

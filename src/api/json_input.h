@@ -1,0 +1,40 @@
+// Parsing and field validation for JSON request bodies. Every failure is an InvalidParameter
+// Status whose message names the field (with its path, e.g. "messages[2].role") and the problem.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace engram {
+
+// Parses a request body that must be a JSON object. Rejects nesting deeper than `max_depth`
+// before parsing, so hostile input cannot exhaust the stack.
+Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth = 64);
+
+struct StringRule {
+  bool required = true;
+  bool allow_empty = false;   // empty or whitespace-only counts as empty
+  size_t max_bytes = 256;
+};
+
+// Reads obj[key] as a string. nullopt when absent (and not required) or null.
+Result<std::optional<std::string>> GetString(const nlohmann::json& obj, std::string_view key,
+                                             std::string_view path, StringRule rule);
+
+// Reads obj[key] as an integer within [min, max] (integral JSON numbers only).
+Result<std::optional<int64_t>> GetInt(const nlohmann::json& obj, std::string_view key,
+                                      std::string_view path, int64_t min, int64_t max,
+                                      bool required);
+
+// True for strings with no non-whitespace character.
+bool IsBlank(std::string_view s);
+
+// Validates that a string is well-formed UTF-8.
+bool IsValidUtf8(std::string_view s);
+
+}  // namespace engram

@@ -1,0 +1,225 @@
+#include "api/leaderboard_api.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/envelope.h"
+#include "api/json_input.h"
+#include "common/codec.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+// Unix milliseconds accepted for message timestamps: years 1970 to 9999.
+constexpr int64_t kMaxTimestampMs = 253402300799999LL;
+
+Result<LeaderboardMessage> ParseMessage(const nlohmann::json& m, const std::string& path,
+                                        const LeaderboardApiLimits& limits,
+                                        ImageCollector* images) {
+  if (!m.is_object()) return Status::InvalidParameter(path + " must be an object");
+  LeaderboardMessage msg;
+  auto role = GetString(m, "role", path + ".role", {.max_bytes = 32});
+  if (!role.ok()) return role.status();
+  if (**role != "user" && **role != "assistant") {
+    return Status::InvalidParameter(
+        fmt::format("{}.role must be one of user, assistant; got \"{}\"", path, **role));
+  }
+  msg.role = **role;
+  auto ts = GetInt(m, "timestamp", path + ".timestamp", 0, kMaxTimestampMs, false);
+  if (!ts.ok()) return ts.status();
+  msg.timestamp_ms = *ts;
+
+  auto it = m.find("content");
+  if (it == m.end() || it->is_null()) return Status::InvalidParameter(path + ".content is required");
+  if (it->is_string()) {
+    auto text = GetString(m, "content", path + ".content",
+                          {.max_bytes = limits.content.max_text_bytes});
+    if (!text.ok()) return text.status();
+    msg.parts.push_back(ContentPart{.text = **text});
+  } else if (it->is_array()) {
+    auto parts = ParseContentParts(*it, path + ".content", limits.content, images);
+    if (!parts.ok()) return parts.status();
+    msg.content_is_parts = true;
+    msg.parts = std::move(*parts);
+  } else {
+    return Status::InvalidParameter(path + ".content must be a string or a ContentPart array");
+  }
+  return msg;
+}
+
+}  // namespace
+
+Result<LeaderboardAddRequest> ParseLeaderboardAdd(std::string_view body,
+                                                  const LeaderboardApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json& j = *parsed;
+  LeaderboardAddRequest req;
+  auto request_id = GetString(j, "request_id", "request_id", {.max_bytes = limits.max_request_id_bytes});
+  if (!request_id.ok()) return request_id.status();
+  auto user_id = GetString(j, "user_id", "user_id", {.max_bytes = limits.max_id_bytes});
+  if (!user_id.ok()) return user_id.status();
+  auto session_id = GetString(j, "session_id", "session_id", {.max_bytes = limits.max_id_bytes});
+  if (!session_id.ok()) return session_id.status();
+  req.request_id = **request_id;
+  req.user_id = **user_id;
+  req.session_id = **session_id;
+  for (const std::string* s : {&req.request_id, &req.user_id, &req.session_id}) {
+    if (!IsValidUtf8(*s)) return Status::InvalidParameter("identifiers must be valid UTF-8");
+  }
+
+  auto it = j.find("messages");
+  if (it == j.end() || it->is_null()) return Status::InvalidParameter("messages is required");
+  if (!it->is_array()) return Status::InvalidParameter("messages must be an array");
+  if (it->empty()) return Status::InvalidParameter("messages must not be empty");
+  if (it->size() > limits.max_messages) {
+    return Status::InvalidParameter(fmt::format("messages has {} items, at most {} allowed",
+                                                it->size(), limits.max_messages));
+  }
+  ImageCollector images;
+  for (size_t i = 0; i < it->size(); ++i) {
+    auto msg = ParseMessage((*it)[i], fmt::format("messages[{}]", i), limits, &images);
+    if (!msg.ok()) return msg.status();
+    req.messages.push_back(std::move(*msg));
+  }
+  for (auto& [hash, blob] : images.by_hash) req.images.push_back(std::move(blob));
+
+  // The canonical form (sorted keys, no whitespace) makes retries with reordered keys match.
+  req.body_hash = Sha256Hex(DumpJson(j));
+  req.response_json = DumpJson(nlohmann::json{{"success", true},
+                                              {"request_id", req.request_id},
+                                              {"user_id", req.user_id},
+                                              {"session_id", req.session_id}});
+  return req;
+}
+
+Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
+                                                        const LeaderboardApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json& j = *parsed;
+  LeaderboardSearchRequest req;
+  auto q = j.find("query");
+  if (q == j.end() || q->is_null()) return Status::InvalidParameter("query is required");
+  if (q->is_string()) {
+    auto text = GetString(j, "query", "query", {.max_bytes = limits.max_query_bytes});
+    if (!text.ok()) return text.status();
+    req.query = **text;
+  } else if (q->is_array()) {
+    // Multimodal queries: the text parts are searched; images are accepted and checked.
+    ImageCollector images;
+    auto parts = ParseContentParts(*q, "query", limits.content, &images);
+    if (!parts.ok()) return parts.status();
+    for (const auto& p : *parts) {
+      if (p.is_image || IsBlank(p.text)) continue;
+      if (!req.query.empty()) req.query.push_back('\n');
+      req.query += p.text;
+    }
+    if (req.query.size() > limits.max_query_bytes) {
+      return Status::InvalidParameter(fmt::format("query is too long: at most {} bytes of text",
+                                                  limits.max_query_bytes));
+    }
+  } else {
+    return Status::InvalidParameter("query must be a string or a ContentPart array");
+  }
+  auto user_id = GetString(j, "user_id", "user_id", {.max_bytes = limits.max_id_bytes});
+  if (!user_id.ok()) return user_id.status();
+  req.user_id = **user_id;
+  auto top_k = GetInt(j, "top_k", "top_k", 1, limits.max_top_k, false);
+  if (!top_k.ok()) return top_k.status();
+  req.top_k = static_cast<int>(top_k->value_or(10));
+
+  auto o = j.find("options");
+  if (o != j.end() && !o->is_null()) {
+    if (!o->is_array()) return Status::InvalidParameter("options must be an array of strings");
+    if (o->size() > limits.max_options) {
+      return Status::InvalidParameter(
+          fmt::format("options has {} items, at most {} allowed", o->size(), limits.max_options));
+    }
+    for (size_t i = 0; i < o->size(); ++i) {
+      const auto& v = (*o)[i];
+      if (!v.is_string()) {
+        return Status::InvalidParameter(fmt::format("options[{}] must be a string", i));
+      }
+      if (v.get_ref<const std::string&>().size() > limits.max_option_bytes) {
+        return Status::InvalidParameter(fmt::format("options[{}] is too long: at most {} bytes", i,
+                                                    limits.max_option_bytes));
+      }
+      req.options.push_back(v.get<std::string>());
+    }
+  }
+  return req;
+}
+
+std::string DatedText(int64_t time_us, const std::string& text) {
+  return "[" + FormatHumanMinute(time_us) + "] " + text;
+}
+
+namespace {
+
+nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResult& result) {
+  nlohmann::json item;
+  item["id"] = hit.id;
+  if (hit.parts.empty()) {
+    item["content"] = DatedText(hit.time_us, hit.text);
+  } else {
+    nlohmann::json parts = nlohmann::json::array();
+    parts.push_back({{"type", "text"}, {"text", "[" + FormatHumanMinute(hit.time_us) + "]"}});
+    for (const auto& p : hit.parts) {
+      if (!p.is_image) {
+        parts.push_back({{"type", "text"}, {"text", p.text}});
+        continue;
+      }
+      auto img = result.images.find(p.image_sha256);
+      if (img == result.images.end()) continue;  // cannot happen unless the store lost it
+      parts.push_back(
+          {{"type", "image_url"},
+           {"image_url",
+            {{"url", "data:" + img->second.mime + ";base64," + Base64Encode(img->second.bytes)}}}});
+    }
+    item["content"] = std::move(parts);
+  }
+  item["score"] = hit.score;
+  item["created_at"] = FormatIsoMicros(hit.time_us);
+  return item;
+}
+
+}  // namespace
+
+void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
+                               LeaderboardApiLimits limits) {
+  const std::string ws = service->options().workspace;
+  router.Add({.method = "POST",
+              .pattern = "/leaderboard/add",
+              .name = "leaderboard_add",
+              .fixed_workspace = ws,
+              .handler = [service, limits](const HttpRequest& req,
+                                           RequestContext&) -> Result<HttpResponse> {
+                auto parsed = ParseLeaderboardAdd(req.body, limits);
+                if (!parsed.ok()) return parsed.status();
+                auto answer = service->Add(*parsed);
+                if (!answer.ok()) return answer.status();
+                HttpResponse r;
+                r.body = std::move(*answer);
+                return r;
+              }});
+  router.Add({.method = "POST",
+              .pattern = "/leaderboard/search",
+              .name = "leaderboard_search",
+              .fixed_workspace = ws,
+              .handler = [service, limits](const HttpRequest& req,
+                                           RequestContext&) -> Result<HttpResponse> {
+                auto parsed = ParseLeaderboardSearch(req.body, limits);
+                if (!parsed.ok()) return parsed.status();
+                auto result = service->Search(*parsed);
+                if (!result.ok()) return result.status();
+                nlohmann::json data = nlohmann::json::array();
+                for (const auto& hit : result->hits) data.push_back(RenderHit(hit, *result));
+                return JsonResponse(200, nlohmann::json{{"data", std::move(data)}});
+              }});
+}
+
+}  // namespace engram

@@ -1,0 +1,37 @@
+// The Leaderboard API (/leaderboard/add, /leaderboard/search): JSON <-> LeaderboardService.
+// Parsing validates every field with a message naming it; rendering shows each memory's date so an
+// answering model can place it in time.
+// Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
+#pragma once
+
+#include <string_view>
+
+#include "api/content_parts.h"
+#include "api/router.h"
+#include "core/leaderboard_service.h"
+
+namespace engram {
+
+struct LeaderboardApiLimits {
+  size_t max_id_bytes = 256;          // user_id, session_id
+  size_t max_request_id_bytes = 512;
+  size_t max_messages = 1000;
+  size_t max_query_bytes = 64 << 10;
+  size_t max_options = 64;
+  size_t max_option_bytes = 4 << 10;
+  int max_top_k = 100;
+  ContentLimits content;
+};
+
+Result<LeaderboardAddRequest> ParseLeaderboardAdd(std::string_view body,
+                                                  const LeaderboardApiLimits& limits);
+Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
+                                                        const LeaderboardApiLimits& limits);
+
+// The text shown for a memory: "[2023-05-08 (Mon) 13:56 UTC] <original text>".
+std::string DatedText(int64_t time_us, const std::string& text);
+
+void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
+                               LeaderboardApiLimits limits);
+
+}  // namespace engram

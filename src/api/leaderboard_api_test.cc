@@ -1,0 +1,90 @@
+#include "api/leaderboard_api.h"
+
+#include <gtest/gtest.h>
+
+namespace engram {
+namespace {
+
+TEST(LeaderboardApiTest, ParsesAdd) {
+  auto r = ParseLeaderboardAdd(R"({"request_id":"r1","user_id":"u","session_id":"s",
+      "messages":[{"role":"user","timestamp":1704067200000,"content":"hello"},
+                  {"role":"assistant","content":[{"type":"text","text":"hi"}]}]})",
+                               {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->messages.size(), 2u);
+  EXPECT_EQ(r->messages[0].timestamp_ms, 1704067200000);
+  EXPECT_FALSE(r->messages[0].content_is_parts);
+  EXPECT_TRUE(r->messages[1].content_is_parts);
+  EXPECT_EQ(r->response_json,
+            R"({"request_id":"r1","session_id":"s","success":true,"user_id":"u"})");
+}
+
+TEST(LeaderboardApiTest, BodyHashIgnoresKeyOrderAndWhitespace) {
+  auto a = ParseLeaderboardAdd(
+      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x"}]})", {});
+  auto b = ParseLeaderboardAdd(
+      R"({ "messages":[{"content":"x","role":"user"}], "session_id":"s","user_id":"u","request_id":"r"})", {});
+  auto c = ParseLeaderboardAdd(
+      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"y"}]})", {});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->body_hash, b->body_hash);
+  EXPECT_NE(a->body_hash, c->body_hash);
+}
+
+struct BadCase {
+  const char* body;
+  const char* message;
+};
+
+TEST(LeaderboardApiTest, AddValidationMessagesNameTheField) {
+  const BadCase cases[] = {
+      {R"({"user_id":"u","session_id":"s","messages":[{"role":"user","content":"x"}]})", "request_id is required"},
+      {R"({"request_id":"r","session_id":"s","messages":[{"role":"user","content":"x"}]})", "user_id is required"},
+      {R"({"request_id":"r","user_id":"u","messages":[{"role":"user","content":"x"}]})", "session_id is required"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s"})", "messages is required"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[]})", "messages must not be empty"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":{}})", "messages must be an array"},
+      {R"({"request_id":"r","user_id":7,"session_id":"s","messages":[{"role":"user","content":"x"}]})", "user_id must be a string, got a number"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"system","content":"x"}]})", "messages[0].role must be one of user, assistant; got \"system\""},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":""}]})", "messages[0].content must not be empty"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user"}]})", "messages[0].content is required"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":"1"}]})", "messages[0].timestamp must be an integer, got a string"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-5}]})", "messages[0].timestamp must be between 0 and 253402300799999, got -5"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":["x"]})", "messages[0] must be an object"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseLeaderboardAdd(c.body, {});
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidParameter) << c.body;
+    EXPECT_EQ(r.status().message(), c.message) << c.body;
+  }
+}
+
+TEST(LeaderboardApiTest, SearchValidation) {
+  auto ok = ParseLeaderboardSearch(R"({"query":"q","user_id":"u","options":["A. x"]})", {});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->top_k, 10);
+  EXPECT_EQ(ok->options.size(), 1u);
+  const BadCase cases[] = {
+      {R"({"user_id":"u"})", "query is required"},
+      {R"({"query":"","user_id":"u"})", "query must not be empty"},
+      {R"({"query":"q"})", "user_id is required"},
+      {R"({"query":"q","user_id":"u","top_k":0})", "top_k must be between 1 and 100, got 0"},
+      {R"({"query":"q","user_id":"u","top_k":101})", "top_k must be between 1 and 100, got 101"},
+      {R"({"query":"q","user_id":"u","top_k":"5"})", "top_k must be an integer, got a string"},
+      {R"({"query":"q","user_id":"u","options":"A"})", "options must be an array of strings"},
+      {R"({"query":"q","user_id":"u","options":[1]})", "options[0] must be a string"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseLeaderboardSearch(c.body, {});
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.status().message(), c.message) << c.body;
+  }
+}
+
+TEST(LeaderboardApiTest, DatedText) {
+  EXPECT_EQ(DatedText(1704067200000000LL, "hello"), "[2024-01-01 (Mon) 00:00 UTC] hello");
+}
+
+}  // namespace
+}  // namespace engram

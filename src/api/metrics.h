@@ -1,0 +1,43 @@
+// Metrics: Prometheus text exposition of request counts and latency histograms per route, plus
+// gauges contributed by other components (shards, store, queues) at render time.
+// Thread-safety: all methods are safe to call concurrently.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace engram {
+
+class Metrics {
+ public:
+  static constexpr std::array<double, 14> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                      0.025,  0.05,  0.1,    0.25,  0.5,
+                                                      1,      2.5,   5,      10};
+
+  void ObserveRequest(const std::string& route, const std::string& method, int status,
+                      double seconds);
+
+  // A gauge source appends complete exposition lines (with # HELP / # TYPE) to `out`.
+  using GaugeSource = std::function<void(std::string& out)>;
+  void AddGaugeSource(GaugeSource source);
+
+  std::string Render() const;
+
+ private:
+  struct Histogram {
+    std::array<uint64_t, kBuckets.size()> buckets{};
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // guarded by mu_
+  std::map<std::string, Histogram> latency_;                                // guarded by mu_
+  std::vector<GaugeSource> gauges_;                                         // guarded by mu_
+};
+
+}  // namespace engram

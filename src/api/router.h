@@ -1,0 +1,66 @@
+// Router: the one route table. Patterns are literal segments and {name} parameters, e.g.
+// "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/{memory_id}".
+// Matching is exact per segment; a path that matches a pattern under another method is a 405.
+// Thread-safety: build once, then Match is safe to call concurrently.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "server/http_types.h"
+
+namespace engram {
+
+// What a handler sees besides the raw request.
+struct RequestContext {
+  std::string request_id;
+  std::unordered_map<std::string, std::string> params;  // path parameters
+  double ElapsedMs() const;
+  int64_t start_ns = 0;  // steady clock
+};
+
+using RouteHandler = std::function<Result<HttpResponse>(const HttpRequest&, RequestContext&)>;
+
+enum class AuthMode {
+  kNone,       // open (health probe, metrics, openapi)
+  kApiKey,     // needs a valid key when keys are configured
+};
+
+struct Route {
+  std::string method;
+  std::string pattern;
+  std::string name;  // metrics label, e.g. "leaderboard_add"
+  AuthMode auth = AuthMode::kApiKey;
+  // Workspace the route touches, for key scoping: a fixed name, or empty to take the {workspace}
+  // path parameter.
+  std::string fixed_workspace;
+  RouteHandler handler;
+};
+
+class Router {
+ public:
+  void Add(Route route);
+
+  struct Match {
+    const Route* route = nullptr;  // null: no match
+    bool method_mismatch = false;  // path matched some route under another method
+    std::unordered_map<std::string, std::string> params;
+  };
+  Match Find(std::string_view method, std::string_view path) const;
+
+  const std::vector<Route>& routes() const { return routes_; }
+
+ private:
+  struct Compiled {
+    std::vector<std::string> segments;  // "{name}" marks a parameter
+  };
+  static std::vector<std::string_view> Split(std::string_view path);
+  std::vector<Route> routes_;
+  std::vector<Compiled> compiled_;
+};
+
+}  // namespace engram

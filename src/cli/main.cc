@@ -1,0 +1,120 @@
+// engram: the Engram memory server and its tools.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "cli/serve_command.h"
+#include "embed/embed_command.h"
+#include "config/serve_options.h"
+
+#ifndef ENGRAM_VERSION
+#define ENGRAM_VERSION "0.0.0"
+#endif
+
+namespace {
+
+std::vector<std::string> SplitCommaList(const char* text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Logs go to stderr; stdout carries only the "listening on" line and command output.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("engram"));
+
+  CLI::App app{"Engram: a self-hosted memory server for AI agents"};
+  app.require_subcommand(1);
+
+  engram::ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand("serve", "run the HTTP server");
+  serve_cmd->set_config("--config", "", "read options from a TOML or INI file");
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0: any free port)")
+      ->envname("ENGRAM_LISTEN")->capture_default_str();
+  serve_cmd->add_option("--data-dir", serve.data_dir, "directory for the database")
+      ->envname("ENGRAM_DATA_DIR")->capture_default_str();
+  serve_cmd->add_option("--api-key", serve.api_keys,
+                        "API key, repeatable; KEY or KEY:ws1:ws2 to limit it to workspaces "
+                        "(env ENGRAM_API_KEYS, comma-separated)");
+  serve_cmd->add_option("--io-threads", serve.io_threads, "network I/O threads")
+      ->envname("ENGRAM_IO_THREADS")->capture_default_str();
+  serve_cmd->add_option("--worker-threads", serve.worker_threads, "request handler threads")
+      ->envname("ENGRAM_WORKER_THREADS")->capture_default_str();
+  serve_cmd->add_option("--max-body-bytes", serve.max_body_bytes, "request body limit")
+      ->envname("ENGRAM_MAX_BODY_BYTES")->capture_default_str();
+  serve_cmd->add_option("--max-header-bytes", serve.max_header_bytes, "request header limit")
+      ->envname("ENGRAM_MAX_HEADER_BYTES")->capture_default_str();
+  serve_cmd->add_option("--header-timeout-ms", serve.header_timeout_ms, "time allowed to send headers")
+      ->envname("ENGRAM_HEADER_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--body-timeout-ms", serve.body_timeout_ms, "time allowed to send the body")
+      ->envname("ENGRAM_BODY_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--idle-timeout-ms", serve.idle_timeout_ms, "keep-alive idle timeout")
+      ->envname("ENGRAM_IDLE_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--shutdown-grace-ms", serve.shutdown_grace_ms,
+                        "time in-flight requests get on shutdown")
+      ->envname("ENGRAM_SHUTDOWN_GRACE_MS")->capture_default_str();
+  serve_cmd->add_option("--bm25-k1", serve.bm25_k1, "BM25 term-frequency saturation")
+      ->envname("ENGRAM_BM25_K1")->capture_default_str();
+  serve_cmd->add_option("--bm25-b", serve.bm25_b, "BM25 length normalisation")
+      ->envname("ENGRAM_BM25_B")->capture_default_str();
+  serve_cmd->add_option("--leaderboard-workspace", serve.leaderboard_workspace,
+                        "workspace that holds leaderboard data (for workspace-scoped keys)")
+      ->envname("ENGRAM_LEADERBOARD_WORKSPACE")->capture_default_str();
+  serve_cmd->add_option("--embedder", serve.embedder, "builtin (Universal Sentence Encoder lite) or none")
+      ->envname("ENGRAM_EMBEDDER")->capture_default_str();
+  serve_cmd->add_option("--model-dir", serve.model_dir,
+                        "built-in model directory (default: third_party/model/package/dist next to build/)")
+      ->envname("ENGRAM_MODEL_DIR");
+  serve_cmd->add_option("--retrieval", serve.retrieval, "hybrid, bm25 or vector")
+      ->envname("ENGRAM_RETRIEVAL")->capture_default_str();
+  serve_cmd->add_option("--fusion", serve.fusion, "score (normalised score sum) or rrf")
+      ->envname("ENGRAM_FUSION")->capture_default_str();
+  serve_cmd->add_option("--vector-weight", serve.vector_weight, "weight of the vector side in fusion")
+      ->envname("ENGRAM_VECTOR_WEIGHT")->capture_default_str();
+  serve_cmd->add_option("--neighbours", serve.neighbours, "turns before/after each hit added to results")
+      ->envname("ENGRAM_NEIGHBOURS")->capture_default_str();
+  serve_cmd->add_option("--hnsw-threshold", serve.hnsw_threshold,
+                        "vectors in a scope before an HNSW graph replaces the exact scan (0: never)")
+      ->envname("ENGRAM_HNSW_THRESHOLD")->capture_default_str();
+  serve_cmd->add_option("--log-level", serve.log_level, "trace, debug (access log), info, warn, error")
+      ->envname("ENGRAM_LOG_LEVEL")->capture_default_str();
+
+  std::vector<std::string> embed_texts;
+  bool embed_similarity = false;
+  std::string embed_model_dir;
+  auto* embed_cmd = app.add_subcommand("embed", "print the built-in model's vector for each text");
+  embed_cmd->add_option("texts", embed_texts, "texts to embed")->required();
+  embed_cmd->add_flag("--similarity", embed_similarity, "print the cosine similarity of two texts");
+  embed_cmd->add_option("--model-dir", embed_model_dir, "built-in model directory")
+      ->envname("ENGRAM_MODEL_DIR");
+
+  app.add_subcommand("version", "print the version")->callback([] {
+    std::cout << "engram " << ENGRAM_VERSION << std::endl;
+  });
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (embed_cmd->parsed()) {
+    return engram::RunEmbedCommand(
+        embed_model_dir.empty() ? engram::DefaultModelDir() : embed_model_dir, embed_texts,
+        embed_similarity, std::cout, std::cerr);
+  }
+  if (serve_cmd->parsed()) {
+    if (serve.api_keys.empty()) {
+      if (const char* env = std::getenv("ENGRAM_API_KEYS")) serve.api_keys = SplitCommaList(env);
+    }
+    spdlog::set_level(spdlog::level::from_str(serve.log_level));
+    return engram::RunServe(std::move(serve));
+  }
+  return 0;
+}

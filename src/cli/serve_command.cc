@@ -1,0 +1,152 @@
+#include "cli/serve_command.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "api/app.h"
+#include "api/leaderboard_api.h"
+#include "api/ops_api.h"
+#include "core/leaderboard_service.h"
+#include "core/shard_registry.h"
+#include "core/vector_backfill.h"
+#include "embed/use_lite.h"
+#include "index/analyzer.h"
+#include "server/http_server.h"
+#include "store/sqlite_store.h"
+
+namespace engram {
+
+std::string DefaultModelDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "third_party/model/package/dist";
+  return (exe.parent_path().parent_path() / "third_party/model/package/dist").string();
+}
+
+int RunServe(ServeOptions options) {
+  Status valid = options.Validate();
+  if (!valid.ok()) {
+    spdlog::error("{}", valid.message());
+    return 2;
+  }
+  // Block the shutdown signals in every thread; main waits for them with sigwait below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) {
+    spdlog::error("cannot create data directory {}: {}", options.data_dir, ec.message());
+    return 1;
+  }
+  auto store = SqliteStore::Open({.path = (std::filesystem::path(options.data_dir) / "engram.db").string()});
+  if (!store.ok()) {
+    spdlog::error("cannot open store: {}", store.status().ToString());
+    return 1;
+  }
+  spdlog::info("store opened: {} (schema v{})", options.data_dir, (*store)->schema_version());
+
+  auto auth = ApiKeyAuth::FromSpecs(options.api_keys);
+  if (!auth.ok()) {
+    spdlog::error("{}", auth.status().message());
+    return 2;
+  }
+  if (auth->dev_mode()) {
+    spdlog::warn("no API key configured: development mode, no authentication, loopback only");
+  }
+
+  std::unique_ptr<Embedder> embedder;
+  if (options.embedder == "builtin") {
+    std::string dir = options.model_dir.empty() ? DefaultModelDir() : options.model_dir;
+    auto loaded = UseLiteEmbedder::Load(dir);
+    if (!loaded.ok()) {
+      spdlog::error("cannot load the built-in embedding model from {}: {} (run scripts/setup.sh, "
+                    "or pass --model-dir, or --embedder none for BM25 only)",
+                    dir, loaded.status().ToString());
+      return 1;
+    }
+    embedder = std::move(*loaded);
+    spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
+  }
+
+  Analyzer analyzer;
+  ShardOptions shard_options;
+  shard_options.bm25 = {.k1 = static_cast<float>(options.bm25_k1), .b = static_cast<float>(options.bm25_b)};
+  if (embedder) {
+    shard_options.vector_model = embedder->model_id();
+    shard_options.vectors = {.dim = embedder->dimension(), .hnsw_threshold = options.hnsw_threshold};
+  }
+  std::unique_ptr<VectorBackfill> backfill;
+  if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), embedder.get());
+  ShardRegistry shards((*store).get(), &analyzer, shard_options, backfill.get());
+
+  LeaderboardOptions lb_options;
+  lb_options.workspace = options.leaderboard_workspace;
+  ParseRetrievalMode(options.retrieval, &lb_options.retrieval.mode);
+  lb_options.retrieval.fusion.method = options.fusion == "rrf" ? FusionMethod::kRrf : FusionMethod::kScoreSum;
+  lb_options.retrieval.fusion.vector_weight = static_cast<float>(options.vector_weight);
+  lb_options.retrieval.neighbours = options.neighbours;
+  LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), lb_options);
+  Metrics metrics;
+  Store* store_ptr = (*store).get();
+  metrics.AddGaugeSource([&shards, store_ptr](std::string& out) {
+    auto stats = store_ptr->GetStats();
+    out += "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
+    out += "engram_shards_loaded " + std::to_string(shards.shard_count()) + "\n";
+    out += "# HELP engram_shard_memories Memories held in loaded shards.\n# TYPE engram_shard_memories gauge\n";
+    out += "engram_shard_memories " + std::to_string(shards.doc_count()) + "\n";
+    out += "# HELP engram_store_memories Memories in the store.\n# TYPE engram_store_memories gauge\n";
+    out += "engram_store_memories " + std::to_string(stats.memories) + "\n";
+    out += "# HELP engram_store_bytes Size of the store on disk.\n# TYPE engram_store_bytes gauge\n";
+    out += "engram_store_bytes " + std::to_string(stats.bytes_on_disk) + "\n";
+    out += "# HELP engram_shard_bytes Approximate memory held by loaded shards.\n# TYPE engram_shard_bytes gauge\n";
+    out += "engram_shard_bytes " + std::to_string(shards.MemoryBytes()) + "\n";
+  });
+
+  Router router;
+  RegisterOpsRoutes(router, store_ptr, &metrics);
+  RegisterLeaderboardRoutes(router, &leaderboard, LeaderboardApiLimits{});
+  App app(std::move(router), &*auth, &metrics);
+
+  HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.io_threads = options.io_threads;
+  http.worker_threads = options.worker_threads;
+  http.max_body_bytes = options.max_body_bytes;
+  http.max_header_bytes = options.max_header_bytes;
+  http.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
+  http.body_timeout = std::chrono::milliseconds(options.body_timeout_ms);
+  http.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
+  HttpServer server(
+      http, [&app](const HttpRequest& r) { return app.Handle(r); },
+      [&app](StatusCode code, const std::string& msg) { return app.RenderTransportError(code, msg); });
+  Status started = server.Start();
+  if (!started.ok()) {
+    spdlog::error("cannot listen on {}: {}", options.listen, started.message());
+    return 1;
+  }
+  std::string where = (options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host) +
+                      ":" + std::to_string(server.port());
+  // Tooling waits for this exact line on stdout.
+  std::cout << "engram listening on " << where << std::endl;
+  spdlog::info("listening on {}", where);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {} received: shutting down", sig);
+  server.Stop(std::chrono::milliseconds(options.shutdown_grace_ms));
+  backfill.reset();
+  store->reset();  // drains the writer and checkpoints the WAL
+  spdlog::info("shutdown complete");
+  return 0;
+}
+
+}  // namespace engram

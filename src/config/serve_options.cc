@@ -1,0 +1,64 @@
+#include "config/serve_options.h"
+
+#include <fmt/format.h>
+
+namespace engram {
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+Status ServeOptions::Validate() {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return Status::InvalidParameter(fmt::format("--listen must be HOST:PORT, got \"{}\"", listen));
+  }
+  host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  std::string port_text = listen.substr(colon + 1);
+  int64_t p = 0;
+  for (char c : port_text) {
+    if (c < '0' || c > '9' || p > 65535) {
+      return Status::InvalidParameter(fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
+    }
+    p = p * 10 + (c - '0');
+  }
+  if (p > 65535) {
+    return Status::InvalidParameter(fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
+  }
+  port = static_cast<uint16_t>(p);
+  bool has_keys = false;
+  for (const auto& k : api_keys) has_keys |= !k.empty();
+  if (!has_keys && !IsLoopbackHost(host)) {
+    return Status::InvalidParameter(fmt::format(
+        "no API key configured: development mode only listens on loopback; refusing {} "
+        "(set --api-key or ENGRAM_API_KEYS)", host));
+  }
+  if (data_dir.empty()) return Status::InvalidParameter("--data-dir must not be empty");
+  if (io_threads < 1 || io_threads > 256) return Status::InvalidParameter("--io-threads must be 1-256");
+  if (worker_threads < 1 || worker_threads > 1024) {
+    return Status::InvalidParameter("--worker-threads must be 1-1024");
+  }
+  if (max_body_bytes < 1024) return Status::InvalidParameter("--max-body-bytes must be at least 1024");
+  if (max_header_bytes < 1024) return Status::InvalidParameter("--max-header-bytes must be at least 1024");
+  if (header_timeout_ms < 1 || body_timeout_ms < 1 || idle_timeout_ms < 1) {
+    return Status::InvalidParameter("timeouts must be positive");
+  }
+  if (bm25_k1 < 0 || bm25_k1 > 10) return Status::InvalidParameter("--bm25-k1 must be in 0..10");
+  if (bm25_b < 0 || bm25_b > 1) return Status::InvalidParameter("--bm25-b must be in 0..1");
+  if (embedder != "builtin" && embedder != "none") {
+    return Status::InvalidParameter("--embedder must be builtin or none");
+  }
+  if (retrieval != "hybrid" && retrieval != "bm25" && retrieval != "vector") {
+    return Status::InvalidParameter("--retrieval must be hybrid, bm25 or vector");
+  }
+  if (retrieval != "bm25" && embedder == "none") {
+    return Status::InvalidParameter("--retrieval " + retrieval + " needs an embedder (--embedder builtin)");
+  }
+  if (fusion != "score" && fusion != "rrf") return Status::InvalidParameter("--fusion must be score or rrf");
+  if (vector_weight < 0 || vector_weight > 1) return Status::InvalidParameter("--vector-weight must be in 0..1");
+  if (neighbours < 0 || neighbours > 5) return Status::InvalidParameter("--neighbours must be 0-5");
+  return Status::Ok();
+}
+
+}  // namespace engram

@@ -1,0 +1,50 @@
+// ServeOptions: everything `engram serve` can be told, with its defaults. Filled from command-line
+// flags, a config file (--config, TOML or INI) and ENGRAM_* environment variables (see
+// cli/serve_command.cc); validated by Validate().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace engram {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free port
+  std::string data_dir = "data";          // SQLite database and other state
+  std::vector<std::string> api_keys;      // "KEY" or "KEY:ws1:ws2"; none = development mode
+  int io_threads = 2;
+  int worker_threads = 16;  // handlers block on fsync; more workers let group commit batch more
+  uint64_t max_body_bytes = 64ull << 20;
+  uint64_t max_header_bytes = 16 << 10;
+  int64_t header_timeout_ms = 10000;
+  int64_t body_timeout_ms = 60000;
+  int64_t idle_timeout_ms = 30000;
+  int64_t shutdown_grace_ms = 10000;
+  double bm25_k1 = 1.2;
+  double bm25_b = 0.75;
+  std::string leaderboard_workspace = "leaderboard";
+  // Embeddings: "builtin" (Universal Sentence Encoder lite from model_dir) or "none" (BM25 only).
+  std::string embedder = "builtin";
+  std::string model_dir;  // empty: <binary dir>/../third_party/model/package/dist
+  // Retrieval: "hybrid", "bm25" or "vector"; fusion "score" or "rrf".
+  std::string retrieval = "hybrid";
+  std::string fusion = "score";
+  double vector_weight = 0.5;
+  int neighbours = 1;
+  uint64_t hnsw_threshold = 20000;
+  std::string log_level = "info";
+
+  // Parsed from `listen`.
+  std::string host;
+  uint16_t port = 0;
+
+  // Checks values and fills host/port. Refuses a non-loopback address without API keys.
+  Status Validate();
+};
+
+bool IsLoopbackHost(const std::string& host);
+
+}  // namespace engram

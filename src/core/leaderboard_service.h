@@ -1,0 +1,111 @@
+// LeaderboardService: the Agent Memory Leaderboard's Add/Search contract over the store and the
+// in-memory shards. Requests arrive validated and decoded from the api layer.
+//
+// Add is durable and idempotent: the messages, their images and the request_id's answer are written
+// in one transaction; a retry with the same request_id and body gets the same answer and stores
+// nothing; the same request_id with another body is a Conflict. Retries that arrive while the first
+// attempt is still in flight wait for it instead of racing it.
+//
+// Thread-safety: safe for concurrent use. Does not own the store, registry or analyzer.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/shard_registry.h"
+#include "embed/embedder.h"
+#include "index/analyzer.h"
+#include "store/store.h"
+
+namespace engram {
+
+// One part of a message: text, or an image held by its content hash.
+struct ContentPart {
+  bool is_image = false;
+  std::string text;          // text parts
+  std::string image_sha256;  // image parts
+  std::string image_mime;
+};
+
+struct LeaderboardMessage {
+  std::string role;                       // "user" | "assistant"
+  std::optional<int64_t> timestamp_ms;    // Unix milliseconds
+  bool content_is_parts = false;          // the client sent a ContentPart array
+  std::vector<ContentPart> parts;
+};
+
+struct LeaderboardAddRequest {
+  std::string request_id;
+  std::string user_id;
+  std::string session_id;
+  std::vector<LeaderboardMessage> messages;
+  std::vector<ImageBlob> images;  // decoded images referenced by parts, one per hash
+  std::string body_hash;          // canonical hash of the request body (idempotency)
+  std::string response_json;      // the answer to remember for retries
+};
+
+struct LeaderboardSearchRequest {
+  std::string query;
+  std::vector<std::string> options;
+  std::string user_id;
+  int top_k = 10;
+};
+
+struct LeaderboardHit {
+  std::string id;
+  std::string text;
+  std::vector<ContentPart> parts;  // non-empty when the memory was sent as a ContentPart array
+  float score = 0;
+  int64_t time_us = 0;
+};
+
+struct LeaderboardSearchResult {
+  std::vector<LeaderboardHit> hits;
+  std::map<std::string, ImageBlob> images;  // images referenced by hits, by hash
+};
+
+struct LeaderboardOptions {
+  std::string workspace = "leaderboard";  // the store namespace leaderboard data lives in
+  RetrievalOptions retrieval;
+};
+
+class LeaderboardService {
+ public:
+  // `embedder` may be null: BM25 only.
+  LeaderboardService(Store* store, ShardRegistry* shards, const Analyzer* analyzer,
+                     const Embedder* embedder, LeaderboardOptions options = {});
+
+  // Returns the response JSON to send (the remembered one for a retry).
+  Result<std::string> Add(const LeaderboardAddRequest& request);
+  Result<LeaderboardSearchResult> Search(const LeaderboardSearchRequest& request);
+
+  const LeaderboardOptions& options() const { return options_; }
+
+ private:
+  struct InFlight {
+    std::string body_hash;
+    std::shared_future<Result<std::string>> result;
+  };
+  Result<std::string> DoAdd(const LeaderboardAddRequest& request, const std::string& key);
+
+  Store* store_;
+  ShardRegistry* shards_;
+  const Analyzer* analyzer_;
+  const Embedder* embedder_;
+  LeaderboardOptions options_;
+
+  std::mutex inflight_mu_;
+  std::map<std::string, InFlight> inflight_;  // guarded by inflight_mu_
+};
+
+// Serialises parts for storage ({"type":"text"|"image", ...}) and back.
+std::string PartsToStoredJson(const std::vector<ContentPart>& parts);
+std::vector<ContentPart> PartsFromStoredJson(const std::string& json);
+
+}  // namespace engram

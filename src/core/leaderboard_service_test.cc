@@ -1,0 +1,101 @@
+#include "core/leaderboard_service.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "store/sqlite_store.h"
+
+namespace engram {
+namespace {
+
+class LeaderboardServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/engram-lb-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    store_ = std::move(SqliteStore::Open({.path = dir_ + "/db"})).value();
+    registry_ = std::make_unique<ShardRegistry>(store_.get(), &analyzer_, ShardOptions{});
+    service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_,
+                                                    nullptr);
+  }
+  void TearDown() override {
+    service_.reset();
+    registry_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  static LeaderboardAddRequest Req(const std::string& rid, const std::string& user,
+                                   const std::string& text, const std::string& hash) {
+    LeaderboardAddRequest r;
+    r.request_id = rid;
+    r.user_id = user;
+    r.session_id = "s";
+    LeaderboardMessage m;
+    m.role = "user";
+    m.timestamp_ms = 1704067200000;
+    m.parts.push_back(ContentPart{.text = text});
+    r.messages.push_back(m);
+    r.body_hash = hash;
+    r.response_json = "{\"rid\":\"" + rid + "\"}";
+    return r;
+  }
+
+  size_t Count(const std::string& user, const std::string& query) {
+    auto r = service_->Search({.query = query, .user_id = user, .top_k = 100});
+    EXPECT_TRUE(r.ok());
+    return r->hits.size();
+  }
+
+  std::string dir_;
+  Analyzer analyzer_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<ShardRegistry> registry_;
+  std::unique_ptr<LeaderboardService> service_;
+};
+
+TEST_F(LeaderboardServiceTest, AddIsSearchableAtOnceAndIsolatedPerUser) {
+  ASSERT_TRUE(service_->Add(Req("r1", "alice", "pelicans nest on the pier", "h1")).ok());
+  EXPECT_EQ(Count("alice", "pelicans"), 1u);
+  EXPECT_EQ(Count("bob", "pelicans"), 0u);
+  auto r = service_->Search({.query = "pelicans", .user_id = "alice", .top_k = 5});
+  ASSERT_EQ(r->hits.size(), 1u);
+  EXPECT_EQ(r->hits[0].time_us, 1704067200000000LL);
+}
+
+TEST_F(LeaderboardServiceTest, RetriesAreIdempotentAndConflictsDetected) {
+  auto first = service_->Add(Req("r1", "u", "kayak trip", "h1"));
+  auto again = service_->Add(Req("r1", "u", "kayak trip", "h1"));
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_EQ(*first, *again);
+  auto conflict = service_->Add(Req("r1", "u", "other", "h2"));
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(Count("u", "kayak"), 1u);
+}
+
+TEST_F(LeaderboardServiceTest, ConcurrentRetriesStoreOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] { ok += service_->Add(Req("same", "u", "glacier hike", "h")).ok(); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 8);
+  EXPECT_EQ(Count("u", "glacier"), 1u);
+}
+
+TEST_F(LeaderboardServiceTest, RestartRebuildsFromStore) {
+  ASSERT_TRUE(service_->Add(Req("r1", "u", "volcano photos", "h1")).ok());
+  service_.reset();
+  registry_ = std::make_unique<ShardRegistry>(store_.get(), &analyzer_, ShardOptions{});
+  service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_, nullptr);
+  EXPECT_EQ(Count("u", "volcano"), 1u);
+  EXPECT_EQ(service_->Add(Req("r1", "u", "volcano photos", "h1")).value(), "{\"rid\":\"r1\"}");
+  EXPECT_EQ(Count("u", "volcano"), 1u);
+}
+
+}  // namespace
+}  // namespace engram

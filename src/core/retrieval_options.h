@@ -1,0 +1,36 @@
+// RetrievalOptions: how a shard ranks memories for a query. Defaults are the shipped behaviour;
+// the README's quality table explains how they were chosen.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "index/fusion.h"
+
+namespace engram {
+
+enum class RetrievalMode {
+  kHybrid,  // BM25 and vectors, fused
+  kBm25,    // BM25 only (baseline for benchmarks)
+  kVector,  // vectors only (baseline for benchmarks)
+};
+
+struct RetrievalOptions {
+  RetrievalMode mode = RetrievalMode::kHybrid;
+  FusionOptions fusion;
+  // Candidates taken from each retriever before fusion (at least k).
+  size_t candidates = 200;
+  // Each ranked hit is followed by up to this many turns before and after it in its session:
+  // answers often sit in the reply to (or the question before) the best-matching turn.
+  int neighbours = 1;
+  // Neighbours longer than this (characters) are not pulled in: they would spend an answering
+  // model's token budget on text that did not match the query itself.
+  size_t neighbour_max_chars = 800;
+  // Neighbours get this fraction of the score of the hit that pulled them in.
+  float neighbour_score_factor = 0.9f;
+};
+
+// "hybrid" | "bm25" | "vector"; false on anything else.
+bool ParseRetrievalMode(const std::string& text, RetrievalMode* mode);
+
+}  // namespace engram

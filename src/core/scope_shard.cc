@@ -1,0 +1,174 @@
+#include "core/scope_shard.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace engram {
+
+bool ParseRetrievalMode(const std::string& text, RetrievalMode* mode) {
+  if (text == "hybrid") {
+    *mode = RetrievalMode::kHybrid;
+  } else if (text == "bm25") {
+    *mode = RetrievalMode::kBm25;
+  } else if (text == "vector") {
+    *mode = RetrievalMode::kVector;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+ScopeShard::ScopeShard(const Analyzer* analyzer, ShardOptions options)
+    : analyzer_(analyzer), options_(std::move(options)), bm25_(options_.bm25),
+      vectors_(options_.vectors) {}
+
+Status ScopeShard::EnsureLoaded(Store* store, std::string_view workspace,
+                                std::string_view user_id) {
+  std::lock_guard<std::mutex> lock(load_mu_);
+  if (loaded_) return Status::Ok();
+  auto records = store->LoadScope(workspace, user_id);
+  if (!records.ok()) return records.status();
+  Apply(*records);
+  loaded_ = true;
+  return Status::Ok();
+}
+
+void ScopeShard::Apply(const std::vector<MemoryRecord>& records) {
+  // Analysis is the expensive part: do it before taking the writer lock so searches keep running.
+  std::vector<std::vector<std::string>> terms;
+  terms.reserve(records.size());
+  for (const auto& r : records) terms.push_back(analyzer_->Analyze(r.text));
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  ApplyLocked(records, terms);
+}
+
+bool ScopeShard::TurnBefore(DocId a, DocId b) const {
+  const ShardDoc& x = docs_[a];
+  const ShardDoc& y = docs_[b];
+  if (x.time_us != y.time_us) return x.time_us < y.time_us;
+  return x.seq < y.seq;
+}
+
+void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
+                             const std::vector<std::vector<std::string>>& terms) {
+  for (size_t i = 0; i < records.size(); ++i) {
+    const MemoryRecord& r = records[i];
+    if (by_id_.count(r.id)) continue;
+    auto doc_id = static_cast<DocId>(docs_.size());
+    ShardDoc d;
+    d.id = r.id;
+    d.seq = r.seq;
+    d.text = r.text;
+    d.parts_json = r.parts_json;
+    d.session_id = r.session_id;
+    d.role = r.role;
+    d.has_source_time = r.source_ts_us.has_value();
+    d.time_us = r.source_ts_us.value_or(r.created_at_us);
+    d.position = r.position;
+    docs_.push_back(std::move(d));
+    by_id_.emplace(r.id, doc_id);
+    by_seq_.emplace(r.seq, doc_id);
+    bm25_.Add(doc_id, terms[i]);
+    if (!r.vector.empty() && r.vector_model == options_.vector_model &&
+        static_cast<int>(r.vector.size()) == vectors_.dim()) {
+      vectors_.Set(doc_id, r.vector.data());
+    }
+    // Chunks of one conversation may arrive out of order: insert at the turn's place.
+    auto& turns = sessions_[r.session_id];
+    auto at = std::upper_bound(turns.begin(), turns.end(), doc_id,
+                               [this](DocId a, DocId b) { return TurnBefore(a, b); });
+    turns.insert(at, doc_id);
+  }
+}
+
+void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (const auto& u : updates) {
+    auto it = by_seq_.find(u.seq);
+    if (it == by_seq_.end() || u.model != options_.vector_model ||
+        static_cast<int>(u.vector.size()) != vectors_.dim()) {
+      continue;
+    }
+    vectors_.Set(it->second, u.vector.data());
+  }
+}
+
+std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (DocId d = 0; d < docs_.size(); ++d) {
+    if (!vectors_.Contains(d)) out.emplace_back(docs_[d].seq, docs_[d].text);
+  }
+  return out;
+}
+
+std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
+                                                  const RetrievalOptions& options) const {
+  std::vector<ScoredDoc> out;
+  out.reserve(k);
+  std::unordered_set<DocId> taken;
+  auto take = [&](DocId d, float score) {
+    if (out.size() < k && taken.insert(d).second) out.push_back({d, score});
+  };
+  for (const auto& hit : ranked) {
+    if (out.size() >= k) break;
+    take(hit.doc, hit.score);
+    if (options.neighbours <= 0) continue;
+    const auto& turns = sessions_.at(docs_[hit.doc].session_id);
+    auto pos = std::lower_bound(turns.begin(), turns.end(), hit.doc,
+                                [this](DocId a, DocId b) { return TurnBefore(a, b); });
+    if (pos == turns.end() || *pos != hit.doc) continue;
+    const long at = pos - turns.begin();
+    const float score = hit.score * options.neighbour_score_factor;
+    for (int step = 1; step <= options.neighbours; ++step) {
+      for (long n : {at - step, at + step}) {
+        if (n < 0 || n >= static_cast<long>(turns.size())) continue;
+        DocId nd = turns[static_cast<size_t>(n)];
+        if (docs_[nd].text.size() > options.neighbour_max_chars) continue;
+        take(nd, score);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
+                                         const std::vector<float>& query_vector, size_t k,
+                                         const RetrievalOptions& options) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const size_t candidates = std::max(k, options.candidates);
+  std::vector<ScoredDoc> lexical, semantic;
+  const bool use_vectors = !query_vector.empty() && options.mode != RetrievalMode::kBm25 &&
+                           static_cast<int>(query_vector.size()) == vectors_.dim();
+  if (options.mode != RetrievalMode::kVector) lexical = bm25_.Search(terms, candidates);
+  if (use_vectors) semantic = vectors_.Search(query_vector.data(), candidates);
+
+  FusionOptions fusion = options.fusion;
+  if (options.mode == RetrievalMode::kBm25 || !use_vectors) fusion.vector_weight = 0;
+  if (options.mode == RetrievalMode::kVector) fusion.vector_weight = 1;
+  auto fused = Fuse(lexical, semantic, candidates, fusion);
+  auto ranked = WithNeighbours(fused, k, options);
+
+  std::vector<ShardHit> hits;
+  hits.reserve(ranked.size());
+  for (const auto& s : ranked) hits.push_back({docs_[s.doc], s.score});
+  return hits;
+}
+
+size_t ScopeShard::size() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return docs_.size();
+}
+
+size_t ScopeShard::MemoryBytes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes();
+  for (const auto& d : docs_) {
+    bytes += sizeof(ShardDoc) + d.id.capacity() + d.text.capacity() + d.parts_json.capacity() +
+             d.session_id.capacity() + d.role.capacity();
+  }
+  bytes += by_id_.size() * 64 + by_seq_.size() * 32 + sessions_.size() * 64 + docs_.size() * 4;
+  return bytes;
+}
+
+}  // namespace engram

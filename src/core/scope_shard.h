@@ -1,0 +1,100 @@
+// ScopeShard: the in-memory search state of one scope (workspace + user_id): its documents, their
+// BM25 index, their vectors and each session's turn order. A cache of the store; rebuilt from it on
+// first use.
+//
+// Thread-safety: all methods are safe to call concurrently. Searches share a reader lock; applying
+// new records takes the writer lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "core/retrieval_options.h"
+#include "index/analyzer.h"
+#include "index/bm25_index.h"
+#include "index/vector_index.h"
+#include "store/store.h"
+
+namespace engram {
+
+// What a shard keeps of a memory: enough to rank it and render it without a store read.
+struct ShardDoc {
+  std::string id;
+  int64_t seq = 0;
+  std::string text;        // indexed text
+  std::string parts_json;  // stored ContentPart array (image references); empty for text memories
+  std::string session_id;
+  std::string role;
+  int64_t time_us = 0;     // the message time if given, else when it was stored
+  bool has_source_time = false;
+  int32_t position = 0;
+};
+
+struct ShardHit {
+  ShardDoc doc;  // a copy, so the caller may use it after the lock is released
+  float score = 0;
+};
+
+struct ShardOptions {
+  Bm25Options bm25;
+  VectorIndexOptions vectors;
+  std::string vector_model;  // vectors of other models are ignored (and re-embedded)
+};
+
+class ScopeShard {
+ public:
+  ScopeShard(const Analyzer* analyzer, ShardOptions options);
+
+  // Loads the scope from the store once; later calls return at once. A failed load is retried on
+  // the next call.
+  Status EnsureLoaded(Store* store, std::string_view workspace, std::string_view user_id);
+
+  // Adds records that are not present yet (by memory id), so applying the same write twice, or a
+  // write that a concurrent load already saw, is harmless. Records' vectors of the shard's model
+  // go into the vector index.
+  void Apply(const std::vector<MemoryRecord>& records);
+
+  // Sets vectors for present documents (by store seq); unknown seqs are ignored.
+  void ApplyVectors(const std::vector<VectorUpdate>& updates);
+
+  // Documents that have no vector of the shard's model: (seq, text) pairs to embed.
+  std::vector<std::pair<int64_t, std::string>> MissingVectors() const;
+
+  // Ranked hits for a query: analysed terms, and its vector (empty: BM25 only).
+  std::vector<ShardHit> Search(const std::vector<std::string>& terms,
+                               const std::vector<float>& query_vector, size_t k,
+                               const RetrievalOptions& options) const;
+
+  size_t size() const;
+  size_t MemoryBytes() const;
+
+ private:
+  void ApplyLocked(const std::vector<MemoryRecord>& records,
+                   const std::vector<std::vector<std::string>>& terms);
+  // Position of a doc in its session's turn order.
+  bool TurnBefore(DocId a, DocId b) const;
+  std::vector<ScoredDoc> WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
+                                        const RetrievalOptions& options) const;
+
+  const Analyzer* analyzer_;
+  ShardOptions options_;
+  std::mutex load_mu_;   // serialises loading
+  bool loaded_ = false;  // guarded by load_mu_
+
+  mutable std::shared_mutex mu_;
+  std::vector<ShardDoc> docs_;                    // guarded by mu_; DocId = index
+  std::unordered_map<std::string, DocId> by_id_;  // guarded by mu_
+  std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
+  // Each session's turns in conversation order (message time, then write order).
+  std::unordered_map<std::string, std::vector<DocId>> sessions_;  // guarded by mu_
+  Bm25Index bm25_;                                                // guarded by mu_
+  VectorIndex vectors_;                                           // guarded by mu_
+};
+
+}  // namespace engram

@@ -1,0 +1,85 @@
+#include "core/scope_shard.h"
+
+#include <gtest/gtest.h>
+
+namespace engram {
+namespace {
+
+MemoryRecord Rec(int64_t seq, const std::string& session, int64_t time, const std::string& text,
+                 std::vector<float> vec = {}) {
+  MemoryRecord r;
+  r.seq = seq;
+  r.id = "m-" + std::to_string(seq);
+  r.session_id = session;
+  r.source_ts_us = time;
+  r.text = text;
+  r.created_at_us = 1;
+  if (!vec.empty()) {
+    r.vector = std::move(vec);
+    r.vector_model = "test";
+  }
+  return r;
+}
+
+class ScopeShardTest : public ::testing::Test {
+ protected:
+  Analyzer analyzer_;
+  ShardOptions opts_{.vectors = {.dim = 2, .hnsw_threshold = 0}, .vector_model = "test"};
+};
+
+TEST_F(ScopeShardTest, ApplyIsIdempotent) {
+  ScopeShard shard(&analyzer_, opts_);
+  shard.Apply({Rec(1, "s", 10, "alpha")});
+  shard.Apply({Rec(1, "s", 10, "alpha"), Rec(2, "s", 20, "beta")});
+  EXPECT_EQ(shard.size(), 2u);
+}
+
+TEST_F(ScopeShardTest, NeighboursFollowTheirHitInTurnOrderEvenWhenChunksArriveOutOfOrder) {
+  ScopeShard shard(&analyzer_, opts_);
+  // The second chunk of the session is written first.
+  shard.Apply({Rec(1, "s", 30, "the weather is fine"), Rec(2, "s", 40, "see you tomorrow")});
+  shard.Apply({Rec(3, "s", 10, "what did you adopt last week"), Rec(4, "s", 20, "a puppy named rex")});
+  shard.Apply({Rec(5, "other", 10, "unrelated words")});
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  auto hits = shard.Search(analyzer_.AnalyzeQuery("puppy"), {}, 3, opts);
+  ASSERT_EQ(hits.size(), 3u);
+  EXPECT_EQ(hits[0].doc.id, "m-4");
+  // Its neighbours in time order: the question before it and the turn after it.
+  EXPECT_EQ(hits[1].doc.id, "m-3");
+  EXPECT_EQ(hits[2].doc.id, "m-1");
+  EXPECT_LT(hits[1].score, hits[0].score);
+
+  opts.neighbours = 0;
+  hits = shard.Search(analyzer_.AnalyzeQuery("puppy"), {}, 3, opts);
+  ASSERT_EQ(hits.size(), 1u);
+}
+
+TEST_F(ScopeShardTest, HybridFindsWhatBm25Misses) {
+  ScopeShard shard(&analyzer_, opts_);
+  shard.Apply({Rec(1, "a", 1, "I enjoy espresso", {1.0f, 0.0f}),
+               Rec(2, "b", 1, "the train leaves at noon", {0.0f, 1.0f})});
+  RetrievalOptions opts;
+  opts.neighbours = 0;
+  std::vector<float> q = {0.99f, 0.141f};  // semantically close to doc 1, no shared words
+  auto hits = shard.Search(analyzer_.AnalyzeQuery("favourite drinks"), q, 1, opts);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].doc.id, "m-1");
+  opts.mode = RetrievalMode::kBm25;
+  EXPECT_TRUE(shard.Search(analyzer_.AnalyzeQuery("favourite drinks"), q, 1, opts).empty());
+}
+
+TEST_F(ScopeShardTest, ReportsAndAcceptsMissingVectors) {
+  ScopeShard shard(&analyzer_, opts_);
+  auto other_model = Rec(2, "a", 1, "beta", {0.0f, 1.0f});
+  other_model.vector_model = "old-model";
+  shard.Apply({Rec(1, "a", 1, "alpha", {1.0f, 0.0f}), other_model});
+  auto missing = shard.MissingVectors();
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].first, 2);
+  shard.ApplyVectors({{2, "test", {0.0f, 1.0f}}});
+  EXPECT_TRUE(shard.MissingVectors().empty());
+}
+
+}  // namespace
+}  // namespace engram

@@ -1,0 +1,14 @@
+#include "embed/embedder.h"
+
+#include <utility>
+
+namespace engram {
+
+Result<std::vector<float>> Embedder::Embed(const std::string& text) const {
+  Result<std::vector<std::vector<float>>> batch = EmbedBatch({text});
+  if (!batch.ok()) return batch.status();
+  if (batch->size() != 1) return Status::Internal("embedder returned a wrong number of vectors");
+  return std::move(batch->front());
+}
+
+}  // namespace engram

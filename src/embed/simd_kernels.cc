@@ -1,0 +1,385 @@
+#include "embed/simd_kernels.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace engram {
+namespace {
+
+constexpr int kPanel = PackedMatrix::kPanelWidth;
+// Depth of one pass over a packed panel: 256 rows x 16 floats = 16 KB stays in L1 while every
+// row block of A streams past it.
+constexpr int kDepthBlock = 256;
+// Rows per micro-tile: 6 rows x 2 vectors = 12 accumulators + 2 B vectors + 1 broadcast fits the
+// 16 ymm registers.
+constexpr int kRowsPerTile = 6;
+
+// ---------------------------------------------------------------------------------------------
+// Scalar versions: the reference semantics, and the fallback on CPUs without AVX2.
+
+float DotScalar(const float* a, const float* b, int n) {
+  float sum = 0;
+  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+void GemmScalar(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+                int ldc, bool accumulate) {
+  for (int r = 0; r < m; ++r) {
+    float* c_row = c + static_cast<size_t>(r) * ldc;
+    if (!accumulate) std::fill(c_row, c_row + n, 0.0f);
+    const float* a_row = a + static_cast<size_t>(r) * lda;
+    for (int kk = 0; kk < k; ++kk) {
+      const float av = a_row[kk];
+      const float* b_row = b + static_cast<size_t>(kk) * ldb;
+      for (int j = 0; j < n; ++j) c_row[j] += av * b_row[j];
+    }
+  }
+}
+
+void GemmPackedScalar(int m, const float* a, int lda, const PackedMatrix& b, float* c, int ldc,
+                      bool accumulate) {
+  const int panels = b.cols() / kPanel;
+  for (int p = 0; p < panels; ++p) {
+    GemmScalar(m, kPanel, b.rows(), a, lda, b.panel(p), kPanel, c + p * kPanel, ldc, accumulate);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX2 + FMA versions.
+
+__attribute__((target("avx2,fma"))) inline float HorizontalSum(__m256 v) {
+  __m128 lo = _mm256_castps256_ps128(v);
+  __m128 hi = _mm256_extractf128_ps(v, 1);
+  lo = _mm_add_ps(lo, hi);
+  __m128 shuf = _mm_movehdup_ps(lo);
+  __m128 sums = _mm_add_ps(lo, shuf);
+  shuf = _mm_movehl_ps(shuf, sums);
+  sums = _mm_add_ss(sums, shuf);
+  return _mm_cvtss_f32(sums);
+}
+
+__attribute__((target("avx2,fma"))) float DotAvx2(const float* a, const float* b, int n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+  }
+  for (; i + 8 <= n; i += 8) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+  }
+  float sum = HorizontalSum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// C[kRows x 16] (+)= A[kRows x k] * B[k x 16]. B's row kk is at b + kk*ldb.
+template <int kRows>
+__attribute__((target("avx2,fma"))) void MicroTileAvx2(int k, const float* a, int lda,
+                                                       const float* b, int ldb, float* c, int ldc,
+                                                       bool load_c) {
+  __m256 acc[kRows][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+    if (load_c) {
+      acc[r][0] = _mm256_loadu_ps(c + r * ldc);
+      acc[r][1] = _mm256_loadu_ps(c + r * ldc + 8);
+    } else {
+      acc[r][0] = _mm256_setzero_ps();
+      acc[r][1] = _mm256_setzero_ps();
+    }
+  }
+  for (int kk = 0; kk < k; ++kk) {
+    const float* b_row = b + static_cast<size_t>(kk) * ldb;
+    const __m256 b0 = _mm256_loadu_ps(b_row);
+    const __m256 b1 = _mm256_loadu_ps(b_row + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * lda + kk);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+    _mm256_storeu_ps(c + r * ldc, acc[r][0]);
+    _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void MicroTileDispatch(int rows, int k, const float* a, int lda,
+                                                           const float* b, int ldb, float* c,
+                                                           int ldc, bool load_c) {
+  switch (rows) {
+    case 6:
+      MicroTileAvx2<6>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 5:
+      MicroTileAvx2<5>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 4:
+      MicroTileAvx2<4>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 3:
+      MicroTileAvx2<3>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 2:
+      MicroTileAvx2<2>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 1:
+      MicroTileAvx2<1>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    default:
+      break;
+  }
+}
+
+__attribute__((target("avx2,fma"))) void GemmAvx2(int m, int n, int k, const float* a, int lda,
+                                                  const float* b, int ldb, float* c, int ldc,
+                                                  bool accumulate) {
+  const int n_tiled = n - n % kPanel;
+  for (int j = 0; j < n_tiled; j += kPanel) {
+    for (int r = 0; r < m; r += kRowsPerTile) {
+      MicroTileDispatch(std::min(kRowsPerTile, m - r), k, a + static_cast<size_t>(r) * lda, lda,
+                        b + j, ldb, c + static_cast<size_t>(r) * ldc + j, ldc, accumulate);
+    }
+  }
+  if (n_tiled == n) return;
+  // Columns left over (attention over a token count that is not a multiple of 16).
+  for (int r = 0; r < m; ++r) {
+    const float* a_row = a + static_cast<size_t>(r) * lda;
+    float* c_row = c + static_cast<size_t>(r) * ldc;
+    for (int j = n_tiled; j < n; ++j) {
+      float sum = accumulate ? c_row[j] : 0.0f;
+      for (int kk = 0; kk < k; ++kk) sum += a_row[kk] * b[static_cast<size_t>(kk) * ldb + j];
+      c_row[j] = sum;
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) void GemmPackedAvx2(int m, const float* a, int lda,
+                                                        const PackedMatrix& b, float* c, int ldc,
+                                                        bool accumulate) {
+  const int depth = b.rows();
+  const int panels = b.cols() / kPanel;
+  for (int k0 = 0; k0 < depth; k0 += kDepthBlock) {
+    const int kc = std::min(kDepthBlock, depth - k0);
+    const bool load_c = accumulate || k0 > 0;
+    for (int p = 0; p < panels; ++p) {
+      const float* panel = b.panel(p) + static_cast<size_t>(k0) * kPanel;
+      for (int r = 0; r < m; r += kRowsPerTile) {
+        MicroTileDispatch(std::min(kRowsPerTile, m - r), kc, a + static_cast<size_t>(r) * lda + k0,
+                          lda, panel, kPanel, c + static_cast<size_t>(r) * ldc + p * kPanel, ldc,
+                          load_c);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512 versions: same blocking with 16-float vectors, so one packed panel row is one register.
+// Picked over AVX2 when the CPU has AVX-512F (Zen 4/5, Ice Lake and later): twice the FMA width.
+
+constexpr int kRowsPerTile512 = 12;  // 12 rows x 2 vectors = 24 of the 32 zmm registers
+
+__attribute__((target("avx512f"))) float DotAvx512(const float* a, const float* b, int n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+  }
+  if (i + 16 <= n) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    i += 16;
+  }
+  if (i < n) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
+    s1 =
+        _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + i), _mm512_maskz_loadu_ps(mask, b + i), s1);
+  }
+  // Not _mm512_reduce_add_ps: GCC 12's header trips -Wuninitialized inside it.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, _mm512_add_ps(s0, s1));
+  float sum = 0;
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+
+// C[kRows x (16*kVecs)] (+)= A[kRows x k] * B, where vector v of B's row kk is at
+// b[v] + kk*ldb. `mask` limits the last vector's columns (all ones when full).
+template <int kRows, int kVecs>
+__attribute__((target("avx512f"))) void MicroTileAvx512(int k, const float* a, int lda,
+                                                        const float* b0, const float* b1, int ldb,
+                                                        float* c, int ldc, bool load_c,
+                                                        __mmask16 mask) {
+  __m512 acc[kRows][kVecs];
+  const float* b[2] = {b0, b1};
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) {
+      const __mmask16 m = v == kVecs - 1 ? mask : static_cast<__mmask16>(0xFFFF);
+      acc[r][v] = load_c ? _mm512_maskz_loadu_ps(m, c + r * ldc + 16 * v) : _mm512_setzero_ps();
+    }
+  }
+  for (int kk = 0; kk < k; ++kk) {
+    __m512 bv[kVecs];
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) {
+      const __mmask16 m = v == kVecs - 1 ? mask : static_cast<__mmask16>(0xFFFF);
+      bv[v] = _mm512_maskz_loadu_ps(m, b[v] + static_cast<size_t>(kk) * ldb);
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r * lda + kk]);
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) {
+      const __mmask16 m = v == kVecs - 1 ? mask : static_cast<__mmask16>(0xFFFF);
+      _mm512_mask_storeu_ps(c + r * ldc + 16 * v, m, acc[r][v]);
+    }
+  }
+}
+
+template <int kVecs>
+__attribute__((target("avx512f"))) void MicroTileDispatch512(int rows, int k, const float* a,
+                                                             int lda, const float* b0,
+                                                             const float* b1, int ldb, float* c,
+                                                             int ldc, bool load_c, __mmask16 mask) {
+#define ENGRAM_TILE(R)                                                       \
+  case R:                                                                    \
+    MicroTileAvx512<R, kVecs>(k, a, lda, b0, b1, ldb, c, ldc, load_c, mask); \
+    break;
+  switch (rows) {
+    ENGRAM_TILE(12)
+    ENGRAM_TILE(11) ENGRAM_TILE(10) ENGRAM_TILE(9) ENGRAM_TILE(8) ENGRAM_TILE(7) ENGRAM_TILE(6)
+        ENGRAM_TILE(5) ENGRAM_TILE(4) ENGRAM_TILE(3) ENGRAM_TILE(2) ENGRAM_TILE(1) default : break;
+  }
+#undef ENGRAM_TILE
+}
+
+__attribute__((target("avx512f"))) void GemmAvx512(int m, int n, int k, const float* a, int lda,
+                                                   const float* b, int ldb, float* c, int ldc,
+                                                   bool accumulate) {
+  int j = 0;
+  for (; j + 32 <= n; j += 32) {
+    for (int r = 0; r < m; r += kRowsPerTile512) {
+      MicroTileDispatch512<2>(std::min(kRowsPerTile512, m - r), k, a + static_cast<size_t>(r) * lda,
+                              lda, b + j, b + j + 16, ldb, c + static_cast<size_t>(r) * ldc + j,
+                              ldc, accumulate, 0xFFFF);
+    }
+  }
+  if (j == n) return;
+  // 1..31 columns left: one or two vectors, the last one masked.
+  const int left = n - j;
+  const __mmask16 mask = static_cast<__mmask16>(left % 16 == 0 ? 0xFFFF : (1u << (left % 16)) - 1);
+  for (int r = 0; r < m; r += kRowsPerTile512) {
+    const int rows = std::min(kRowsPerTile512, m - r);
+    const float* a_block = a + static_cast<size_t>(r) * lda;
+    float* c_block = c + static_cast<size_t>(r) * ldc + j;
+    if (left > 16) {
+      MicroTileDispatch512<2>(rows, k, a_block, lda, b + j, b + j + 16, ldb, c_block, ldc,
+                              accumulate, mask);
+    } else {
+      MicroTileDispatch512<1>(rows, k, a_block, lda, b + j, b + j, ldb, c_block, ldc, accumulate,
+                              mask);
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) void GemmPackedAvx512(int m, const float* a, int lda,
+                                                         const PackedMatrix& b, float* c, int ldc,
+                                                         bool accumulate) {
+  const int depth = b.rows();
+  const int panels = b.cols() / kPanel;
+  for (int k0 = 0; k0 < depth; k0 += kDepthBlock) {
+    const int kc = std::min(kDepthBlock, depth - k0);
+    const bool load_c = accumulate || k0 > 0;
+    for (int p = 0; p < panels; p += 2) {
+      const float* b0 = b.panel(p) + static_cast<size_t>(k0) * kPanel;
+      const bool pair = p + 1 < panels;
+      const float* b1 = pair ? b.panel(p + 1) + static_cast<size_t>(k0) * kPanel : b0;
+      for (int r = 0; r < m; r += kRowsPerTile512) {
+        const int rows = std::min(kRowsPerTile512, m - r);
+        const float* a_block = a + static_cast<size_t>(r) * lda + k0;
+        float* c_block = c + static_cast<size_t>(r) * ldc + p * kPanel;
+        if (pair) {
+          MicroTileDispatch512<2>(rows, kc, a_block, lda, b0, b1, kPanel, c_block, ldc, load_c,
+                                  0xFFFF);
+        } else {
+          MicroTileDispatch512<1>(rows, kc, a_block, lda, b0, b0, kPanel, c_block, ldc, load_c,
+                                  0xFFFF);
+        }
+      }
+    }
+  }
+}
+
+constexpr KernelTable kScalarTable{KernelIsa::kScalar, DotScalar, GemmScalar, GemmPackedScalar};
+constexpr KernelTable kAvx2Table{KernelIsa::kAvx2, DotAvx2, GemmAvx2, GemmPackedAvx2};
+constexpr KernelTable kAvx512Table{KernelIsa::kAvx512, DotAvx512, GemmAvx512, GemmPackedAvx512};
+
+}  // namespace
+
+PackedMatrix PackedMatrix::Pack(const float* row_major, int rows, int cols) {
+  PackedMatrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.data_.resize(static_cast<size_t>(rows) * cols);
+  const int panels = cols / kPanelWidth;
+  for (int p = 0; p < panels; ++p) {
+    float* dst = m.data_.data() + static_cast<size_t>(p) * rows * kPanelWidth;
+    for (int r = 0; r < rows; ++r) {
+      const float* src = row_major + static_cast<size_t>(r) * cols + p * kPanelWidth;
+      std::copy(src, src + kPanelWidth, dst + static_cast<size_t>(r) * kPanelWidth);
+    }
+  }
+  return m;
+}
+
+const KernelTable& ScalarKernels() { return kScalarTable; }
+
+const KernelTable* Avx2Kernels() {
+  static const KernelTable* table = [] {
+    __builtin_cpu_init();
+    const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return ok ? &kAvx2Table : nullptr;
+  }();
+  return table;
+}
+
+const KernelTable* Avx512Kernels() {
+  static const KernelTable* table = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? &kAvx512Table : nullptr;
+  }();
+  return table;
+}
+
+const KernelTable& Kernels() {
+  static const KernelTable& table = Avx512Kernels() != nullptr ? *Avx512Kernels()
+                                    : Avx2Kernels() != nullptr ? *Avx2Kernels()
+                                                               : kScalarTable;
+  return table;
+}
+
+float Cosine(const float* a, const float* b, int dim) {
+  const KernelTable& k = Kernels();
+  const float norms = std::sqrt(k.dot(a, a, dim)) * std::sqrt(k.dot(b, b, dim));
+  if (norms == 0.0f) return 0.0f;
+  return k.dot(a, b, dim) / norms;
+}
+
+}  // namespace engram

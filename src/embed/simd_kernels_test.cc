@@ -1,0 +1,98 @@
+#include "embed/simd_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <tuple>
+#include <vector>
+
+namespace engram {
+namespace {
+
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Sums of k products of values in [-1, 1] reach ~sqrt(k); allow float rounding relative to that.
+void ExpectClose(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_NEAR(a[i], b[i], 1e-5 * (1 + std::fabs(b[i]))) << "index " << i;
+  }
+}
+
+// Runs every SIMD table this CPU supports against the scalar reference.
+class SimdKernelsTest : public ::testing::TestWithParam<KernelIsa> {
+ protected:
+  void SetUp() override {
+    simd_ = GetParam() == KernelIsa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
+    if (simd_ == nullptr) GTEST_SKIP() << "CPU lacks this instruction set";
+  }
+  const KernelTable* simd_ = nullptr;
+  const KernelTable& scalar_ = ScalarKernels();
+  std::mt19937 rng_{42};
+};
+
+TEST_P(SimdKernelsTest, DotMatchesScalar) {
+  for (int n : {0, 1, 7, 8, 31, 64, 100, 512, 768, 1001}) {
+    auto a = Random(n, rng_), b = Random(n, rng_);
+    EXPECT_NEAR(simd_->dot(a.data(), b.data(), n), scalar_.dot(a.data(), b.data(), n), 1e-5)
+        << "n=" << n;
+  }
+}
+
+TEST_P(SimdKernelsTest, GemmMatchesScalarIncludingTails) {
+  struct Shape {
+    int m, n, k;
+  };
+  for (Shape s : {Shape{1, 16, 8}, Shape{5, 13, 64}, Shape{7, 37, 128}, Shape{13, 128, 13},
+                  Shape{25, 20, 64}, Shape{12, 32, 3}, Shape{128, 128, 64}}) {
+    const int lda = s.k + 3, ldb = s.n + 5, ldc = s.n + 2;  // strided, as in attention
+    auto a = Random(static_cast<size_t>(s.m) * lda, rng_);
+    auto b = Random(static_cast<size_t>(s.k) * ldb, rng_);
+    for (bool accumulate : {false, true}) {
+      auto c1 = Random(static_cast<size_t>(s.m) * ldc, rng_);
+      auto c2 = c1;
+      simd_->gemm(s.m, s.n, s.k, a.data(), lda, b.data(), ldb, c1.data(), ldc, accumulate);
+      scalar_.gemm(s.m, s.n, s.k, a.data(), lda, b.data(), ldb, c2.data(), ldc, accumulate);
+      ExpectClose(c1, c2);
+    }
+  }
+}
+
+TEST_P(SimdKernelsTest, PackedGemmMatchesScalarAndPlainGemm) {
+  for (auto [m, k, n] : {std::tuple{1, 256, 512}, std::tuple{13, 512, 1536},
+                         std::tuple{40, 1536, 512}, std::tuple{25, 64, 48}}) {
+    auto a = Random(static_cast<size_t>(m) * k, rng_);
+    auto w = Random(static_cast<size_t>(k) * n, rng_);
+    PackedMatrix packed = PackedMatrix::Pack(w.data(), k, n);
+    auto c1 = Random(static_cast<size_t>(m) * n, rng_);
+    auto c2 = c1, c3 = c1;
+    simd_->gemm_packed(m, a.data(), k, packed, c1.data(), n, true);
+    scalar_.gemm_packed(m, a.data(), k, packed, c2.data(), n, true);
+    scalar_.gemm(m, n, k, a.data(), k, w.data(), n, c3.data(), n, true);
+    ExpectClose(c1, c2);
+    ExpectClose(c2, c3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, SimdKernelsTest,
+                         ::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvx512),
+                         [](const auto& info) {
+                           return info.param == KernelIsa::kAvx512 ? "Avx512" : "Avx2";
+                         });
+
+TEST(CosineTest, NormalisesAndHandlesZero) {
+  const float a[3] = {1, 0, 0}, b[3] = {2, 0, 0}, c[3] = {0, 3, 0}, z[3] = {0, 0, 0};
+  EXPECT_FLOAT_EQ(Cosine(a, b, 3), 1.0f);
+  EXPECT_FLOAT_EQ(Cosine(a, c, 3), 0.0f);
+  EXPECT_FLOAT_EQ(Cosine(a, z, 3), 0.0f);
+  EXPECT_FLOAT_EQ(Dot(a, b, 3), 2.0f);
+}
+
+}  // namespace
+}  // namespace engram

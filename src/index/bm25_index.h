@@ -1,0 +1,125 @@
+// Bm25Index: an in-memory inverted index with BM25 ranking over caller-assigned dense doc ids.
+//
+// Layout (chosen for search latency and small per-doc memory):
+//   - term dictionary: string -> dense term id; postings are a vector indexed by term id, each a
+//     contiguous vector of {doc, tf} sorted by doc.
+//   - per doc: its length (for length normalisation) and a slice of a flat "forward" array listing
+//     its distinct term ids, so that Remove can update document frequencies at once.
+//   - Remove marks the doc dead (tombstone); its postings are skipped by Search and physically
+//     dropped by a compaction that runs when dead postings exceed a quarter of all postings.
+//
+// Scoring (classic Robertson/Sparck Jones BM25 with Lucene's always-positive idf):
+//   idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
+//   score(d, q) = sum over distinct t in q of idf(t) * tf * (k1 + 1) / (tf + K(d))
+//   K(d)        = k1 * (1 - b + b * dl / avgdl)
+// where N, df and avgdl count live documents only. Duplicate query terms count once: repeating a
+// word in a query should not multiply its weight (agents often echo words).
+//
+// Thread-safety: not thread-safe. The owner (a shard) serialises writers against everything else
+// with its own lock. Concurrent const calls (Search, Contains, ...) are safe when no writer runs;
+// Search keeps its scratch space in thread_local storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace engram {
+
+struct Bm25Options {
+  float k1 = 1.2f;  // Term-frequency saturation.
+  float b = 0.75f;  // Length normalisation strength (0 = none, 1 = full).
+};
+
+// Dense local id assigned by the caller (the shard). Scratch memory in Search is proportional to
+// the largest id, so ids should be dense.
+using DocId = uint32_t;
+
+struct ScoredDoc {
+  DocId doc;
+  float score;
+};
+
+class Bm25Index {
+ public:
+  explicit Bm25Index(Bm25Options options = {});
+
+  Bm25Index(const Bm25Index&) = delete;
+  Bm25Index& operator=(const Bm25Index&) = delete;
+  Bm25Index(Bm25Index&&) = default;
+  Bm25Index& operator=(Bm25Index&&) = default;
+
+  // Indexes `doc` with its analysed terms (duplicates give the term frequency; the number of
+  // terms is the doc length). Precondition: `doc` is not present. If it is, it is replaced.
+  void Add(DocId doc, const std::vector<std::string>& terms);
+
+  // Removes `doc`; a no-op if absent. N, df and avgdl reflect the removal immediately.
+  void Remove(DocId doc);
+
+  bool Contains(DocId doc) const;
+
+  // The `k` best live docs by BM25 for `query_terms`, best first, ties broken by lower DocId.
+  // Only docs containing at least one query term are returned (so fewer than k is possible).
+  // `filter`, if not null, restricts the candidates: the result is the top-k among docs for which
+  // (*filter)(doc) is true, however many better docs it rejects. It is called only for docs that
+  // would enter the current top-k, at most once per doc, on the calling thread.
+  std::vector<ScoredDoc> Search(const std::vector<std::string>& query_terms, size_t k,
+                                const std::function<bool(DocId)>* filter = nullptr) const;
+
+  // Number of live docs.
+  size_t doc_count() const { return live_docs_; }
+
+  // Number of distinct terms in the dictionary (includes terms only dead docs use until the
+  // next compaction).
+  size_t term_count() const { return postings_.size(); }
+
+  // Approximate heap bytes owned by the index (excludes Search's per-thread scratch).
+  size_t MemoryBytes() const;
+
+ private:
+  struct Posting {
+    DocId doc;
+    uint32_t tf;
+  };
+  struct PostingList {
+    std::vector<Posting> entries;  // Sorted by doc; may include dead docs until compaction.
+    uint32_t live_df = 0;          // Live docs containing the term.
+  };
+  enum class DocState : uint8_t { kAbsent, kLive, kDead };
+  struct DocMeta {
+    uint32_t forward_offset = 0;  // Slice of forward_ with the doc's distinct term ids.
+    uint32_t forward_count = 0;
+    DocState state = DocState::kAbsent;
+  };
+  // Heterogeneous lookup so that Search can probe with string_view without copying.
+  struct TermHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  void EnsureDocSlot(DocId doc);
+  // Drops the postings of a dead doc right away (used when a dead id is added again).
+  void PurgeDead(DocId doc);
+  void MaybeCompact();
+  // Drops dead postings, unused terms and dead forward slices; renumbers term ids.
+  void Compact();
+
+  Bm25Options options_;
+  std::unordered_map<std::string, uint32_t, TermHash, std::equal_to<>> dictionary_;
+  std::vector<PostingList> postings_;  // Indexed by term id.
+  std::vector<uint32_t> doc_length_;   // Indexed by DocId; number of terms.
+  std::vector<DocMeta> doc_meta_;      // Indexed by DocId.
+  std::vector<uint32_t> forward_;      // Distinct term ids per doc, see DocMeta. Offsets are
+                                       // 32-bit: at most 2^32 postings per index.
+  size_t live_docs_ = 0;
+  uint64_t live_length_sum_ = 0;  // Sum of live doc lengths, for avgdl.
+  size_t live_postings_ = 0;
+  size_t dead_postings_ = 0;
+  size_t dead_forward_ = 0;  // forward_ entries of dead or replaced docs.
+};
+
+}  // namespace engram

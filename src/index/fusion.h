@@ -1,0 +1,30 @@
+// Fusion of ranked lists from different retrievers (BM25 and vectors) into one ranking.
+//
+// Two methods:
+//  - kScoreSum: each list's scores are min-max normalised to 0..1 over its candidates, then summed
+//    with weights (a document missing from a list gets 0 from it). Keeps score gaps, which matter:
+//    a strong BM25 match should not be pulled down by a weak vector rank.
+//  - kRrf: reciprocal-rank fusion, sum of w / (rrf_k + rank). Ignores scores entirely.
+// Output scores are in 0..1 (kScoreSum) so they can be shown to clients as relevance.
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <vector>
+
+#include "index/bm25_index.h"
+
+namespace engram {
+
+enum class FusionMethod { kScoreSum, kRrf };
+
+struct FusionOptions {
+  FusionMethod method = FusionMethod::kScoreSum;
+  float vector_weight = 0.5f;  // BM25 gets 1 - vector_weight
+  float rrf_k = 60.0f;
+};
+
+std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
+                            size_t k, const FusionOptions& options);
+
+}  // namespace engram

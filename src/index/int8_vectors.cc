@@ -1,0 +1,70 @@
+#include "index/int8_vectors.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace engram {
+
+float QuantizeInt8(const float* x, int dim, int8_t* code) {
+  float max_abs = 0;
+  for (int i = 0; i < dim; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
+  if (max_abs == 0) {
+    std::fill(code, code + dim, int8_t{0});
+    return 0;
+  }
+  float inv = 127.0f / max_abs;
+  for (int i = 0; i < dim; ++i) {
+    code[i] = static_cast<int8_t>(std::lround(std::clamp(x[i] * inv, -127.0f, 127.0f)));
+  }
+  return max_abs / 127.0f;
+}
+
+int32_t DotInt8Scalar(const int8_t* a, const int8_t* b, int dim) {
+  int32_t s = 0;
+  for (int i = 0; i < dim; ++i) s += static_cast<int32_t>(a[i]) * b[i];
+  return s;
+}
+
+namespace {
+
+__attribute__((target("avx2"))) int32_t DotInt8Avx2(const int8_t* a, const int8_t* b, int dim) {
+  // maddubs multiplies unsigned by signed bytes: feed |a| and b carrying a's sign. Codes are within
+  // [-127, 127], so a pair sum is at most 2*127*127 = 32258 and never saturates int16.
+  __m256i acc = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  int i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+    __m256i abs_a = _mm256_sign_epi8(va, va);
+    __m256i sb = _mm256_sign_epi8(vb, va);
+    __m256i prod16 = _mm256_maddubs_epi16(abs_a, sb);
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(prod16, ones));
+  }
+  __m128i lo = _mm256_castsi256_si128(acc);
+  __m128i hi = _mm256_extracti128_si256(acc, 1);
+  __m128i s = _mm_add_epi32(lo, hi);
+  s = _mm_hadd_epi32(s, s);
+  s = _mm_hadd_epi32(s, s);
+  int32_t total = _mm_cvtsi128_si32(s);
+  for (; i < dim; ++i) total += static_cast<int32_t>(a[i]) * b[i];
+  return total;
+}
+
+using DotFn = int32_t (*)(const int8_t*, const int8_t*, int);
+
+DotFn PickDot() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") ? DotInt8Avx2 : DotInt8Scalar;
+}
+
+}  // namespace
+
+int32_t DotInt8(const int8_t* a, const int8_t* b, int dim) {
+  static const DotFn fn = PickDot();
+  return fn(a, b, dim);
+}
+
+}  // namespace engram

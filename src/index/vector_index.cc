@@ -1,0 +1,176 @@
+#include "index/vector_index.h"
+
+#include <hnswlib/hnswlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+
+#include "index/int8_vectors.h"
+
+namespace engram {
+
+namespace {
+
+// hnswlib element layout: [float scale][int8 code * dim].
+struct Int8SpaceParams {
+  int dim;
+};
+
+float Int8CosineDistance(const void* a, const void* b, const void* param) {
+  const int dim = static_cast<const Int8SpaceParams*>(param)->dim;
+  float sa, sb;
+  std::memcpy(&sa, a, sizeof(float));
+  std::memcpy(&sb, b, sizeof(float));
+  const auto* ca = static_cast<const int8_t*>(a) + sizeof(float);
+  const auto* cb = static_cast<const int8_t*>(b) + sizeof(float);
+  return 1.0f - sa * sb * static_cast<float>(DotInt8(ca, cb, dim));
+}
+
+class Int8Space final : public hnswlib::SpaceInterface<float> {
+ public:
+  explicit Int8Space(int dim) : params_{dim} {}
+  size_t get_data_size() override { return sizeof(float) + static_cast<size_t>(params_.dim); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &Int8CosineDistance; }
+  void* get_dist_func_param() override { return &params_; }
+
+ private:
+  Int8SpaceParams params_;
+};
+
+}  // namespace
+
+class VectorIndex::Hnsw {
+ public:
+  Hnsw(const VectorIndexOptions& o, size_t capacity)
+      : space_(o.dim), graph_(&space_, capacity, static_cast<size_t>(o.hnsw_m),
+                              static_cast<size_t>(o.hnsw_ef_construction)) {
+    graph_.setEf(static_cast<size_t>(o.hnsw_ef_search));
+  }
+  void Add(DocId doc, float scale, const int8_t* code, int dim) {
+    if (graph_.cur_element_count >= graph_.max_elements_) {
+      graph_.resizeIndex(graph_.max_elements_ * 2);  // safe: the owner holds the writer lock
+    }
+    std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
+    std::memcpy(buf.data(), &scale, sizeof(float));
+    std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
+    graph_.addPoint(buf.data(), doc);
+  }
+  void Remove(DocId doc) {
+    try {
+      graph_.markDelete(doc);
+    } catch (const std::exception&) {
+      // Not in the graph (never added or already deleted): nothing to do.
+    }
+  }
+  std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k, size_t ef) const {
+    std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
+    std::memcpy(buf.data(), &scale, sizeof(float));
+    std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
+    auto& g = const_cast<hnswlib::HierarchicalNSW<float>&>(graph_);
+    (void)ef;
+    auto pq = g.searchKnn(buf.data(), k);
+    std::vector<ScoredDoc> out(pq.size());
+    for (size_t i = pq.size(); i-- > 0;) {
+      out[i] = {static_cast<DocId>(pq.top().second), 1.0f - pq.top().first};
+      pq.pop();
+    }
+    return out;
+  }
+  size_t MemoryBytes() const {
+    return graph_.max_elements_ * graph_.size_data_per_element_ +
+           graph_.cur_element_count * sizeof(void*);
+  }
+
+ private:
+  Int8Space space_;
+  hnswlib::HierarchicalNSW<float> graph_;
+};
+
+VectorIndex::VectorIndex(VectorIndexOptions options) : options_(options) {}
+VectorIndex::~VectorIndex() = default;
+VectorIndex::VectorIndex(VectorIndex&&) noexcept = default;
+VectorIndex& VectorIndex::operator=(VectorIndex&&) noexcept = default;
+
+void VectorIndex::Set(DocId doc, const float* vector) {
+  const size_t dim = static_cast<size_t>(options_.dim);
+  if (doc >= present_.size()) {
+    size_t n = static_cast<size_t>(doc) + 1;
+    codes_.resize(n * dim);
+    scales_.resize(n, 0.0f);
+    present_.resize(n, false);
+  }
+  int8_t* c = codes_.data() + static_cast<size_t>(doc) * dim;
+  scales_[doc] = QuantizeInt8(vector, options_.dim, c);
+  if (!present_[doc]) {
+    present_[doc] = true;
+    ++count_;
+  }
+  if (hnsw_) {
+    hnsw_->Add(doc, scales_[doc], c, options_.dim);
+  } else {
+    MaybeBuildHnsw();
+  }
+}
+
+void VectorIndex::Remove(DocId doc) {
+  if (doc >= present_.size() || !present_[doc]) return;
+  present_[doc] = false;
+  scales_[doc] = 0;
+  --count_;
+  if (hnsw_) hnsw_->Remove(doc);
+}
+
+bool VectorIndex::Contains(DocId doc) const { return doc < present_.size() && present_[doc]; }
+
+void VectorIndex::MaybeBuildHnsw() {
+  if (options_.hnsw_threshold == 0 || count_ < options_.hnsw_threshold) return;
+  hnsw_ = std::make_unique<Hnsw>(options_, std::max<size_t>(count_ * 2, 1024));
+  for (DocId d = 0; d < present_.size(); ++d) {
+    if (present_[d]) hnsw_->Add(d, scales_[d], code(d), options_.dim);
+  }
+}
+
+std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
+                                           const std::function<bool(DocId)>* filter) const {
+  std::vector<ScoredDoc> out;
+  if (k == 0 || count_ == 0) return out;
+  std::vector<int8_t> q(static_cast<size_t>(options_.dim));
+  const float qs = QuantizeInt8(query, options_.dim, q.data());
+  if (hnsw_ && filter == nullptr) {
+    return hnsw_->Search(qs, q.data(), options_.dim, k,
+                         std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
+  }
+  // Exact scan keeping the k best in a min-heap.
+  // "better" orders best first, so the heap front is the worst of the k kept.
+  auto better = [](const ScoredDoc& a, const ScoredDoc& b) {
+    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+  };
+  std::vector<ScoredDoc> heap;
+  heap.reserve(k + 1);
+  for (DocId d = 0; d < present_.size(); ++d) {
+    if (!present_[d]) continue;
+    if (filter && !(*filter)(d)) continue;
+    float s = qs * scales_[d] * static_cast<float>(DotInt8(q.data(), code(d), options_.dim));
+    if (heap.size() < k) {
+      heap.push_back({d, s});
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else if (s > heap.front().score) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = {d, s};
+      std::push_heap(heap.begin(), heap.end(), better);
+    }
+  }
+  std::sort(heap.begin(), heap.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
+    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+  });
+  return heap;
+}
+
+size_t VectorIndex::MemoryBytes() const {
+  size_t bytes = codes_.capacity() + scales_.capacity() * sizeof(float) + present_.capacity() / 8;
+  if (hnsw_) bytes += hnsw_->MemoryBytes();
+  return bytes;
+}
+
+}  // namespace engram

@@ -1,0 +1,145 @@
+#include "index/vector_index.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "index/fusion.h"
+#include "index/int8_vectors.h"
+
+namespace engram {
+namespace {
+
+std::vector<float> RandomUnit(std::mt19937& rng, int dim) {
+  std::normal_distribution<float> n(0, 1);
+  std::vector<float> v(static_cast<size_t>(dim));
+  float norm = 0;
+  for (auto& x : v) {
+    x = n(rng);
+    norm += x * x;
+  }
+  norm = std::sqrt(norm);
+  for (auto& x : v) x /= norm;
+  return v;
+}
+
+float DotF(const std::vector<float>& a, const std::vector<float>& b) {
+  float s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+TEST(Int8VectorsTest, SimdMatchesScalar) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> d(-127, 127);
+  for (int dim : {1, 31, 32, 33, 512, 515}) {
+    std::vector<int8_t> a(dim), b(dim);
+    for (int i = 0; i < dim; ++i) {
+      a[i] = static_cast<int8_t>(d(rng));
+      b[i] = static_cast<int8_t>(d(rng));
+    }
+    EXPECT_EQ(DotInt8(a.data(), b.data(), dim), DotInt8Scalar(a.data(), b.data(), dim)) << dim;
+  }
+}
+
+TEST(Int8VectorsTest, QuantisedDotIsClose) {
+  std::mt19937 rng(2);
+  for (int t = 0; t < 50; ++t) {
+    auto a = RandomUnit(rng, 512), b = RandomUnit(rng, 512);
+    std::vector<int8_t> ca(512), cb(512);
+    float sa = QuantizeInt8(a.data(), 512, ca.data());
+    float sb = QuantizeInt8(b.data(), 512, cb.data());
+    EXPECT_NEAR(sa * sb * DotInt8(ca.data(), cb.data(), 512), DotF(a, b), 0.01);
+  }
+}
+
+TEST(VectorIndexTest, ExactSearchFindsNearestAndHonoursRemoveAndFilter) {
+  std::mt19937 rng(3);
+  VectorIndex index({.dim = 64, .hnsw_threshold = 0});
+  std::vector<std::vector<float>> vecs;
+  for (DocId d = 0; d < 200; ++d) {
+    vecs.push_back(RandomUnit(rng, 64));
+    index.Set(d, vecs.back().data());
+  }
+  auto hits = index.Search(vecs[17].data(), 5);
+  ASSERT_EQ(hits.size(), 5u);
+  EXPECT_EQ(hits[0].doc, 17u);
+  EXPECT_NEAR(hits[0].score, 1.0, 0.02);
+  for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score);
+
+  index.Remove(17);
+  EXPECT_FALSE(index.Contains(17));
+  for (const auto& h : index.Search(vecs[17].data(), 10)) EXPECT_NE(h.doc, 17u);
+
+  std::function<bool(DocId)> even = [](DocId d) { return d % 2 == 0; };
+  auto filtered = index.Search(vecs[21].data(), 10, &even);
+  ASSERT_EQ(filtered.size(), 10u);
+  for (const auto& h : filtered) EXPECT_EQ(h.doc % 2, 0u);
+  EXPECT_EQ(index.size(), 199u);
+}
+
+// Measures what int8 codes cost in ranking: overlap of the top 10 with exact float32 ranking.
+TEST(VectorIndexTest, Int8RecallAgainstFloat) {
+  std::mt19937 rng(4);
+  const int dim = 512, n = 3000;
+  VectorIndex index({.dim = dim, .hnsw_threshold = 0});
+  std::vector<std::vector<float>> vecs;
+  for (DocId d = 0; d < n; ++d) {
+    vecs.push_back(RandomUnit(rng, dim));
+    index.Set(d, vecs.back().data());
+  }
+  double overlap = 0;
+  const int queries = 30;
+  for (int q = 0; q < queries; ++q) {
+    // Queries near a stored vector, as real queries sit near their answers.
+    auto query = vecs[static_cast<size_t>(q * 7)];
+    auto noise = RandomUnit(rng, dim);
+    for (int i = 0; i < dim; ++i) query[i] = query[i] * 0.5f + noise[i] * 0.5f;
+    std::vector<std::pair<float, DocId>> exact;
+    for (DocId d = 0; d < n; ++d) exact.push_back({-DotF(query, vecs[d]), d});
+    std::sort(exact.begin(), exact.end());
+    std::set<DocId> truth;
+    for (int i = 0; i < 10; ++i) truth.insert(exact[i].second);
+    for (const auto& h : index.Search(query.data(), 10)) overlap += truth.count(h.doc);
+  }
+  double recall = overlap / (queries * 10);
+  std::printf("int8 recall@10 vs float32: %.3f\n", recall);
+  EXPECT_GE(recall, 0.9);
+}
+
+TEST(VectorIndexTest, HnswAnswersLargeScopes) {
+  std::mt19937 rng(5);
+  const int dim = 64, n = 2000;
+  VectorIndex index({.dim = dim, .hnsw_threshold = 500});
+  std::vector<std::vector<float>> vecs;
+  for (DocId d = 0; d < n; ++d) {
+    vecs.push_back(RandomUnit(rng, dim));
+    index.Set(d, vecs.back().data());
+  }
+  EXPECT_TRUE(index.uses_hnsw());
+  int found = 0;
+  for (DocId d = 0; d < 100; ++d) found += index.Search(vecs[d].data(), 1)[0].doc == d;
+  EXPECT_GE(found, 95);
+  index.Remove(3);
+  for (const auto& h : index.Search(vecs[3].data(), 5)) EXPECT_NE(h.doc, 3u);
+}
+
+TEST(FusionTest, ScoreSumNormalisesAndWeights) {
+  std::vector<ScoredDoc> bm25 = {{1, 10}, {2, 5}, {3, 0}};
+  std::vector<ScoredDoc> vec = {{3, 0.9f}, {1, 0.5f}, {4, 0.1f}};
+  auto fused = Fuse(bm25, vec, 10, {.vector_weight = 0.5f});
+  ASSERT_EQ(fused.size(), 4u);
+  EXPECT_EQ(fused[0].doc, 1u);  // 0.5*1 + 0.5*0.5
+  EXPECT_NEAR(fused[0].score, 0.75, 1e-6);
+  auto bm25_only = Fuse(bm25, vec, 2, {.vector_weight = 0.0f});
+  ASSERT_EQ(bm25_only.size(), 2u);
+  EXPECT_EQ(bm25_only[0].doc, 1u);
+  EXPECT_EQ(bm25_only[1].doc, 2u);
+  auto rrf = Fuse(bm25, vec, 10, {.method = FusionMethod::kRrf});
+  EXPECT_EQ(rrf[0].doc, 1u);  // ranks 1 and 2
+}
+
+}  // namespace
+}  // namespace engram

@@ -1,0 +1,696 @@
+// The only translation unit that includes Boost.Beast (it is heavy to compile; see STACK.md).
+//
+// Structure: Core owns the io_context, the acceptor, the worker pool and the registry of live
+// sessions. Each Session is one TCP connection, driven on its own strand through the phases
+//   idle → header → (100 Continue) → body → handling (worker pool) → writing → idle | close
+// with one beast::tcp_stream deadline per phase, which is what defeats slowloris clients: the
+// header deadline covers the whole header, however slowly it trickles in.
+#include "server/http_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <future>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "server/worker_pool.h"
+
+namespace engram {
+namespace server_detail {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// After an error response or "Connection: close" we half-close and drain what the client still
+// sends for at most this long: closing a socket with unread input makes the kernel send RST, and
+// the client may then lose the response it has not read yet.
+constexpr std::chrono::milliseconds kLingerTime{1000};
+constexpr size_t kReadChunk = 4096;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// Beast 1.74 uses boost::string_view.
+std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes a path into `out`. '+' stays '+' (it means space only in form queries); an
+// invalid escape is kept literally.
+void PercentDecode(std::string_view in, std::string& out) {
+  out.clear();
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size()) {
+      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(in[i]);
+  }
+}
+
+// Splits a request target into decoded path and raw query. Absolute-form targets
+// ("http://host/p?q") are reduced to their path.
+void SplitTarget(std::string_view target, std::string& path, std::string& query) {
+  if (!target.empty() && target.front() != '/') {
+    const size_t scheme = target.find("://");
+    if (scheme != std::string_view::npos) {
+      const size_t slash = target.find('/', scheme + 3);
+      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+    }
+  }
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) {
+    query.clear();
+    PercentDecode(target, path);
+  } else {
+    query.assign(target.substr(q + 1));
+    PercentDecode(target.substr(0, q), path);
+  }
+}
+
+void AppendJsonEscaped(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (u < 0x20) {
+      out += "\\u00";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    } else {
+      out.push_back(c);
+    }
+  }
+}
+
+const beast::error_category& HttpErrorCategory() {
+  static const beast::error_category& category =
+      http::make_error_code(http::error::bad_method).category();
+  return category;
+}
+
+class Session;
+
+class Core {
+ public:
+  Core(HttpServerOptions options, HttpHandler handler, HttpErrorRenderer errors)
+      : options_(std::move(options)),
+        handler_(std::move(handler)),
+        errors_(std::move(errors)),
+        acceptor_(net::make_strand(ioc_)),
+        accept_retry_(acceptor_.get_executor()) {}
+
+  ~Core() { Stop(std::chrono::milliseconds(0)); }
+
+  Status Start();
+  void Stop(std::chrono::milliseconds grace);
+  uint16_t port() const { return port_.load(std::memory_order_acquire); }
+  size_t active_connections() const {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    return sessions_.size();
+  }
+
+  // --- used by sessions (any thread) ---
+  const HttpServerOptions& options() const { return options_; }
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  bool Submit(std::function<void()> task) { return pool_->TrySubmit(std::move(task)); }
+  HttpResponse RunHandler(const HttpRequest& request) noexcept;
+  HttpResponse RenderError(StatusCode code, const std::string& message) noexcept;
+  void NotifyComplete(const HttpRequest& req, const HttpResponse& res, double ms) noexcept {
+    if (!options_.on_complete) return;
+    try {
+      options_.on_complete(req, res, ms);
+    } catch (...) {
+    }
+  }
+  void Unregister(Session* session) {
+    {
+      std::lock_guard<std::mutex> lock(sessions_mu_);
+      sessions_.erase(session);
+    }
+    sessions_cv_.notify_all();
+  }
+
+ private:
+  void DoAccept();
+  void OnAccept(beast::error_code ec, tcp::socket socket);
+  std::vector<std::shared_ptr<Session>> LiveSessions();
+  bool WaitForSessions(Clock::time_point deadline);
+
+  const HttpServerOptions options_;
+  const HttpHandler handler_;
+  const HttpErrorRenderer errors_;
+
+  mutable std::mutex sessions_mu_;
+  std::condition_variable sessions_cv_;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // guarded by sessions_mu_
+
+  std::mutex lifecycle_mu_;  // serializes Start/Stop
+  bool started_ = false;     // guarded by lifecycle_mu_
+  bool running_ = false;     // guarded by lifecycle_mu_
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint16_t> port_{0};
+  std::vector<std::thread> io_threads_;
+
+  // Declared after sessions_: destroying the io_context destroys pending handlers, which may hold
+  // the last reference to a session, whose destructor unregisters itself.
+  net::io_context ioc_;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  tcp::acceptor acceptor_;          // on its own strand: Stop closes it from another thread
+  net::steady_timer accept_retry_;  // back-off after accept errors such as EMFILE
+  // Declared after ioc_ so it is destroyed first; it is always shut down by Stop anyway, because
+  // its tasks hold sessions whose sockets belong to ioc_.
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, Core& core, bool reject)
+      : core_(core), opts_(core.options()), stream_(std::move(socket)), reject_(reject) {
+    beast::error_code ec;
+    const tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
+    if (!ec) {
+      net::ip::address addr = remote.address();
+      if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
+        addr = net::ip::make_address_v4(net::ip::v4_mapped, addr.to_v6());
+      }
+      remote_ip_ = addr.to_string();
+      remote_is_loopback_ = addr.is_loopback();
+    }
+  }
+
+  ~Session() { core_.Unregister(this); }
+
+  auto executor() { return stream_.get_executor(); }
+
+  void Start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->reject_) {
+        self->started_at_ = Clock::now();
+        self->ResetRequest();
+        self->FailRequest(StatusCode::kUnavailable, "server is overloaded: too many connections");
+      } else {
+        self->ReadNextRequest();
+      }
+    });
+  }
+
+  // Stop requested (on the strand): drop connections that have no request in flight.
+  void OnStop() {
+    switch (state_) {
+      case State::kIdle:
+      case State::kReadingHeader:
+      case State::kLingering:
+        Close();
+        break;
+      case State::kReadingBody:  // a request in flight: let it finish, then close
+      case State::kHandling:
+      case State::kWriting:
+      case State::kClosed:
+        break;
+    }
+  }
+
+  // Grace period over (on the strand).
+  void ForceClose() { Close(); }
+
+ private:
+  enum class State { kIdle, kReadingHeader, kReadingBody, kHandling, kWriting, kLingering, kClosed };
+
+  void ResetRequest() {
+    // clear() keeps capacity: a keep-alive connection reuses its strings and header vector.
+    req_.method.clear();
+    req_.path.clear();
+    req_.raw_target.clear();
+    req_.query.clear();
+    req_.headers.clear();
+    req_.body.clear();
+    if (req_.remote_ip.empty()) {
+      req_.remote_ip = remote_ip_;
+      req_.remote_is_loopback = remote_is_loopback_;
+    }
+  }
+
+  void NewParser() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(
+        std::min<size_t>(opts_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+    parser_->body_limit(static_cast<std::uint64_t>(opts_.max_body_bytes));
+  }
+
+  void ReadNextRequest() {
+    if (core_.stopping()) return Close();
+    ResetRequest();
+    NewParser();
+    if (buffer_.size() > 0 || first_request_) {
+      // A new connection gets header_timeout from the start, so one that never sends a byte is
+      // dropped as fast as a trickling one. Pipelined bytes already buffered: parse them now.
+      first_request_ = false;
+      started_at_ = Clock::now();
+      return ReadHeader();
+    }
+    // Keep-alive: wait idle_timeout for the first byte, then header_timeout for the header.
+    state_ = State::kIdle;
+    stream_.expires_after(opts_.idle_timeout);
+    stream_.async_read_some(
+        buffer_.prepare(kReadChunk),
+        [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnIdleRead(ec, n); });
+  }
+
+  void OnIdleRead(beast::error_code ec, size_t n) {
+    if (state_ == State::kClosed) return;
+    if (ec) return Close();  // idle timeout, peer closed, or Stop
+    buffer_.commit(n);
+    started_at_ = Clock::now();
+    ReadHeader();
+  }
+
+  void ReadHeader() {
+    state_ = State::kReadingHeader;
+    stream_.expires_after(opts_.header_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (state_ == State::kClosed) return;
+    if (ec) return OnReadError(ec);
+    const auto& h = parser_->get();
+    req_.method.assign(h.method_string().data(), h.method_string().size());
+    req_.raw_target.assign(h.target().data(), h.target().size());
+    SplitTarget(req_.raw_target, req_.path, req_.query);
+    // Beast already refused a declared Content-Length above body_limit (error::body_limit), so a
+    // huge body is never read; chunked bodies are checked as they arrive.
+    auto expect = h.find(http::field::expect);
+    if (expect != h.end() && h.version() >= 11 && IEquals(Sv(expect->value()), "100-continue") &&
+        !parser_->is_done()) {
+      state_ = State::kReadingBody;
+      stream_.expires_after(opts_.write_timeout);
+      net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+                       [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                         if (self->state_ == State::kClosed) return;
+                         if (write_ec) return self->Close();
+                         self->ReadBody();
+                       });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    if (parser_->is_done()) return Dispatch();
+    state_ = State::kReadingBody;
+    stream_.expires_after(opts_.body_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (self->state_ == State::kClosed) return;
+                       if (ec) return self->OnReadError(ec);
+                       self->Dispatch();
+                     });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    if (ec == http::error::header_limit) {
+      return FailRequest(StatusCode::kPayloadTooLarge,
+                         "request header exceeds the limit of " +
+                             std::to_string(opts_.max_header_bytes) + " bytes");
+    }
+    if (ec == http::error::body_limit) {
+      return FailRequest(StatusCode::kPayloadTooLarge,
+                         "request body exceeds the limit of " +
+                             std::to_string(opts_.max_body_bytes) + " bytes");
+    }
+    // The peer went away (before or inside a request), a deadline passed, or Stop closed us:
+    // nobody is left to answer. (StatusCode has no 408; a timed-out request is simply closed.)
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec.category() != HttpErrorCategory()) {
+      return Close();
+    }
+    FailRequest(StatusCode::kInvalidParameter, "malformed HTTP request: " + ec.message());
+  }
+
+  void Dispatch() {
+    auto& msg = parser_->get();
+    version_ = msg.version();
+    keep_alive_ = msg.keep_alive();
+    req_.headers.reserve(16);
+    for (const auto& field : msg) {
+      const auto name = field.name_string();
+      std::string lower(name.data(), name.size());
+      for (char& c : lower) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      req_.headers.emplace_back(std::move(lower),
+                                std::string(field.value().data(), field.value().size()));
+    }
+    req_.body = std::move(msg.body());
+    parser_.reset();
+
+    state_ = State::kHandling;
+    stream_.expires_never();  // the handler may take long; write_timeout starts with the write
+    // The worker reads req_ while the strand leaves it alone (state kHandling), then posts the
+    // response back to the strand.
+    const bool queued = core_.Submit([self = shared_from_this()] {
+      HttpResponse res = self->core_.RunHandler(self->req_);
+      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+        self->WriteResponse(std::move(res));
+      });
+    });
+    if (!queued) {
+      WriteResponse(core_.RenderError(StatusCode::kUnavailable,
+                                      "server is overloaded: too many queued requests"));
+    }
+  }
+
+  // Answers a transport error and closes the connection afterwards.
+  void FailRequest(StatusCode code, const std::string& message) {
+    if (parser_ && parser_->is_header_done()) version_ = parser_->get().version();
+    parser_.reset();
+    keep_alive_ = false;
+    WriteResponse(core_.RenderError(code, message));
+  }
+
+  void WriteResponse(HttpResponse&& r) {
+    if (state_ == State::kClosed) return;  // force-closed while the handler ran
+    if (core_.stopping()) keep_alive_ = false;
+    res_ = {};
+    res_.version(version_);
+    if (r.status < 100 || r.status > 999) {
+      r = core_.RenderError(StatusCode::kInternal, "handler returned an invalid HTTP status");
+    }
+    res_.result(static_cast<unsigned>(r.status));
+    res_.set(http::field::content_type, r.content_type);
+    for (const auto& [name, value] : r.headers) {
+      if (IEquals(name, "connection")) {
+        if (IEquals(value, "close")) keep_alive_ = false;
+        continue;
+      }
+      if (IEquals(name, "content-length") || IEquals(name, "transfer-encoding")) continue;
+      res_.insert(name, value);
+    }
+    res_.body() = std::move(r.body);
+    res_.keep_alive(keep_alive_);
+    res_.prepare_payload();
+    last_ = std::move(r);  // kept for on_complete; the body is moved back after the write
+
+    state_ = State::kWriting;
+    stream_.expires_after(opts_.write_timeout);
+    http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->OnWrite(ec);
+    });
+  }
+
+  void OnWrite(beast::error_code ec) {
+    last_.body = std::move(res_.body());
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - started_at_).count();
+    core_.NotifyComplete(req_, last_, ms);
+    // Free bodies now rather than holding up to max_body_bytes per idle keep-alive connection.
+    std::string().swap(last_.body);
+    std::string().swap(req_.body);
+    last_.headers.clear();
+    if (state_ == State::kClosed) return;
+    if (ec) return Close();
+    if (!keep_alive_) return LingerClose();
+    ReadNextRequest();
+  }
+
+  void LingerClose() {
+    if (core_.stopping()) return Close();
+    state_ = State::kLingering;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kLingerTime);
+    buffer_.clear();
+    DrainInput();
+  }
+
+  void DrainInput() {
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (self->state_ == State::kClosed) return;
+                              if (ec) return self->Close();  // EOF from the client, or kLingerTime
+                              self->DrainInput();            // discard (nothing was committed)
+                            });
+  }
+
+  void Close() {
+    if (state_ == State::kClosed) return;
+    state_ = State::kClosed;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();  // cancels pending operations; their handlers see kClosed and return
+  }
+
+  Core& core_;
+  const HttpServerOptions& opts_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  HttpRequest req_;
+  HttpResponse last_;
+  std::string remote_ip_;
+  bool remote_is_loopback_ = false;
+  const bool reject_;
+  bool first_request_ = true;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+  State state_ = State::kIdle;
+  Clock::time_point started_at_{};
+};
+
+// ---------------------------------------------------------------------------------------------
+
+HttpResponse Core::RunHandler(const HttpRequest& request) noexcept {
+  try {
+    return handler_(request);
+  } catch (...) {
+    // Never echo the exception text: it may quote request content, which must not leak or be logged.
+    return RenderError(StatusCode::kInternal, "internal error while handling the request");
+  }
+}
+
+HttpResponse Core::RenderError(StatusCode code, const std::string& message) noexcept {
+  if (errors_) {
+    try {
+      return errors_(code, message);
+    } catch (...) {
+      // fall through to the plain rendering
+    }
+  }
+  HttpResponse r;
+  r.status = HttpStatusOf(code);
+  r.body = "{\"code\":\"";
+  r.body += ApiCodeOf(code);
+  r.body += "\",\"http_code\":";
+  r.body += std::to_string(r.status);
+  r.body += ",\"message\":\"";
+  AppendJsonEscaped(r.body, message);
+  r.body += "\"}";
+  return r;
+}
+
+Status Core::Start() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  if (started_) return Status::Unavailable("HTTP server can only be started once");
+  if (options_.io_threads < 1 || options_.worker_threads < 1) {
+    return Status::InvalidParameter("io_threads and worker_threads must be at least 1");
+  }
+
+  beast::error_code ec;
+  net::ip::address address = net::ip::make_address(options_.host, ec);
+  if (ec) {
+    tcp::resolver resolver(ioc_);
+    auto results = resolver.resolve(options_.host, "", ec);
+    if (ec || results.empty()) {
+      return Status::Unavailable("cannot listen on " + options_.host + ":" +
+                                 std::to_string(options_.port) + ": cannot resolve host (" +
+                                 ec.message() + ")");
+    }
+    address = results.begin()->endpoint().address();
+  }
+  const tcp::endpoint endpoint(address, options_.port);
+  auto fail = [&](const char* step) {
+    beast::error_code ignored;
+    acceptor_.close(ignored);
+    return Status::Unavailable("cannot listen on " + options_.host + ":" +
+                               std::to_string(options_.port) + ": " + step + " failed: " +
+                               ec.message());
+  };
+  if (acceptor_.open(endpoint.protocol(), ec)) return fail("open");
+  if (acceptor_.set_option(net::socket_base::reuse_address(true), ec)) return fail("setsockopt");
+  if (acceptor_.bind(endpoint, ec)) return fail("bind");
+  if (acceptor_.listen(net::socket_base::max_listen_connections, ec)) return fail("listen");
+  port_.store(acceptor_.local_endpoint(ec).port(), std::memory_order_release);
+
+  started_ = true;
+  running_ = true;
+  pool_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.max_queued_requests);
+  work_.emplace(ioc_.get_executor());
+  net::post(acceptor_.get_executor(), [this] { DoAccept(); });
+  io_threads_.reserve(options_.io_threads);
+  for (int i = 0; i < options_.io_threads; ++i) {
+    io_threads_.emplace_back([this] {
+      for (;;) {
+        try {
+          ioc_.run();
+          return;
+        } catch (...) {
+          // A handler threw (should not happen); keep serving rather than terminate.
+        }
+      }
+    });
+  }
+  return Status::Ok();
+}
+
+void Core::DoAccept() {
+  acceptor_.async_accept(net::make_strand(ioc_),
+                         [this](beast::error_code ec, tcp::socket socket) {
+                           OnAccept(ec, std::move(socket));
+                         });
+}
+
+void Core::OnAccept(beast::error_code ec, tcp::socket socket) {
+  if (stopping() || !acceptor_.is_open()) return;
+  if (ec) {
+    if (ec == net::error::operation_aborted) return;
+    // EMFILE and friends: back off instead of spinning.
+    accept_retry_.expires_after(std::chrono::milliseconds(50));
+    accept_retry_.async_wait([this](beast::error_code wait_ec) {
+      if (!wait_ec) DoAccept();
+    });
+    return;
+  }
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  bool reject;
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    reject = sessions_.size() >= options_.max_connections;
+    session = std::make_shared<Session>(std::move(socket), *this, reject);
+    sessions_.emplace(session.get(), session);
+  }
+  session->Start();
+  DoAccept();
+}
+
+std::vector<std::shared_ptr<Session>> Core::LiveSessions() {
+  std::vector<std::shared_ptr<Session>> out;
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  out.reserve(sessions_.size());
+  for (auto& [ptr, weak] : sessions_) {
+    if (auto s = weak.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool Core::WaitForSessions(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(sessions_mu_);
+  return sessions_cv_.wait_until(lock, deadline, [this] { return sessions_.empty(); });
+}
+
+void Core::Stop(std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  if (!running_) return;
+  running_ = false;
+  stopping_.store(true, std::memory_order_release);
+
+  // 1. Stop accepting (the acceptor lives on its strand).
+  std::promise<void> closed;
+  net::post(acceptor_.get_executor(), [this, &closed] {
+    beast::error_code ignored;
+    acceptor_.close(ignored);
+    accept_retry_.cancel();
+    closed.set_value();
+  });
+  closed.get_future().wait();
+
+  // 2. Idle connections close now; in-flight requests finish and answer with "Connection: close".
+  for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->OnStop(); });
+  // 3. Wait for them, then close whatever is left.
+  if (!WaitForSessions(Clock::now() + grace)) {
+    pool_->DiscardPending();
+    for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->ForceClose(); });
+    WaitForSessions(Clock::now() + std::chrono::milliseconds(200));
+  }
+
+  // 4. Join. Handlers still running are waited for (they cannot be interrupted); the responses
+  //    they post land on a stopped io_context and are drained below against closed sockets.
+  work_.reset();
+  ioc_.stop();
+  for (auto& t : io_threads_) t.join();
+  io_threads_.clear();
+  pool_->Shutdown(/*discard_pending=*/true);
+  for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->ForceClose(); });
+  ioc_.restart();
+  ioc_.poll();
+}
+
+}  // namespace server_detail
+
+// ---------------------------------------------------------------------------------------------
+
+class HttpServer::Impl {
+ public:
+  Impl(HttpServerOptions options, HttpHandler handler, HttpErrorRenderer errors)
+      : core(std::move(options), std::move(handler), std::move(errors)) {}
+  server_detail::Core core;
+};
+
+HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler, HttpErrorRenderer errors)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(errors))) {}
+
+HttpServer::~HttpServer() = default;  // Core's destructor stops
+
+Status HttpServer::Start() { return impl_->core.Start(); }
+uint16_t HttpServer::port() const { return impl_->core.port(); }
+void HttpServer::Stop(std::chrono::milliseconds grace) { impl_->core.Stop(grace); }
+size_t HttpServer::active_connections() const { return impl_->core.active_connections(); }
+
+}  // namespace engram

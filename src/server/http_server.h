@@ -1,0 +1,71 @@
+// HttpServer: the HTTP/1.1 transport (Boost.Beast behind a pimpl, so this header has no Boost).
+//
+// Life of a request: an I/O thread reads the header (deadline header_timeout) and the body
+// (deadline body_timeout) with size limits, then hands the request to a bounded worker pool. The
+// handler runs on a worker thread (it may block on fsync); its response is posted back to the
+// connection's strand and written (deadline write_timeout). Keep-alive connections then wait up to
+// idle_timeout for the next request. Transport errors (limits, malformed HTTP, overload, handler
+// exceptions) are answered through the HttpErrorRenderer; the transport itself never logs.
+//
+// Thread-safety: Start/Stop must not be called concurrently with each other; port() and
+// active_connections() may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "server/http_types.h"
+
+namespace engram {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";  // an IP literal ("0.0.0.0", "::") or a resolvable name
+  uint16_t port = 8080;            // 0 = pick a free port (see HttpServer::port())
+  int io_threads = 2;              // Asio threads: parse and write only, never run handlers
+  int worker_threads = 8;          // handler pool: handlers may block (fsync)
+  size_t max_header_bytes = 16 * 1024;         // request line + headers; beyond → 413, close
+  size_t max_body_bytes = 64 * 1024 * 1024;    // declared or chunked; beyond → 413, close
+  std::chrono::milliseconds header_timeout{10000};  // time to receive the full header
+  std::chrono::milliseconds body_timeout{60000};    // time to receive the body
+  std::chrono::milliseconds idle_timeout{30000};    // keep-alive wait for the next request's first byte
+  std::chrono::milliseconds write_timeout{30000};   // time to write one response
+  size_t max_connections = 1024;       // beyond → 503 and close
+  size_t max_queued_requests = 4096;   // requests waiting for a worker; beyond → 503
+  // Called after each response was written (or the write failed), including transport errors
+  // (whose request may be partly empty). Runs on an I/O thread: keep it cheap and non-blocking.
+  // latency_ms: from the request's first byte to the end of the response write.
+  // Must not throw (exceptions are swallowed).
+  std::function<void(const HttpRequest&, const HttpResponse&, double latency_ms)> on_complete;
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, HttpHandler handler, HttpErrorRenderer errors);
+  // Stops if running, with no grace: in-flight requests are cut off. Call Stop(grace) first.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds, listens and starts the threads. kUnavailable with a clear message on bind failure;
+  // kInvalidParameter for bad options. A server can be started once.
+  Status Start();
+  // Actual bound port after Start (useful with options.port = 0).
+  uint16_t port() const;
+  // Graceful: stop accepting, close idle keep-alive connections, let in-flight requests finish and
+  // be answered (with "Connection: close") for up to `grace`, then close what is left and join
+  // the threads. A handler still running after `grace` is waited for (it cannot be interrupted).
+  void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(10000));
+  // Open connections right now.
+  size_t active_connections() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace engram

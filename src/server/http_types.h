@@ -1,0 +1,55 @@
+// Plain request/response values exchanged between the HTTP transport and the API layer.
+//
+// No Boost here: the router and the handlers include this header only, so they compile fast and can
+// be tested without a socket. Thread-safety: value types.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace engram {
+
+struct HttpRequest {
+  std::string method;      // as received; "GET", "POST", ... (standard clients send upper-case)
+  std::string path;        // percent-decoded path without query, e.g. "/leaderboard/add"
+  std::string raw_target;  // as received
+  std::string query;       // raw query string after '?', may be empty
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in received order
+  std::string body;
+  std::string remote_ip;
+  bool remote_is_loopback = false;
+
+  // The value of the first header named `lower_name` (lower-case), or nullptr.
+  const std::string* Header(std::string_view lower_name) const {
+    for (const auto& [name, value] : headers) {
+      if (name == lower_name) return &value;
+    }
+    return nullptr;
+  }
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // Extra headers (e.g. X-Request-Id). The transport owns framing: Content-Length,
+  // Transfer-Encoding and Connection given here are ignored, except that "Connection: close"
+  // makes the server close the connection after this response.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Runs on a worker thread (never on an I/O thread), so it may block. May throw: the transport
+// answers 500 through the error renderer.
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+// Renders transport-level errors in the API's envelope: 413 body/header too large (kPayloadTooLarge),
+// 400 malformed HTTP (kInvalidParameter), 503 overloaded (kUnavailable), 500 handler threw
+// (kInternal). Provided by the API layer; must be thread-safe (called on I/O and worker threads).
+using HttpErrorRenderer = std::function<HttpResponse(StatusCode code, const std::string& message)>;
+
+}  // namespace engram

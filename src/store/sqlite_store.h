@@ -1,0 +1,84 @@
+// SqliteStore: the embedded default Store, one SQLite database file in WAL mode.
+//
+// Write path (group commit): callers enqueue writes; a single writer thread takes every queued
+// write, runs them in one transaction (each inside its own savepoint, so one bad write cannot spoil
+// the others), commits once (synchronous=FULL: the WAL is fsynced), then answers every caller.
+// Concurrent writers therefore share one fsync instead of paying one each.
+//
+// Reads use a small pool of separate connections; WAL lets them run beside the writer.
+// Thread-safety: all public methods are safe to call concurrently.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/store.h"
+
+namespace engram {
+
+struct SqliteStoreOptions {
+  std::string path;                 // database file; its directory must exist
+  int read_connections = 4;         // pool size for concurrent reads
+  size_t max_batch_writes = 512;    // writes grouped into one transaction at most
+  bool synchronous_full = true;     // fsync on every commit; false only for throw-away benchmarks
+};
+
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating if needed) the database and applies pending migrations.
+  static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
+  ~SqliteStore() override;  // finishes queued writes, then closes
+
+  Result<AddOutcome> Add(AddBatch batch) override;
+  Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
+                                              std::string_view user_id) override;
+  Status PutVectors(const std::vector<VectorUpdate>& updates) override;
+  Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
+  Status CheckWritable() override;
+  Stats GetStats() override;
+
+  // Schema version after migrations (PRAGMA user_version).
+  int schema_version() const { return schema_version_; }
+
+ private:
+  // A unit of work run by the writer thread inside the group transaction.
+  using WriteFn = std::function<Status(sqlite3*)>;
+  struct PendingWrite {
+    WriteFn fn;
+    std::promise<Status> done;
+  };
+
+  explicit SqliteStore(SqliteStoreOptions options);
+  Status Init();
+  Status Submit(WriteFn fn);  // blocks until committed (or failed)
+  void WriterLoop();
+  sqlite3* AcquireReader();
+  void ReleaseReader(sqlite3* db);
+
+  SqliteStoreOptions options_;
+  sqlite3* writer_db_ = nullptr;  // only the writer thread touches it after Init
+  int schema_version_ = 0;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<PendingWrite> queue_;  // guarded by queue_mu_
+  bool stopping_ = false;           // guarded by queue_mu_
+  Status last_commit_;              // guarded by queue_mu_
+  std::thread writer_;
+
+  std::mutex readers_mu_;
+  std::condition_variable readers_cv_;
+  std::vector<sqlite3*> idle_readers_;  // guarded by readers_mu_
+  std::vector<sqlite3*> all_readers_;
+};
+
+}  // namespace engram

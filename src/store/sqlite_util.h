@@ -1,0 +1,56 @@
+// Thin RAII helpers over the SQLite C API, used only inside store/.
+// Thread-safety: a Db or Stmt must be used by one thread at a time.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace engram::sqlite {
+
+class Stmt {
+ public:
+  Stmt() = default;
+  Stmt(sqlite3* db, std::string_view sql);
+  ~Stmt();
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_), prepare_rc_(o.prepare_rc_) { o.stmt_ = nullptr; }
+
+  bool valid() const { return stmt_ != nullptr; }
+  Status prepare_status() const;
+
+  void Reset();
+  void Bind(int i, std::string_view v);
+  void BindBlob(int i, std::string_view v);
+  void Bind(int i, int64_t v);
+  void BindNull(int i);
+  void Bind(int i, const std::optional<int64_t>& v);
+
+  // Steps once: true when a row is available, false when done; errors go to `status`.
+  bool Step(Status* status);
+  Status Exec();  // steps to completion, expecting no rows
+
+  std::string ColumnText(int i) const;
+  std::string ColumnBlob(int i) const;
+  int64_t ColumnInt(int i) const;
+  bool ColumnIsNull(int i) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  int prepare_rc_ = SQLITE_OK;
+};
+
+// Runs one or more statements without results.
+Status ExecScript(sqlite3* db, const char* sql);
+
+// A Status from an SQLite result code and the connection's message.
+Status ErrorStatus(sqlite3* db, int rc, std::string_view what);
+
+}  // namespace engram::sqlite

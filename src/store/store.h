@@ -1,0 +1,47 @@
+// The Store interface: the system of record. Everything held in memory (index shards) can be rebuilt
+// from it.
+//
+// Thread-safety: implementations are safe for concurrent use from any number of threads.
+// Durability: a write call returns OK only after its data is durable on disk (fsync).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "store/types.h"
+
+namespace engram {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Stores a batch atomically and durably. With an idempotency record whose key already exists,
+  // writes nothing and reports the existing record.
+  virtual Result<AddOutcome> Add(AddBatch batch) = 0;
+
+  // Every memory of one scope (workspace + user_id), in write order.
+  virtual Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
+                                                      std::string_view user_id) = 0;
+
+  // Stores vectors for existing memories (replacing older ones). Memories deleted meanwhile are
+  // skipped.
+  virtual Status PutVectors(const std::vector<VectorUpdate>& updates) = 0;
+
+  // Images by hash; missing hashes are skipped.
+  virtual Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) = 0;
+
+  // A cheap probe that the store can still commit (used by health checks).
+  virtual Status CheckWritable() = 0;
+
+  // Stores' own figures for /metrics.
+  struct Stats {
+    int64_t memories = 0;
+    int64_t bytes_on_disk = 0;
+  };
+  virtual Stats GetStats() = 0;
+};
+
+}  // namespace engram
