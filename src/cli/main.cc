@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       ->envname("ENGRAM_MODEL_DIR");
   serve_cmd->add_option("--retrieval", serve.retrieval, "hybrid, bm25 or vector")
       ->envname("ENGRAM_RETRIEVAL")->capture_default_str();
-  serve_cmd->add_option("--fusion", serve.fusion, "score (normalised score sum) or rrf")
+  serve_cmd->add_option("--fusion", serve.fusion, "score (min-max score sum), zscore (standardised score sum) or rrf")
       ->envname("ENGRAM_FUSION")->capture_default_str();
   serve_cmd->add_option("--vector-weight", serve.vector_weight, "weight of the vector side in fusion")
       ->envname("ENGRAM_VECTOR_WEIGHT")->capture_default_str();

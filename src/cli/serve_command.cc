@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -12,6 +13,7 @@
 #include "core/leaderboard_service.h"
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
+#include "embed/batching_embedder.h"
 #include "embed/use_lite.h"
 #include "index/analyzer.h"
 #include "server/http_server.h"
@@ -62,6 +64,7 @@ int RunServe(ServeOptions options) {
     spdlog::warn("no API key configured: development mode, no authentication, loopback only");
   }
 
+  std::unique_ptr<Embedder> model;
   std::unique_ptr<Embedder> embedder;
   if (options.embedder == "builtin") {
     std::string dir = options.model_dir.empty() ? DefaultModelDir() : options.model_dir;
@@ -72,7 +75,9 @@ int RunServe(ServeOptions options) {
                     dir, loaded.status().ToString());
       return 1;
     }
-    embedder = std::move(*loaded);
+    model = std::move(*loaded);
+    // Concurrent callers (searches, the vector queue) share model passes.
+    embedder = std::make_unique<BatchingEmbedder>(model.get());
     spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
   }
 
@@ -84,19 +89,25 @@ int RunServe(ServeOptions options) {
     shard_options.vectors = {.dim = embedder->dimension(), .hnsw_threshold = options.hnsw_threshold};
   }
   std::unique_ptr<VectorBackfill> backfill;
-  if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), embedder.get());
+  // The background queue batches on its own and may hold the model for seconds on a long text:
+  // it uses the model directly, so query embeddings never queue behind it.
+  if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), model.get());
   ShardRegistry shards((*store).get(), &analyzer, shard_options, backfill.get());
 
   LeaderboardOptions lb_options;
   lb_options.workspace = options.leaderboard_workspace;
   ParseRetrievalMode(options.retrieval, &lb_options.retrieval.mode);
-  lb_options.retrieval.fusion.method = options.fusion == "rrf" ? FusionMethod::kRrf : FusionMethod::kScoreSum;
+  lb_options.retrieval.fusion.method = options.fusion == "rrf"      ? FusionMethod::kRrf
+                                       : options.fusion == "zscore" ? FusionMethod::kZScore
+                                                                    : FusionMethod::kScoreSum;
   lb_options.retrieval.fusion.vector_weight = static_cast<float>(options.vector_weight);
   lb_options.retrieval.neighbours = options.neighbours;
-  LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), lb_options);
+  LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), backfill.get(),
+                                 lb_options);
   Metrics metrics;
   Store* store_ptr = (*store).get();
-  metrics.AddGaugeSource([&shards, store_ptr](std::string& out) {
+  VectorBackfill* backfill_ptr = backfill.get();
+  metrics.AddGaugeSource([&shards, store_ptr, backfill_ptr](std::string& out) {
     auto stats = store_ptr->GetStats();
     out += "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
     out += "engram_shards_loaded " + std::to_string(shards.shard_count()) + "\n";
@@ -108,6 +119,8 @@ int RunServe(ServeOptions options) {
     out += "engram_store_bytes " + std::to_string(stats.bytes_on_disk) + "\n";
     out += "# HELP engram_shard_bytes Approximate memory held by loaded shards.\n# TYPE engram_shard_bytes gauge\n";
     out += "engram_shard_bytes " + std::to_string(shards.MemoryBytes()) + "\n";
+    out += "# HELP engram_vector_queue Memories waiting for a vector.\n# TYPE engram_vector_queue gauge\n";
+    out += "engram_vector_queue " + std::to_string(backfill_ptr ? backfill_ptr->pending() : 0) + "\n";
   });
 
   Router router;
@@ -143,9 +156,19 @@ int RunServe(ServeOptions options) {
   sigwait(&signals, &sig);
   spdlog::info("signal {} received: shutting down", sig);
   server.Stop(std::chrono::milliseconds(options.shutdown_grace_ms));
-  backfill.reset();
+  // Vectors still being computed are dropped (the backfill redoes them at the next start) rather
+  // than holding up shutdown behind a long text in the model.
+  bool workers_done = !backfill || backfill->Shutdown(std::chrono::milliseconds(1000));
   store->reset();  // drains the writer and checkpoints the WAL
   spdlog::info("shutdown complete");
+  if (!workers_done) {
+    // A worker is still inside the model; it will never touch the (closed) store. Exit without
+    // waiting for it.
+    spdlog::default_logger()->flush();
+    std::cout.flush();
+    std::_Exit(0);
+  }
+  backfill.reset();
   return 0;
 }
 

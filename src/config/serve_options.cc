@@ -55,7 +55,9 @@ Status ServeOptions::Validate() {
   if (retrieval != "bm25" && embedder == "none") {
     return Status::InvalidParameter("--retrieval " + retrieval + " needs an embedder (--embedder builtin)");
   }
-  if (fusion != "score" && fusion != "rrf") return Status::InvalidParameter("--fusion must be score or rrf");
+  if (fusion != "score" && fusion != "zscore" && fusion != "rrf") {
+    return Status::InvalidParameter("--fusion must be score, zscore or rrf");
+  }
   if (vector_weight < 0 || vector_weight > 1) return Status::InvalidParameter("--vector-weight must be in 0..1");
   if (neighbours < 0 || neighbours > 5) return Status::InvalidParameter("--neighbours must be 0-5");
   return Status::Ok();

@@ -39,8 +39,8 @@ std::vector<ContentPart> PartsFromStoredJson(const std::string& json) {
 
 LeaderboardService::LeaderboardService(Store* store, ShardRegistry* shards,
                                        const Analyzer* analyzer, const Embedder* embedder,
-                                       LeaderboardOptions options)
-    : store_(store), shards_(shards), analyzer_(analyzer), embedder_(embedder),
+                                       VectorBackfill* vectors, LeaderboardOptions options)
+    : store_(store), shards_(shards), analyzer_(analyzer), embedder_(embedder), vectors_(vectors),
       options_(std::move(options)) {}
 
 Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request) {
@@ -105,8 +105,8 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
     m.created_at_us = m.updated_at_us = now;
     batch.memories.push_back(std::move(m));
   }
-  // Vectors are computed before the write so that memory and vector commit together.
-  if (embedder_ != nullptr) {
+  // Without a background queue, vectors are computed before the write and commit with it.
+  if (embedder_ != nullptr && vectors_ == nullptr) {
     std::vector<std::string> texts;
     texts.reserve(batch.memories.size());
     for (const auto& m : batch.memories) texts.push_back(m.text);
@@ -132,6 +132,12 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   }
   // Searchable before we answer: the very next search must see this write.
   (*shard)->Apply(outcome->stored);
+  if (embedder_ != nullptr && vectors_ != nullptr) {
+    std::vector<std::pair<int64_t, std::string>> items;
+    items.reserve(outcome->stored.size());
+    for (const auto& m : outcome->stored) items.emplace_back(m.seq, m.text);
+    vectors_->EnqueueFresh(*shard, std::move(items));
+  }
   return request.response_json;
 }
 
@@ -151,6 +157,9 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     auto v = embedder_->Embed(request.query);
     if (!v.ok()) return v.status();
     query_vector = std::move(*v);
+    // Read-your-writes for vectors too: memories added just before this search are embedded
+    // in the background; wait (bounded) until they are in the vector index.
+    (*shard)->WaitForPendingVectors(options_.vector_wait, options_.vector_wait_max_bytes);
   }
   LeaderboardSearchResult result;
   auto hits = (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),

@@ -9,6 +9,7 @@
 // Thread-safety: safe for concurrent use. Does not own the store, registry or analyzer.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/shard_registry.h"
+#include "core/vector_backfill.h"
 #include "embed/embedder.h"
 #include "index/analyzer.h"
 #include "store/store.h"
@@ -73,13 +75,21 @@ struct LeaderboardSearchResult {
 struct LeaderboardOptions {
   std::string workspace = "leaderboard";  // the store namespace leaderboard data lives in
   RetrievalOptions retrieval;
+  // How long a search waits for vectors of just-written memories of its scope before answering
+  // with what it has (BM25 still finds them).
+  std::chrono::milliseconds vector_wait{3000};
+  // ...but only when at most this much text is pending for the scope (≈ half a second of model
+  // work); more would stall the search, so it answers with BM25 and the vectors it has.
+  size_t vector_wait_max_bytes = 64 << 10;
 };
 
 class LeaderboardService {
  public:
-  // `embedder` may be null: BM25 only.
+  // `embedder` may be null: BM25 only. `vectors` computes vectors of new memories off the write
+  // path; null with an embedder: vectors are computed inline before the write.
   LeaderboardService(Store* store, ShardRegistry* shards, const Analyzer* analyzer,
-                     const Embedder* embedder, LeaderboardOptions options = {});
+                     const Embedder* embedder, VectorBackfill* vectors,
+                     LeaderboardOptions options = {});
 
   // Returns the response JSON to send (the remembered one for a retry).
   Result<std::string> Add(const LeaderboardAddRequest& request);
@@ -98,6 +108,7 @@ class LeaderboardService {
   ShardRegistry* shards_;
   const Analyzer* analyzer_;
   const Embedder* embedder_;
+  VectorBackfill* vectors_;
   LeaderboardOptions options_;
 
   std::mutex inflight_mu_;

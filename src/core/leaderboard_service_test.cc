@@ -19,7 +19,7 @@ class LeaderboardServiceTest : public ::testing::Test {
     store_ = std::move(SqliteStore::Open({.path = dir_ + "/db"})).value();
     registry_ = std::make_unique<ShardRegistry>(store_.get(), &analyzer_, ShardOptions{});
     service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_,
-                                                    nullptr);
+                                                    nullptr, nullptr);
   }
   void TearDown() override {
     service_.reset();
@@ -91,7 +91,7 @@ TEST_F(LeaderboardServiceTest, RestartRebuildsFromStore) {
   ASSERT_TRUE(service_->Add(Req("r1", "u", "volcano photos", "h1")).ok());
   service_.reset();
   registry_ = std::make_unique<ShardRegistry>(store_.get(), &analyzer_, ShardOptions{});
-  service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_, nullptr);
+  service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_, nullptr, nullptr);
   EXPECT_EQ(Count("u", "volcano"), 1u);
   EXPECT_EQ(service_->Add(Req("r1", "u", "volcano photos", "h1")).value(), "{\"rid\":\"r1\"}");
   EXPECT_EQ(Count("u", "volcano"), 1u);

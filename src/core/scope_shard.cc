@@ -93,6 +93,27 @@ void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
   }
 }
 
+void ScopeShard::AddPendingVectors(size_t n, size_t bytes) {
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  pending_vectors_ += n;
+  pending_bytes_ += bytes;
+}
+
+void ScopeShard::DonePendingVectors(size_t n, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_vectors_ -= std::min(n, pending_vectors_);
+    pending_bytes_ -= std::min(bytes, pending_bytes_);
+  }
+  pending_cv_.notify_all();
+}
+
+bool ScopeShard::WaitForPendingVectors(std::chrono::milliseconds timeout, size_t max_bytes) const {
+  std::unique_lock<std::mutex> lock(pending_mu_);
+  if (pending_bytes_ > max_bytes) return pending_vectors_ == 0;
+  return pending_cv_.wait_for(lock, timeout, [this] { return pending_vectors_ == 0; });
+}
+
 std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::pair<int64_t, std::string>> out;
@@ -107,8 +128,12 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
   std::vector<ScoredDoc> out;
   out.reserve(k);
   std::unordered_set<DocId> taken;
+  // Scores stay non-increasing in rank order: a neighbour placed after its hit never shows a
+  // higher score than what comes before it.
   auto take = [&](DocId d, float score) {
-    if (out.size() < k && taken.insert(d).second) out.push_back({d, score});
+    if (out.size() >= k || !taken.insert(d).second) return;
+    if (!out.empty()) score = std::min(score, out.back().score);
+    out.push_back({d, score});
   };
   for (const auto& hit : ranked) {
     if (out.size() >= k) break;

@@ -6,6 +6,8 @@
 // new records takes the writer lock.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -63,6 +65,14 @@ class ScopeShard {
   // Sets vectors for present documents (by store seq); unknown seqs are ignored.
   void ApplyVectors(const std::vector<VectorUpdate>& updates);
 
+  // Fresh writes whose vectors are being computed (see VectorBackfill): count and text bytes.
+  void AddPendingVectors(size_t n, size_t bytes);
+  void DonePendingVectors(size_t n, size_t bytes);
+  // Waits until no fresh vectors are pending or `timeout` passes. Does not wait at all when more
+  // than `max_bytes` of text is pending: that much work would stall the search for seconds, and
+  // BM25 plus the vectors already present answer meanwhile. True when nothing is pending.
+  bool WaitForPendingVectors(std::chrono::milliseconds timeout, size_t max_bytes) const;
+
   // Documents that have no vector of the shard's model: (seq, text) pairs to embed.
   std::vector<std::pair<int64_t, std::string>> MissingVectors() const;
 
@@ -86,6 +96,11 @@ class ScopeShard {
   ShardOptions options_;
   std::mutex load_mu_;   // serialises loading
   bool loaded_ = false;  // guarded by load_mu_
+
+  mutable std::mutex pending_mu_;
+  mutable std::condition_variable pending_cv_;
+  size_t pending_vectors_ = 0;  // guarded by pending_mu_
+  size_t pending_bytes_ = 0;    // guarded by pending_mu_
 
   mutable std::shared_mutex mu_;
   std::vector<ShardDoc> docs_;                    // guarded by mu_; DocId = index

@@ -22,7 +22,7 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
   // Loading happens outside the registry lock so other scopes are not held up.
   Status st = shard->EnsureLoaded(store_, workspace, user_id);
   if (!st.ok()) return st;
-  if (created && backfill_ != nullptr && shard->size() > 0) backfill_->Enqueue(shard);
+  if (created && backfill_ != nullptr && shard->size() > 0) backfill_->EnqueueBackfill(shard);
   return shard;
 }
 

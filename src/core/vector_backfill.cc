@@ -4,9 +4,11 @@
 
 namespace engram {
 
-VectorBackfill::VectorBackfill(Store* store, const Embedder* embedder, size_t batch_size)
-    : store_(store), embedder_(embedder), batch_size_(batch_size) {
-  worker_ = std::thread([this] { Run(); });
+VectorBackfill::VectorBackfill(Store* store, const Embedder* embedder,
+                               VectorBackfillOptions options)
+    : store_(store), embedder_(embedder), options_(options) {
+  running_ = static_cast<size_t>(std::max(1, options_.threads));
+  for (size_t i = 0; i < running_; ++i) workers_.emplace_back([this] { Run(); });
 }
 
 VectorBackfill::~VectorBackfill() {
@@ -15,68 +17,122 @@ VectorBackfill::~VectorBackfill() {
     stopping_ = true;
   }
   cv_.notify_all();
-  worker_.join();
+  room_cv_.notify_all();
+  for (auto& w : workers_) w.join();
 }
 
-void VectorBackfill::Enqueue(std::shared_ptr<ScopeShard> shard) {
+bool VectorBackfill::Shutdown(std::chrono::milliseconds grace) {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+  room_cv_.notify_all();
+  // Store calls are short: always wait for them, so the store can be closed after this returns.
+  cv_.wait(lock, [this] { return storing_ == 0; });
+  return cv_.wait_for(lock, grace, [this] { return running_ == 0; });
+}
+
+void VectorBackfill::EnqueueFresh(std::shared_ptr<ScopeShard> shard,
+                                  std::vector<std::pair<int64_t, std::string>> items) {
+  if (items.empty()) return;
+  const size_t n = items.size();
+  const size_t bytes = TextBytes(items);
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(shard));
+    std::unique_lock<std::mutex> lock(mu_);
+    room_cv_.wait(lock, [&] {
+      return stopping_ || pending_fresh_ == 0 || pending_fresh_ + n <= options_.max_pending_fresh;
+    });
+    pending_fresh_ += n;
+    pending_ += n;
   }
-  cv_.notify_one();
+  shard->AddPendingVectors(n, bytes);
+  // Large writes are split so several workers can share them.
+  for (size_t i = 0; i < n; i += options_.batch_size) {
+    Job job{shard, {}, true};
+    size_t end = std::min(n, i + options_.batch_size);
+    for (size_t j = i; j < end; ++j) job.items.push_back(std::move(items[j]));
+    std::lock_guard<std::mutex> lock(mu_);
+    fresh_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+void VectorBackfill::EnqueueBackfill(std::shared_ptr<ScopeShard> shard) {
+  auto missing = shard->MissingVectors();
+  if (missing.empty()) return;
+  for (size_t i = 0; i < missing.size(); i += options_.batch_size) {
+    Job job{shard, {}, false};
+    size_t end = std::min(missing.size(), i + options_.batch_size);
+    for (size_t j = i; j < end; ++j) job.items.push_back(std::move(missing[j]));
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ += job.items.size();
+    backfill_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+  spdlog::info("vector backfill: {} memories queued", missing.size());
 }
 
 size_t VectorBackfill::pending() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return pending_docs_;
+  return pending_;
+}
+
+void VectorBackfill::Process(Job& job) {
+  std::vector<std::string> texts;
+  texts.reserve(job.items.size());
+  for (const auto& it : job.items) texts.push_back(it.second);
+  auto vectors = embedder_->EmbedBatch(texts);
+  if (!vectors.ok()) {
+    // The memories stay without vectors; the next shard load retries them.
+    spdlog::warn("vector backfill: embedding failed: {}", vectors.status().ToString());
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // shutting down: the store may be closing; recomputed at next start
+    ++storing_;
+  }
+  std::vector<VectorUpdate> updates;
+  updates.reserve(job.items.size());
+  for (size_t i = 0; i < job.items.size(); ++i) {
+    updates.push_back({job.items[i].first, embedder_->model_id(), std::move((*vectors)[i])});
+  }
+  Status st = store_->PutVectors(updates);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --storing_;
+  }
+  cv_.notify_all();
+  if (!st.ok()) {
+    spdlog::warn("vector backfill: store failed: {}", st.ToString());
+    return;
+  }
+  job.shard->ApplyVectors(updates);
 }
 
 void VectorBackfill::Run() {
   for (;;) {
-    std::shared_ptr<ScopeShard> shard;
+    Job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      shard = std::move(queue_.front());
-      queue_.pop_front();
+      cv_.wait(lock, [this] { return stopping_ || !fresh_.empty() || !backfill_.empty(); });
+      if (stopping_) {
+        --running_;
+        cv_.notify_all();
+        return;
+      }
+      auto& from = fresh_.empty() ? backfill_ : fresh_;
+      job = std::move(from.front());
+      from.pop_front();
     }
-    auto missing = shard->MissingVectors();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending_docs_ += missing.size();
-    }
-    size_t done = 0;
-    for (size_t i = 0; i < missing.size(); i += batch_size_) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopping_) return;
-      }
-      size_t end = std::min(missing.size(), i + batch_size_);
-      std::vector<std::string> texts;
-      for (size_t j = i; j < end; ++j) texts.push_back(missing[j].second);
-      auto vectors = embedder_->EmbedBatch(texts);
-      if (!vectors.ok()) {
-        spdlog::warn("vector backfill: embedding failed: {}", vectors.status().ToString());
-        break;
-      }
-      std::vector<VectorUpdate> updates;
-      for (size_t j = i; j < end; ++j) {
-        updates.push_back({missing[j].first, embedder_->model_id(), std::move((*vectors)[j - i])});
-      }
-      Status st = store_->PutVectors(updates);
-      if (!st.ok()) {
-        spdlog::warn("vector backfill: store failed: {}", st.ToString());
-        break;
-      }
-      shard->ApplyVectors(updates);
-      done += end - i;
-      std::lock_guard<std::mutex> lock(mu_);
-      pending_docs_ -= end - i;
-    }
+    Process(job);
+    // Pending counts drop whether or not the job succeeded, so waiting searches never hang.
+    if (job.fresh) job.shard->DonePendingVectors(job.items.size(), TextBytes(job.items));
     std::lock_guard<std::mutex> lock(mu_);
-    pending_docs_ -= std::min(pending_docs_, missing.size() - done);
-    if (done > 0) spdlog::info("vector backfill: embedded {} memories", done);
+    pending_ -= job.items.size();
+    if (job.fresh) {
+      pending_fresh_ -= job.items.size();
+      room_cv_.notify_all();
+    }
   }
 }
 

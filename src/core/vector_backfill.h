@@ -1,16 +1,25 @@
-// VectorBackfill: computes missing vectors in the background — for memories stored before an
-// embedder was configured or under another model. It embeds in batches, persists the vectors, and
-// hands them to the shard; searches keep working meanwhile (BM25 covers what has no vector yet).
+// VectorBackfill: computes memory vectors in the background, off the write path.
 //
-// Thread-safety: Enqueue is safe from any thread. Owns one worker thread; the destructor stops it
-// after the batch in progress.
+// Two kinds of work:
+//  - fresh writes: an add commits its text (durable, BM25-searchable at once) and queues its
+//    memories here; the shard counts them as pending, and a search on that shard waits (bounded)
+//    for them, so a search right after an add still sees the new memories in vector recall.
+//  - backfill: memories stored before an embedder was configured or under another model, found
+//    when a shard loads. Searches do not wait for these; BM25 covers them meanwhile.
+// Vectors are persisted (Store::PutVectors) before they are handed to the shard; after a crash the
+// shard load finds memories without vectors and backfills them.
+//
+// Thread-safety: Enqueue* are safe from any thread. Owns `threads` worker threads; the destructor
+// stops them after their batch in progress.
 #pragma once
 
 #include <condition_variable>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/scope_shard.h"
 #include "embed/embedder.h"
@@ -18,28 +27,66 @@
 
 namespace engram {
 
+struct VectorBackfillOptions {
+  size_t batch_size = 32;  // texts per EmbedBatch call
+  int threads = 2;
+  // Fresh memories allowed to wait for a vector. Beyond it, adds wait (backpressure): the lag a
+  // search may have to wait out stays bounded, and a sustained write load cannot grow the queue
+  // without limit.
+  size_t max_pending_fresh = 128;
+};
+
+inline size_t TextBytes(const std::vector<std::pair<int64_t, std::string>>& items) {
+  size_t n = 0;
+  for (const auto& it : items) n += it.second.size();
+  return n;
+}
+
 class VectorBackfill {
  public:
-  VectorBackfill(Store* store, const Embedder* embedder, size_t batch_size = 32);
+  VectorBackfill(Store* store, const Embedder* embedder, VectorBackfillOptions options = {});
   ~VectorBackfill();
 
-  void Enqueue(std::shared_ptr<ScopeShard> shard);
+  // Fresh memories of `shard` (seq, text); the shard is told they are pending. Blocks while more
+  // than max_pending_fresh fresh memories wait. Fresh work runs before backfill work.
+  void EnqueueFresh(std::shared_ptr<ScopeShard> shard,
+                    std::vector<std::pair<int64_t, std::string>> items);
+  // Every memory of `shard` that lacks a vector of the current model.
+  void EnqueueBackfill(std::shared_ptr<ScopeShard> shard);
 
-  // Documents still waiting, for metrics.
+  // Memories waiting for a vector, for metrics.
   size_t pending() const;
 
+  // Stops taking work and waits up to `grace` for the workers. Embeddings in progress are
+  // discarded, never written, once this is called, so the store may be closed right after it
+  // returns even when a worker is still inside the model (its memories are re-embedded by the
+  // backfill at the next start). Returns false when a worker did not finish in time: the caller
+  // must then not destroy this object (it would wait for that worker) and should end the process.
+  bool Shutdown(std::chrono::milliseconds grace);
+
  private:
+  struct Job {
+    std::shared_ptr<ScopeShard> shard;
+    std::vector<std::pair<int64_t, std::string>> items;
+    bool fresh = false;
+  };
   void Run();
+  void Process(Job& job);
 
   Store* store_;
   const Embedder* embedder_;
-  size_t batch_size_;
+  VectorBackfillOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::shared_ptr<ScopeShard>> queue_;  // guarded by mu_
-  size_t pending_docs_ = 0;                        // guarded by mu_
-  bool stopping_ = false;                          // guarded by mu_
-  std::thread worker_;
+  std::condition_variable room_cv_;  // signalled when fresh work completes
+  std::deque<Job> fresh_;            // guarded by mu_
+  std::deque<Job> backfill_;         // guarded by mu_
+  size_t pending_ = 0;               // guarded by mu_; all queued memories
+  size_t pending_fresh_ = 0;         // guarded by mu_
+  bool stopping_ = false;   // guarded by mu_
+  size_t storing_ = 0;      // guarded by mu_; workers inside a store call
+  size_t running_ = 0;      // guarded by mu_; workers not yet exited
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace engram

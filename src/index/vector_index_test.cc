@@ -137,6 +137,14 @@ TEST(FusionTest, ScoreSumNormalisesAndWeights) {
   ASSERT_EQ(bm25_only.size(), 2u);
   EXPECT_EQ(bm25_only[0].doc, 1u);
   EXPECT_EQ(bm25_only[1].doc, 2u);
+  auto z = Fuse(bm25, vec, 10, {.method = FusionMethod::kZScore});
+  ASSERT_EQ(z.size(), 4u);
+  EXPECT_EQ(z[0].doc, 1u);
+  for (const auto& s : z) {
+    EXPECT_GT(s.score, 0.0f);
+    EXPECT_LT(s.score, 1.0f);
+  }
+  EXPECT_EQ(z[3].doc, 4u);  // weakest in the only list it is in, and absent from BM25
   auto rrf = Fuse(bm25, vec, 10, {.method = FusionMethod::kRrf});
   EXPECT_EQ(rrf[0].doc, 1u);  // ranks 1 and 2
 }

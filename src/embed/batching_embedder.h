@@ -1,0 +1,50 @@
+// BatchingEmbedder: an Embedder decorator that merges concurrent calls into one batch.
+//
+// Running the built-in model on one short text streams all of its weights for a handful of token
+// rows; running it on 16 texts at once streams them once for all (measured: ~3 ms for one
+// sentence, ~1.1 ms per sentence in a batch of 32). Under concurrent searches this raises
+// throughput and cuts queueing. It works like group commit: the first caller to find no batch
+// running becomes the leader, takes everything queued (up to max_batch_texts), embeds it and hands
+// each caller its vectors; callers that arrive meanwhile wait for the next batch. An idle server
+// adds no delay: a lone caller is its own batch.
+//
+// Thread-safety: safe for concurrent use. Does not own the wrapped embedder.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "embed/embedder.h"
+
+namespace engram {
+
+struct BatchingEmbedderOptions {
+  size_t max_batch_texts = 32;
+};
+
+class BatchingEmbedder final : public Embedder {
+ public:
+  BatchingEmbedder(const Embedder* inner, BatchingEmbedderOptions options = {});
+
+  const std::string& model_id() const override { return inner_->model_id(); }
+  int dimension() const override { return inner_->dimension(); }
+  Result<std::vector<std::vector<float>>> EmbedBatch(
+      const std::vector<std::string>& texts) const override;
+
+ private:
+  struct Request {
+    const std::vector<std::string>* texts;
+    Result<std::vector<std::vector<float>>> result{Status::Internal("not run")};
+    bool done = false;
+  };
+
+  const Embedder* inner_;
+  BatchingEmbedderOptions options_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable std::deque<Request*> queue_;  // guarded by mu_
+  mutable bool leader_active_ = false;  // guarded by mu_
+};
+
+}  // namespace engram

@@ -1,0 +1,53 @@
+#include "embed/batching_embedder.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace engram {
+namespace {
+
+// A small deterministic embedder: counts calls and texts so the test can see batches form.
+class CountingEmbedder final : public Embedder {
+ public:
+  const std::string& model_id() const override { return id_; }
+  int dimension() const override { return 2; }
+  Result<std::vector<std::vector<float>>> EmbedBatch(
+      const std::vector<std::string>& texts) const override {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<std::vector<float>> out;
+    for (const auto& t : texts) out.push_back({static_cast<float>(t.size()), 1.0f});
+    return out;
+  }
+  mutable std::atomic<int> calls{0};
+
+ private:
+  std::string id_ = "counting";
+};
+
+TEST(BatchingEmbedderTest, EveryCallerGetsItsOwnVectors) {
+  CountingEmbedder inner;
+  BatchingEmbedder batching(&inner, {.max_batch_texts = 8});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        std::vector<std::string> texts = {std::string(static_cast<size_t>(t + 1), 'x'),
+                                          std::string(static_cast<size_t>(i + 100), 'y')};
+        auto r = batching.EmbedBatch(texts);
+        if (!r.ok() || r->size() != 2 || (*r)[0][0] != t + 1 || (*r)[1][0] != i + 100) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // 320 texts in batches of at most 8: fewer inner calls than the 160 requests.
+  EXPECT_LT(inner.calls.load(), 160);
+  EXPECT_EQ(batching.model_id(), "counting");
+}
+
+}  // namespace
+}  // namespace engram

@@ -1,0 +1,126 @@
+// API keys: the three accepted header forms, 401 InvalidApiKey otherwise, /healthz open, keys from
+// --api-key flags and from ENGRAM_API_KEYS (../shared/API.md, Common).
+#include "test_util.h"
+
+namespace engram::testing {
+namespace {
+
+using nlohmann::json;
+
+class AuthTest : public SharedServerTest {
+ protected:
+  ServerOptions Options() const override {
+    ServerOptions o;
+    o.extra_args = {"--api-key", "k1"};
+    return o;
+  }
+
+  json SomeAdd() {
+    return AddBody(UniqueId("eval:run:auth"), UniqueId("user"), "s",
+                   json::array({Message("Auth probe " + UniqueWord())}));
+  }
+};
+
+TEST_F(AuthTest, MissingKeyIs401) {
+  EXPECT_TRUE(IsError(client().Post(kAddPath, SomeAdd()), 401, "InvalidApiKey"));
+  EXPECT_TRUE(IsError(client().Post(kSearchPath, SearchBody(UniqueId("user"), "probe")), 401,
+                      "InvalidApiKey"));
+}
+
+TEST_F(AuthTest, WrongKeyIs401) {
+  json search = SearchBody(UniqueId("user"), "probe");
+  for (const Headers& h : std::vector<Headers>{
+           {{"Authorization", "Bearer k2"}},
+           {{"Authorization", "Bearer k1x"}},
+           {{"Authorization", "Bearer K1"}},
+           {{"Authorization", "Bearer "}},
+           {{"Authorization", "Bearer"}},
+           {{"Authorization", "k1"}},
+           {{"Authorization", "Basic k1"}},
+           {{"Authorization", "Token nope"}},
+           {{"X-Api-Key", "nope"}},
+           {{"X-Api-Key", ""}},
+       }) {
+    SCOPED_TRACE(h.begin()->first + ": " + h.begin()->second);
+    EXPECT_TRUE(IsError(client().Post(kSearchPath, search, h), 401, "InvalidApiKey"));
+  }
+  // Writes are refused the same way.
+  json add = SomeAdd();
+  EXPECT_TRUE(IsError(client().Post(kAddPath, add, {{"Authorization", "Bearer wrong"}}), 401,
+                      "InvalidApiKey"));
+}
+
+TEST_F(AuthTest, AcceptedKeyForms) {
+  for (const Headers& h : std::vector<Headers>{
+           {{"Authorization", "Bearer k1"}},
+           {{"Authorization", "Token k1"}},
+           {{"X-Api-Key", "k1"}},
+           {{"x-api-key", "k1"}},
+           {{"authorization", "bearer k1"}},
+       }) {
+    SCOPED_TRACE(h.begin()->first + ": " + h.begin()->second);
+    json add = SomeAdd();
+    EXPECT_TRUE(IsAddSuccess(client().Post(kAddPath, add, h), add));
+    HttpResponse search =
+        client().Post(kSearchPath, SearchBody(add["user_id"].get<std::string>(), "Auth probe"), h);
+    EXPECT_EQ(search.status, 200) << search.Describe();
+    EXPECT_TRUE(IsJsonResponse(search));
+  }
+}
+
+TEST_F(AuthTest, HealthzNeedsNoKey) {
+  HttpResponse resp = client().Get("/healthz");
+  EXPECT_EQ(resp.status, 200) << resp.Describe();
+  EXPECT_EQ(resp.body.substr(0, 2), "ok");
+}
+
+TEST(AuthKeysTest, KeysFromEnvironment) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerOptions o;
+  o.env["ENGRAM_API_KEYS"] = "a,b";
+  ServerProcess server(o);
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  json search = SearchBody(UniqueId("user"), "probe");
+  EXPECT_EQ(client.Post(kSearchPath, search, {{"Authorization", "Bearer a"}}).status, 200);
+  EXPECT_EQ(client.Post(kSearchPath, search, {{"X-Api-Key", "b"}}).status, 200);
+  EXPECT_TRUE(IsError(client.Post(kSearchPath, search, {{"Authorization", "Bearer a,b"}}), 401,
+                      "InvalidApiKey"));
+  EXPECT_TRUE(IsError(client.Post(kSearchPath, search, {{"Authorization", "Bearer c"}}), 401,
+                      "InvalidApiKey"));
+  EXPECT_TRUE(IsError(client.Post(kSearchPath, search), 401, "InvalidApiKey"));
+  EXPECT_EQ(client.Get("/healthz").status, 200);
+}
+
+TEST(AuthKeysTest, DevModeRefusesNonLoopback) {
+  // No key configured: development mode listens on loopback only.
+  ENGRAM_REQUIRE_BINARY();
+  ServerOptions o;
+  o.listen = "0.0.0.0:0";
+  o.start_timeout = std::chrono::seconds(5);
+  ServerProcess server(o);
+  ::testing::AssertionResult started = server.Start();
+  // Refusing to start is right; so is falling back to loopback. Listening on all interfaces is not.
+  if (started) {
+    EXPECT_EQ(server.Output().find("listening on 0.0.0.0"), std::string::npos)
+        << "dev mode listens on all interfaces:\n"
+        << server.Output();
+  }
+}
+
+TEST(AuthKeysTest, SeveralKeyFlags) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerOptions o;
+  o.extra_args = {"--api-key", "first", "--api-key", "second"};
+  ServerProcess server(o);
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  json search = SearchBody(UniqueId("user"), "probe");
+  EXPECT_EQ(client.Post(kSearchPath, search, {{"Authorization", "Bearer first"}}).status, 200);
+  EXPECT_EQ(client.Post(kSearchPath, search, {{"Authorization", "Token second"}}).status, 200);
+  EXPECT_TRUE(IsError(client.Post(kSearchPath, search, {{"Authorization", "Bearer third"}}), 401,
+                      "InvalidApiKey"));
+}
+
+}  // namespace
+}  // namespace engram::testing

@@ -1,0 +1,200 @@
+#include "test_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <random>
+
+#include "common/codec.h"
+#include "common/ids.h"
+
+namespace engram::testing {
+
+std::unique_ptr<ServerProcess> SharedServerTest::server_;
+std::unique_ptr<HttpClient> SharedServerTest::client_;
+std::string SharedServerTest::start_error_;
+
+void SharedServerTest::SetUp() {
+  ENGRAM_REQUIRE_BINARY();
+  ASSERT_TRUE(start_error_.empty()) << "suite server failed to start earlier:\n" << start_error_;
+  if (server_ && !server_->running()) server_.reset();  // a test of the suite stopped it
+  if (!server_) {
+    auto server = std::make_unique<ServerProcess>(Options());
+    ::testing::AssertionResult started = server->Start();
+    if (!started) {
+      start_error_ = started.message();
+      FAIL() << start_error_;
+    }
+    client_ = std::make_unique<HttpClient>(server->BaseUrl());
+    server_ = std::move(server);
+  }
+}
+
+void SharedServerTest::TearDownTestSuite() {
+  if (server_) {
+    ExitInfo info = server_->Stop();
+    EXPECT_TRUE(info.exited) << "server did not exit within 10 s of SIGTERM";
+    if (info.exited) {
+      EXPECT_FALSE(info.signaled) << "server died of signal " << info.signal << "\n"
+                                  << server_->Output();
+      EXPECT_EQ(info.exit_code, 0) << "server exit code after SIGTERM\n" << server_->Output();
+    }
+  }
+  server_.reset();
+  client_.reset();
+  start_error_.clear();
+}
+
+std::string UniqueId(std::string_view prefix) { return std::string(prefix) + ":" + NewUuid(); }
+
+std::string UniqueWord() {
+  static constexpr char kLetters[] = "bcdfghjklmnpqrtvwxz";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick(0, sizeof kLetters - 2);
+  std::string w = "q";
+  for (int i = 0; i < 11; ++i) w.push_back(kLetters[pick(rng)]);
+  return w;
+}
+
+nlohmann::json Message(nlohmann::json content, std::optional<int64_t> timestamp_ms,
+                       std::string_view role) {
+  nlohmann::json m = {{"role", role}, {"content", std::move(content)}};
+  if (timestamp_ms) m["timestamp"] = *timestamp_ms;
+  return m;
+}
+
+nlohmann::json AddBody(std::string_view request_id, std::string_view user_id,
+                       std::string_view session_id, nlohmann::json messages) {
+  return {{"request_id", request_id},
+          {"messages", std::move(messages)},
+          {"user_id", user_id},
+          {"session_id", session_id}};
+}
+
+nlohmann::json SearchBody(std::string_view user_id, nlohmann::json query, int top_k) {
+  return {{"query", std::move(query)}, {"user_id", user_id}, {"top_k", top_k}};
+}
+
+nlohmann::json SearchData(const HttpClient& client, std::string_view user_id,
+                          std::string_view query, int top_k) {
+  HttpResponse resp = client.Post(kSearchPath, SearchBody(user_id, query, top_k));
+  if (resp.status != 200) {
+    ADD_FAILURE() << "search " << query << " for " << user_id << ": " << resp.Describe();
+    return nlohmann::json::array();
+  }
+  nlohmann::json j = resp.Json();
+  if (!j.is_object() || !j.contains("data") || !j["data"].is_array()) {
+    ADD_FAILURE() << "search answer has no data array: " << resp.Describe();
+    return nlohmann::json::array();
+  }
+  return j["data"];
+}
+
+std::string ContentText(const nlohmann::json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (!content.is_array()) return out;
+  for (const auto& part : content) {
+    if (part.is_object() && part.value("type", "") == "text" && part.contains("text") &&
+        part["text"].is_string()) {
+      if (!out.empty()) out += "\n";
+      out += part["text"].get<std::string>();
+    }
+  }
+  return out;
+}
+
+int CountContaining(const nlohmann::json& data, std::string_view needle) {
+  int n = 0;
+  for (const auto& item : data) {
+    if (item.is_object() && item.contains("content") &&
+        ContentText(item["content"]).find(needle) != std::string::npos) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+::testing::AssertionResult IsJsonResponse(const HttpResponse& resp) {
+  if (resp.status == 0) return ::testing::AssertionFailure() << "no response: " << resp.error;
+  if (resp.Header("x-request-id").empty()) {
+    return ::testing::AssertionFailure() << "missing X-Request-Id header; " << resp.Describe();
+  }
+  std::string ct = resp.Header("content-type");
+  std::transform(ct.begin(), ct.end(), ct.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ct.rfind("application/json", 0) != 0) {
+    return ::testing::AssertionFailure() << "Content-Type is '" << resp.Header("content-type")
+                                         << "', want application/json; " << resp.Describe();
+  }
+  if (resp.Json().is_discarded())
+    return ::testing::AssertionFailure() << "body is not JSON; " << resp.Describe();
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult IsAddSuccess(const HttpResponse& resp, const nlohmann::json& body) {
+  if (resp.status != 200) return ::testing::AssertionFailure() << "add: " << resp.Describe();
+  if (auto r = IsJsonResponse(resp); !r) return r;
+  nlohmann::json want = {{"success", true},
+                         {"request_id", body.at("request_id")},
+                         {"user_id", body.at("user_id")},
+                         {"session_id", body.at("session_id")}};
+  nlohmann::json got = resp.Json();
+  if (got != want)
+    return ::testing::AssertionFailure() << "add answer " << got.dump() << ", want " << want.dump();
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult IsError(const HttpResponse& resp, int status, std::string_view code,
+                                   std::string_view field) {
+  if (resp.status != status) {
+    return ::testing::AssertionFailure() << "status " << resp.status << ", want " << status << " "
+                                         << code << "; " << resp.Describe();
+  }
+  if (auto r = IsJsonResponse(resp); !r) return r;
+  nlohmann::json j = resp.Json();
+  if (!j.is_object())
+    return ::testing::AssertionFailure() << "error body not an object: " << resp.Describe();
+  for (const char* key : {"request_id", "latency", "code", "http_code", "message"}) {
+    if (!j.contains(key))
+      return ::testing::AssertionFailure() << "error envelope lacks '" << key << "': " << resp.body;
+  }
+  if (j.size() != 5)
+    return ::testing::AssertionFailure() << "error envelope has extra keys: " << resp.body;
+  if (!j["request_id"].is_string() || j["request_id"].get<std::string>().empty()) {
+    return ::testing::AssertionFailure() << "request_id not a non-empty string: " << resp.body;
+  }
+  if (j["request_id"].get<std::string>() != resp.Header("x-request-id")) {
+    return ::testing::AssertionFailure()
+           << "request_id " << j["request_id"] << " differs from X-Request-Id "
+           << resp.Header("x-request-id");
+  }
+  if (!j["latency"].is_number() || j["latency"].get<double>() < 0) {
+    return ::testing::AssertionFailure() << "latency not a non-negative number: " << resp.body;
+  }
+  if (j["code"] != code)
+    return ::testing::AssertionFailure()
+           << "code " << j["code"] << ", want " << code << ": " << resp.body;
+  if (!j["http_code"].is_number_integer() || j["http_code"].get<int>() != status) {
+    return ::testing::AssertionFailure() << "http_code " << j["http_code"] << ", want " << status;
+  }
+  if (!j["message"].is_string() || j["message"].get<std::string>().empty()) {
+    return ::testing::AssertionFailure() << "message not a non-empty string: " << resp.body;
+  }
+  if (!field.empty()) {
+    std::string msg = j["message"].get<std::string>();
+    std::string f(field);
+    auto lower = [](std::string s) {
+      std::transform(s.begin(), s.end(), s.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      return s;
+    };
+    if (lower(msg).find(lower(f)) == std::string::npos) {
+      return ::testing::AssertionFailure()
+             << "message '" << msg << "' does not name '" << field << "'";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string TinyPngBytes() { return *Base64Decode(kTinyPngBase64); }
+
+}  // namespace engram::testing

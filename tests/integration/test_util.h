@@ -1,0 +1,88 @@
+// Shared helpers for the integration tests: a lazily started per-suite server, request builders
+// for the Leaderboard API and assertions on the response shapes of ../shared/API.md.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http_client.h"
+#include "server_process.h"
+
+namespace engram::testing {
+
+inline constexpr std::string_view kAddPath = "/leaderboard/add";
+inline constexpr std::string_view kSearchPath = "/leaderboard/search";
+
+// Skips the current test when the engram binary is missing.
+#define ENGRAM_REQUIRE_BINARY()                                  \
+  do {                                                           \
+    if (!::engram::testing::EngramBinary()) {                    \
+      GTEST_SKIP() << ::engram::testing::MissingBinaryMessage(); \
+    }                                                            \
+  } while (0)
+
+// A fixture whose server is started by the first test of the suite that needs it (so a missing
+// binary skips instead of failing) and stopped after the suite. Tests keep apart by using unique
+// user ids. Subclasses may override Options() for flags.
+class SharedServerTest : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite();
+  void SetUp() override;
+
+  // Flags for the suite's server; called once per suite.
+  virtual ServerOptions Options() const { return {}; }
+
+  ServerProcess& server() { return *server_; }
+  HttpClient& client() { return *client_; }
+
+ private:
+  static std::unique_ptr<ServerProcess> server_;
+  static std::unique_ptr<HttpClient> client_;
+  static std::string start_error_;  // a failed start is not retried by every test of the suite
+};
+
+// "prefix:<uuid>", unique per call.
+std::string UniqueId(std::string_view prefix);
+// A random lower-case word no dictionary or stemmer knows (consonants only), e.g. "qzkxbdfrtw".
+std::string UniqueWord();
+
+// {"role", "content", "timestamp"?}
+nlohmann::json Message(nlohmann::json content, std::optional<int64_t> timestamp_ms = std::nullopt,
+                       std::string_view role = "user");
+nlohmann::json AddBody(std::string_view request_id, std::string_view user_id,
+                       std::string_view session_id, nlohmann::json messages);
+nlohmann::json SearchBody(std::string_view user_id, nlohmann::json query, int top_k = 10);
+
+// POSTs a search; on a non-200 or malformed answer reports a failure and returns an empty array.
+nlohmann::json SearchData(const HttpClient& client, std::string_view user_id,
+                          std::string_view query, int top_k = 100);
+// The text of a search item's `content`: the string, or the text parts of a ContentPart array
+// joined by "\n".
+std::string ContentText(const nlohmann::json& content);
+// How many items of a search `data` array have `needle` in their text.
+int CountContaining(const nlohmann::json& data, std::string_view needle);
+
+// Every response: X-Request-Id header present, Content-Type application/json, body is JSON.
+::testing::AssertionResult IsJsonResponse(const HttpResponse& resp);
+// Success of a leaderboard add: 200 and exactly {"success": true, request_id, user_id, session_id}
+// echoing `body`.
+::testing::AssertionResult IsAddSuccess(const HttpResponse& resp, const nlohmann::json& body);
+// The error envelope {"request_id","latency","code","http_code","message"} with the given status
+// and code; when `field` is non-empty the message must mention it (case-insensitive).
+::testing::AssertionResult IsError(const HttpResponse& resp, int status, std::string_view code,
+                                   std::string_view field = {});
+
+// A valid 1×1 RGBA PNG (70 bytes) and its base64.
+inline constexpr char kTinyPngBase64[] =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg"
+    "==";
+std::string TinyPngBytes();
+
+}  // namespace engram::testing
