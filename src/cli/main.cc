@@ -3,6 +3,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -38,7 +39,9 @@ int main(int argc, char** argv) {
 
   engram::ServeOptions serve;
   auto* serve_cmd = app.add_subcommand("serve", "run the HTTP server");
-  serve_cmd->set_config("--config", "", "read options from a TOML or INI file");
+  // CLI11 reads config files only at the top level; `serve --config FILE` is rewritten to
+  // `--config FILE serve` below. The file holds a [serve] section with the long flag names.
+  app.set_config("--config", "", "read `serve` options from a TOML or INI file ([serve] section)");
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0: any free port)")
       ->envname("ENGRAM_LISTEN")->capture_default_str();
   serve_cmd->add_option("--data-dir", serve.data_dir, "directory for the database")
@@ -70,8 +73,22 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--leaderboard-workspace", serve.leaderboard_workspace,
                         "workspace that holds leaderboard data (for workspace-scoped keys)")
       ->envname("ENGRAM_LEADERBOARD_WORKSPACE")->capture_default_str();
-  serve_cmd->add_option("--embedder", serve.embedder, "builtin (Universal Sentence Encoder lite) or none")
+  serve_cmd->add_option("--embedder", serve.embedder,
+                        "builtin (Universal Sentence Encoder lite), openai (OpenAI-compatible endpoint) or none")
       ->envname("ENGRAM_EMBEDDER")->capture_default_str();
+  serve_cmd->add_option("--embed-url", serve.embed_url, "OpenAI-compatible base URL, e.g. http://host:8000/v1")
+      ->envname("ENGRAM_EMBED_URL");
+  serve_cmd->add_option("--embed-model", serve.embed_model, "embedding model name for --embedder openai")
+      ->envname("ENGRAM_EMBED_MODEL");
+  serve_cmd->add_option("--embed-api-key", serve.embed_api_key, "API key for the embedding endpoint")
+      ->envname("ENGRAM_EMBED_API_KEY");
+  serve_cmd->add_option("--embed-dimensions", serve.embed_dimensions,
+                        "vector size to request (0: whatever the endpoint returns)")
+      ->envname("ENGRAM_EMBED_DIMENSIONS")->capture_default_str();
+  serve_cmd->add_option("--embed-timeout-ms", serve.embed_timeout_ms, "per-request timeout")
+      ->envname("ENGRAM_EMBED_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--embed-retries", serve.embed_retries, "retries on errors, 429 and 5xx")
+      ->envname("ENGRAM_EMBED_RETRIES")->capture_default_str();
   serve_cmd->add_option("--model-dir", serve.model_dir,
                         "built-in model directory (default: third_party/model/package/dist next to build/)")
       ->envname("ENGRAM_MODEL_DIR");
@@ -102,7 +119,28 @@ int main(int argc, char** argv) {
     std::cout << "engram " << ENGRAM_VERSION << std::endl;
   });
 
-  CLI11_PARSE(app, argc, argv);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[0] != "serve") break;
+    if (args[i] == "--config" && i + 1 < args.size()) {
+      std::string file = args[i + 1];
+      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+      args.insert(args.begin(), {"--config", file});
+      break;
+    }
+    if (args[i].rfind("--config=", 0) == 0) {
+      std::string opt = args[i];
+      args.erase(args.begin() + static_cast<long>(i));
+      args.insert(args.begin(), opt);
+      break;
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
 
   if (embed_cmd->parsed()) {
     return engram::RunEmbedCommand(

@@ -14,6 +14,7 @@
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
 #include "embed/batching_embedder.h"
+#include "embed/openai_embedder.h"
 #include "embed/use_lite.h"
 #include "index/analyzer.h"
 #include "server/http_server.h"
@@ -78,8 +79,21 @@ int RunServe(ServeOptions options) {
     model = std::move(*loaded);
     // Concurrent callers (searches, the vector queue) share model passes.
     embedder = std::make_unique<BatchingEmbedder>(model.get());
-    spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
+  } else if (options.embedder == "openai") {
+    auto remote = OpenAiEmbedder::Create({.base_url = options.embed_url,
+                                          .model = options.embed_model,
+                                          .api_key = options.embed_api_key,
+                                          .dimensions = options.embed_dimensions,
+                                          .request_timeout = std::chrono::milliseconds(options.embed_timeout_ms),
+                                          .max_retries = options.embed_retries});
+    if (!remote.ok()) {
+      spdlog::error("cannot use the embedding endpoint: {}", remote.status().ToString());
+      return 1;
+    }
+    model = std::move(*remote);
+    embedder = std::make_unique<BatchingEmbedder>(model.get());
   }
+  if (embedder) spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
 
   Analyzer analyzer;
   ShardOptions shard_options;

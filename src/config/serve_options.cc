@@ -46,8 +46,17 @@ Status ServeOptions::Validate() {
   }
   if (bm25_k1 < 0 || bm25_k1 > 10) return Status::InvalidParameter("--bm25-k1 must be in 0..10");
   if (bm25_b < 0 || bm25_b > 1) return Status::InvalidParameter("--bm25-b must be in 0..1");
-  if (embedder != "builtin" && embedder != "none") {
-    return Status::InvalidParameter("--embedder must be builtin or none");
+  if (embedder != "builtin" && embedder != "openai" && embedder != "none") {
+    return Status::InvalidParameter("--embedder must be builtin, openai or none");
+  }
+  if (embedder == "openai" && (embed_url.empty() || embed_model.empty())) {
+    return Status::InvalidParameter("--embedder openai needs --embed-url and --embed-model");
+  }
+  if (embed_dimensions < 0 || embed_dimensions > 65536) {
+    return Status::InvalidParameter("--embed-dimensions must be 0-65536");
+  }
+  if (embed_timeout_ms < 1 || embed_retries < 0 || embed_retries > 10) {
+    return Status::InvalidParameter("--embed-timeout-ms must be positive and --embed-retries 0-10");
   }
   if (retrieval != "hybrid" && retrieval != "bm25" && retrieval != "vector") {
     return Status::InvalidParameter("--retrieval must be hybrid, bm25 or vector");

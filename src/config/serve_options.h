@@ -26,9 +26,16 @@ struct ServeOptions {
   double bm25_k1 = 1.2;
   double bm25_b = 0.75;
   std::string leaderboard_workspace = "leaderboard";
-  // Embeddings: "builtin" (Universal Sentence Encoder lite from model_dir) or "none" (BM25 only).
+  // Embeddings: "builtin" (Universal Sentence Encoder lite from model_dir), "openai" (an
+  // OpenAI-compatible /v1/embeddings endpoint) or "none" (BM25 only).
   std::string embedder = "builtin";
   std::string model_dir;  // empty: <binary dir>/../third_party/model/package/dist
+  std::string embed_url;  // e.g. http://127.0.0.1:8000/v1
+  std::string embed_model;
+  std::string embed_api_key;
+  int embed_dimensions = 0;  // 0: learned from the endpoint at start
+  int64_t embed_timeout_ms = 10000;
+  int embed_retries = 2;
   // Retrieval: "hybrid", "bm25" or "vector"; fusion "score" or "rrf".
   std::string retrieval = "hybrid";
   std::string fusion = "score";
