@@ -275,6 +275,20 @@ def main():
         load_s = time.perf_counter() - t0
         for e in errors[:5]:
             log("add error:", e)
+        # Vectors are computed in the background after each add: wait until the server's vector
+        # queue is empty, so memory and search figures are those of a fully indexed scope.
+        t1 = time.perf_counter()
+        while time.perf_counter() - t1 < 1200:
+            try:
+                st, text, _ = client.request("GET", "/metrics", None)
+            except (HttpError, OSError):
+                break
+            m = re.search(r"^engram_vector_queue (\d+)", text if isinstance(text, str) else "", re.M)
+            if not m or m.group(1) == "0":
+                break
+            time.sleep(0.5)
+        result["vector_drain_s"] = round(time.perf_counter() - t1, 2)
+        log(f"vector queue drained {result['vector_drain_s']} s after the last add")
         time.sleep(0.5)
         rss1 = rss_kib(pid) if pid else None
         result["load"] = {"adds": len(chunks), "errors": len(errors), "seconds": round(load_s, 2),

@@ -40,7 +40,9 @@ wait_vectors() {  # until the server's vector queue is empty
 }
 
 for ds in "${datasets[@]}"; do
-  work=$(mktemp -d)
+  # WORK=<dir> reuses (and keeps) a data directory filled by an earlier run with the same dataset
+  # and LIMIT; the fill pass then only re-sends idempotent adds.
+  work=${WORK:-$(mktemp -d)}
   run="quality-$ds"
   start_server "$work/data"
   python3 bench/replay.py --url "$URL" --dataset "$ds" --run-id "$run" --label fill "${limit_args[@]}" \
@@ -63,6 +65,6 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 json.dump(dict(d, rows=[r for r in d["rows"] if r["system"] == "sqlite-fts5"]), open(sys.argv[2], "w"))
 PY
-  if [ -n "${KEEP:-}" ]; then echo "kept $work/data"; else rm -rf "$work"; fi
+  if [ -n "${KEEP:-}${WORK:-}" ]; then echo "kept $work/data"; else rm -rf "$work"; fi
 done
 for ds in "${datasets[@]}"; do python3 bench/compare.py "$OUT/${ds}"_*.json; done

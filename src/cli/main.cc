@@ -100,6 +100,12 @@ int main(int argc, char** argv) {
       ->envname("ENGRAM_VECTOR_WEIGHT")->capture_default_str();
   serve_cmd->add_option("--neighbours", serve.neighbours, "turns before/after each hit added to results")
       ->envname("ENGRAM_NEIGHBOURS")->capture_default_str();
+  serve_cmd->add_option("--neighbour-placement", serve.neighbour_placement,
+                        "after (right after their hit) or scored (ranked by inherited score)")
+      ->envname("ENGRAM_NEIGHBOUR_PLACEMENT")->capture_default_str();
+  serve_cmd->add_option("--neighbour-weight", serve.neighbour_weight,
+                        "fraction of a hit's score its neighbours inherit")
+      ->envname("ENGRAM_NEIGHBOUR_WEIGHT")->capture_default_str();
   serve_cmd->add_option("--hnsw-threshold", serve.hnsw_threshold,
                         "vectors in a scope before an HNSW graph replaces the exact scan (0: never)")
       ->envname("ENGRAM_HNSW_THRESHOLD")->capture_default_str();

@@ -116,6 +116,10 @@ int RunServe(ServeOptions options) {
                                                                     : FusionMethod::kScoreSum;
   lb_options.retrieval.fusion.vector_weight = static_cast<float>(options.vector_weight);
   lb_options.retrieval.neighbours = options.neighbours;
+  lb_options.retrieval.neighbour_score_factor = static_cast<float>(options.neighbour_weight);
+  lb_options.retrieval.neighbour_placement = options.neighbour_placement == "scored"
+                                                 ? RetrievalOptions::NeighbourPlacement::kByScore
+                                                 : RetrievalOptions::NeighbourPlacement::kAfterHit;
   LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), backfill.get(),
                                  lb_options);
   Metrics metrics;

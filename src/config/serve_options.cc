@@ -69,6 +69,12 @@ Status ServeOptions::Validate() {
   }
   if (vector_weight < 0 || vector_weight > 1) return Status::InvalidParameter("--vector-weight must be in 0..1");
   if (neighbours < 0 || neighbours > 5) return Status::InvalidParameter("--neighbours must be 0-5");
+  if (neighbour_placement != "after" && neighbour_placement != "scored") {
+    return Status::InvalidParameter("--neighbour-placement must be after or scored");
+  }
+  if (neighbour_weight < 0 || neighbour_weight > 1) {
+    return Status::InvalidParameter("--neighbour-weight must be in 0..1");
+  }
   return Status::Ok();
 }
 

@@ -38,9 +38,11 @@ struct ServeOptions {
   int embed_retries = 2;
   // Retrieval: "hybrid", "bm25" or "vector"; fusion "score" or "rrf".
   std::string retrieval = "hybrid";
-  std::string fusion = "score";
+  std::string fusion = "zscore";
   double vector_weight = 0.5;
   int neighbours = 1;
+  std::string neighbour_placement = "scored";  // "scored" (ranked by inherited score) or "after"
+  double neighbour_weight = 0.9;
   uint64_t hnsw_threshold = 20000;
   std::string log_level = "info";
 

@@ -28,6 +28,10 @@ struct RetrievalOptions {
   size_t neighbour_max_chars = 800;
   // Neighbours get this fraction of the score of the hit that pulled them in.
   float neighbour_score_factor = 0.9f;
+  // Where neighbours go: right after their hit (kAfterHit), or ranked among all results by the
+  // score they inherit (kByScore), so the neighbours of a weak hit do not push down a strong one.
+  enum class NeighbourPlacement { kAfterHit, kByScore };
+  NeighbourPlacement neighbour_placement = NeighbourPlacement::kByScore;
 };
 
 // "hybrid" | "bm25" | "vector"; false on anything else.

@@ -42,6 +42,7 @@ TEST_F(ScopeShardTest, NeighboursFollowTheirHitInTurnOrderEvenWhenChunksArriveOu
   shard.Apply({Rec(5, "other", 10, "unrelated words")});
   RetrievalOptions opts;
   opts.mode = RetrievalMode::kBm25;
+  opts.neighbour_placement = RetrievalOptions::NeighbourPlacement::kAfterHit;
   auto hits = shard.Search(analyzer_.AnalyzeQuery("puppy"), {}, 3, opts);
   ASSERT_EQ(hits.size(), 3u);
   EXPECT_EQ(hits[0].doc.id, "m-4");
@@ -53,6 +54,28 @@ TEST_F(ScopeShardTest, NeighboursFollowTheirHitInTurnOrderEvenWhenChunksArriveOu
   opts.neighbours = 0;
   hits = shard.Search(analyzer_.AnalyzeQuery("puppy"), {}, 3, opts);
   ASSERT_EQ(hits.size(), 1u);
+}
+
+TEST_F(ScopeShardTest, ScoredNeighboursRankBelowStrongerHits) {
+  ScopeShard shard(&analyzer_, opts_);
+  shard.Apply({Rec(1, "a", 10, "we adopted a puppy"), Rec(2, "a", 20, "congratulations"),
+               Rec(3, "b", 10, "puppy puppy training class"), Rec(4, "b", 20, "sounds fun"),
+               // The weakest candidate, so min-max normalisation maps it (not m-1) to 0.
+               Rec(5, "c", 10, "a puppy came up once in this long story about gardens, rivers, "
+                               "mountains, bicycles, bakeries and old friends")});
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  opts.fusion.method = FusionMethod::kScoreSum;
+  opts.neighbour_placement = RetrievalOptions::NeighbourPlacement::kByScore;
+  opts.neighbour_score_factor = 0.2f;
+  auto hits = shard.Search(analyzer_.AnalyzeQuery("puppy training"), {}, 4, opts);
+  ASSERT_EQ(hits.size(), 4u);
+  // Both strong hits come before any neighbour; each neighbour inherits a fifth of its hit's score.
+  EXPECT_EQ(hits[0].doc.id, "m-3");
+  EXPECT_EQ(hits[1].doc.id, "m-1");
+  EXPECT_EQ(hits[2].doc.id, "m-4");
+  EXPECT_EQ(hits[3].doc.id, "m-2");
+  for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score);
 }
 
 TEST_F(ScopeShardTest, HybridFindsWhatBm25Misses) {

@@ -24,7 +24,7 @@ namespace engram {
 enum class FusionMethod { kScoreSum, kZScore, kRrf };
 
 struct FusionOptions {
-  FusionMethod method = FusionMethod::kScoreSum;
+  FusionMethod method = FusionMethod::kZScore;
   float vector_weight = 0.5f;  // BM25 gets 1 - vector_weight
   float rrf_k = 60.0f;
 };

@@ -129,11 +129,11 @@ TEST(VectorIndexTest, HnswAnswersLargeScopes) {
 TEST(FusionTest, ScoreSumNormalisesAndWeights) {
   std::vector<ScoredDoc> bm25 = {{1, 10}, {2, 5}, {3, 0}};
   std::vector<ScoredDoc> vec = {{3, 0.9f}, {1, 0.5f}, {4, 0.1f}};
-  auto fused = Fuse(bm25, vec, 10, {.vector_weight = 0.5f});
+  auto fused = Fuse(bm25, vec, 10, {.method = FusionMethod::kScoreSum, .vector_weight = 0.5f});
   ASSERT_EQ(fused.size(), 4u);
   EXPECT_EQ(fused[0].doc, 1u);  // 0.5*1 + 0.5*0.5
   EXPECT_NEAR(fused[0].score, 0.75, 1e-6);
-  auto bm25_only = Fuse(bm25, vec, 2, {.vector_weight = 0.0f});
+  auto bm25_only = Fuse(bm25, vec, 2, {.method = FusionMethod::kScoreSum, .vector_weight = 0.0f});
   ASSERT_EQ(bm25_only.size(), 2u);
   EXPECT_EQ(bm25_only[0].doc, 1u);
   EXPECT_EQ(bm25_only[1].doc, 2u);
