@@ -24,28 +24,33 @@ void AddNormalised(const std::vector<ScoredDoc>& list, float weight,
   }
 }
 
-// Adds weight * z-score for listed docs; returns the lowest z-score (the floor for absent docs).
-float AddStandardised(const std::vector<ScoredDoc>& list, float weight,
-                      std::unordered_map<DocId, float>& acc) {
-  if (list.empty() || weight == 0) return 0;
+// Standardises one retriever's scores over every document in the fused candidate set, documents
+// it did not return counting as `fill` (BM25: 0, their true score; vectors: the lowest score
+// returned, an upper bound of theirs). Measuring over the whole set matters: a retriever that
+// returns a single match (or equal scores) still says that match stands out from the rest.
+void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fill,
+                     const std::unordered_map<DocId, float>& universe,
+                     std::unordered_map<DocId, float>& acc) {
+  if (list.empty() || weight == 0) return;
+  std::unordered_map<DocId, float> own;
+  own.reserve(list.size());
+  for (const auto& s : list) own[s.doc] = s.score;
   double sum = 0, sq = 0;
-  for (const auto& s : list) {
-    sum += s.score;
-    sq += static_cast<double>(s.score) * s.score;
+  for (const auto& [doc, unused] : universe) {
+    auto it = own.find(doc);
+    double v = it == own.end() ? fill : it->second;
+    sum += v;
+    sq += v * v;
   }
-  const double n = static_cast<double>(list.size());
+  const double n = static_cast<double>(universe.size());
   const double mean = sum / n;
-  const double var = std::max(0.0, sq / n - mean * mean);
-  const double sd = std::sqrt(var);
-  float floor = 0;
-  bool first = true;
-  for (const auto& s : list) {
-    float z = sd > 1e-9 ? static_cast<float>((s.score - mean) / sd) : 0.0f;
-    acc[s.doc] += weight * z;
-    floor = first ? z : std::min(floor, z);
-    first = false;
+  const double sd = std::sqrt(std::max(0.0, sq / n - mean * mean));
+  if (sd < 1e-9) return;  // the retriever cannot tell these documents apart
+  for (const auto& [doc, unused] : universe) {
+    auto it = own.find(doc);
+    double v = it == own.end() ? fill : it->second;
+    acc[doc] += weight * static_cast<float>((v - mean) / sd);
   }
-  return floor;
 }
 
 }  // namespace
@@ -57,16 +62,14 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
   const float wv = std::clamp(options.vector_weight, 0.0f, 1.0f);
   const float wb = 1.0f - wv;
   if (options.method == FusionMethod::kZScore) {
-    std::unordered_map<DocId, float> in_bm25, in_vec;
-    const float floor_b = AddStandardised(bm25, wb, in_bm25);
-    const float floor_v = AddStandardised(vec, wv, in_vec);
-    for (const auto& [doc, z] : in_bm25) acc[doc] += z;
-    for (const auto& [doc, z] : in_vec) acc[doc] += z;
-    for (auto& [doc, score] : acc) {
-      if (!in_bm25.count(doc)) score += wb * floor_b;
-      if (!in_vec.count(doc)) score += wv * floor_v;
-      score = 1.0f / (1.0f + std::exp(-score));
-    }
+    for (const auto& s : bm25) acc.emplace(s.doc, 0.0f);
+    for (const auto& s : vec) acc.emplace(s.doc, 0.0f);
+    const std::unordered_map<DocId, float> universe = acc;
+    float vec_min = 0;
+    for (size_t i = 0; i < vec.size(); ++i) vec_min = i == 0 ? vec[i].score : std::min(vec_min, vec[i].score);
+    AddStandardised(bm25, wb, 0.0f, universe, acc);
+    AddStandardised(vec, wv, vec_min, universe, acc);
+    for (auto& [doc, score] : acc) score = 1.0f / (1.0f + std::exp(-score));
   } else if (options.method == FusionMethod::kRrf) {
     for (size_t i = 0; i < bm25.size(); ++i) acc[bm25[i].doc] += wb / (options.rrf_k + i + 1);
     for (size_t i = 0; i < vec.size(); ++i) acc[vec[i].doc] += wv / (options.rrf_k + i + 1);

@@ -4,11 +4,11 @@
 //  - kScoreSum: each list's scores are min-max normalised to 0..1 over its candidates, then summed
 //    with weights (a document missing from a list gets 0 from it). Keeps score gaps, which matter:
 //    a strong BM25 match should not be pulled down by a weak vector rank.
-//  - kZScore: each list's scores are standardised ((s - mean) / stddev over its candidates), so a
-//    score says how far a candidate stands out from the rest of that retriever's candidates; a
-//    document missing from a list gets that list's lowest standardised score. The weighted sum is
-//    mapped to 0..1 with a logistic. A retriever whose scores are flat (no candidate stands out)
-//    thereby contributes little, whatever its raw scale: per-query confidence without tuning.
+//  - kZScore: each retriever's scores are standardised ((s - mean) / stddev) over all fused
+//    candidates, a document it did not return counting as 0 for BM25 (its true score) and as the
+//    lowest returned score for vectors. A score then says how far a document stands out for this
+//    query in that retriever; the weighted sum is mapped to 0..1 with a logistic. A retriever whose
+//    scores are flat contributes little, whatever its raw scale: per-query confidence, untuned.
 //  - kRrf: reciprocal-rank fusion, sum of w / (rrf_k + rank). Ignores scores entirely.
 // Output scores are in 0..1 (kScoreSum, kZScore) so they can be shown to clients as relevance.
 //
