@@ -1,6 +1,7 @@
 #include "core/scope_shard.h"
 
 #include <algorithm>
+#include <functional>
 #include <unordered_set>
 
 namespace engram {
@@ -123,39 +124,46 @@ std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const 
   return out;
 }
 
+void ScopeShard::ForEachNeighbour(DocId doc, const RetrievalOptions& options,
+                                  const std::function<void(DocId)>& fn) const {
+  const auto& turns = sessions_.at(docs_[doc].session_id);
+  auto pos = std::lower_bound(turns.begin(), turns.end(), doc,
+                              [this](DocId a, DocId b) { return TurnBefore(a, b); });
+  if (pos == turns.end() || *pos != doc) return;
+  const long at = pos - turns.begin();
+  for (int step = 1; step <= options.neighbours; ++step) {
+    for (long n : {at - step, at + step}) {
+      if (n < 0 || n >= static_cast<long>(turns.size())) continue;
+      DocId nd = turns[static_cast<size_t>(n)];
+      if (docs_[nd].text.size() > options.neighbour_max_chars) continue;
+      fn(nd);
+    }
+  }
+}
+
 std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
                                                   const RetrievalOptions& options) const {
+  auto better = [](const ScoredDoc& a, const ScoredDoc& b) {
+    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+  };
   if (options.neighbours > 0 &&
       options.neighbour_placement == RetrievalOptions::NeighbourPlacement::kByScore) {
     // Every candidate lends factor × its score to its neighbours; each document keeps the best of
     // its own score and what it was lent; then everything is ranked together.
     std::unordered_map<DocId, float> best;
     best.reserve(ranked.size() * 3);
+    auto offer = [&best](DocId d, float score) {
+      auto [it, fresh] = best.emplace(d, score);
+      if (!fresh) it->second = std::max(it->second, score);
+    };
     for (const auto& hit : ranked) {
-      auto [it, fresh] = best.emplace(hit.doc, hit.score);
-      if (!fresh) it->second = std::max(it->second, hit.score);
-      const auto& turns = sessions_.at(docs_[hit.doc].session_id);
-      auto pos = std::lower_bound(turns.begin(), turns.end(), hit.doc,
-                                  [this](DocId a, DocId b) { return TurnBefore(a, b); });
-      if (pos == turns.end() || *pos != hit.doc) continue;
-      const long at = pos - turns.begin();
+      offer(hit.doc, hit.score);
       const float lent = hit.score * options.neighbour_score_factor;
-      for (int step = 1; step <= options.neighbours; ++step) {
-        for (long n : {at - step, at + step}) {
-          if (n < 0 || n >= static_cast<long>(turns.size())) continue;
-          DocId nd = turns[static_cast<size_t>(n)];
-          if (docs_[nd].text.size() > options.neighbour_max_chars) continue;
-          auto [nit, nfresh] = best.emplace(nd, lent);
-          if (!nfresh) nit->second = std::max(nit->second, lent);
-        }
-      }
+      ForEachNeighbour(hit.doc, options, [&](DocId nd) { offer(nd, lent); });
     }
     std::vector<ScoredDoc> all;
     all.reserve(best.size());
     for (const auto& [doc, score] : best) all.push_back({doc, score});
-    auto better = [](const ScoredDoc& a, const ScoredDoc& b) {
-      return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-    };
     size_t keep = std::min(k, all.size());
     std::partial_sort(all.begin(), all.begin() + static_cast<long>(keep), all.end(), better);
     all.resize(keep);
@@ -175,20 +183,8 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
     if (out.size() >= k) break;
     take(hit.doc, hit.score);
     if (options.neighbours <= 0) continue;
-    const auto& turns = sessions_.at(docs_[hit.doc].session_id);
-    auto pos = std::lower_bound(turns.begin(), turns.end(), hit.doc,
-                                [this](DocId a, DocId b) { return TurnBefore(a, b); });
-    if (pos == turns.end() || *pos != hit.doc) continue;
-    const long at = pos - turns.begin();
     const float score = hit.score * options.neighbour_score_factor;
-    for (int step = 1; step <= options.neighbours; ++step) {
-      for (long n : {at - step, at + step}) {
-        if (n < 0 || n >= static_cast<long>(turns.size())) continue;
-        DocId nd = turns[static_cast<size_t>(n)];
-        if (docs_[nd].text.size() > options.neighbour_max_chars) continue;
-        take(nd, score);
-      }
-    }
+    ForEachNeighbour(hit.doc, options, [&](DocId nd) { take(nd, score); });
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -89,6 +90,9 @@ class ScopeShard {
                    const std::vector<std::vector<std::string>>& terms);
   // Position of a doc in its session's turn order.
   bool TurnBefore(DocId a, DocId b) const;
+  // Calls fn for each turn within options.neighbours of `doc` in its session, skipping long ones.
+  void ForEachNeighbour(DocId doc, const RetrievalOptions& options,
+                        const std::function<void(DocId)>& fn) const;
   std::vector<ScoredDoc> WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
                                         const RetrievalOptions& options) const;
 
