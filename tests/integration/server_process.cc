@@ -58,6 +58,11 @@ std::string MissingBinaryMessage() {
 }
 
 ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options)) {
+  if (!options_.data_dir.empty()) {
+    data_dir_ = options_.data_dir;
+    keep_data_dir_ = true;
+    return;
+  }
   std::string tmpl = (std::filesystem::temp_directory_path() / "engram-it-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) != nullptr) data_dir_ = tmpl;
 }

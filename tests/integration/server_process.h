@@ -39,6 +39,9 @@ struct ServerOptions {
   // Environment overrides on top of the test's environment. ENGRAM_API_KEYS is removed from the
   // inherited environment unless set here, so the outer shell cannot switch on auth by accident.
   std::map<std::string, std::string> env;
+  // Use this existing data directory (e.g. one another ServerProcess kept) instead of a new
+  // temporary one. It is not removed on destruction unless KeepDataDir(false) is called.
+  std::string data_dir;
   // How long Start() waits for the "listening on HOST:PORT" line.
   std::chrono::milliseconds start_timeout{20000};
 };
