@@ -143,9 +143,6 @@ void ScopeShard::ForEachNeighbour(DocId doc, const RetrievalOptions& options,
 
 std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
                                                   const RetrievalOptions& options) const {
-  auto better = [](const ScoredDoc& a, const ScoredDoc& b) {
-    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-  };
   if (options.neighbours > 0 &&
       options.neighbour_placement == RetrievalOptions::NeighbourPlacement::kByScore) {
     // Every candidate lends factor × its score to its neighbours; each document keeps the best of
@@ -164,9 +161,7 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
     std::vector<ScoredDoc> all;
     all.reserve(best.size());
     for (const auto& [doc, score] : best) all.push_back({doc, score});
-    size_t keep = std::min(k, all.size());
-    std::partial_sort(all.begin(), all.begin() + static_cast<long>(keep), all.end(), better);
-    all.resize(keep);
+    KeepTopK(all, k);
     return all;
   }
   std::vector<ScoredDoc> out;

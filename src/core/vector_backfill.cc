@@ -45,30 +45,37 @@ void VectorBackfill::EnqueueFresh(std::shared_ptr<ScopeShard> shard,
     pending_ += n;
   }
   shard->AddPendingVectors(n, bytes);
-  // Large writes are split so several workers can share them.
-  for (size_t i = 0; i < n; i += options_.batch_size) {
-    Job job{shard, {}, true};
-    size_t end = std::min(n, i + options_.batch_size);
-    for (size_t j = i; j < end; ++j) job.items.push_back(std::move(items[j]));
-    std::lock_guard<std::mutex> lock(mu_);
-    fresh_.push_back(std::move(job));
-  }
-  cv_.notify_all();
+  Queue(std::move(shard), std::move(items), /*fresh=*/true);
 }
 
 void VectorBackfill::EnqueueBackfill(std::shared_ptr<ScopeShard> shard) {
   auto missing = shard->MissingVectors();
   if (missing.empty()) return;
-  for (size_t i = 0; i < missing.size(); i += options_.batch_size) {
-    Job job{shard, {}, false};
-    size_t end = std::min(missing.size(), i + options_.batch_size);
-    for (size_t j = i; j < end; ++j) job.items.push_back(std::move(missing[j]));
+  const size_t n = missing.size();
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_ += job.items.size();
-    backfill_.push_back(std::move(job));
+    pending_ += n;
+  }
+  Queue(std::move(shard), std::move(missing), /*fresh=*/false);
+  spdlog::info("vector backfill: {} memories queued", n);
+}
+
+void VectorBackfill::Queue(std::shared_ptr<ScopeShard> shard,
+                           std::vector<std::pair<int64_t, std::string>> items, bool fresh) {
+  // Split into batches so several workers can share a large write.
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < items.size(); i += options_.batch_size) {
+    Job job{shard, {}, fresh};
+    size_t end = std::min(items.size(), i + options_.batch_size);
+    for (size_t j = i; j < end; ++j) job.items.push_back(std::move(items[j]));
+    jobs.push_back(std::move(job));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& queue = fresh ? fresh_ : backfill_;
+    for (auto& job : jobs) queue.push_back(std::move(job));
   }
   cv_.notify_all();
-  spdlog::info("vector backfill: {} memories queued", missing.size());
 }
 
 size_t VectorBackfill::pending() const {

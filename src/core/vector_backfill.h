@@ -72,6 +72,9 @@ class VectorBackfill {
   };
   void Run();
   void Process(Job& job);
+  // Splits items into jobs of batch_size and queues them (pending counts are the caller's).
+  void Queue(std::shared_ptr<ScopeShard> shard, std::vector<std::pair<int64_t, std::string>> items,
+             bool fresh);
 
   Store* store_;
   const Embedder* embedder_;

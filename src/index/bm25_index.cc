@@ -42,11 +42,6 @@ class ScratchLease {
   Scratch* scratch_;
 };
 
-// Ranking order: higher score first, then lower DocId, so results are deterministic.
-bool Better(const ScoredDoc& a, const ScoredDoc& b) {
-  return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-}
-
 constexpr uint32_t kNoTerm = std::numeric_limits<uint32_t>::max();
 
 }  // namespace
@@ -244,17 +239,17 @@ std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_t
     if (doc_meta_[doc].state != DocState::kLive) continue;
     ScoredDoc candidate{doc, scores[doc]};
     const bool full = heap.size() == k;
-    if (full && !Better(candidate, heap.front())) continue;
+    if (full && !RanksBefore(candidate, heap.front())) continue;
     if (filter != nullptr && !(*filter)(doc)) continue;
     if (full) {
-      std::pop_heap(heap.begin(), heap.end(), Better);
+      std::pop_heap(heap.begin(), heap.end(), RanksBefore);
       heap.back() = candidate;
     } else {
       heap.push_back(candidate);
     }
-    std::push_heap(heap.begin(), heap.end(), Better);
+    std::push_heap(heap.begin(), heap.end(), RanksBefore);
   }
-  std::sort_heap(heap.begin(), heap.end(), Better);
+  std::sort_heap(heap.begin(), heap.end(), RanksBefore);
   return result;
 }
 

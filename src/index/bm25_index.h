@@ -20,6 +20,8 @@
 // Search keeps its scratch space in thread_local storage.
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -43,6 +45,22 @@ struct ScoredDoc {
   DocId doc;
   float score;
 };
+
+// Ranking order used by every retriever and by fusion: higher score first, then lower DocId, so
+// results are deterministic.
+inline bool RanksBefore(const ScoredDoc& a, const ScoredDoc& b) {
+  return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+}
+
+// Sorts `docs` into ranking order and keeps the first k.
+inline void KeepTopK(std::vector<ScoredDoc>& docs, size_t k) {
+  if (docs.size() > k) {
+    std::partial_sort(docs.begin(), docs.begin() + static_cast<long>(k), docs.end(), RanksBefore);
+    docs.resize(k);
+  } else {
+    std::sort(docs.begin(), docs.end(), RanksBefore);
+  }
+}
 
 class Bm25Index {
  public:

@@ -80,15 +80,7 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
   std::vector<ScoredDoc> out;
   out.reserve(acc.size());
   for (const auto& [doc, score] : acc) out.push_back({doc, score});
-  auto better = [](const ScoredDoc& a, const ScoredDoc& b) {
-    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-  };
-  if (out.size() > k) {
-    std::partial_sort(out.begin(), out.begin() + static_cast<long>(k), out.end(), better);
-    out.resize(k);
-  } else {
-    std::sort(out.begin(), out.end(), better);
-  }
+  KeepTopK(out, k);
   return out;
 }
 

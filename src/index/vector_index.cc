@@ -142,10 +142,7 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
                          std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
   }
   // Exact scan keeping the k best in a min-heap.
-  // "better" orders best first, so the heap front is the worst of the k kept.
-  auto better = [](const ScoredDoc& a, const ScoredDoc& b) {
-    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-  };
+  // RanksBefore orders best first, so the heap front is the worst of the k kept.
   std::vector<ScoredDoc> heap;
   heap.reserve(k + 1);
   for (DocId d = 0; d < present_.size(); ++d) {
@@ -154,16 +151,14 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
     float s = qs * scales_[d] * static_cast<float>(DotInt8(q.data(), code(d), options_.dim));
     if (heap.size() < k) {
       heap.push_back({d, s});
-      std::push_heap(heap.begin(), heap.end(), better);
+      std::push_heap(heap.begin(), heap.end(), RanksBefore);
     } else if (s > heap.front().score) {
-      std::pop_heap(heap.begin(), heap.end(), better);
+      std::pop_heap(heap.begin(), heap.end(), RanksBefore);
       heap.back() = {d, s};
-      std::push_heap(heap.begin(), heap.end(), better);
+      std::push_heap(heap.begin(), heap.end(), RanksBefore);
     }
   }
-  std::sort(heap.begin(), heap.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
-    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-  });
+  std::sort(heap.begin(), heap.end(), RanksBefore);
   return heap;
 }
 
