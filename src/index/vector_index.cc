@@ -131,24 +131,14 @@ void VectorIndex::MaybeBuildHnsw() {
   }
 }
 
-std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
-                                           const std::function<bool(DocId)>* filter) const {
-  std::vector<ScoredDoc> out;
-  if (k == 0 || count_ == 0) return out;
-  std::vector<int8_t> q(static_cast<size_t>(options_.dim));
-  const float qs = QuantizeInt8(query, options_.dim, q.data());
-  if (hnsw_ && filter == nullptr) {
-    return hnsw_->Search(qs, q.data(), options_.dim, k,
-                         std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
-  }
-  // Exact scan keeping the k best in a min-heap.
-  // RanksBefore orders best first, so the heap front is the worst of the k kept.
+template <typename Next>
+std::vector<ScoredDoc> VectorIndex::Scan(float qs, const int8_t* q, size_t k, Next next) const {
+  // A min-heap of the k best: RanksBefore orders best first, so the front is the worst kept.
   std::vector<ScoredDoc> heap;
   heap.reserve(k + 1);
-  for (DocId d = 0; d < present_.size(); ++d) {
-    if (!present_[d]) continue;
-    if (filter && !(*filter)(d)) continue;
-    float s = qs * scales_[d] * static_cast<float>(DotInt8(q.data(), code(d), options_.dim));
+  DocId d;
+  while (next(&d)) {
+    float s = qs * scales_[d] * static_cast<float>(DotInt8(q, code(d), options_.dim));
     if (heap.size() < k) {
       heap.push_back({d, s});
       std::push_heap(heap.begin(), heap.end(), RanksBefore);
@@ -160,6 +150,52 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
   }
   std::sort(heap.begin(), heap.end(), RanksBefore);
   return heap;
+}
+
+std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
+                                           const std::function<bool(DocId)>* filter) const {
+  std::vector<ScoredDoc> out;
+  if (k == 0 || count_ == 0) return out;
+  std::vector<int8_t> q(static_cast<size_t>(options_.dim));
+  const float qs = QuantizeInt8(query, options_.dim, q.data());
+  if (hnsw_ && filter == nullptr) {
+    return hnsw_->Search(qs, q.data(), options_.dim, k,
+                         std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
+  }
+  DocId d = 0;
+  return Scan(qs, q.data(), k, [&](DocId* out) {
+    for (; d < present_.size(); ++d) {
+      if (present_[d] && (filter == nullptr || (*filter)(d))) {
+        *out = d++;
+        return true;
+      }
+    }
+    return false;
+  });
+}
+
+std::vector<ScoredDoc> VectorIndex::SearchAmong(const float* query, size_t k,
+                                                const std::vector<DocId>& docs) const {
+  if (k == 0 || count_ == 0) return {};
+  std::vector<int8_t> q(static_cast<size_t>(options_.dim));
+  const float qs = QuantizeInt8(query, options_.dim, q.data());
+  size_t i = 0;
+  return Scan(qs, q.data(), k, [&](DocId* out) {
+    for (; i < docs.size(); ++i) {
+      if (docs[i] < present_.size() && present_[docs[i]]) {
+        *out = docs[i++];
+        return true;
+      }
+    }
+    return false;
+  });
+}
+
+std::optional<float> VectorIndex::Similarity(const float* query, DocId doc) const {
+  if (doc >= present_.size() || !present_[doc]) return std::nullopt;
+  std::vector<int8_t> q(static_cast<size_t>(options_.dim));
+  const float qs = QuantizeInt8(query, options_.dim, q.data());
+  return qs * scales_[doc] * static_cast<float>(DotInt8(q.data(), code(doc), options_.dim));
 }
 
 size_t VectorIndex::MemoryBytes() const {

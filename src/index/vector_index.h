@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "index/bm25_index.h"
@@ -44,6 +45,14 @@ class VectorIndex {
   std::vector<ScoredDoc> Search(const float* query, size_t k,
                                 const std::function<bool(DocId)>* filter = nullptr) const;
 
+  // Top-k among `docs` only (absent ones skipped), by exact scan: for filtered searches whose
+  // candidates are known up front (one user's memories in a large workspace).
+  std::vector<ScoredDoc> SearchAmong(const float* query, size_t k,
+                                     const std::vector<DocId>& docs) const;
+
+  // Cosine similarity of `query` and `doc`'s stored vector; nullopt when doc has none.
+  std::optional<float> Similarity(const float* query, DocId doc) const;
+
   size_t size() const { return count_; }
   bool uses_hnsw() const { return hnsw_ != nullptr; }
   size_t MemoryBytes() const;
@@ -52,6 +61,9 @@ class VectorIndex {
  private:
   class Hnsw;
   void MaybeBuildHnsw();
+  // Exact scan of the docs `next` yields (it returns false when done), keeping the k best.
+  template <typename Next>
+  std::vector<ScoredDoc> Scan(float qs, const int8_t* q, size_t k, Next next) const;
   const int8_t* code(DocId d) const { return codes_.data() + static_cast<size_t>(d) * options_.dim; }
 
   VectorIndexOptions options_;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "store/migrations.h"
+#include "store/sqlite_rows.h"
 #include "store/sqlite_util.h"
 
 namespace engram {
@@ -26,53 +27,6 @@ Status OpenConnection(const std::string& path, bool read_only, sqlite3** out) {
   sqlite3_busy_timeout(*out, 5000);
   sqlite3_extended_result_codes(*out, 1);
   return Status::Ok();
-}
-
-MemoryRecord ReadMemoryRow(const sqlite::Stmt& s) {
-  MemoryRecord m;
-  m.seq = s.ColumnInt(0);
-  m.id = s.ColumnText(1);
-  m.workspace = s.ColumnText(2);
-  m.user_id = s.ColumnText(3);
-  m.agent_id = s.ColumnText(4);
-  m.run_id = s.ColumnText(5);
-  m.session_id = s.ColumnText(6);
-  m.role = s.ColumnText(7);
-  m.text = s.ColumnText(8);
-  m.parts_json = s.ColumnText(9);
-  m.metadata_json = s.ColumnText(10);
-  if (!s.ColumnIsNull(11)) m.source_ts_us = s.ColumnInt(11);
-  m.position = static_cast<int32_t>(s.ColumnInt(12));
-  m.created_at_us = s.ColumnInt(13);
-  m.updated_at_us = s.ColumnInt(14);
-  if (!s.ColumnIsNull(15)) {
-    m.vector_model = s.ColumnText(15);
-    std::string blob = s.ColumnBlob(16);
-    m.vector.resize(blob.size() / sizeof(float));
-    std::memcpy(m.vector.data(), blob.data(), m.vector.size() * sizeof(float));
-  }
-  return m;
-}
-
-constexpr const char* kMemoryColumns =
-    "m.seq, m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text, "
-    "m.parts, m.metadata, m.source_ts, m.position, m.created_at, m.updated_at, v.model, v.vector";
-
-std::string_view VectorBytes(const std::vector<float>& v) {
-  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)};
-}
-
-Status InsertVector(sqlite3* db, int64_t seq, const std::string& model,
-                    const std::vector<float>& vector) {
-  sqlite::Stmt ins(db,
-                   "INSERT OR REPLACE INTO memory_vectors(memory_seq, model, dim, vector) "
-                   "VALUES(?, ?, ?, ?)");
-  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-  ins.Bind(1, seq);
-  ins.Bind(2, model);
-  ins.Bind(3, static_cast<int64_t>(vector.size()));
-  ins.BindBlob(4, VectorBytes(vector));
-  return ins.Exec();
 }
 
 }  // namespace
@@ -202,34 +156,8 @@ Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
         ENGRAM_RETURN_IF_ERROR(ins.Exec());
       }
     }
-    sqlite::Stmt ins(db,
-                     "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, "
-                     "role, text, parts, metadata, source_ts, position, created_at, updated_at) "
-                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
     for (auto& m : batch.memories) {
-      ins.Reset();
-      ins.Bind(1, m.id);
-      ins.Bind(2, m.workspace);
-      ins.Bind(3, m.user_id);
-      ins.Bind(4, m.agent_id);
-      ins.Bind(5, m.run_id);
-      ins.Bind(6, m.session_id);
-      ins.Bind(7, m.role);
-      ins.Bind(8, m.text);
-      if (m.parts_json.empty()) {
-        ins.BindNull(9);
-      } else {
-        ins.Bind(9, m.parts_json);
-      }
-      ins.Bind(10, m.metadata_json);
-      ins.Bind(11, m.source_ts_us);
-      ins.Bind(12, static_cast<int64_t>(m.position));
-      ins.Bind(13, m.created_at_us);
-      ins.Bind(14, m.updated_at_us);
-      ENGRAM_RETURN_IF_ERROR(ins.Exec());
-      m.seq = sqlite3_last_insert_rowid(db);
-      if (!m.vector.empty()) ENGRAM_RETURN_IF_ERROR(InsertVector(db, m.seq, m.vector_model, m.vector));
+      ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "message", m));
     }
     if (batch.idempotency) {
       sqlite::Stmt idem(db,
@@ -272,8 +200,9 @@ Result<std::vector<MemoryRecord>> SqliteStore::LoadScope(std::string_view worksp
   {
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM memories m LEFT JOIN memory_vectors v "
                                    "ON v.memory_seq = m.seq WHERE m.workspace = ? AND m.user_id = ? "
+                                   "AND m.kind = 'message' "
                                    "ORDER BY m.seq",
-                                   kMemoryColumns));
+                                   sqlite::kMemoryColumns));
     st = q.prepare_status();
     if (st.ok()) {
       q.Bind(1, workspace);
@@ -299,7 +228,7 @@ Status SqliteStore::PutVectors(const std::vector<VectorUpdate>& updates) {
       ENGRAM_RETURN_IF_ERROR(st);
       exists.Reset();
       if (!found) continue;
-      ENGRAM_RETURN_IF_ERROR(InsertVector(db, u.seq, u.model, u.vector));
+      ENGRAM_RETURN_IF_ERROR(sqlite::InsertVector(db, u.seq, u.model, u.vector));
     }
     return Status::Ok();
   });

@@ -42,6 +42,15 @@ class SqliteStore final : public Store {
   Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
                                               std::string_view user_id) override;
   Status PutVectors(const std::vector<VectorUpdate>& updates) override;
+  Result<std::vector<MemoryRecord>> LoadAgentMemories(std::string_view workspace) override;
+  Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override;
+  Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
+                                                std::string_view memory_id) override;
+  Status InsertEvent(const MemoryEventRecord& event) override;
+  Status UpdateEventStatus(std::string_view id, std::string_view status,
+                           std::string_view error_message) override;
+  Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) override;
+  Result<std::vector<MemoryEventRecord>> UnfinishedEvents() override;
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   Status CheckWritable() override;
   Stats GetStats() override;
@@ -63,6 +72,14 @@ class SqliteStore final : public Store {
   void WriterLoop();
   sqlite3* AcquireReader();
   void ReleaseReader(sqlite3* db);
+  // Runs fn with a pooled read connection.
+  template <typename Fn>
+  auto WithReader(Fn&& fn) {
+    sqlite3* db = AcquireReader();
+    auto result = fn(db);
+    ReleaseReader(db);
+    return result;
+  }
 
   SqliteStoreOptions options_;
   sqlite3* writer_db_ = nullptr;  // only the writer thread touches it after Init

@@ -22,13 +22,36 @@ class Store {
   // writes nothing and reports the existing record.
   virtual Result<AddOutcome> Add(AddBatch batch) = 0;
 
-  // Every memory of one scope (workspace + user_id), in write order.
+  // Every leaderboard message of one scope (workspace + user_id), in write order.
   virtual Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
                                                       std::string_view user_id) = 0;
 
   // Stores vectors for existing memories (replacing older ones). Memories deleted meanwhile are
   // skipped.
   virtual Status PutVectors(const std::vector<VectorUpdate>& updates) = 0;
+
+  // --- Agent memories (memory API V4) ---
+
+  // Every agent memory of a workspace (expired ones included), in write order.
+  virtual Result<std::vector<MemoryRecord>> LoadAgentMemories(std::string_view workspace) = 0;
+
+  // Inserts, updates and deletes agent memories atomically and durably, with a history row per
+  // change and, when asked, the end state of their event.
+  virtual Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) = 0;
+
+  // A memory's history, oldest first (empty for an unknown id).
+  virtual Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
+                                                        std::string_view memory_id) = 0;
+
+  // Stores a new PENDING event durably.
+  virtual Status InsertEvent(const MemoryEventRecord& event) = 0;
+  // Sets an event's status (and error message), e.g. RUNNING or FAILED.
+  virtual Status UpdateEventStatus(std::string_view id, std::string_view status,
+                                   std::string_view error_message) = 0;
+  // kNotFound when the workspace has no such event.
+  virtual Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) = 0;
+  // Events still PENDING or RUNNING (a restart resumes them), oldest first.
+  virtual Result<std::vector<MemoryEventRecord>> UnfinishedEvents() = 0;
 
   // Images by hash; missing hashes are skipped.
   virtual Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) = 0;

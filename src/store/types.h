@@ -25,6 +25,7 @@ struct MemoryRecord {
   int32_t position = 0;                 // index within its add request
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
+  std::optional<int64_t> expires_at_us;  // hidden from reads after this time; agent memories only
   // The memory's embedding and the model that made it; empty when it has none (yet).
   std::vector<float> vector;
   std::string vector_model;
@@ -64,6 +65,57 @@ struct AddOutcome {
   bool duplicate = false;
   IdempotencyRecord existing;
   std::vector<MemoryRecord> stored;  // the memories as written, seq filled in
+};
+
+// One asynchronous memory add (an "event" of the memory API): a durable job row.
+struct MemoryEventRecord {
+  std::string id;  // me-<uuid>
+  std::string workspace;
+  std::string status;        // PENDING | RUNNING | SUCCEEDED | FAILED
+  std::string request_json;  // the validated add request
+  std::string result_json;   // set when finished
+  std::string error_message;
+  int64_t created_at_us = 0;
+  int64_t updated_at_us = 0;
+};
+
+// One change of an agent memory, with what it replaced (for the history).
+struct MemoryChange {
+  enum class Op { kInsert, kUpdate, kDelete };
+  Op op = Op::kInsert;
+  // kInsert: the whole record (seq is filled in by the store). kUpdate: id, text, metadata_json,
+  // updated_at_us and, when non-empty, vector + vector_model (an empty vector keeps the old one if
+  // the text is unchanged, else drops it: it no longer matches the text). kDelete: id.
+  MemoryRecord record;
+  std::string old_text;  // kUpdate / kDelete: for the history
+  std::string old_metadata_json;
+};
+
+// Changes applied atomically, with their history rows and, optionally, the end of their event.
+struct MemoryChangeBatch {
+  std::string workspace;
+  std::string event_id;  // recorded in history rows; "" for direct API calls
+  std::vector<MemoryChange> changes;
+  // When set, the event row gets this status / result / error in the same transaction.
+  std::optional<MemoryEventRecord> finish_event;
+};
+
+struct MemoryChangeOutcome {
+  std::vector<MemoryRecord> inserted;  // as written, seq filled in
+  // Per change: false when an update or delete found no such memory (deleted meanwhile).
+  std::vector<bool> applied;
+};
+
+struct HistoryRecord {
+  int64_t seq = 0;
+  std::string memory_id;
+  std::string event;  // ADD | UPDATE | DELETE
+  std::optional<std::string> old_text;
+  std::optional<std::string> new_text;
+  std::optional<std::string> old_metadata_json;
+  std::optional<std::string> new_metadata_json;
+  std::string event_id;
+  int64_t at_us = 0;
 };
 
 }  // namespace engram

@@ -1,0 +1,250 @@
+// SqliteStore: agent memories (memory API V4), their history and their events.
+#include <fmt/format.h>
+
+#include "store/sqlite_rows.h"
+#include "store/sqlite_store.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+MemoryEventRecord ReadEventRow(const sqlite::Stmt& q) {
+  MemoryEventRecord e;
+  e.id = q.ColumnText(0);
+  e.workspace = q.ColumnText(1);
+  e.status = q.ColumnText(2);
+  e.request_json = q.ColumnText(3);
+  e.result_json = q.ColumnText(4);
+  e.error_message = q.ColumnText(5);
+  e.created_at_us = q.ColumnInt(6);
+  e.updated_at_us = q.ColumnInt(7);
+  return e;
+}
+
+constexpr const char* kEventColumns =
+    "id, workspace, status, request, result, error_message, created_at, updated_at";
+
+void BindOptionalText(sqlite::Stmt& s, int i, const std::string* v) {
+  if (v == nullptr) {
+    s.BindNull(i);
+  } else {
+    s.Bind(i, *v);
+  }
+}
+
+Status InsertHistory(sqlite3* db, const std::string& workspace, const std::string& event_id,
+                     const MemoryChange& c, int64_t at_us) {
+  sqlite::Stmt h(db,
+                 "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, "
+                 "old_metadata, new_metadata, event_id, at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  ENGRAM_RETURN_IF_ERROR(h.prepare_status());
+  const bool has_old = c.op != MemoryChange::Op::kInsert;
+  const bool has_new = c.op != MemoryChange::Op::kDelete;
+  h.Bind(1, c.record.id);
+  h.Bind(2, workspace);
+  h.Bind(3, c.op == MemoryChange::Op::kInsert   ? "ADD"
+            : c.op == MemoryChange::Op::kUpdate ? "UPDATE"
+                                                : "DELETE");
+  BindOptionalText(h, 4, has_old ? &c.old_text : nullptr);
+  BindOptionalText(h, 5, has_new ? &c.record.text : nullptr);
+  BindOptionalText(h, 6, has_old ? &c.old_metadata_json : nullptr);
+  BindOptionalText(h, 7, has_new ? &c.record.metadata_json : nullptr);
+  h.Bind(8, event_id);
+  h.Bind(9, at_us);
+  return h.Exec();
+}
+
+// Applies one update; false in *applied when the memory no longer exists.
+Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChange& c,
+                    bool* applied) {
+  const MemoryRecord& m = c.record;
+  sqlite::Stmt up(db,
+                  "UPDATE memories SET text = ?, metadata = ?, updated_at = ? "
+                  "WHERE id = ? AND workspace = ? AND kind = 'memory' RETURNING seq");
+  ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+  up.Bind(1, m.text);
+  up.Bind(2, m.metadata_json);
+  up.Bind(3, m.updated_at_us);
+  up.Bind(4, m.id);
+  up.Bind(5, workspace);
+  Status st;
+  *applied = up.Step(&st);
+  ENGRAM_RETURN_IF_ERROR(st);
+  if (!*applied) return Status::Ok();
+  const int64_t seq = up.ColumnInt(0);
+  up.Reset();
+  if (!m.vector.empty()) return sqlite::InsertVector(db, seq, m.vector_model, m.vector);
+  if (m.text == c.old_text) return Status::Ok();  // metadata only: the vector still fits
+  // The old vector describes the old text: drop it so backfill re-embeds rather than serve it.
+  sqlite::Stmt del(db, "DELETE FROM memory_vectors WHERE memory_seq = ?");
+  ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+  del.Bind(1, seq);
+  return del.Exec();
+}
+
+}  // namespace
+
+Result<std::vector<MemoryRecord>> SqliteStore::LoadAgentMemories(std::string_view workspace) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryRecord>> {
+    std::vector<MemoryRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memories m LEFT JOIN memory_vectors v "
+                                   "ON v.memory_seq = m.seq WHERE m.kind = 'memory' "
+                                   "AND m.workspace = ? ORDER BY m.seq",
+                                   sqlite::kMemoryColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    Status st;
+    while (q.Step(&st)) out.push_back(sqlite::ReadMemoryRow(q));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch batch) {
+  MemoryChangeOutcome outcome;
+  Status st = Submit([&batch, &outcome](sqlite3* db) -> Status {
+    outcome = {};
+    const int64_t now = NowMicros();
+    for (auto& c : batch.changes) {
+      bool applied = true;
+      switch (c.op) {
+        case MemoryChange::Op::kInsert:
+          c.record.workspace = batch.workspace;
+          ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "memory", c.record));
+          outcome.inserted.push_back(c.record);
+          break;
+        case MemoryChange::Op::kUpdate:
+          ENGRAM_RETURN_IF_ERROR(UpdateMemory(db, batch.workspace, c, &applied));
+          break;
+        case MemoryChange::Op::kDelete: {
+          // Vectors go with the row (ON DELETE CASCADE).
+          sqlite::Stmt del(db,
+                           "DELETE FROM memories WHERE id = ? AND workspace = ? AND kind = 'memory'");
+          ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+          del.Bind(1, c.record.id);
+          del.Bind(2, batch.workspace);
+          ENGRAM_RETURN_IF_ERROR(del.Exec());
+          applied = sqlite3_changes(db) > 0;
+          break;
+        }
+      }
+      outcome.applied.push_back(applied);
+      if (applied) {
+        ENGRAM_RETURN_IF_ERROR(InsertHistory(db, batch.workspace, batch.event_id, c, now));
+      }
+    }
+    if (batch.finish_event) {
+      const MemoryEventRecord& e = *batch.finish_event;
+      sqlite::Stmt up(db,
+                      "UPDATE memory_events SET status = ?, result = ?, error_message = ?, "
+                      "updated_at = ? WHERE id = ?");
+      ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+      up.Bind(1, e.status);
+      up.Bind(2, e.result_json);
+      up.Bind(3, e.error_message);
+      up.Bind(4, now);
+      up.Bind(5, e.id);
+      ENGRAM_RETURN_IF_ERROR(up.Exec());
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return outcome;
+}
+
+Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view workspace,
+                                                           std::string_view memory_id) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<HistoryRecord>> {
+    std::vector<HistoryRecord> out;
+    sqlite::Stmt q(db,
+                   "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, "
+                   "event_id, at FROM memory_history WHERE workspace = ? AND memory_id = ? "
+                   "ORDER BY seq");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, memory_id);
+    Status st;
+    auto optional_text = [&q](int i) -> std::optional<std::string> {
+      if (q.ColumnIsNull(i)) return std::nullopt;
+      return q.ColumnText(i);
+    };
+    while (q.Step(&st)) {
+      HistoryRecord h;
+      h.seq = q.ColumnInt(0);
+      h.memory_id = q.ColumnText(1);
+      h.event = q.ColumnText(2);
+      h.old_text = optional_text(3);
+      h.new_text = optional_text(4);
+      h.old_metadata_json = optional_text(5);
+      h.new_metadata_json = optional_text(6);
+      h.event_id = q.ColumnText(7);
+      h.at_us = q.ColumnInt(8);
+      out.push_back(std::move(h));
+    }
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Status SqliteStore::InsertEvent(const MemoryEventRecord& event) {
+  return Submit([&event](sqlite3* db) -> Status {
+    sqlite::Stmt ins(db, fmt::format("INSERT INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                                     kEventColumns));
+    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+    ins.Bind(1, event.id);
+    ins.Bind(2, event.workspace);
+    ins.Bind(3, event.status);
+    ins.Bind(4, event.request_json);
+    ins.Bind(5, event.result_json);
+    ins.Bind(6, event.error_message);
+    ins.Bind(7, event.created_at_us);
+    ins.Bind(8, event.updated_at_us);
+    return ins.Exec();
+  });
+}
+
+Status SqliteStore::UpdateEventStatus(std::string_view id, std::string_view status,
+                                      std::string_view error_message) {
+  return Submit([&](sqlite3* db) -> Status {
+    sqlite::Stmt up(db,
+                    "UPDATE memory_events SET status = ?, error_message = ?, updated_at = ? "
+                    "WHERE id = ?");
+    ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+    up.Bind(1, status);
+    up.Bind(2, error_message);
+    up.Bind(3, NowMicros());
+    up.Bind(4, id);
+    return up.Exec();
+  });
+}
+
+Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std::string_view id) {
+  return WithReader([&](sqlite3* db) -> Result<MemoryEventRecord> {
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE id = ? AND workspace = ?",
+                                   kEventColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, id);
+    q.Bind(2, workspace);
+    Status st;
+    if (q.Step(&st)) return ReadEventRow(q);
+    if (!st.ok()) return st;
+    return Status::NotFound(fmt::format("event {} not found", id));
+  });
+}
+
+Result<std::vector<MemoryEventRecord>> SqliteStore::UnfinishedEvents() {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryEventRecord>> {
+    std::vector<MemoryEventRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE status IN "
+                                   "('PENDING', 'RUNNING') ORDER BY created_at, id",
+                                   kEventColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    Status st;
+    while (q.Step(&st)) out.push_back(ReadEventRow(q));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+}  // namespace engram
