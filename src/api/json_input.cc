@@ -4,9 +4,8 @@
 
 namespace engram {
 
-namespace {
 
-const char* TypeName(const nlohmann::json& v) {
+const char* JsonTypeName(const nlohmann::json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "a boolean";
   if (v.is_number()) return "a number";
@@ -15,7 +14,6 @@ const char* TypeName(const nlohmann::json& v) {
   return "an object";
 }
 
-}  // namespace
 
 bool IsBlank(std::string_view s) {
   for (char c : s) {
@@ -92,7 +90,7 @@ Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth) {
   if (j.is_discarded()) return Status::InvalidParameter("request body is not valid JSON");
   if (!j.is_object()) {
     return Status::InvalidParameter(
-        fmt::format("request body must be a JSON object, got {}", TypeName(j)));
+        fmt::format("request body must be a JSON object, got {}", JsonTypeName(j)));
   }
   return j;
 }
@@ -105,7 +103,7 @@ Result<std::optional<std::string>> GetString(const nlohmann::json& obj, std::str
     return std::optional<std::string>();
   }
   if (!it->is_string()) {
-    return Status::InvalidParameter(fmt::format("{} must be a string, got {}", path, TypeName(*it)));
+    return Status::InvalidParameter(fmt::format("{} must be a string, got {}", path, JsonTypeName(*it)));
   }
   const auto& s = it->get_ref<const std::string&>();
   if (!rule.allow_empty && IsBlank(s)) {
@@ -143,7 +141,7 @@ Result<std::optional<int64_t>> GetInt(const nlohmann::json& obj, std::string_vie
     v = static_cast<int64_t>(d);
   } else {
     return Status::InvalidParameter(
-        fmt::format("{} must be an integer, got {}", path, TypeName(*it)));
+        fmt::format("{} must be an integer, got {}", path, JsonTypeName(*it)));
   }
   if (v < min || v > max) {
     return Status::InvalidParameter(

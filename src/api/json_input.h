@@ -31,6 +31,9 @@ Result<std::optional<int64_t>> GetInt(const nlohmann::json& obj, std::string_vie
                                       std::string_view path, int64_t min, int64_t max,
                                       bool required);
 
+// "object", "array", "string", "number", "boolean" or "null", for error messages.
+const char* JsonTypeName(const nlohmann::json& v);
+
 // True for strings with no non-whitespace character.
 bool IsBlank(std::string_view s);
 

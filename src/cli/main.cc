@@ -109,6 +109,21 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--hnsw-threshold", serve.hnsw_threshold,
                         "vectors in a scope before an HNSW graph replaces the exact scan (0: never)")
       ->envname("ENGRAM_HNSW_THRESHOLD")->capture_default_str();
+  serve_cmd->add_option("--extractor", serve.extractor,
+                        "memory extraction: rules (built-in, offline) or llm (chat completions)")
+      ->envname("ENGRAM_EXTRACTOR")->capture_default_str();
+  serve_cmd->add_option("--llm-url", serve.llm_url, "OpenAI-compatible base URL, e.g. http://host:8000/v1")
+      ->envname("ENGRAM_LLM_URL");
+  serve_cmd->add_option("--llm-model", serve.llm_model, "chat model name for --extractor llm")
+      ->envname("ENGRAM_LLM_MODEL");
+  serve_cmd->add_option("--llm-api-key", serve.llm_api_key, "API key for the chat endpoint")
+      ->envname("ENGRAM_LLM_API_KEY");
+  serve_cmd->add_option("--llm-timeout-ms", serve.llm_timeout_ms, "per-request timeout")
+      ->envname("ENGRAM_LLM_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--llm-retries", serve.llm_retries, "retries on errors, 429 and 5xx")
+      ->envname("ENGRAM_LLM_RETRIES")->capture_default_str();
+  serve_cmd->add_option("--event-workers", serve.event_workers, "threads running memory extraction")
+      ->envname("ENGRAM_EVENT_WORKERS")->capture_default_str();
   serve_cmd->add_option("--log-level", serve.log_level, "trace, debug (access log), info, warn, error")
       ->envname("ENGRAM_LOG_LEVEL")->capture_default_str();
 

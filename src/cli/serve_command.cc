@@ -9,13 +9,17 @@
 
 #include "api/app.h"
 #include "api/leaderboard_api.h"
+#include "api/memory_api.h"
 #include "api/ops_api.h"
 #include "core/leaderboard_service.h"
+#include "core/memory_service.h"
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
 #include "embed/batching_embedder.h"
 #include "embed/openai_embedder.h"
 #include "embed/use_lite.h"
+#include "extract/llm_extractor.h"
+#include "extract/rule_based_extractor.h"
 #include "index/analyzer.h"
 #include "server/http_server.h"
 #include "store/sqlite_store.h"
@@ -122,10 +126,41 @@ int RunServe(ServeOptions options) {
                                                  : RetrievalOptions::NeighbourPlacement::kAfterHit;
   LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), backfill.get(),
                                  lb_options);
+
+  std::unique_ptr<MemoryExtractor> extractor;
+  if (options.extractor == "llm") {
+    LlmExtractorOptions llm;
+    llm.chat.base_url = options.llm_url;
+    llm.chat.model = options.llm_model;
+    llm.chat.api_key = options.llm_api_key;
+    llm.chat.request_timeout = std::chrono::milliseconds(options.llm_timeout_ms);
+    llm.chat.max_retries = options.llm_retries;
+    auto created = LlmExtractor::Create(std::move(llm));
+    if (!created.ok()) {
+      spdlog::error("cannot use the LLM extractor: {}", created.status().ToString());
+      return 2;
+    }
+    extractor = std::move(*created);
+  } else {
+    extractor = std::make_unique<RuleBasedExtractor>();
+  }
+  spdlog::info("memory extractor: {}", extractor->name());
+  MemoryServiceOptions memory_options;
+  memory_options.shard.bm25 = shard_options.bm25;
+  memory_options.shard.vectors = shard_options.vectors;
+  memory_options.shard.fusion = lb_options.retrieval.fusion;
+  memory_options.event_workers = options.event_workers;
+  MemoryService memories((*store).get(), &analyzer, embedder.get(), extractor.get(),
+                         memory_options);
+  if (Status st = memories.Start(); !st.ok()) {
+    spdlog::error("cannot resume memory events: {}", st.ToString());
+    return 1;
+  }
+
   Metrics metrics;
   Store* store_ptr = (*store).get();
   VectorBackfill* backfill_ptr = backfill.get();
-  metrics.AddGaugeSource([&shards, store_ptr, backfill_ptr](std::string& out) {
+  metrics.AddGaugeSource([&shards, &memories, store_ptr, backfill_ptr](std::string& out) {
     auto stats = store_ptr->GetStats();
     out += "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
     out += "engram_shards_loaded " + std::to_string(shards.shard_count()) + "\n";
@@ -139,11 +174,16 @@ int RunServe(ServeOptions options) {
     out += "engram_shard_bytes " + std::to_string(shards.MemoryBytes()) + "\n";
     out += "# HELP engram_vector_queue Memories waiting for a vector.\n# TYPE engram_vector_queue gauge\n";
     out += "engram_vector_queue " + std::to_string(backfill_ptr ? backfill_ptr->pending() : 0) + "\n";
+    out += "# HELP engram_memory_events_queued Memory events waiting for a worker.\n# TYPE engram_memory_events_queued gauge\n";
+    out += "engram_memory_events_queued " + std::to_string(memories.queued_events()) + "\n";
+    out += "# HELP engram_agent_memories Agent memories held in loaded workspaces.\n# TYPE engram_agent_memories gauge\n";
+    out += "engram_agent_memories " + std::to_string(memories.shard_memories()) + "\n";
   });
 
   Router router;
   RegisterOpsRoutes(router, store_ptr, &metrics);
   RegisterLeaderboardRoutes(router, &leaderboard, LeaderboardApiLimits{});
+  RegisterMemoryRoutes(router, &memories, MemoryApiLimits{});
   App app(std::move(router), &*auth, &metrics);
 
   HttpServerOptions http;
@@ -174,6 +214,8 @@ int RunServe(ServeOptions options) {
   sigwait(&signals, &sig);
   spdlog::info("signal {} received: shutting down", sig);
   server.Stop(std::chrono::milliseconds(options.shutdown_grace_ms));
+  // Events still queued stay PENDING in the store and run at the next start.
+  memories.Shutdown();
   // Vectors still being computed are dropped (the backfill redoes them at the next start) rather
   // than holding up shutdown behind a long text in the model.
   bool workers_done = !backfill || backfill->Shutdown(std::chrono::milliseconds(1000));

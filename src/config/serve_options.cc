@@ -75,6 +75,19 @@ Status ServeOptions::Validate() {
   if (neighbour_weight < 0 || neighbour_weight > 1) {
     return Status::InvalidParameter("--neighbour-weight must be in 0..1");
   }
+  if (extractor != "rules" && extractor != "llm") {
+    return Status::InvalidParameter("--extractor must be rules or llm");
+  }
+  if (extractor == "llm" && (llm_url.empty() || llm_model.empty())) {
+    return Status::InvalidParameter("--extractor llm needs --llm-url and --llm-model");
+  }
+  if (llm_timeout_ms < 100 || llm_timeout_ms > 600000) {
+    return Status::InvalidParameter("--llm-timeout-ms must be 100-600000");
+  }
+  if (llm_retries < 0 || llm_retries > 10) return Status::InvalidParameter("--llm-retries must be 0-10");
+  if (event_workers < 1 || event_workers > 64) {
+    return Status::InvalidParameter("--event-workers must be 1-64");
+  }
   return Status::Ok();
 }
 

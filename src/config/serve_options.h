@@ -45,6 +45,15 @@ struct ServeOptions {
   double neighbour_weight = 0.9;
   uint64_t hnsw_threshold = 20000;
   std::string log_level = "info";
+  // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible
+  // chat-completions endpoint).
+  std::string extractor = "rules";
+  std::string llm_url;  // e.g. http://127.0.0.1:8000/v1
+  std::string llm_model;
+  std::string llm_api_key;
+  int64_t llm_timeout_ms = 60000;
+  int llm_retries = 2;
+  int event_workers = 2;  // threads running memory events (extraction)
 
   // Parsed from `listen`.
   std::string host;

@@ -1,6 +1,7 @@
 // Fuzz target for everything that parses untrusted request bytes: JSON object parsing with the
-// depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), the
-// ISO 8601 parser, base64, and the text analyzer. Any input must yield a value or a clean Status —
+// depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), memory
+// add/search/update validation with the filter grammar, query strings, the ISO 8601 parser, base64,
+// and the text analyzer. Any input must yield a value or a clean Status —
 // never a crash, hang, sanitizer report or exception.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): as a libFuzzer binary with clang
@@ -12,6 +13,8 @@
 
 #include "api/json_input.h"
 #include "api/leaderboard_api.h"
+#include "api/memory_api.h"
+#include "api/query_params.h"
 #include "common/codec.h"
 #include "common/time_util.h"
 #include "index/analyzer.h"
@@ -22,6 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)engram::ParseJsonObject(input);
   (void)engram::ParseLeaderboardAdd(input, limits);
   (void)engram::ParseLeaderboardSearch(input, limits);
+  static const engram::MemoryApiLimits memory_limits;
+  (void)engram::ParseMemoryAdd(input, "default", memory_limits);
+  (void)engram::ParseMemorySearch(input, "default", memory_limits);
+  (void)engram::ParseMemoryUpdate(input, "default", "m-1", memory_limits);
+  (void)engram::ParseQueryString(input.substr(0, 4096));
   (void)engram::ParseIsoToMicros(input.substr(0, 64));
   (void)engram::Base64Decode(input, 1 << 20);
   (void)engram::IsValidUtf8(input);

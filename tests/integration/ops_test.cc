@@ -151,7 +151,12 @@ TEST_F(OpsTest, OpenApiDocument) {
   ASSERT_TRUE(j.contains("openapi") && j["openapi"].is_string()) << resp.body.substr(0, 500);
   EXPECT_EQ(j["openapi"].get<std::string>().rfind("3.", 0), 0u) << j["openapi"];
   ASSERT_TRUE(j.contains("paths") && j["paths"].is_object());
-  for (const char* path : {"/leaderboard/add", "/leaderboard/search", "/healthz", "/metrics"}) {
+  for (const char* path :
+       {"/leaderboard/add", "/leaderboard/search", "/healthz", "/metrics",
+        "/v4/openapi/workspaces/{workspace_name}/memory/{service_id}/memories/add",
+        "/v4/openapi/workspaces/{workspace_name}/memory/{service_id}/memories/search",
+        "/v4/openapi/workspaces/{workspace_name}/memory/{service_id}/memories/{memory_id}",
+        "/v4/openapi/workspaces/{workspace_name}/memory/{service_id}/events/{event_id}"}) {
     EXPECT_TRUE(j["paths"].contains(path)) << "openapi.json lacks " << path;
   }
   for (const char* path : {"/leaderboard/add", "/leaderboard/search"}) {

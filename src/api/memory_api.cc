@@ -1,0 +1,469 @@
+#include "api/memory_api.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "api/envelope.h"
+#include "api/json_input.h"
+#include "api/query_params.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kPrefix = "/v4/openapi/workspaces/{workspace}/memory/{service_id}";
+constexpr int64_t kMicrosPerDay = 86400LL * 1000000;
+
+Status CheckId(const std::string& value, std::string_view name, const MemoryApiLimits& limits) {
+  if (value.size() > limits.max_id_bytes) {
+    return Status::InvalidParameter(fmt::format("{} is too long: {} bytes, at most {} allowed",
+                                                name, value.size(), limits.max_id_bytes));
+  }
+  if (!IsValidUtf8(value)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  return Status::Ok();
+}
+
+// Reads the optional scope ids user_id / agent_id / run_id of a body.
+Status ReadScopeIds(const json& j, const MemoryApiLimits& limits, std::string* user_id,
+                    std::string* agent_id, std::string* run_id) {
+  for (auto [name, out] : {std::pair<const char*, std::string*>{"user_id", user_id},
+                           {"agent_id", agent_id},
+                           {"run_id", run_id}}) {
+    auto v = GetString(j, name, name, {.required = false, .max_bytes = limits.max_id_bytes});
+    if (!v.ok()) return v.status();
+    if (*v) {
+      ENGRAM_RETURN_IF_ERROR(CheckId(**v, name, limits));
+      *out = **v;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ReadMetadata(const json& j, const MemoryApiLimits& limits) {
+  auto it = j.find("metadata");
+  if (it == j.end() || it->is_null()) return std::string("{}");
+  if (!it->is_object()) {
+    return Status::InvalidParameter(
+        fmt::format("metadata must be an object, got {}", JsonTypeName(*it)));
+  }
+  std::string dumped = DumpJson(*it);
+  if (dumped.size() > limits.max_metadata_bytes) {
+    return Status::InvalidParameter(fmt::format("metadata is too large: {} bytes, at most {} allowed",
+                                                dumped.size(), limits.max_metadata_bytes));
+  }
+  return dumped;
+}
+
+Result<ConversationMessage> ParseMessage(const json& m, const std::string& path,
+                                         const MemoryApiLimits& limits) {
+  if (!m.is_object()) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an object with role and content, got {}", path, JsonTypeName(m)));
+  }
+  auto role = GetString(m, "role", path + ".role", {.max_bytes = 32});
+  if (!role.ok()) return role.status();
+  if (**role != "user" && **role != "assistant" && **role != "system") {
+    return Status::InvalidParameter(
+        fmt::format("{}.role must be one of user, assistant, system", path));
+  }
+  auto content = GetString(m, "content", path + ".content",
+                           {.allow_empty = true, .max_bytes = limits.max_message_bytes});
+  if (!content.ok()) return content.status();
+  if (!IsValidUtf8(**content)) {
+    return Status::InvalidParameter(fmt::format("{}.content must be valid UTF-8", path));
+  }
+  return ConversationMessage{**role, **content, 0};
+}
+
+Result<std::optional<int64_t>> ReadTimestamp(const json& j) {
+  auto it = j.find("timestamp");
+  if (it == j.end() || it->is_null()) return std::optional<int64_t>();
+  if (it->is_number()) {
+    const double seconds = it->get<double>();
+    // Unix seconds from 1970 to 9999.
+    if (!(seconds >= 0 && seconds <= 253402300799.0)) {
+      return Status::InvalidParameter("timestamp must be Unix seconds between 0 and 253402300799");
+    }
+    return std::optional<int64_t>(static_cast<int64_t>(std::llround(seconds * 1e6)));
+  }
+  if (it->is_string()) {
+    auto micros = ParseIsoToMicros(it->get_ref<const std::string&>());
+    if (!micros) {
+      return Status::InvalidParameter(
+          "timestamp must be Unix seconds or an ISO 8601 date-time, e.g. 2024-05-01T10:00:00Z");
+    }
+    return std::optional<int64_t>(*micros);
+  }
+  return Status::InvalidParameter(
+      fmt::format("timestamp must be a number or a string, got {}", JsonTypeName(*it)));
+}
+
+// "YYYY-MM-DD" → the first microsecond after that day (UTC).
+Result<std::optional<int64_t>> ReadExpiration(const json& j) {
+  auto v = GetString(j, "expiration_date", "expiration_date", {.required = false, .max_bytes = 10});
+  if (!v.ok()) return Status::InvalidParameter("expiration_date must be a date YYYY-MM-DD");
+  if (!*v) return std::optional<int64_t>();
+  const std::string& s = **v;
+  auto digits = [&s](size_t from, size_t n) {
+    for (size_t i = from; i < from + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+    }
+    return true;
+  };
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(0, 4) || !digits(5, 2) ||
+      !digits(8, 2)) {
+    return Status::InvalidParameter("expiration_date must be a date YYYY-MM-DD");
+  }
+  const int y = std::stoi(s.substr(0, 4));
+  const unsigned m = static_cast<unsigned>(std::stoi(s.substr(5, 2)));
+  const unsigned d = static_cast<unsigned>(std::stoi(s.substr(8, 2)));
+  static constexpr unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (m < 1 || m > 12 || d < 1 || d > kDays[m - 1] || (m == 2 && d == 29 && !leap)) {
+    return Status::InvalidParameter(fmt::format("expiration_date {} is not a valid date", s));
+  }
+  return std::optional<int64_t>((DaysFromCivil(y, m, d) + 1) * kMicrosPerDay);
+}
+
+json IdOrNull(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+
+json MetadataOf(const std::string& metadata_json) {
+  json j = json::parse(metadata_json, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
+  return {{"id", m.id},
+          {text_key, m.text},
+          {"user_id", IdOrNull(m.user_id)},
+          {"agent_id", IdOrNull(m.agent_id)},
+          {"run_id", IdOrNull(m.run_id)},
+          {"metadata", MetadataOf(m.metadata_json)},
+          {"created_at", FormatIsoMicros(m.created_at_us)},
+          {"updated_at", FormatIsoMicros(m.updated_at_us)}};
+}
+
+json RenderEvent(const MemoryEventRecord& e) {
+  json out = {{"id", e.id},
+              {"status", e.status},
+              {"results", json::array()},
+              {"events", json::array()},
+              {"error_message", e.error_message.empty() ? json(nullptr) : json(e.error_message)},
+              {"created_at", FormatIsoMicros(e.created_at_us)},
+              {"updated_at", FormatIsoMicros(e.updated_at_us)}};
+  json result = json::parse(e.result_json, nullptr, false);
+  if (result.is_object()) {
+    if (result.contains("results")) out["results"] = result["results"];
+    if (result.contains("events")) out["events"] = result["events"];
+  }
+  return out;
+}
+
+json TextOrNull(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+
+json MetadataOrNull(const std::optional<std::string>& v) {
+  return v ? MetadataOf(*v) : json(nullptr);
+}
+
+// user_id / agent_id / run_id query parameters as a filter; kInvalidParameter if none is given.
+Result<MemoryFilter> ScopeFromQuery(const std::map<std::string, std::string>& params,
+                                    const MemoryApiLimits& limits) {
+  MemoryFilter filter;
+  bool any = false;
+  for (const char* name : {"user_id", "agent_id", "run_id"}) {
+    auto it = params.find(name);
+    if (it == params.end() || it->second.empty()) continue;
+    ENGRAM_RETURN_IF_ERROR(CheckId(it->second, name, limits));
+    filter.AndEquals(name, it->second);
+    any = true;
+  }
+  if (!any) {
+    return Status::InvalidParameter("at least one of user_id, agent_id, run_id is required");
+  }
+  return filter;
+}
+
+Result<size_t> PositiveParam(const std::map<std::string, std::string>& params, const char* name,
+                             size_t fallback, size_t max) {
+  auto it = params.find(name);
+  if (it == params.end()) return fallback;
+  const std::string& v = it->second;
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidParameter(fmt::format("{} must be an integer between 1 and {}", name, max));
+  }
+  const size_t n = std::stoul(v);
+  if (n < 1 || n > max) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an integer between 1 and {}, got {}", name, max, n));
+  }
+  return n;
+}
+
+Status CheckKnownParams(const std::map<std::string, std::string>& params,
+                        std::initializer_list<std::string_view> known) {
+  for (const auto& [name, value] : params) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return Status::InvalidParameter(fmt::format("unknown query parameter {}", name));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string& workspace,
+                                        const MemoryApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  MemoryAddRequest req;
+  req.workspace = workspace;
+  auto it = j.find("messages");
+  if (it == j.end() || it->is_null()) return Status::InvalidParameter("messages is required");
+  if (it->is_string()) {
+    auto text = GetString(j, "messages", "messages", {.max_bytes = limits.max_message_bytes});
+    if (!text.ok()) return text.status();
+    if (!IsValidUtf8(**text)) return Status::InvalidParameter("messages must be valid UTF-8");
+    req.messages.push_back({"user", **text, 0});
+  } else if (it->is_object()) {
+    auto m = ParseMessage(*it, "messages", limits);
+    if (!m.ok()) return m.status();
+    req.messages.push_back(std::move(*m));
+  } else if (it->is_array()) {
+    if (it->empty()) return Status::InvalidParameter("messages must not be empty");
+    if (it->size() > limits.max_messages) {
+      return Status::InvalidParameter(fmt::format("messages has {} items, at most {} allowed",
+                                                  it->size(), limits.max_messages));
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      auto m = ParseMessage((*it)[i], fmt::format("messages[{}]", i), limits);
+      if (!m.ok()) return m.status();
+      req.messages.push_back(std::move(*m));
+    }
+  } else {
+    return Status::InvalidParameter(fmt::format(
+        "messages must be a string, a {{role, content}} object or an array of them, got {}",
+        JsonTypeName(*it)));
+  }
+  bool any_content = false;
+  for (const auto& m : req.messages) any_content = any_content || !IsBlank(m.content);
+  if (!any_content) return Status::InvalidParameter("messages must contain some text");
+  ENGRAM_RETURN_IF_ERROR(ReadScopeIds(j, limits, &req.user_id, &req.agent_id, &req.run_id));
+  if (req.user_id.empty() && req.agent_id.empty() && req.run_id.empty()) {
+    return Status::InvalidParameter("at least one of user_id, agent_id, run_id is required");
+  }
+  auto metadata = ReadMetadata(j, limits);
+  if (!metadata.ok()) return metadata.status();
+  req.metadata_json = std::move(*metadata);
+  if (auto inf = j.find("infer"); inf != j.end() && !inf->is_null()) {
+    if (!inf->is_boolean()) {
+      return Status::InvalidParameter(
+          fmt::format("infer must be a boolean, got {}", JsonTypeName(*inf)));
+    }
+    req.infer = inf->get<bool>();
+  }
+  auto ts = ReadTimestamp(j);
+  if (!ts.ok()) return ts.status();
+  req.timestamp_us = *ts;
+  auto expires = ReadExpiration(j);
+  if (!expires.ok()) return expires.status();
+  req.expires_at_us = *expires;
+  return req;
+}
+
+Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::string& workspace,
+                                              const MemoryApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  MemorySearchRequest req;
+  req.workspace = workspace;
+  auto query = GetString(j, "query", "query", {.max_bytes = limits.max_query_bytes});
+  if (!query.ok()) return query.status();
+  if (!IsValidUtf8(**query)) return Status::InvalidParameter("query must be valid UTF-8");
+  req.query = **query;
+  if (auto f = j.find("filters"); f != j.end() && !f->is_null()) {
+    auto filter = MemoryFilter::Parse(*f, "filters", limits.filter);
+    if (!filter.ok()) return filter.status();
+    req.filter = std::move(*filter);
+  }
+  std::string ids[3];
+  ENGRAM_RETURN_IF_ERROR(ReadScopeIds(j, limits, &ids[0], &ids[1], &ids[2]));
+  const char* names[3] = {"user_id", "agent_id", "run_id"};
+  for (int i = 0; i < 3; ++i) {
+    if (!ids[i].empty()) req.filter.AndEquals(names[i], ids[i]);
+  }
+  if (!req.filter.ScopeKeys()) {
+    return Status::InvalidParameter(
+        "at least one of user_id, agent_id, run_id must constrain the search (top-level or in "
+        "filters)");
+  }
+  auto top_k = GetInt(j, "top_k", "top_k", 1, limits.max_top_k, false);
+  if (!top_k.ok()) return top_k.status();
+  if (*top_k) req.top_k = static_cast<size_t>(**top_k);
+  if (auto t = j.find("threshold"); t != j.end() && !t->is_null()) {
+    if (!t->is_number() || t->get<double>() < 0 || t->get<double>() > 1) {
+      return Status::InvalidParameter("threshold must be a number between 0 and 1");
+    }
+    req.threshold = t->get<float>();
+  }
+  return req;
+}
+
+Result<MemoryUpdateRequest> ParseMemoryUpdate(std::string_view body, const std::string& workspace,
+                                              const std::string& id,
+                                              const MemoryApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  MemoryUpdateRequest req;
+  req.workspace = workspace;
+  req.id = id;
+  auto text = GetString(j, "text", "text", {.required = false, .max_bytes = limits.max_memory_bytes});
+  if (!text.ok()) return text.status();
+  if (*text && !IsValidUtf8(**text)) return Status::InvalidParameter("text must be valid UTF-8");
+  req.text = *text;
+  if (j.contains("metadata") && !j["metadata"].is_null()) {
+    auto metadata = ReadMetadata(j, limits);
+    if (!metadata.ok()) return metadata.status();
+    req.metadata_patch_json = std::move(*metadata);
+  }
+  if (!req.text && !req.metadata_patch_json) {
+    return Status::InvalidParameter("at least one of text, metadata is required");
+  }
+  return req;
+}
+
+void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimits limits) {
+  const std::string p = kPrefix;
+  auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
+  router.Add({.method = "POST",
+              .pattern = p + "/memories/add",
+              .name = "memory_add",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseMemoryAdd(req.body, ws(ctx), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto id = service->Add(*parsed);
+                if (!id.ok()) return id.status();
+                return JsonResponse(
+                    200, json{{"message", "Memory creation accepted; poll the event endpoint for status."},
+                              {"status", "PENDING"},
+                              {"event_id", *id}});
+              }});
+  router.Add({.method = "GET",
+              .pattern = p + "/events/{event_id}",
+              .name = "memory_event",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                auto event = service->GetEvent(ws(ctx), ctx.params.at("event_id"));
+                if (!event.ok()) return event.status();
+                return JsonResponse(200, RenderEvent(*event));
+              }});
+  router.Add({.method = "POST",
+              .pattern = p + "/memories/search",
+              .name = "memory_search",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseMemorySearch(req.body, ws(ctx), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto hits = service->Search(*parsed);
+                if (!hits.ok()) return hits.status();
+                json results = json::array();
+                for (const auto& h : *hits) {
+                  json item = RenderMemory(h.memory);
+                  item["score"] = h.score;
+                  results.push_back(std::move(item));
+                }
+                return JsonResponse(200, json{{"results", std::move(results)}});
+              }});
+  router.Add({.method = "GET",
+              .pattern = p + "/memories",
+              .name = "memory_list",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto params = ParseQueryString(req.query);
+                if (!params.ok()) return params.status();
+                ENGRAM_RETURN_IF_ERROR(CheckKnownParams(
+                    *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
+                auto filter = ScopeFromQuery(*params, limits);
+                if (!filter.ok()) return filter.status();
+                auto page = PositiveParam(*params, "page_number", 1, 1000000);
+                if (!page.ok()) return page.status();
+                auto size = PositiveParam(*params, "page_size", 50,
+                                          static_cast<size_t>(limits.max_page_size));
+                if (!size.ok()) return size.status();
+                size_t total = 0;
+                auto list = service->List(ws(ctx), *filter, *page, *size, &total);
+                if (!list.ok()) return list.status();
+                json results = json::array();
+                for (const auto& m : *list) results.push_back(RenderMemory(m));
+                return JsonResponse(200, json{{"results", std::move(results)},
+                                              {"total", total},
+                                              {"page_number", *page},
+                                              {"page_size", *size}});
+              }});
+  router.Add({.method = "DELETE",
+              .pattern = p + "/memories",
+              .name = "memory_delete_all",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto params = ParseQueryString(req.query);
+                if (!params.ok()) return params.status();
+                ENGRAM_RETURN_IF_ERROR(CheckKnownParams(*params, {"user_id", "agent_id", "run_id"}));
+                auto filter = ScopeFromQuery(*params, limits);
+                if (!filter.ok()) return filter.status();
+                auto n = service->DeleteAll(ws(ctx), *filter);
+                if (!n.ok()) return n.status();
+                return JsonResponse(200, json{{"message", fmt::format("{} memories deleted", *n)},
+                                              {"deleted_count", *n}});
+              }});
+  router.Add({.method = "GET",
+              .pattern = p + "/memories/{memory_id}",
+              .name = "memory_get",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                auto m = service->Get(ws(ctx), ctx.params.at("memory_id"));
+                if (!m.ok()) return m.status();
+                return JsonResponse(200, RenderMemory(*m));
+              }});
+  router.Add({.method = "PUT",
+              .pattern = p + "/memories/{memory_id}",
+              .name = "memory_update",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseMemoryUpdate(req.body, ws(ctx), ctx.params.at("memory_id"), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto m = service->Update(*parsed);
+                if (!m.ok()) return m.status();
+                return JsonResponse(200, RenderMemory(*m, "text"));
+              }});
+  router.Add({.method = "DELETE",
+              .pattern = p + "/memories/{memory_id}",
+              .name = "memory_delete",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                const std::string& id = ctx.params.at("memory_id");
+                ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), id));
+                return JsonResponse(
+                    200, json{{"message", fmt::format("Memory {} deleted successfully", id)}});
+              }});
+  router.Add({.method = "GET",
+              .pattern = p + "/memories/{memory_id}/history",
+              .name = "memory_history",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                auto history = service->History(ws(ctx), ctx.params.at("memory_id"));
+                if (!history.ok()) return history.status();
+                json results = json::array();
+                for (const auto& h : *history) {
+                  results.push_back({{"memory_id", h.memory_id},
+                                     {"event", h.event},
+                                     {"old_memory", TextOrNull(h.old_text)},
+                                     {"new_memory", TextOrNull(h.new_text)},
+                                     {"old_metadata", MetadataOrNull(h.old_metadata_json)},
+                                     {"new_metadata", MetadataOrNull(h.new_metadata_json)},
+                                     {"event_id", IdOrNull(h.event_id)},
+                                     {"created_at", FormatIsoMicros(h.at_us)}});
+                }
+                return JsonResponse(200, json{{"results", std::move(results)}});
+              }});
+}
+
+}  // namespace engram

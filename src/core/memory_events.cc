@@ -1,0 +1,466 @@
+// MemoryService: asynchronous adds (events), their worker pool, background re-embedding and the
+// purge of expired memories.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_set>
+
+#include "common/ids.h"
+#include "common/time_util.h"
+#include "core/memory_service.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// Comparable form of a text for exact-duplicate checks of verbatim memories.
+std::string Collapse(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+
+}  // namespace
+
+std::string EncodeAddRequest(const MemoryAddRequest& r) {
+  json messages = json::array();
+  for (const auto& m : r.messages) {
+    messages.push_back({{"role", m.role}, {"content", m.content}, {"time_us", m.time_us}});
+  }
+  json j = {{"messages", messages},
+            {"user_id", r.user_id},
+            {"agent_id", r.agent_id},
+            {"run_id", r.run_id},
+            {"metadata", json::parse(r.metadata_json, nullptr, false)},
+            {"infer", r.infer}};
+  if (r.timestamp_us) j["timestamp_us"] = *r.timestamp_us;
+  if (r.expires_at_us) j["expires_at_us"] = *r.expires_at_us;
+  return Dump(j);
+}
+
+Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) {
+    return Status::Internal("stored event request is not readable");
+  }
+  MemoryAddRequest r;
+  r.workspace = workspace;
+  for (const auto& m : j["messages"]) {
+    r.messages.push_back({m.value("role", ""), m.value("content", ""), m.value("time_us", int64_t{0})});
+  }
+  r.user_id = j.value("user_id", "");
+  r.agent_id = j.value("agent_id", "");
+  r.run_id = j.value("run_id", "");
+  r.metadata_json = j.contains("metadata") && j["metadata"].is_object() ? Dump(j["metadata"]) : "{}";
+  r.infer = j.value("infer", true);
+  if (j.contains("timestamp_us")) r.timestamp_us = j["timestamp_us"].get<int64_t>();
+  if (j.contains("expires_at_us")) r.expires_at_us = j["expires_at_us"].get<int64_t>();
+  return r;
+}
+
+Status MemoryService::Start() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (started_) return Status::Ok();
+    started_ = true;
+  }
+  auto unfinished = store_->UnfinishedEvents();
+  if (!unfinished.ok()) return unfinished.status();
+  if (!unfinished->empty()) {
+    spdlog::info("memory events: resuming {} unfinished event(s)", unfinished->size());
+  }
+  for (auto& e : *unfinished) Enqueue(std::move(e));
+  for (int i = 0; i < std::max(1, options_.event_workers); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  return Status::Ok();
+}
+
+void MemoryService::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto& w : workers_) {
+    if (w.joinable()) w.join();
+  }
+}
+
+size_t MemoryService::queued_events() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return queue_.size() + running_;
+}
+
+void MemoryService::Enqueue(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back(std::move(job));
+  }
+  queue_cv_.notify_one();
+}
+
+Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
+  if (queued_events() >= options_.max_queued_events) {
+    return Status(StatusCode::kThrottled,
+                  "too many memory events are pending; retry after a short wait");
+  }
+  MemoryEventRecord event;
+  event.id = NewId("me");
+  event.workspace = request.workspace;
+  event.status = "PENDING";
+  event.request_json = EncodeAddRequest(request);
+  event.created_at_us = event.updated_at_us = NowMicros();
+  ENGRAM_RETURN_IF_ERROR(store_->InsertEvent(event));
+  Enqueue(event);
+  return event.id;
+}
+
+Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
+                                                  const std::string& id) {
+  return store_->GetEvent(workspace, id);
+}
+
+void MemoryService::WorkerLoop() {
+  auto next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      if (options_.purge_interval.count() > 0) {
+        queue_cv_.wait_until(lock, next_purge, [this] { return stopping_ || !queue_.empty(); });
+      } else {
+        queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      }
+      if (stopping_) return;
+      if (queue_.empty()) {
+        lock.unlock();
+        PurgeExpired();
+        next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
+        continue;
+      }
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    if (auto* event = std::get_if<MemoryEventRecord>(&job)) {
+      RunEvent(*event);
+    } else {
+      RunBackfill(std::get<BackfillJob>(job).workspace);
+    }
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    --running_;
+  }
+}
+
+void MemoryService::RunEvent(const MemoryEventRecord& event) {
+  const auto started = std::chrono::steady_clock::now();
+  auto fail = [&](const Status& why) {
+    MemoryChangeBatch batch;
+    batch.workspace = event.workspace;
+    batch.event_id = event.id;
+    MemoryEventRecord end = event;
+    end.status = "FAILED";
+    end.result_json = R"({"results":[],"events":[]})";
+    end.error_message = why.message();
+    batch.finish_event = end;
+    auto st = store_->ApplyMemoryChanges(std::move(batch));
+    if (!st.ok()) {
+      spdlog::error("memory event {}: could not record failure: {}", event.id,
+                    st.status().ToString());
+    }
+    spdlog::info("memory event {} failed ({})", event.id, ApiCodeOf(why.code()));
+  };
+  auto request = DecodeAddRequest(event.workspace, event.request_json);
+  if (!request.ok()) return fail(request.status());
+  auto shard = Shard(event.workspace);
+  if (!shard.ok()) {
+    // The store cannot be read: leave the event for the next start rather than fail it.
+    spdlog::error("memory event {}: shard load failed: {}", event.id, shard.status().ToString());
+    return;
+  }
+  Status running = store_->UpdateEventStatus(event.id, "RUNNING", "");
+  if (!running.ok()) {
+    spdlog::error("memory event {}: {}", event.id, running.ToString());
+    return;
+  }
+  std::lock_guard<std::mutex> scope(
+      ScopeLock(event.workspace, request->user_id, request->agent_id, request->run_id));
+  std::string result_json;
+  auto batch = PlanEvent(event, *request, **shard, &result_json);
+  if (!batch.ok()) return fail(batch.status());
+  MemoryEventRecord end = event;
+  end.status = "SUCCEEDED";
+  end.result_json = result_json;
+  batch->finish_event = end;
+  auto outcome = store_->ApplyMemoryChanges(*batch);
+  if (!outcome.ok()) {
+    spdlog::error("memory event {}: store write failed: {}", event.id,
+                  outcome.status().ToString());
+    return fail(outcome.status());
+  }
+  ApplyToShard(**shard, *batch, *outcome);
+  const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                            started)
+                      .count();
+  spdlog::debug("memory event {} succeeded: {} change(s) in {:.1f} ms", event.id,
+                batch->changes.size(), ms);
+}
+
+Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& event,
+                                                   const MemoryAddRequest& req, MemoryShard& shard,
+                                                   std::string* result_json) {
+  const int64_t now = NowMicros();
+  std::vector<ConversationMessage> messages = req.messages;
+  for (auto& m : messages) {
+    if (m.time_us == 0) m.time_us = req.timestamp_us.value_or(event.created_at_us);
+  }
+  // 1. Facts: extracted, or the messages themselves.
+  std::vector<std::string> facts;
+  if (req.infer) {
+    auto extracted = extractor_->ExtractFacts(messages);
+    if (!extracted.ok()) return extracted.status();
+    facts = std::move(*extracted);
+  } else {
+    std::unordered_set<std::string> seen;
+    for (const auto& m : messages) {
+      std::string text = Collapse(m.content);
+      if (!text.empty() && seen.insert(text).second) facts.push_back(m.content);
+    }
+  }
+  MemoryChangeBatch batch;
+  batch.workspace = event.workspace;
+  batch.event_id = event.id;
+  json results = json::array();
+  json events = json::array();
+  if (facts.empty()) {
+    *result_json = Dump({{"results", results}, {"events", events}});
+    return batch;
+  }
+
+  // 2. Each fact's most similar memories of the same scope.
+  std::vector<std::vector<float>> fact_vectors(facts.size());
+  if (embedder_ != nullptr) {
+    auto vectors = embedder_->EmbedBatch(facts);
+    if (!vectors.ok()) return vectors.status();
+    fact_vectors = std::move(*vectors);
+  }
+  MemoryFilter scope;
+  if (!req.user_id.empty()) scope.AndEquals("user_id", req.user_id);
+  if (!req.agent_id.empty()) scope.AndEquals("agent_id", req.agent_id);
+  if (!req.run_id.empty()) scope.AndEquals("run_id", req.run_id);
+  std::vector<FactCandidates> candidates;
+  std::map<std::string, AgentMemory> known;  // every memory shown to the extractor
+  for (size_t i = 0; i < facts.size(); ++i) {
+    MemoryQuery q;
+    q.terms = analyzer_->AnalyzeQuery(facts[i]);
+    q.vector = fact_vectors[i];
+    q.filter = &scope;
+    q.k = options_.similar_per_fact;
+    q.now_us = now;
+    auto hits = shard.Search(q);
+    if (!hits.ok()) return hits.status();
+    FactCandidates fc{facts[i], {}};
+    for (auto& h : *hits) {
+      fc.similar.push_back({h.memory.id, h.memory.text, h.similarity});
+      known.emplace(h.memory.id, h.memory);
+    }
+    candidates.push_back(std::move(fc));
+  }
+
+  // 3. Decisions.
+  std::vector<MemoryDecision> decisions;
+  if (req.infer) {
+    auto decided = extractor_->Reconcile(candidates);
+    if (!decided.ok()) return decided.status();
+    decisions = std::move(*decided);
+  } else {
+    // Verbatim memories: only exact duplicates are recognised.
+    for (const auto& fc : candidates) {
+      MemoryDecision d{MemoryAction::kAdd, "", fc.fact};
+      for (const auto& s : fc.similar) {
+        if (Collapse(s.text) == Collapse(fc.fact)) d = {MemoryAction::kNone, s.id, ""};
+      }
+      decisions.push_back(d);
+    }
+  }
+
+  // 4. Changes. Texts that differ from the embedded facts (LLM rewrites) are embedded now.
+  std::map<std::string, std::vector<float>> vector_of;  // text -> vector
+  for (size_t i = 0; i < facts.size(); ++i) {
+    if (!fact_vectors[i].empty()) vector_of.emplace(facts[i], fact_vectors[i]);
+  }
+  if (embedder_ != nullptr) {
+    std::vector<std::string> missing;
+    for (const auto& d : decisions) {
+      if ((d.action == MemoryAction::kAdd || d.action == MemoryAction::kUpdate) &&
+          !vector_of.count(d.text)) {
+        missing.push_back(d.text);
+      }
+    }
+    if (!missing.empty()) {
+      auto vectors = embedder_->EmbedBatch(missing);
+      if (!vectors.ok()) return vectors.status();
+      for (size_t i = 0; i < missing.size(); ++i) vector_of[missing[i]] = (*vectors)[i];
+    }
+  }
+  std::string session_id;
+  {
+    json meta = json::parse(req.metadata_json, nullptr, false);
+    if (meta.is_object() && meta.contains("session_id") && meta["session_id"].is_string()) {
+      session_id = meta["session_id"].get<std::string>();
+    }
+  }
+  std::set<std::string> touched;
+  for (const MemoryDecision& d : decisions) {
+    if (d.action != MemoryAction::kAdd) {
+      auto it = known.find(d.memory_id);
+      if (it == known.end()) {
+        return Status::Unavailable(fmt::format(
+            "extractor {} referred to a memory it was not shown", extractor_->name()));
+      }
+      // One change per memory per event: a second decision on it adds nothing.
+      if (!touched.insert(d.memory_id).second) continue;
+      const AgentMemory& old = it->second;
+      if (d.action == MemoryAction::kNone) {
+        events.push_back({{"memory_id", old.id}, {"event", "NONE"}, {"memory", old.text},
+                          {"previous_memory", nullptr}});
+        continue;
+      }
+      MemoryChange c;
+      c.record = ToRecord(old);
+      c.old_text = old.text;
+      c.old_metadata_json = old.metadata_json;
+      if (d.action == MemoryAction::kUpdate) {
+        c.op = MemoryChange::Op::kUpdate;
+        c.record.text = d.text;
+        c.record.updated_at_us = std::max(now, old.updated_at_us);
+        json merged = json::parse(old.metadata_json, nullptr, false);
+        if (!merged.is_object()) merged = json::object();
+        for (auto& [k, v] : json::parse(req.metadata_json, nullptr, false).items()) merged[k] = v;
+        c.record.metadata_json = Dump(merged);
+        if (auto v = vector_of.find(d.text); v != vector_of.end()) {
+          c.record.vector = v->second;
+          c.record.vector_model = embedder_->model_id();
+        }
+        events.push_back({{"memory_id", old.id}, {"event", "UPDATE"}, {"memory", d.text},
+                          {"previous_memory", old.text}});
+      } else {
+        c.op = MemoryChange::Op::kDelete;
+        events.push_back({{"memory_id", old.id}, {"event", "DELETE"}, {"memory", old.text},
+                          {"previous_memory", nullptr}});
+      }
+      results.push_back(old.id);
+      batch.changes.push_back(std::move(c));
+      continue;
+    }
+    MemoryChange c;
+    c.op = MemoryChange::Op::kInsert;
+    MemoryRecord& r = c.record;
+    r.id = NewId("m");
+    r.workspace = event.workspace;
+    r.user_id = req.user_id;
+    r.agent_id = req.agent_id;
+    r.run_id = req.run_id;
+    r.session_id = session_id;
+    r.role = req.infer ? "" : "verbatim";
+    r.text = d.text;
+    r.metadata_json = req.metadata_json;
+    r.created_at_us = r.updated_at_us = now;
+    r.expires_at_us = req.expires_at_us;
+    if (auto v = vector_of.find(d.text); v != vector_of.end()) {
+      r.vector = v->second;
+      r.vector_model = embedder_->model_id();
+    }
+    events.push_back({{"memory_id", r.id}, {"event", "ADD"}, {"memory", d.text},
+                      {"previous_memory", nullptr}});
+    results.push_back(r.id);
+    batch.changes.push_back(std::move(c));
+  }
+  *result_json = Dump({{"results", results}, {"events", events}});
+  return batch;
+}
+
+void MemoryService::RunBackfill(const std::string& workspace) {
+  if (embedder_ == nullptr) return;
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return;
+  auto missing = (*shard)->MissingVectors();
+  if (missing.empty()) return;
+  spdlog::info("memory vectors: re-embedding {} memories of workspace {}", missing.size(),
+               workspace);
+  for (size_t begin = 0; begin < missing.size(); begin += options_.backfill_batch) {
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      if (stopping_) return;
+    }
+    const size_t end = std::min(missing.size(), begin + options_.backfill_batch);
+    std::vector<std::string> texts;
+    for (size_t i = begin; i < end; ++i) texts.push_back(missing[i].second);
+    auto vectors = embedder_->EmbedBatch(texts);
+    if (!vectors.ok()) {
+      spdlog::warn("memory vectors: re-embedding stopped: {}", vectors.status().ToString());
+      return;
+    }
+    std::vector<VectorUpdate> updates;
+    for (size_t i = begin; i < end; ++i) {
+      updates.push_back({missing[i].first, embedder_->model_id(), std::move((*vectors)[i - begin])});
+    }
+    if (Status st = store_->PutVectors(updates); !st.ok()) {
+      spdlog::warn("memory vectors: storing re-embedded vectors failed: {}", st.ToString());
+      return;
+    }
+    (*shard)->ApplyVectors(updates);
+  }
+}
+
+void MemoryService::PurgeExpired() {
+  std::vector<std::pair<std::string, std::shared_ptr<MemoryShard>>> shards;
+  {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    for (const auto& [ws, shard] : shards_) shards.emplace_back(ws, shard);
+  }
+  const int64_t now = NowMicros();
+  for (const auto& [workspace, shard] : shards) {
+    std::vector<AgentMemory> expired = shard->Expired(now);
+    if (expired.empty()) continue;
+    MemoryChangeBatch batch;
+    batch.workspace = workspace;
+    for (const AgentMemory& m : expired) {
+      MemoryChange c;
+      c.op = MemoryChange::Op::kDelete;
+      c.record = ToRecord(m);
+      c.old_text = m.text;
+      c.old_metadata_json = m.metadata_json;
+      batch.changes.push_back(std::move(c));
+    }
+    auto outcome = store_->ApplyMemoryChanges(batch);
+    if (!outcome.ok()) {
+      spdlog::warn("memory purge: {}", outcome.status().ToString());
+      continue;
+    }
+    ApplyToShard(*shard, batch, *outcome);
+    spdlog::info("memory purge: deleted {} expired memories of workspace {}", expired.size(),
+                 workspace);
+  }
+}
+
+}  // namespace engram

@@ -1,0 +1,238 @@
+// MemoryService: reads, direct updates and deletes. Events (adds) are in memory_events.cc.
+#include "core/memory_service.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "common/ids.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+                             const MemoryExtractor* extractor, MemoryServiceOptions options)
+    : store_(store), analyzer_(analyzer), embedder_(embedder), extractor_(extractor),
+      options_(std::move(options)) {
+  if (embedder_ != nullptr) {
+    options_.shard.vector_model = embedder_->model_id();
+    options_.shard.vectors.dim = embedder_->dimension();
+  }
+}
+
+MemoryService::~MemoryService() { Shutdown(); }
+
+Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& workspace) {
+  std::shared_ptr<MemoryShard> shard;
+  bool created = false;
+  {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    auto& slot = shards_[workspace];
+    if (!slot) {
+      slot = std::make_shared<MemoryShard>(analyzer_, options_.shard);
+      created = true;
+    }
+    shard = slot;
+  }
+  Status st = shard->EnsureLoaded(store_, workspace);
+  if (!st.ok()) return st;
+  // Memories stored without a vector of the current model (embedder off, model changed, or an
+  // embedding that failed) are embedded in the background; BM25 finds them meanwhile.
+  if (created && embedder_ != nullptr) Enqueue(BackfillJob{workspace});
+  return shard;
+}
+
+std::mutex& MemoryService::ScopeLock(const std::string& workspace, const std::string& user_id,
+                                     const std::string& agent_id, const std::string& run_id) {
+  std::string key = workspace;
+  for (const std::string* part : {&user_id, &agent_id, &run_id}) {
+    key += '\x1f';
+    key += *part;
+  }
+  return scope_locks_[std::hash<std::string>{}(key) % scope_locks_.size()];
+}
+
+Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& request) {
+  if (!request.filter.ScopeKeys()) {
+    return Status::InvalidParameter(
+        "at least one of user_id, agent_id, run_id must constrain the search (top-level or in "
+        "filters)");
+  }
+  auto shard = Shard(request.workspace);
+  if (!shard.ok()) return shard.status();
+  MemoryQuery query;
+  query.terms = analyzer_->AnalyzeQuery(request.query);
+  if (embedder_ != nullptr) {
+    auto v = embedder_->Embed(request.query);
+    if (!v.ok()) {
+      // BM25 still answers; the vector half of the search is lost for this query only.
+      spdlog::warn("memory search: query embedding failed ({}); answering with BM25 only",
+                   v.status().ToString());
+    } else {
+      query.vector = std::move(*v);
+    }
+  }
+  query.filter = &request.filter;
+  query.k = request.top_k;
+  query.threshold = request.threshold;
+  query.now_us = NowMicros();
+  return (*shard)->Search(query);
+}
+
+Result<AgentMemory> MemoryService::Get(const std::string& workspace, const std::string& id) {
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  auto m = (*shard)->Get(id, NowMicros());
+  if (!m) return Status::NotFound(fmt::format("memory {} not found", id));
+  return *m;
+}
+
+
+Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
+  auto shard = Shard(request.workspace);
+  if (!shard.ok()) return shard.status();
+  auto current = (*shard)->Get(request.id, NowMicros());
+  if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
+  std::lock_guard<std::mutex> scope(
+      ScopeLock(request.workspace, current->user_id, current->agent_id, current->run_id));
+  // Re-read under the scope lock: an event may have changed or deleted it meanwhile.
+  current = (*shard)->Get(request.id, NowMicros());
+  if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
+
+  MemoryChange change;
+  change.op = MemoryChange::Op::kUpdate;
+  change.old_text = current->text;
+  change.old_metadata_json = current->metadata_json;
+  change.record = ToRecord(*current);
+  change.record.updated_at_us = std::max(NowMicros(), current->updated_at_us);
+  if (request.text) change.record.text = *request.text;
+  if (request.metadata_patch_json) {
+    nlohmann::json merged = nlohmann::json::parse(current->metadata_json, nullptr, false);
+    if (!merged.is_object()) merged = nlohmann::json::object();
+    nlohmann::json patch = nlohmann::json::parse(*request.metadata_patch_json, nullptr, false);
+    if (!patch.is_object()) return Status::InvalidParameter("metadata must be an object");
+    for (auto& [key, value] : patch.items()) merged[key] = value;
+    change.record.metadata_json = merged.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  if (embedder_ != nullptr) {
+    if (request.text && *request.text != current->text) {
+      auto v = embedder_->Embed(change.record.text);
+      // Without a vector the memory is still stored and found by BM25; the backfill re-embeds
+      // it when the shard is next loaded.
+      if (v.ok()) {
+        change.record.vector = std::move(*v);
+        change.record.vector_model = embedder_->model_id();
+      }
+    }
+  }
+  MemoryChangeBatch batch;
+  batch.workspace = request.workspace;
+  batch.changes.push_back(change);
+  auto outcome = store_->ApplyMemoryChanges(batch);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->applied[0]) return Status::NotFound(fmt::format("memory {} not found", request.id));
+  ApplyToShard(**shard, batch, *outcome);
+  AgentMemory updated = *current;
+  updated.text = change.record.text;
+  updated.metadata_json = change.record.metadata_json;
+  updated.updated_at_us = change.record.updated_at_us;
+  return updated;
+}
+
+Status MemoryService::Delete(const std::string& workspace, const std::string& id) {
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  auto current = (*shard)->Get(id, NowMicros());
+  if (!current) return Status::NotFound(fmt::format("memory {} not found", id));
+  std::lock_guard<std::mutex> scope(
+      ScopeLock(workspace, current->user_id, current->agent_id, current->run_id));
+  MemoryChangeBatch batch;
+  batch.workspace = workspace;
+  MemoryChange change;
+  change.op = MemoryChange::Op::kDelete;
+  change.record = ToRecord(*current);
+  change.old_text = current->text;
+  change.old_metadata_json = current->metadata_json;
+  batch.changes.push_back(std::move(change));
+  auto outcome = store_->ApplyMemoryChanges(batch);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->applied[0]) return Status::NotFound(fmt::format("memory {} not found", id));
+  ApplyToShard(**shard, batch, *outcome);
+  return Status::Ok();
+}
+
+Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspace,
+                                                     const MemoryFilter& filter,
+                                                     size_t page_number, size_t page_size,
+                                                     size_t* total) {
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  return (*shard)->List(filter, NowMicros(), offset, page_size, total);
+}
+
+Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const MemoryFilter& filter) {
+  if (!filter.ScopeKeys()) {
+    return Status::InvalidParameter("at least one of user_id, agent_id, run_id is required");
+  }
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  size_t total = 0;
+  std::vector<AgentMemory> all =
+      (*shard)->List(filter, NowMicros(), 0, std::numeric_limits<size_t>::max(), &total);
+  MemoryChangeBatch batch;
+  batch.workspace = workspace;
+  for (const AgentMemory& m : all) {
+    MemoryChange change;
+    change.op = MemoryChange::Op::kDelete;
+    change.record = ToRecord(m);
+    change.old_text = m.text;
+    change.old_metadata_json = m.metadata_json;
+    batch.changes.push_back(std::move(change));
+  }
+  if (batch.changes.empty()) return size_t{0};
+  auto outcome = store_->ApplyMemoryChanges(batch);
+  if (!outcome.ok()) return outcome.status();
+  ApplyToShard(**shard, batch, *outcome);
+  size_t deleted = 0;
+  for (bool applied : outcome->applied) deleted += applied ? 1 : 0;
+  return deleted;
+}
+
+Result<std::vector<HistoryRecord>> MemoryService::History(const std::string& workspace,
+                                                          const std::string& id) {
+  auto history = store_->GetHistory(workspace, id);
+  if (!history.ok()) return history.status();
+  if (history->empty()) return Status::NotFound(fmt::format("memory {} not found", id));
+  return history;
+}
+
+void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& batch,
+                                 const MemoryChangeOutcome& outcome) {
+  size_t inserted = 0;
+  for (size_t i = 0; i < batch.changes.size(); ++i) {
+    const MemoryChange& c = batch.changes[i];
+    switch (c.op) {
+      case MemoryChange::Op::kInsert:
+        shard.Upsert(outcome.inserted[inserted++]);
+        break;
+      case MemoryChange::Op::kUpdate:
+        if (outcome.applied[i]) shard.Upsert(c.record);
+        break;
+      case MemoryChange::Op::kDelete:
+        shard.Remove(c.record.id);
+        break;
+    }
+  }
+}
+
+size_t MemoryService::shard_memories() const {
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  size_t n = 0;
+  for (const auto& [ws, shard] : shards_) n += shard->size();
+  return n;
+}
+
+}  // namespace engram

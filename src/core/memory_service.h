@@ -1,0 +1,158 @@
+// MemoryService: the Agentic Memory V4 memories (../shared/API.md section 1) over the store, the
+// per-workspace MemoryShards, an Embedder and a MemoryExtractor.
+//
+// Write path of an add (the API answers after step 1):
+//   1. the validated request is stored as a PENDING event row (durable: fsynced) and queued;
+//   2. a worker takes it (RUNNING), extracts facts (or takes the messages verbatim when
+//      infer = false), finds each fact's most similar memories of the same scope, asks the
+//      extractor for ADD / UPDATE / DELETE / NONE decisions and embeds the new texts;
+//   3. the memory changes, their history rows and the event's end state commit in one transaction,
+//      then the shard is updated. A failure (extractor, embedder) ends the event FAILED with an
+//      error message and changes nothing; a crash before step 3 leaves the event PENDING/RUNNING
+//      in the store, and Start() runs it again after the restart.
+// Events of one scope (user_id, agent_id, run_id) run one at a time, and direct updates and
+// deletes of its memories take the same lock, so two identical adds never both ADD.
+//
+// Thread-safety: all public methods are safe to call concurrently. Does not own the store,
+// analyzer, embedder or extractor; owns its shards and worker threads.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "core/memory_filter.h"
+#include "core/memory_shard.h"
+#include "embed/embedder.h"
+#include "extract/memory_extractor.h"
+#include "index/analyzer.h"
+#include "store/store.h"
+
+namespace engram {
+
+struct MemoryAddRequest {
+  std::string workspace;
+  std::vector<ConversationMessage> messages;  // time_us 0: the request's timestamp or now
+  std::string user_id;
+  std::string agent_id;
+  std::string run_id;
+  std::string metadata_json = "{}";  // a JSON object
+  bool infer = true;
+  std::optional<int64_t> timestamp_us;   // when the conversation happened
+  std::optional<int64_t> expires_at_us;  // invisible from this time on
+};
+
+struct MemorySearchRequest {
+  std::string workspace;
+  std::string query;
+  MemoryFilter filter;  // includes the top-level user_id / agent_id / run_id
+  size_t top_k = 10;
+  float threshold = 0;
+};
+
+struct MemoryUpdateRequest {
+  std::string workspace;
+  std::string id;
+  std::optional<std::string> text;
+  std::optional<std::string> metadata_patch_json;  // a JSON object merged key by key
+};
+
+struct MemoryServiceOptions {
+  MemoryShardOptions shard;
+  int event_workers = 2;
+  size_t similar_per_fact = 5;      // existing memories shown to the extractor per fact
+  size_t max_queued_events = 10000; // more pending events → 429 until workers catch up
+  // Expired memories are deleted (with a history row) this often; 0 = never.
+  std::chrono::seconds purge_interval{600};
+  size_t backfill_batch = 32;  // texts per embedding call when re-embedding after a model change
+};
+
+class MemoryService {
+ public:
+  // `embedder` may be null (BM25 only); `extractor` must not be.
+  MemoryService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+                const MemoryExtractor* extractor, MemoryServiceOptions options);
+  ~MemoryService();  // Shutdown()
+
+  // Queues every unfinished event of the store and starts the workers.
+  Status Start();
+  // Stops taking events; waits for the ones running. Queued events stay PENDING in the store.
+  void Shutdown();
+
+  // Stores the add as a PENDING event; returns its id. kThrottled when too many are queued.
+  Result<std::string> Add(const MemoryAddRequest& request);
+  // The event row; result_json holds {"results": [...], "events": [...]} once finished.
+  Result<MemoryEventRecord> GetEvent(const std::string& workspace, const std::string& id);
+
+  Result<std::vector<MemoryHit>> Search(const MemorySearchRequest& request);
+  Result<AgentMemory> Get(const std::string& workspace, const std::string& id);
+  Result<AgentMemory> Update(const MemoryUpdateRequest& request);
+  Status Delete(const std::string& workspace, const std::string& id);
+  // Newest first; page_number from 1.
+  Result<std::vector<AgentMemory>> List(const std::string& workspace, const MemoryFilter& filter,
+                                        size_t page_number, size_t page_size, size_t* total);
+  // Deletes every memory matching `filter` (which must name a scope); returns how many.
+  Result<size_t> DeleteAll(const std::string& workspace, const MemoryFilter& filter);
+  Result<std::vector<HistoryRecord>> History(const std::string& workspace, const std::string& id);
+
+  // Events waiting for a worker plus those running (0 = idle).
+  size_t queued_events() const;
+  size_t shard_memories() const;
+
+ private:
+  struct BackfillJob {
+    std::string workspace;
+  };
+  using Job = std::variant<MemoryEventRecord, BackfillJob>;
+
+  Result<std::shared_ptr<MemoryShard>> Shard(const std::string& workspace);
+  std::mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
+                        const std::string& agent_id, const std::string& run_id);
+  void Enqueue(Job job);
+  void WorkerLoop();
+  void RunEvent(const MemoryEventRecord& event);
+  // The changes an event makes; kUnavailable etc. when extraction fails.
+  Result<MemoryChangeBatch> PlanEvent(const MemoryEventRecord& event, const MemoryAddRequest& req,
+                                      MemoryShard& shard, std::string* result_json);
+  void RunBackfill(const std::string& workspace);
+  void PurgeExpired();
+  // Applies a committed batch to the shard.
+  void ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& batch,
+                    const MemoryChangeOutcome& outcome);
+
+  Store* store_;
+  const Analyzer* analyzer_;
+  const Embedder* embedder_;
+  const MemoryExtractor* extractor_;
+  MemoryServiceOptions options_;
+
+  mutable std::mutex shards_mu_;
+  std::map<std::string, std::shared_ptr<MemoryShard>> shards_;  // guarded by shards_mu_
+
+  // Striped scope locks: serialises work on one scope without a map that grows forever.
+  std::array<std::mutex, 64> scope_locks_;
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<Job> queue_;   // guarded by queue_mu_
+  bool stopping_ = false;   // guarded by queue_mu_
+  bool started_ = false;    // guarded by queue_mu_
+  size_t running_ = 0;      // guarded by queue_mu_: jobs taken by workers, not yet done
+  std::vector<std::thread> workers_;
+};
+
+// Encodes / decodes the stored form of an add request (the event's request column).
+std::string EncodeAddRequest(const MemoryAddRequest& request);
+Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const std::string& json);
+
+}  // namespace engram

@@ -1,0 +1,277 @@
+#include "core/memory_shard.h"
+
+#include <algorithm>
+
+namespace engram {
+
+namespace {
+
+std::string ScopeIndexKey(std::string_view field, std::string_view value) {
+  std::string key;
+  key.reserve(value.size() + 2);
+  key += field == "user_id" ? 'u' : field == "agent_id" ? 'a' : 'r';
+  key += ':';
+  key += value;
+  return key;
+}
+
+bool NewerFirst(const AgentMemory& a, const AgentMemory& b) {
+  if (a.created_at_us != b.created_at_us) return a.created_at_us > b.created_at_us;
+  return a.seq > b.seq;
+}
+
+}  // namespace
+
+MemoryRecord ToRecord(const AgentMemory& m) {
+  MemoryRecord r;
+  r.seq = m.seq;
+  r.id = m.id;
+  r.text = m.text;
+  r.user_id = m.user_id;
+  r.agent_id = m.agent_id;
+  r.run_id = m.run_id;
+  r.session_id = m.session_id;
+  r.metadata_json = m.metadata_json;
+  r.created_at_us = m.created_at_us;
+  r.updated_at_us = m.updated_at_us;
+  r.expires_at_us = m.expires_at_us;
+  return r;
+}
+
+MemoryShard::MemoryShard(const Analyzer* analyzer, MemoryShardOptions options)
+    : analyzer_(analyzer), options_(std::move(options)), bm25_(options_.bm25),
+      vectors_(options_.vectors) {}
+
+Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
+  std::lock_guard<std::mutex> lock(load_mu_);
+  if (loaded_) return Status::Ok();
+  auto records = store->LoadAgentMemories(workspace);
+  if (!records.ok()) return records.status();
+  std::vector<std::vector<std::string>> terms;
+  terms.reserve(records->size());
+  for (const auto& r : *records) terms.push_back(analyzer_->Analyze(r.text));
+  std::unique_lock<std::shared_mutex> write(mu_);
+  for (size_t i = 0; i < records->size(); ++i) UpsertLocked((*records)[i], terms[i]);
+  loaded_ = true;
+  return Status::Ok();
+}
+
+void MemoryShard::Upsert(const MemoryRecord& record) {
+  // Analysis is the expensive part: outside the writer lock, so searches keep running.
+  std::vector<std::string> terms = analyzer_->Analyze(record.text);
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  UpsertLocked(record, terms);
+}
+
+void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::string>& terms) {
+  DocId d;
+  bool keep_vector = false;
+  auto it = by_id_.find(r.id);
+  if (it != by_id_.end()) {
+    d = it->second;
+    // A metadata-only update carries no vector: the one of the unchanged text stays valid.
+    keep_vector = r.vector.empty() && docs_[d].memory.text == r.text;
+    by_seq_.erase(docs_[d].memory.seq);
+  } else {
+    d = static_cast<DocId>(docs_.size());
+    docs_.emplace_back();
+    by_id_.emplace(r.id, d);
+    ++live_count_;
+    for (auto [field, value] : {std::pair<std::string_view, const std::string*>{"user_id", &r.user_id},
+                                {"agent_id", &r.agent_id},
+                                {"run_id", &r.run_id}}) {
+      if (!value->empty()) by_scope_[ScopeIndexKey(field, *value)].push_back(d);
+    }
+  }
+  Doc& doc = docs_[d];
+  doc.live = true;
+  AgentMemory& m = doc.memory;
+  m.id = r.id;
+  m.seq = r.seq;
+  m.text = r.text;
+  m.user_id = r.user_id;
+  m.agent_id = r.agent_id;
+  m.run_id = r.run_id;
+  m.session_id = r.session_id;
+  m.metadata_json = r.metadata_json.empty() ? "{}" : r.metadata_json;
+  m.created_at_us = r.created_at_us;
+  m.updated_at_us = r.updated_at_us;
+  m.expires_at_us = r.expires_at_us;
+  doc.metadata = nlohmann::json::parse(m.metadata_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
+  by_seq_[r.seq] = d;
+  bm25_.Add(d, terms);
+  if (!r.vector.empty() && r.vector_model == options_.vector_model &&
+      static_cast<int>(r.vector.size()) == vectors_.dim()) {
+    vectors_.Set(d, r.vector.data());
+  } else if (!keep_vector) {
+    vectors_.Remove(d);
+  }
+}
+
+void MemoryShard::Remove(const std::string& id) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return;
+  const DocId d = it->second;
+  by_id_.erase(it);
+  Doc& doc = docs_[d];
+  by_seq_.erase(doc.memory.seq);
+  bm25_.Remove(d);
+  vectors_.Remove(d);
+  doc.live = false;
+  // The slot stays (DocIds are dense); free what it held.
+  doc.memory = AgentMemory{};
+  doc.metadata = nlohmann::json();
+  --live_count_;
+}
+
+void MemoryShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (const auto& u : updates) {
+    auto it = by_seq_.find(u.seq);
+    if (it == by_seq_.end() || u.model != options_.vector_model ||
+        static_cast<int>(u.vector.size()) != vectors_.dim()) {
+      continue;
+    }
+    vectors_.Set(it->second, u.vector.data());
+  }
+}
+
+std::optional<AgentMemory> MemoryShard::Get(const std::string& id, int64_t now_us) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return std::nullopt;
+  const AgentMemory& m = docs_[it->second].memory;
+  if (!m.VisibleAt(now_us)) return std::nullopt;
+  return m;
+}
+
+FilterDoc MemoryShard::ViewOf(const Doc& d) const {
+  const AgentMemory& m = d.memory;
+  return FilterDoc{.id = m.id,
+                   .user_id = m.user_id,
+                   .agent_id = m.agent_id,
+                   .run_id = m.run_id,
+                   .session_id = m.session_id,
+                   .text = m.text,
+                   .created_at_us = m.created_at_us,
+                   .updated_at_us = m.updated_at_us,
+                   .metadata = &d.metadata};
+}
+
+std::optional<std::vector<DocId>> MemoryShard::Candidates(const MemoryFilter& filter,
+                                                          int64_t now_us) const {
+  auto keys = filter.ScopeKeys();
+  if (!keys) return std::nullopt;
+  std::vector<DocId> out;
+  for (const ScopeKey& key : *keys) {
+    auto it = by_scope_.find(ScopeIndexKey(key.field, key.value));
+    if (it == by_scope_.end()) continue;
+    for (DocId d : it->second) {
+      const Doc& doc = docs_[d];
+      if (doc.live && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
+        out.push_back(d);
+      }
+    }
+  }
+  // Keys of one filter can overlap (user_id a OR agent_id b): one entry per doc.
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) const {
+  static const MemoryFilter kMatchAll;
+  const MemoryFilter& filter = query.filter ? *query.filter : kMatchAll;
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto candidates = Candidates(filter, query.now_us);
+  if (!candidates) {
+    return Status::InvalidParameter(
+        "the search must be confined to a user_id, agent_id or run_id (top-level or in filters)");
+  }
+  std::vector<MemoryHit> hits;
+  if (candidates->empty() || query.k == 0) return hits;
+
+  // Retrieval runs over the filtered candidates, so a filter never empties a truncated top-k.
+  std::vector<uint8_t> allowed(docs_.size(), 0);
+  for (DocId d : *candidates) allowed[d] = 1;
+  const std::function<bool(DocId)> in_candidates = [&allowed](DocId d) { return allowed[d] != 0; };
+  const size_t per_retriever = std::max(query.k, options_.candidates);
+  std::vector<ScoredDoc> lexical = bm25_.Search(query.terms, per_retriever, &in_candidates);
+  std::vector<ScoredDoc> semantic;
+  if (!query.vector.empty() && static_cast<int>(query.vector.size()) == vectors_.dim()) {
+    semantic = vectors_.SearchAmong(query.vector.data(), per_retriever, *candidates);
+  }
+  std::vector<ScoredDoc> fused = Fuse(lexical, semantic, query.k, options_.fusion);
+  std::unordered_map<DocId, float> cosine;
+  for (const auto& s : semantic) cosine.emplace(s.doc, s.score);
+  for (const ScoredDoc& s : fused) {
+    if (s.score < query.threshold) continue;
+    MemoryHit hit;
+    hit.memory = docs_[s.doc].memory;
+    hit.score = std::clamp(s.score, 0.0f, 1.0f);
+    auto c = cosine.find(s.doc);
+    if (c != cosine.end()) hit.similarity = c->second;
+    hits.push_back(std::move(hit));
+  }
+  return hits;
+}
+
+std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t now_us,
+                                           size_t offset, size_t limit, size_t* total) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<const AgentMemory*> matching;
+  auto candidates = Candidates(filter, now_us);
+  if (candidates) {
+    for (DocId d : *candidates) matching.push_back(&docs_[d].memory);
+  } else {
+    for (const Doc& doc : docs_) {
+      if (doc.live && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
+        matching.push_back(&doc.memory);
+      }
+    }
+  }
+  *total = matching.size();
+  std::vector<AgentMemory> out;
+  if (offset >= matching.size()) return out;
+  const size_t end = std::min(matching.size(), offset + limit);
+  std::partial_sort(matching.begin(), matching.begin() + static_cast<long>(end), matching.end(),
+                    [](const AgentMemory* a, const AgentMemory* b) { return NewerFirst(*a, *b); });
+  for (size_t i = offset; i < end; ++i) out.push_back(*matching[i]);
+  return out;
+}
+
+std::vector<AgentMemory> MemoryShard::Expired(int64_t now_us) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<AgentMemory> out;
+  for (const Doc& d : docs_) {
+    if (d.live && !d.memory.VisibleAt(now_us)) out.push_back(d.memory);
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, std::string>> MemoryShard::MissingVectors() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (DocId d = 0; d < docs_.size(); ++d) {
+    if (docs_[d].live && !vectors_.Contains(d)) out.emplace_back(docs_[d].memory.seq, docs_[d].memory.text);
+  }
+  return out;
+}
+
+size_t MemoryShard::size() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return live_count_;
+}
+
+size_t MemoryShard::MemoryBytes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
+  for (const Doc& d : docs_) {
+    bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();
+  }
+  return bytes;
+}
+
+}  // namespace engram

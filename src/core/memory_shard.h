@@ -1,0 +1,139 @@
+// MemoryShard: the in-memory search state of one workspace's agent memories (memory API V4): the
+// memories, their BM25 index and vectors, and an index from user_id / agent_id / run_id to
+// memories, so a search confined to one user scans only that user's memories however large the
+// workspace. A cache of the store; rebuilt from it on first use.
+//
+// Unlike leaderboard shards, memories change: Upsert replaces a memory's text, metadata and
+// vector in place and Remove takes it out of every index at once.
+//
+// Thread-safety: all methods are safe to call concurrently; reads share a lock, writes take it
+// exclusively.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/memory_filter.h"
+#include "index/analyzer.h"
+#include "index/bm25_index.h"
+#include "index/fusion.h"
+#include "index/vector_index.h"
+#include "store/store.h"
+
+namespace engram {
+
+// An agent memory as the shard keeps it (and hands out, by copy).
+struct AgentMemory {
+  std::string id;
+  int64_t seq = 0;
+  std::string text;
+  std::string user_id;
+  std::string agent_id;
+  std::string run_id;
+  std::string session_id;
+  std::string metadata_json = "{}";
+  int64_t created_at_us = 0;
+  int64_t updated_at_us = 0;
+  std::optional<int64_t> expires_at_us;
+
+  bool VisibleAt(int64_t now_us) const { return !expires_at_us || now_us < *expires_at_us; }
+};
+
+// The store record of a memory (no vector).
+MemoryRecord ToRecord(const AgentMemory& m);
+
+struct MemoryHit {
+  AgentMemory memory;
+  float score = 0;       // fused relevance, 0..1
+  float similarity = 0;  // cosine of query and memory vectors; 0 when either has none
+};
+
+struct MemoryShardOptions {
+  Bm25Options bm25;
+  VectorIndexOptions vectors;
+  FusionOptions fusion;
+  std::string vector_model;  // vectors of other models are ignored (and re-embedded)
+  size_t candidates = 200;   // taken from each retriever before fusion (at least k)
+};
+
+struct MemoryQuery {
+  std::vector<std::string> terms;  // analysed query
+  std::vector<float> vector;       // empty: BM25 only
+  const MemoryFilter* filter = nullptr;  // must confine the search (ScopeKeys() set)
+  size_t k = 10;
+  float threshold = 0;  // hits scoring lower are dropped
+  int64_t now_us = 0;   // memories expired at this time are invisible
+};
+
+class MemoryShard {
+ public:
+  MemoryShard(const Analyzer* analyzer, MemoryShardOptions options);
+
+  // Loads the workspace from the store once; a failed load is retried on the next call.
+  Status EnsureLoaded(Store* store, const std::string& workspace);
+
+  // Inserts a memory or replaces the one with its id (text, metadata, times, vector). A record
+  // without a vector of the shard's model leaves the memory without one.
+  void Upsert(const MemoryRecord& record);
+  void Remove(const std::string& id);
+  // Sets vectors by store seq (background re-embedding); unknown seqs are ignored.
+  void ApplyVectors(const std::vector<VectorUpdate>& updates);
+
+  std::optional<AgentMemory> Get(const std::string& id, int64_t now_us) const;
+
+  // Ranked memories matching query.filter (BM25 and vector candidates fused), best first.
+  // Errors: kInvalidParameter when the filter does not confine the search to some user_id /
+  // agent_id / run_id.
+  Result<std::vector<MemoryHit>> Search(const MemoryQuery& query) const;
+
+  // Every visible memory matching `filter`, newest first (created_at, then write order).
+  // `total` gets their count; [offset, offset + limit) of them are returned.
+  std::vector<AgentMemory> List(const MemoryFilter& filter, int64_t now_us, size_t offset,
+                                size_t limit, size_t* total) const;
+
+  // Live memories that expired before now_us (to purge).
+  std::vector<AgentMemory> Expired(int64_t now_us) const;
+
+  // Memories without a vector of the shard's model: (seq, text) pairs to embed.
+  std::vector<std::pair<int64_t, std::string>> MissingVectors() const;
+
+  size_t size() const;
+  size_t MemoryBytes() const;
+
+ private:
+  struct Doc {
+    AgentMemory memory;
+    nlohmann::json metadata;  // parsed once, for filters
+    bool live = false;
+  };
+  void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms);
+  FilterDoc ViewOf(const Doc& d) const;
+  // Live, visible docs matching `filter`, found through the scope-key index; nullopt when the
+  // filter names no scope key.
+  std::optional<std::vector<DocId>> Candidates(const MemoryFilter& filter, int64_t now_us) const;
+
+  const Analyzer* analyzer_;
+  MemoryShardOptions options_;
+  std::mutex load_mu_;
+  bool loaded_ = false;  // guarded by load_mu_
+
+  mutable std::shared_mutex mu_;
+  std::vector<Doc> docs_;                         // guarded by mu_; DocId = index
+  std::unordered_map<std::string, DocId> by_id_;  // guarded by mu_ (live docs only)
+  std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
+  // "u:<user_id>", "a:<agent_id>", "r:<run_id>" -> docs (may list removed docs; checked on use).
+  std::unordered_map<std::string, std::vector<DocId>> by_scope_;  // guarded by mu_
+  size_t live_count_ = 0;                                         // guarded by mu_
+  Bm25Index bm25_;                                                // guarded by mu_
+  VectorIndex vectors_;                                           // guarded by mu_
+};
+
+}  // namespace engram

@@ -1,0 +1,386 @@
+// The Agentic Memory V4 memory endpoints (../shared/API.md section 1) against a real server:
+// add → event → search / get / update / delete / list / history, filters, isolation, duplicates,
+// expiry, and events that survive kill -9.
+#include <atomic>
+#include <set>
+#include <chrono>
+#include <thread>
+
+#include "test_util.h"
+
+namespace engram::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string Prefix(std::string_view workspace = "default") {
+  return "/v4/openapi/workspaces/" + std::string(workspace) + "/memory/agentic-memory";
+}
+
+// Polls an event until it is SUCCEEDED or FAILED (or 20 s pass); returns its last body.
+json WaitEvent(const HttpClient& client, const std::string& event_id,
+               std::string_view workspace = "default") {
+  json last;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    HttpResponse r = client.Get(Prefix(workspace) + "/events/" + event_id);
+    if (r.status != 200) {
+      ADD_FAILURE() << "event poll: " << r.Describe();
+      return json();
+    }
+    last = r.Json();
+    const std::string status = last.value("status", "");
+    if (status == "SUCCEEDED" || status == "FAILED") return last;
+    std::this_thread::sleep_for(20ms);
+  }
+  ADD_FAILURE() << "event " << event_id << " did not finish: " << last.dump();
+  return last;
+}
+
+// Adds and waits for the event; returns the finished event.
+json AddAndWait(const HttpClient& client, const json& body, std::string_view workspace = "default") {
+  HttpResponse r = client.Post(Prefix(workspace) + "/memories/add", body);
+  EXPECT_EQ(r.status, 200) << r.Describe();
+  json j = r.Json();
+  EXPECT_EQ(j.value("status", ""), "PENDING") << r.body;
+  EXPECT_EQ(j.value("message", ""), "Memory creation accepted; poll the event endpoint for status.");
+  const std::string id = j.value("event_id", "");
+  EXPECT_EQ(id.rfind("me-", 0), 0u) << r.body;
+  if (id.empty()) return json();
+  return WaitEvent(client, id, workspace);
+}
+
+json Search(const HttpClient& client, const json& body, std::string_view workspace = "default") {
+  HttpResponse r = client.Post(Prefix(workspace) + "/memories/search", body);
+  EXPECT_EQ(r.status, 200) << r.Describe();
+  json j = r.Json();
+  if (!j.is_object() || !j.contains("results")) return json::array();
+  return j["results"];
+}
+
+bool HasText(const json& results, std::string_view needle) {
+  for (const auto& r : results) {
+    if (r.value("memory", "").find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+class MemoryApiTest : public SharedServerTest {};
+
+TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
+  const std::string user = UniqueId("u");
+  const std::string word = UniqueWord();
+  json event = AddAndWait(client(), {{"messages", "The build server password rotates every " + word},
+                                     {"user_id", user},
+                                     {"agent_id", "agent-1"},
+                                     {"metadata", {{"topic", "ops"}, {"priority", 3}}},
+                                     {"infer", false}});
+  ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
+  ASSERT_EQ(event["results"].size(), 1u) << event.dump();
+  ASSERT_EQ(event["events"].size(), 1u);
+  EXPECT_EQ(event["events"][0]["event"], "ADD");
+  EXPECT_TRUE(event["error_message"].is_null());
+  for (const char* key : {"id", "created_at", "updated_at"}) EXPECT_TRUE(event.contains(key)) << key;
+  const std::string id = event["results"][0];
+  EXPECT_EQ(id.rfind("m-", 0), 0u);
+
+  json results = Search(client(), {{"query", "when does the password rotate " + word}, {"user_id", user}});
+  ASSERT_EQ(results.size(), 1u) << results.dump();
+  const json& hit = results[0];
+  EXPECT_EQ(hit["id"], id);
+  EXPECT_EQ(hit["user_id"], user);
+  EXPECT_EQ(hit["agent_id"], "agent-1");
+  EXPECT_TRUE(hit["run_id"].is_null());
+  EXPECT_EQ(hit["metadata"]["topic"], "ops");
+  EXPECT_GT(hit["score"].get<double>(), 0.0);
+  EXPECT_LE(hit["score"].get<double>(), 1.0);
+  EXPECT_EQ(hit["created_at"].get<std::string>().size(), 27u) << hit["created_at"];
+
+  HttpResponse got = client().Get(Prefix() + "/memories/" + id);
+  ASSERT_EQ(got.status, 200) << got.Describe();
+  EXPECT_EQ(got.Json()["memory"], "The build server password rotates every " + word);
+}
+
+TEST_F(MemoryApiTest, RuleBasedExtractionWritesThirdPersonFactsAndSkipsDuplicates) {
+  const std::string user = UniqueId("u");
+  json messages = json::array({{{"role", "user"}, {"content", "Hi! I really love hiking in the Alps."}},
+                               {{"role", "assistant"}, {"content", "That sounds wonderful."}}});
+  json first = AddAndWait(client(), {{"messages", messages}, {"user_id", user}});
+  ASSERT_EQ(first.value("status", ""), "SUCCEEDED") << first.dump();
+  ASSERT_FALSE(first["results"].empty()) << first.dump();
+  EXPECT_EQ(first["events"][0]["event"], "ADD");
+  const std::string text = first["events"][0]["memory"];
+  EXPECT_EQ(text.rfind("User", 0), 0u) << text;
+
+  // The same conversation again: nothing new is stored.
+  json second = AddAndWait(client(), {{"messages", messages}, {"user_id", user}});
+  ASSERT_EQ(second.value("status", ""), "SUCCEEDED") << second.dump();
+  for (const auto& e : second["events"]) EXPECT_EQ(e["event"], "NONE") << second.dump();
+  HttpResponse list = client().Get(Prefix() + "/memories?user_id=" + user);
+  ASSERT_EQ(list.status, 200) << list.Describe();
+  EXPECT_EQ(list.Json()["total"], first["results"].size()) << list.body;
+
+  json results = Search(client(), {{"query", "what outdoor activity does the user enjoy?"}, {"user_id", user}});
+  EXPECT_TRUE(HasText(results, "hiking")) << results.dump();
+}
+
+TEST_F(MemoryApiTest, ConcurrentIdenticalAddsStoreOnce) {
+  const std::string user = UniqueId("u");
+  const std::string word = UniqueWord();
+  json body = {{"messages", "Parking spot number " + word + " is reserved for me"},
+               {"user_id", user},
+               {"infer", false}};
+  std::vector<std::string> events(6);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < events.size(); ++i) {
+    threads.emplace_back([&, i] {
+      HttpResponse r = client().Post(Prefix() + "/memories/add", body);
+      events[i] = r.Json().value("event_id", "");
+    });
+  }
+  for (auto& t : threads) t.join();
+  int adds = 0;
+  for (const auto& id : events) {
+    ASSERT_FALSE(id.empty());
+    json e = WaitEvent(client(), id);
+    ASSERT_EQ(e.value("status", ""), "SUCCEEDED") << e.dump();
+    for (const auto& item : e["events"]) adds += item["event"] == "ADD" ? 1 : 0;
+  }
+  EXPECT_EQ(adds, 1);
+  HttpResponse list = client().Get(Prefix() + "/memories?user_id=" + user);
+  EXPECT_EQ(list.Json()["total"], 1) << list.body;
+}
+
+TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
+  const std::string user = UniqueId("u");
+  const std::string old_word = UniqueWord(), new_word = UniqueWord();
+  json event = AddAndWait(client(), {{"messages", "Favourite tea is " + old_word},
+                                     {"user_id", user},
+                                     {"metadata", {{"a", 1}, {"b", "x"}}},
+                                     {"infer", false}});
+  const std::string id = event["results"][0];
+
+  HttpResponse put = client().Request("PUT", Prefix() + "/memories/" + id,
+                                      json{{"text", "Favourite tea is " + new_word},
+                                           {"metadata", {{"b", "y"}, {"c", true}}}}
+                                          .dump(),
+                                      {{"Content-Type", "application/json"}});
+  ASSERT_EQ(put.status, 200) << put.Describe();
+  json updated = put.Json();
+  EXPECT_EQ(updated["text"], "Favourite tea is " + new_word);
+  EXPECT_EQ(updated["metadata"], json({{"a", 1}, {"b", "y"}, {"c", true}}));
+
+  // Re-indexed at once: the new word is found, the old one is not.
+  EXPECT_EQ(Search(client(), {{"query", new_word}, {"user_id", user}}).size(), 1u);
+  EXPECT_TRUE(Search(client(), {{"query", old_word}, {"user_id", user}, {"threshold", 0.0}})
+                  .empty() ||
+              !HasText(Search(client(), {{"query", old_word}, {"user_id", user}}), old_word));
+
+  HttpResponse del = client().Delete(Prefix() + "/memories/" + id);
+  ASSERT_EQ(del.status, 200) << del.Describe();
+  EXPECT_EQ(del.Json()["message"], "Memory " + id + " deleted successfully");
+  EXPECT_TRUE(Search(client(), {{"query", new_word}, {"user_id", user}}).empty());
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Delete(Prefix() + "/memories/" + id), 404, "NotFound"));
+
+  HttpResponse history = client().Get(Prefix() + "/memories/" + id + "/history");
+  ASSERT_EQ(history.status, 200) << history.Describe();
+  json h = history.Json()["results"];
+  ASSERT_EQ(h.size(), 3u) << h.dump();
+  EXPECT_EQ(h[0]["event"], "ADD");
+  EXPECT_TRUE(h[0]["old_memory"].is_null());
+  EXPECT_EQ(h[1]["event"], "UPDATE");
+  EXPECT_EQ(h[1]["old_memory"], "Favourite tea is " + old_word);
+  EXPECT_EQ(h[1]["new_memory"], "Favourite tea is " + new_word);
+  EXPECT_EQ(h[2]["event"], "DELETE");
+  EXPECT_EQ(h[0]["event_id"], event["id"]);
+}
+
+TEST_F(MemoryApiTest, FiltersApplyInsideRetrieval) {
+  const std::string user = UniqueId("u");
+  const std::string word = UniqueWord();
+  // 30 memories share the word; only one has metadata kind=rare.
+  for (int i = 0; i < 30; ++i) {
+    json body = {{"messages", "Note " + std::to_string(i) + " about " + word},
+                 {"user_id", user},
+                 {"run_id", i % 2 == 0 ? "even" : "odd"},
+                 {"metadata", {{"kind", i == 17 ? "rare" : "common"}, {"n", i}}},
+                 {"infer", false}};
+    ASSERT_EQ(AddAndWait(client(), body).value("status", ""), "SUCCEEDED");
+  }
+  json rare = Search(client(), {{"query", word},
+                                {"user_id", user},
+                                {"top_k", 1},
+                                {"filters", {{"metadata.kind", "rare"}}}});
+  ASSERT_EQ(rare.size(), 1u) << rare.dump();
+  EXPECT_EQ(rare[0]["metadata"]["n"], 17);
+
+  json ranged = Search(client(), {{"query", word},
+                                  {"top_k", 100},
+                                  {"filters", {{"AND", json::array({{{"user_id", user}},
+                                                                    {{"run_id", "even"}},
+                                                                    {{"metadata.n", {{"gte", 10}}}},
+                                                                    {{"NOT", {{"metadata.n", {{"in", {10, 12}}}}}}}})}}}});
+  std::set<int> ns;
+  for (const auto& r : ranged) ns.insert(r["metadata"]["n"].get<int>());
+  EXPECT_EQ(ns, (std::set<int>{14, 16, 18, 20, 22, 24, 26, 28})) << ranged.dump();
+
+  json either = Search(client(), {{"query", word},
+                                  {"top_k", 100},
+                                  {"filters", {{"OR", json::array({{{"user_id", user}},
+                                                                   {{"user_id", UniqueId("nobody")}}})}}}});
+  EXPECT_EQ(either.size(), 30u);
+}
+
+TEST_F(MemoryApiTest, SearchMustBeConfinedToAScope) {
+  HttpResponse r = client().Post(Prefix() + "/memories/search", json{{"query", "anything"}});
+  EXPECT_TRUE(IsError(r, 400, "InvalidParameter", "user_id"));
+  r = client().Post(Prefix() + "/memories/search",
+                    json{{"query", "anything"}, {"filters", {{"metadata.x", 1}}}});
+  EXPECT_TRUE(IsError(r, 400, "InvalidParameter", "user_id"));
+}
+
+TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
+  struct Case {
+    std::string path;
+    json body;
+    std::string field;
+  };
+  const std::string add = Prefix() + "/memories/add";
+  const std::string search = Prefix() + "/memories/search";
+  const std::vector<Case> cases = {
+      {add, json::object(), "messages"},
+      {add, {{"messages", "hi"}}, "user_id"},
+      {add, {{"messages", 5}, {"user_id", "u"}}, "messages"},
+      {add, {{"messages", json::array()}, {"user_id", "u"}}, "messages"},
+      {add, {{"messages", {{{"role", "robot"}, {"content", "x"}}}}, {"user_id", "u"}}, "role"},
+      {add, {{"messages", {{{"role", "user"}}}}, {"user_id", "u"}}, "content"},
+      {add, {{"messages", "x"}, {"user_id", 7}}, "user_id"},
+      {add, {{"messages", "x"}, {"user_id", std::string(300, 'u')}}, "user_id"},
+      {add, {{"messages", "x"}, {"user_id", "u"}, {"metadata", "x"}}, "metadata"},
+      {add, {{"messages", "x"}, {"user_id", "u"}, {"infer", "yes"}}, "infer"},
+      {add, {{"messages", "x"}, {"user_id", "u"}, {"timestamp", "yesterday"}}, "timestamp"},
+      {add, {{"messages", "x"}, {"user_id", "u"}, {"expiration_date", "2024-02-30"}}, "expiration_date"},
+      {add, {{"messages", "x"}, {"user_id", "u"}, {"expiration_date", "soon"}}, "expiration_date"},
+      {search, {{"user_id", "u"}}, "query"},
+      {search, {{"query", ""}, {"user_id", "u"}}, "query"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"top_k", 0}}, "top_k"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"top_k", 5000}}, "top_k"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"threshold", 2}}, "threshold"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"colour", "red"}}}}, "colour"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"user_id", {{"near", "a"}}}}}}, "near"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"AND", "x"}}}}, "AND"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"created_at", {{"gt", "not a date"}}}}}}, "created_at"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", 3}}, "filters"},
+  };
+  for (const auto& c : cases) {
+    HttpResponse r = client().Post(c.path, c.body);
+    EXPECT_TRUE(IsError(r, 400, "InvalidParameter", c.field)) << c.body.dump();
+  }
+  EXPECT_TRUE(IsError(client().Post(add, std::string_view("{not json")), 400, "InvalidParameter"));
+  HttpResponse put = client().Request("PUT", Prefix() + "/memories/m-nothing", "{}",
+                                      {{"Content-Type", "application/json"}});
+  EXPECT_TRUE(IsError(put, 400, "InvalidParameter", "text"));
+  put = client().Request("PUT", Prefix() + "/memories/m-nothing", R"({"text":"x"})",
+                         {{"Content-Type", "application/json"}});
+  EXPECT_TRUE(IsError(put, 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/events/me-nothing"), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories/m-nothing/history"), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories"), 400, "InvalidParameter", "user_id"));
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories?user_id=u&page_size=0"), 400,
+                      "InvalidParameter", "page_size"));
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories?user_id=u&colour=red"), 400,
+                      "InvalidParameter", "colour"));
+  EXPECT_TRUE(IsError(client().Post("/v4/openapi/workspaces/default/memory/other/memories/add",
+                                    json{{"messages", "x"}, {"user_id", "u"}}),
+                      400, "ServiceIdNotExist"));
+}
+
+TEST_F(MemoryApiTest, WorkspacesAndUsersAreIsolated) {
+  const std::string user = UniqueId("u");
+  const std::string other_user = UniqueId("u");
+  const std::string word = UniqueWord();
+  json event = AddAndWait(client(), {{"messages", "Secret " + word}, {"user_id", user}, {"infer", false}},
+                          "team-a");
+  const std::string id = event["results"][0];
+  EXPECT_EQ(Search(client(), {{"query", word}, {"user_id", user}}, "team-a").size(), 1u);
+  EXPECT_TRUE(Search(client(), {{"query", word}, {"user_id", user}}, "team-b").empty());
+  EXPECT_TRUE(Search(client(), {{"query", word}, {"user_id", other_user}}, "team-a").empty());
+  EXPECT_TRUE(IsError(client().Get(Prefix("team-b") + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Delete(Prefix("team-b") + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Get(Prefix("team-b") + "/events/" + event["id"].get<std::string>()),
+                      404, "NotFound"));
+  EXPECT_EQ(client().Get(Prefix("team-a") + "/memories/" + id).status, 200);
+}
+
+TEST_F(MemoryApiTest, ListPagesNewestFirstAndDeleteScope) {
+  const std::string user = UniqueId("u");
+  for (int i = 0; i < 5; ++i) {
+    AddAndWait(client(), {{"messages", "Item number " + std::to_string(i) + " " + UniqueWord()},
+                          {"user_id", user},
+                          {"infer", false}});
+  }
+  HttpResponse page = client().Get(Prefix() + "/memories?user_id=" + user + "&page_number=2&page_size=2");
+  ASSERT_EQ(page.status, 200) << page.Describe();
+  json j = page.Json();
+  EXPECT_EQ(j["total"], 5);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["memory"].get<std::string>().rfind("Item number 2", 0), 0u) << j.dump();
+  EXPECT_EQ(j["results"][1]["memory"].get<std::string>().rfind("Item number 1", 0), 0u);
+
+  HttpResponse del = client().Delete(Prefix() + "/memories?user_id=" + user);
+  ASSERT_EQ(del.status, 200) << del.Describe();
+  EXPECT_EQ(del.Json()["deleted_count"], 5);
+  EXPECT_EQ(client().Get(Prefix() + "/memories?user_id=" + user).Json()["total"], 0);
+  EXPECT_TRUE(IsError(client().Delete(Prefix() + "/memories"), 400, "InvalidParameter", "user_id"));
+}
+
+TEST_F(MemoryApiTest, ExpiredMemoriesAreInvisible) {
+  const std::string user = UniqueId("u");
+  const std::string word = UniqueWord();
+  json expired = AddAndWait(client(), {{"messages", "Old coupon " + word},
+                                       {"user_id", user},
+                                       {"expiration_date", "2020-01-01"},
+                                       {"infer", false}});
+  json live = AddAndWait(client(), {{"messages", "New coupon " + word},
+                                    {"user_id", user},
+                                    {"expiration_date", "2999-12-31"},
+                                    {"infer", false}});
+  json results = Search(client(), {{"query", word}, {"user_id", user}});
+  ASSERT_EQ(results.size(), 1u) << results.dump();
+  EXPECT_EQ(results[0]["id"], live["results"][0]);
+  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories/" + expired["results"][0].get<std::string>()),
+                      404, "NotFound"));
+}
+
+// Events acknowledged before a kill -9 all finish after the restart.
+TEST(MemoryDurabilityTest, PendingEventsResumeAfterKill9) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerProcess server({.extra_args = {"--event-workers", "1"}});
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  const std::string user = UniqueId("u");
+  std::vector<std::string> events;
+  for (int i = 0; i < 60; ++i) {
+    HttpResponse r = client.Post(
+        Prefix() + "/memories/add",
+        json{{"messages", json::array({{{"role", "user"},
+                                        {"content", "I live in town number " + std::to_string(i) +
+                                                        ". My favorite color is shade " +
+                                                        std::to_string(i) + "."}}})},
+             {"user_id", user + "-" + std::to_string(i)}});
+    ASSERT_EQ(r.status, 200) << r.Describe();
+    events.push_back(r.Json()["event_id"]);
+  }
+  server.Kill();
+  ASSERT_TRUE(server.Start());
+  client.set_base_url(server.BaseUrl());
+  for (const auto& id : events) {
+    json e = WaitEvent(client, id);
+    EXPECT_EQ(e.value("status", ""), "SUCCEEDED") << e.dump();
+  }
+}
+
+}  // namespace
+}  // namespace engram::testing
