@@ -86,7 +86,7 @@ Status MemoryService::Start() {
   if (!unfinished->empty()) {
     spdlog::info("memory events: resuming {} unfinished event(s)", unfinished->size());
   }
-  for (auto& e : *unfinished) Enqueue(std::move(e));
+  for (auto& e : *unfinished) EnqueueEvent(std::move(e));
   for (int i = 0; i < std::max(1, options_.event_workers); ++i) {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
@@ -118,6 +118,33 @@ void MemoryService::Enqueue(Job job) {
   queue_cv_.notify_one();
 }
 
+void MemoryService::EnqueueEvent(MemoryEventRecord event) {
+  size_t stripe = 0;  // an unreadable request fails at once in RunEvent; any stripe will do
+  auto request = DecodeAddRequest(event.workspace, event.request_json);
+  if (request.ok()) {
+    stripe = ScopeStripe(event.workspace, request->user_id, request->agent_id, request->run_id);
+  }
+  Enqueue(QueuedEvent{std::move(event), stripe});
+}
+
+std::optional<MemoryService::Job> MemoryService::TakeRunnableLocked() {
+  std::array<bool, kStripes> waiting{};  // stripes with an earlier event still queued
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (auto* e = std::get_if<QueuedEvent>(&*it)) {
+      if (stripe_busy_[e->stripe] || waiting[e->stripe]) {
+        waiting[e->stripe] = true;
+        continue;
+      }
+      stripe_busy_[e->stripe] = true;
+    }
+    Job job = std::move(*it);
+    queue_.erase(it);
+    ++running_;
+    return job;
+  }
+  return std::nullopt;
+}
+
 Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
   if (queued_events() >= options_.max_queued_events) {
     return Status(StatusCode::kThrottled,
@@ -130,8 +157,9 @@ Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
   event.request_json = EncodeAddRequest(request);
   event.created_at_us = event.updated_at_us = NowMicros();
   ENGRAM_RETURN_IF_ERROR(store_->InsertEvent(event));
-  Enqueue(event);
-  return event.id;
+  std::string id = event.id;
+  EnqueueEvent(std::move(event));
+  return id;
 }
 
 Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
@@ -142,32 +170,44 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
 void MemoryService::WorkerLoop() {
   auto next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
   for (;;) {
-    Job job;
+    std::optional<Job> job;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
+      auto ready = [&] { return stopping_ || (job = TakeRunnableLocked()).has_value(); };
+      bool woke = true;
       if (options_.purge_interval.count() > 0) {
-        queue_cv_.wait_until(lock, next_purge, [this] { return stopping_ || !queue_.empty(); });
+        woke = queue_cv_.wait_until(lock, next_purge, ready);
       } else {
-        queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        queue_cv_.wait(lock, ready);
       }
-      if (stopping_) return;
-      if (queue_.empty()) {
+      if (stopping_) {
+        if (job) {  // taken in the same check that saw stopping_: give it back
+          --running_;
+          if (auto* e = std::get_if<QueuedEvent>(&*job)) stripe_busy_[e->stripe] = false;
+        }
+        return;
+      }
+      if (!woke) {
         lock.unlock();
         PurgeExpired();
         next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
         continue;
       }
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      ++running_;
     }
-    if (auto* event = std::get_if<MemoryEventRecord>(&job)) {
-      RunEvent(*event);
+    std::optional<size_t> stripe;
+    if (auto* e = std::get_if<QueuedEvent>(&*job)) {
+      stripe = e->stripe;
+      RunEvent(e->record);
     } else {
-      RunBackfill(std::get<BackfillJob>(job).workspace);
+      RunBackfill(std::get<BackfillJob>(*job).workspace);
     }
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    --running_;
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      --running_;
+      if (stripe) stripe_busy_[*stripe] = false;
+    }
+    // A finished event may let a waiting event of its stripe run.
+    queue_cv_.notify_all();
   }
 }
 
@@ -355,7 +395,10 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
         c.record.updated_at_us = std::max(now, old.updated_at_us);
         json merged = json::parse(old.metadata_json, nullptr, false);
         if (!merged.is_object()) merged = json::object();
-        for (auto& [k, v] : json::parse(req.metadata_json, nullptr, false).items()) merged[k] = v;
+        const json patch = json::parse(req.metadata_json, nullptr, false);
+        if (patch.is_object()) {
+          for (const auto& [k, v] : patch.items()) merged[k] = v;
+        }
         c.record.metadata_json = Dump(merged);
         if (auto v = vector_of.find(d.text); v != vector_of.end()) {
           c.record.vector = v->second;

@@ -44,14 +44,19 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   return shard;
 }
 
-std::mutex& MemoryService::ScopeLock(const std::string& workspace, const std::string& user_id,
-                                     const std::string& agent_id, const std::string& run_id) {
+size_t MemoryService::ScopeStripe(const std::string& workspace, const std::string& user_id,
+                                  const std::string& agent_id, const std::string& run_id) const {
   std::string key = workspace;
   for (const std::string* part : {&user_id, &agent_id, &run_id}) {
     key += '\x1f';
     key += *part;
   }
-  return scope_locks_[std::hash<std::string>{}(key) % scope_locks_.size()];
+  return std::hash<std::string>{}(key) % kStripes;
+}
+
+std::mutex& MemoryService::ScopeLock(const std::string& workspace, const std::string& user_id,
+                                     const std::string& agent_id, const std::string& run_id) {
+  return scope_locks_[ScopeStripe(workspace, user_id, agent_id, run_id)];
 }
 
 Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& request) {

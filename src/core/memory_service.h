@@ -110,15 +110,25 @@ class MemoryService {
   size_t shard_memories() const;
 
  private:
+  struct QueuedEvent {
+    MemoryEventRecord record;
+    size_t stripe = 0;  // its scope's lock stripe
+  };
   struct BackfillJob {
     std::string workspace;
   };
-  using Job = std::variant<MemoryEventRecord, BackfillJob>;
+  using Job = std::variant<QueuedEvent, BackfillJob>;
 
   Result<std::shared_ptr<MemoryShard>> Shard(const std::string& workspace);
+  size_t ScopeStripe(const std::string& workspace, const std::string& user_id,
+                     const std::string& agent_id, const std::string& run_id) const;
   std::mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
                         const std::string& agent_id, const std::string& run_id);
   void Enqueue(Job job);
+  void EnqueueEvent(MemoryEventRecord event);
+  // The first queued job a worker may run now: events of a scope run one at a time and in the
+  // order they were queued, so an event waits while an earlier one of its stripe runs or waits.
+  std::optional<Job> TakeRunnableLocked();
   void WorkerLoop();
   void RunEvent(const MemoryEventRecord& event);
   // The changes an event makes; kUnavailable etc. when extraction fails.
@@ -140,7 +150,8 @@ class MemoryService {
   std::map<std::string, std::shared_ptr<MemoryShard>> shards_;  // guarded by shards_mu_
 
   // Striped scope locks: serialises work on one scope without a map that grows forever.
-  std::array<std::mutex, 64> scope_locks_;
+  static constexpr size_t kStripes = 64;
+  std::array<std::mutex, kStripes> scope_locks_;
 
   mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;
@@ -148,6 +159,7 @@ class MemoryService {
   bool stopping_ = false;   // guarded by queue_mu_
   bool started_ = false;    // guarded by queue_mu_
   size_t running_ = 0;      // guarded by queue_mu_: jobs taken by workers, not yet done
+  std::array<bool, 64> stripe_busy_{};  // guarded by queue_mu_: an event of the stripe runs
   std::vector<std::thread> workers_;
 };
 

@@ -152,6 +152,27 @@ TEST_F(MemoryApiTest, ConcurrentIdenticalAddsStoreOnce) {
   EXPECT_EQ(list.Json()["total"], 1) << list.body;
 }
 
+// Events of one scope run in the order they were accepted, even with several workers: a later
+// contradiction updates the earlier fact rather than being overwritten by it.
+TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
+  for (int round = 0; round < 5; ++round) {
+    const std::string user = UniqueId("u");
+    std::vector<std::string> ids;
+    for (const char* text : {"I live in Berlin.", "I moved to Lisbon last year."}) {
+      HttpResponse r = client().Post(Prefix() + "/memories/add",
+                                     json{{"messages", text}, {"user_id", user},
+                                          {"timestamp", "2024-05-08T10:00:00Z"}});
+      ASSERT_EQ(r.status, 200) << r.Describe();
+      ids.push_back(r.Json()["event_id"]);
+    }
+    for (const auto& id : ids) ASSERT_EQ(WaitEvent(client(), id).value("status", ""), "SUCCEEDED");
+    json list = client().Get(Prefix() + "/memories?user_id=" + user).Json();
+    ASSERT_EQ(list["total"], 1) << list.dump();
+    EXPECT_NE(list["results"][0]["memory"].get<std::string>().find("Lisbon"), std::string::npos)
+        << list.dump();
+  }
+}
+
 TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
   const std::string user = UniqueId("u");
   const std::string old_word = UniqueWord(), new_word = UniqueWord();
