@@ -385,12 +385,9 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
                           {"previous_memory", nullptr}});
         continue;
       }
-      MemoryChange c;
-      c.record = ToRecord(old);
-      c.old_text = old.text;
-      c.old_metadata_json = old.metadata_json;
+      MemoryChange c = ChangeOf(old, d.action == MemoryAction::kUpdate ? MemoryChange::Op::kUpdate
+                                                                       : MemoryChange::Op::kDelete);
       if (d.action == MemoryAction::kUpdate) {
-        c.op = MemoryChange::Op::kUpdate;
         c.record.text = d.text;
         c.record.updated_at_us = std::max(now, old.updated_at_us);
         json merged = json::parse(old.metadata_json, nullptr, false);
@@ -407,7 +404,6 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
         events.push_back({{"memory_id", old.id}, {"event", "UPDATE"}, {"memory", d.text},
                           {"previous_memory", old.text}});
       } else {
-        c.op = MemoryChange::Op::kDelete;
         events.push_back({{"memory_id", old.id}, {"event", "DELETE"}, {"memory", old.text},
                           {"previous_memory", nullptr}});
       }
@@ -488,12 +484,7 @@ void MemoryService::PurgeExpired() {
     MemoryChangeBatch batch;
     batch.workspace = workspace;
     for (const AgentMemory& m : expired) {
-      MemoryChange c;
-      c.op = MemoryChange::Op::kDelete;
-      c.record = ToRecord(m);
-      c.old_text = m.text;
-      c.old_metadata_json = m.metadata_json;
-      batch.changes.push_back(std::move(c));
+      batch.changes.push_back(ChangeOf(m, MemoryChange::Op::kDelete));
     }
     auto outcome = store_->ApplyMemoryChanges(batch);
     if (!outcome.ok()) {

@@ -106,11 +106,7 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   current = (*shard)->Get(request.id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
 
-  MemoryChange change;
-  change.op = MemoryChange::Op::kUpdate;
-  change.old_text = current->text;
-  change.old_metadata_json = current->metadata_json;
-  change.record = ToRecord(*current);
+  MemoryChange change = ChangeOf(*current, MemoryChange::Op::kUpdate);
   change.record.updated_at_us = std::max(NowMicros(), current->updated_at_us);
   if (request.text) change.record.text = *request.text;
   if (request.metadata_patch_json) {
@@ -155,12 +151,7 @@ Status MemoryService::Delete(const std::string& workspace, const std::string& id
       ScopeLock(workspace, current->user_id, current->agent_id, current->run_id));
   MemoryChangeBatch batch;
   batch.workspace = workspace;
-  MemoryChange change;
-  change.op = MemoryChange::Op::kDelete;
-  change.record = ToRecord(*current);
-  change.old_text = current->text;
-  change.old_metadata_json = current->metadata_json;
-  batch.changes.push_back(std::move(change));
+  batch.changes.push_back(ChangeOf(*current, MemoryChange::Op::kDelete));
   auto outcome = store_->ApplyMemoryChanges(batch);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->applied[0]) return Status::NotFound(fmt::format("memory {} not found", id));
@@ -189,14 +180,7 @@ Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const Memo
       (*shard)->List(filter, NowMicros(), 0, std::numeric_limits<size_t>::max(), &total);
   MemoryChangeBatch batch;
   batch.workspace = workspace;
-  for (const AgentMemory& m : all) {
-    MemoryChange change;
-    change.op = MemoryChange::Op::kDelete;
-    change.record = ToRecord(m);
-    change.old_text = m.text;
-    change.old_metadata_json = m.metadata_json;
-    batch.changes.push_back(std::move(change));
-  }
+  for (const AgentMemory& m : all) batch.changes.push_back(ChangeOf(m, MemoryChange::Op::kDelete));
   if (batch.changes.empty()) return size_t{0};
   auto outcome = store_->ApplyMemoryChanges(batch);
   if (!outcome.ok()) return outcome.status();

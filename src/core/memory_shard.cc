@@ -38,6 +38,15 @@ MemoryRecord ToRecord(const AgentMemory& m) {
   return r;
 }
 
+MemoryChange ChangeOf(const AgentMemory& m, MemoryChange::Op op) {
+  MemoryChange c;
+  c.op = op;
+  c.record = ToRecord(m);
+  c.old_text = m.text;
+  c.old_metadata_json = m.metadata_json;
+  return c;
+}
+
 MemoryShard::MemoryShard(const Analyzer* analyzer, MemoryShardOptions options)
     : analyzer_(analyzer), options_(std::move(options)), bm25_(options_.bm25),
       vectors_(options_.vectors) {}
@@ -160,48 +169,57 @@ FilterDoc MemoryShard::ViewOf(const Doc& d) const {
                    .metadata = &d.metadata};
 }
 
+std::vector<DocId> MemoryShard::ScopeDocs(const std::vector<ScopeKey>& keys) const {
+  std::vector<DocId> out;
+  for (const ScopeKey& key : keys) {
+    auto it = by_scope_.find(ScopeIndexKey(key.field, key.value));
+    if (it != by_scope_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  // Each list is in DocId order; several keys (user_id a OR agent_id b) may overlap.
+  if (keys.size() > 1) {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  return out;
+}
+
 std::optional<std::vector<DocId>> MemoryShard::Candidates(const MemoryFilter& filter,
                                                           int64_t now_us) const {
   auto keys = filter.ScopeKeys();
   if (!keys) return std::nullopt;
   std::vector<DocId> out;
-  for (const ScopeKey& key : *keys) {
-    auto it = by_scope_.find(ScopeIndexKey(key.field, key.value));
-    if (it == by_scope_.end()) continue;
-    for (DocId d : it->second) {
-      const Doc& doc = docs_[d];
-      if (doc.live && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
-        out.push_back(d);
-      }
-    }
+  for (DocId d : ScopeDocs(*keys)) {
+    const Doc& doc = docs_[d];
+    if (doc.live && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) out.push_back(d);
   }
-  // Keys of one filter can overlap (user_id a OR agent_id b): one entry per doc.
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
 Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) const {
   static const MemoryFilter kMatchAll;
   const MemoryFilter& filter = query.filter ? *query.filter : kMatchAll;
-  std::shared_lock<std::shared_mutex> lock(mu_);
-  auto candidates = Candidates(filter, query.now_us);
-  if (!candidates) {
+  auto keys = filter.ScopeKeys();
+  if (!keys) {
     return Status::InvalidParameter(
         "the search must be confined to a user_id, agent_id or run_id (top-level or in filters)");
   }
+  std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<MemoryHit> hits;
-  if (candidates->empty() || query.k == 0) return hits;
+  const std::vector<DocId> scope = ScopeDocs(*keys);
+  if (scope.empty() || query.k == 0) return hits;
 
-  // Retrieval runs over the filtered candidates, so a filter never empties a truncated top-k.
-  std::vector<uint8_t> allowed(docs_.size(), 0);
-  for (DocId d : *candidates) allowed[d] = 1;
-  const std::function<bool(DocId)> in_candidates = [&allowed](DocId d) { return allowed[d] != 0; };
+  // The filter is part of retrieval, so it never empties a truncated top-k; both retrievers ask
+  // it lazily, only about documents good enough to enter their current top-k. The filter includes
+  // the scope equality, so it also keeps BM25 (which scans the workspace's postings) in scope.
+  const std::function<bool(DocId)> admits = [&](DocId d) {
+    const Doc& doc = docs_[d];
+    return doc.live && doc.memory.VisibleAt(query.now_us) && filter.Matches(ViewOf(doc));
+  };
   const size_t per_retriever = std::max(query.k, options_.candidates);
-  std::vector<ScoredDoc> lexical = bm25_.Search(query.terms, per_retriever, &in_candidates);
+  std::vector<ScoredDoc> lexical = bm25_.Search(query.terms, per_retriever, &admits);
   std::vector<ScoredDoc> semantic;
   if (!query.vector.empty() && static_cast<int>(query.vector.size()) == vectors_.dim()) {
-    semantic = vectors_.SearchAmong(query.vector.data(), per_retriever, *candidates);
+    semantic = vectors_.SearchAmong(query.vector.data(), per_retriever, scope, &admits);
   }
   std::vector<ScoredDoc> fused = Fuse(lexical, semantic, query.k, options_.fusion);
   std::unordered_map<DocId, float> cosine;

@@ -50,6 +50,10 @@ struct AgentMemory {
 // The store record of a memory (no vector).
 MemoryRecord ToRecord(const AgentMemory& m);
 
+// A change of `op` (kUpdate or kDelete) to memory `m`, remembering its current text and metadata
+// for the history; an update's new values go into the returned change's record.
+MemoryChange ChangeOf(const AgentMemory& m, MemoryChange::Op op);
+
 struct MemoryHit {
   AgentMemory memory;
   float score = 0;       // fused relevance, 0..1
@@ -116,6 +120,8 @@ class MemoryShard {
   };
   void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms);
   FilterDoc ViewOf(const Doc& d) const;
+  // Docs listed under any of `keys` in the scope-key index (removed ones included), in DocId order.
+  std::vector<DocId> ScopeDocs(const std::vector<ScopeKey>& keys) const;
   // Live, visible docs matching `filter`, found through the scope-key index; nullopt when the
   // filter names no scope key.
   std::optional<std::vector<DocId>> Candidates(const MemoryFilter& filter, int64_t now_us) const;

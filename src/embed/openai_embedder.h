@@ -25,8 +25,8 @@
 //  - Redirects are not followed (they could forward the Authorization header elsewhere).
 //
 // Thread-safety: EmbedBatch, model_id and dimension are safe to call concurrently. Requests run in
-// parallel on a small pool of reused libcurl handles (keep-alive, TLS session reuse).
-// Ownership: the embedder owns its libcurl handles; callers own returned vectors.
+// parallel through net/json_post_client.h (pooled libcurl handles, keep-alive, TLS session reuse).
+// Ownership: callers own returned vectors.
 #pragma once
 
 #include <chrono>
@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "embed/embedder.h"
+#include "net/json_post_client.h"
 
 namespace engram {
 
@@ -87,25 +88,16 @@ class OpenAiEmbedder final : public Embedder {
       const std::vector<std::string>& texts) const override;
 
  private:
-  class CurlHandle;  // RAII CURL* (keeps libcurl out of this header)
-
-  explicit OpenAiEmbedder(OpenAiEmbedderOptions options);
+  OpenAiEmbedder(OpenAiEmbedderOptions options, std::unique_ptr<JsonPostClient> http);
 
   // One request for texts[begin, end) with retries; writes vectors into out[begin, end).
   Status EmbedChunk(const std::vector<std::string>& texts, size_t begin, size_t end,
                     int expected_dimension, std::vector<std::vector<float>>& out) const;
 
-  // Borrow a handle from the pool (or make one); return it afterwards for connection reuse.
-  std::unique_ptr<CurlHandle> AcquireHandle() const;
-  void ReleaseHandle(std::unique_ptr<CurlHandle> handle) const;
-
   const OpenAiEmbedderOptions options_;
-  const std::string url_;
+  const std::unique_ptr<JsonPostClient> http_;
   std::string model_id_;  // set once in Create, then read-only
   int dimension_ = 0;     // set once in Create, then read-only
-
-  mutable std::mutex pool_mu_;
-  mutable std::vector<std::unique_ptr<CurlHandle>> pool_;  // guarded by pool_mu_
 };
 
 }  // namespace engram

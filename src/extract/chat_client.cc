@@ -1,180 +1,13 @@
 #include "extract/chat_client.h"
 
-#include <curl/curl.h>
-
-#include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 namespace engram {
 namespace {
 
-// The transport helpers below follow embed/openai_embedder.cc rule for rule (retry set, backoff,
-// Retry-After, error excerpts); keep the two in step until they move to one shared HTTP client.
-
 using json = nlohmann::json;
-using std::chrono::milliseconds;
-
-// Reused handles kept for keep-alive; more concurrent callers than this just make extra handles.
-constexpr size_t kMaxPooledHandles = 8;
-constexpr size_t kMaxErrorExcerptBytes = 200;
-// A server asking for a longer pause than this is treated as if it asked for this much: an event
-// should fail and be reported rather than hang for minutes.
-constexpr milliseconds kMaxRetryAfter{30000};
-constexpr milliseconds kMaxBackoff{30000};
-
-// curl_global_init is not safe to race with itself; a function-local static runs it exactly once.
-CURLcode EnsureCurlGlobalInit() {
-  static const CURLcode kInit = curl_global_init(CURL_GLOBAL_DEFAULT);
-  return kInit;
-}
-
-bool StartsWithNoCase(const std::string& s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-  }
-  return true;
-}
-
-bool HasControlChars(const std::string& s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-}
-
-// The URL for error messages, without any "user:password@" part.
-std::string DisplayUrl(const std::string& url) {
-  size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return url;
-  size_t host_start = scheme_end + 3;
-  size_t path_start = url.find('/', host_start);
-  size_t at = url.rfind('@', path_start == std::string::npos ? url.size() : path_start);
-  if (at == std::string::npos || at < host_start) return url;
-  return url.substr(0, host_start) + url.substr(at + 1);
-}
-
-std::string TrimTrailingSlashes(std::string s) {
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  return s;
-}
-
-// What one attempt left behind; filled by the libcurl callbacks.
-struct Transfer {
-  std::string body;
-  size_t limit = 0;
-  bool too_large = false;
-  std::optional<milliseconds> retry_after;
-};
-
-size_t OnBody(char* data, size_t size, size_t n, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  size_t len = size * n;
-  if (t->body.size() + len > t->limit) {
-    t->too_large = true;
-    return 0;  // anything but len aborts the transfer with CURLE_WRITE_ERROR
-  }
-  t->body.append(data, len);
-  return len;
-}
-
-// Picks up "Retry-After: <seconds>" (the HTTP-date form is rare for APIs and ignored).
-size_t OnHeader(char* data, size_t size, size_t n, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  size_t len = size * n;
-  std::string line(data, len);
-  if (StartsWithNoCase(line, "retry-after:")) {
-    char* end = nullptr;
-    const char* value = line.c_str() + 12;
-    long seconds = std::strtol(value, &end, 10);
-    if (end != value && seconds >= 0) {
-      t->retry_after = std::min<milliseconds>(milliseconds(seconds * 1000LL), kMaxRetryAfter);
-    }
-  }
-  return len;
-}
-
-// Cuts at most `max` bytes without splitting a UTF-8 sequence.
-std::string TruncateUtf8(std::string s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  s.resize(cut);
-  return s + "...";
-}
-
-// The server's own words about an error, fit for a Status: the message field of the usual error
-// envelopes (OpenAI {"error":{"message"}}, Ollama {"error"}, vLLM {"message"}, FastAPI {"detail"})
-// or the raw body; one line, key masked in case a server echoes it, at most 200 bytes.
-std::string ErrorExcerpt(const std::string& body, const std::string& api_key) {
-  std::string msg;
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_discarded() && j.is_object()) {
-    auto text_of = [](const json& v) -> std::string {
-      if (v.is_string()) return v.get<std::string>();
-      if (v.is_object() && v.contains("message") && v["message"].is_string()) {
-        return v["message"].get<std::string>();
-      }
-      return "";
-    };
-    for (const char* key : {"error", "message", "detail"}) {
-      auto it = j.find(key);
-      if (it == j.end()) continue;
-      msg = text_of(*it);
-      if (msg.empty() && !it->is_null()) {
-        msg = it->dump(-1, ' ', false, json::error_handler_t::replace);
-      }
-      if (!msg.empty()) break;
-    }
-  }
-  if (msg.empty()) msg = body;
-  if (!api_key.empty()) {
-    for (size_t pos = msg.find(api_key); pos != std::string::npos; pos = msg.find(api_key, pos)) {
-      msg.replace(pos, api_key.size(), "***");
-      pos += 3;
-    }
-  }
-  for (char& c : msg) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  if (msg.empty()) return "(empty body)";
-  return TruncateUtf8(std::move(msg), kMaxErrorExcerptBytes);
-}
-
-// Transport failures worth another try; the rest (bad URL, TLS verification, out of memory) would
-// fail the same way again.
-bool IsRetryableCurlError(CURLcode code) {
-  switch (code) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The wait before retry number `retry` (1-based): base * 2^(retry-1), jittered into [50%, 100%]
-// so that clients throttled together do not come back together.
-milliseconds BackoffDelay(int retry, milliseconds base) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  double full = static_cast<double>(base.count()) * std::ldexp(1.0, std::min(retry - 1, 20));
-  full = std::min(full, static_cast<double>(kMaxBackoff.count()));
-  std::uniform_real_distribution<double> jitter(0.5, 1.0);
-  return milliseconds(std::llround(full * jitter(rng)));
-}
 
 std::string RequestBody(const ChatClientOptions& options, const std::vector<ChatMessage>& messages,
                         bool json_output) {
@@ -231,190 +64,42 @@ Result<std::string> ParseResponse(const std::string& body) {
 
 }  // namespace
 
-class ChatClient::CurlHandle {
- public:
-  explicit CurlHandle(CURL* curl) : curl_(curl) {}
-  ~CurlHandle() { curl_easy_cleanup(curl_); }
-  CurlHandle(const CurlHandle&) = delete;
-  CurlHandle& operator=(const CurlHandle&) = delete;
-  CURL* get() const { return curl_; }
-
- private:
-  CURL* curl_;
-};
-
-ChatClient::ChatClient(ChatClientOptions options)
-    : options_(std::move(options)),
-      url_(TrimTrailingSlashes(options_.base_url) + "/chat/completions") {}
+ChatClient::ChatClient(ChatClientOptions options, std::unique_ptr<JsonPostClient> http)
+    : options_(std::move(options)), http_(std::move(http)) {}
 
 ChatClient::~ChatClient() = default;
 
 Result<std::unique_ptr<ChatClient>> ChatClient::Create(ChatClientOptions options) {
   auto invalid = [](const std::string& m) { return Status::InvalidParameter("chat client: " + m); };
-  const std::string& url = options.base_url;
-  bool https = StartsWithNoCase(url, "https://");
-  if (!https && !StartsWithNoCase(url, "http://")) {
-    return invalid("base_url must start with http:// or https://");
-  }
-  if (url.size() <= (https ? 8u : 7u) || url[https ? 8 : 7] == '/') {
-    return invalid("base_url has no host");
-  }
-  if (HasControlChars(url) || url.find(' ') != std::string::npos) {
-    return invalid("base_url contains spaces or control characters");
-  }
+  ENGRAM_RETURN_IF_ERROR(CheckBaseUrl(options.base_url, "chat client: "));
   if (options.model.empty()) return invalid("model must not be empty");
-  // A CR or LF in the key would let it inject headers.
-  if (HasControlChars(options.api_key)) return invalid("api_key contains control characters");
-  if (options.connect_timeout.count() <= 0) return invalid("connect_timeout must be > 0");
-  if (options.request_timeout.count() <= 0) return invalid("request_timeout must be > 0");
-  if (options.max_retries < 0) return invalid("max_retries must be >= 0");
-  if (options.retry_base.count() < 0) return invalid("retry_base must be >= 0");
-  if (options.max_response_bytes < 1) return invalid("max_response_bytes must be >= 1");
   if (options.temperature && !(*options.temperature >= 0 && *options.temperature <= 2)) {
     return invalid("temperature must be between 0 and 2");
   }
   if (options.max_tokens < 0) return invalid("max_tokens must be >= 0");
-
-  if (CURLcode rc = EnsureCurlGlobalInit(); rc != CURLE_OK) {
-    return Status::Unavailable(std::string("chat client: curl_global_init failed: ") +
-                               curl_easy_strerror(rc));
-  }
+  auto http = JsonPostClient::Create({.url = TrimTrailingSlashes(options.base_url) + "/chat/completions",
+                                      .api_key = options.api_key,
+                                      .label = "chat endpoint",
+                                      .connect_timeout = options.connect_timeout,
+                                      .request_timeout = options.request_timeout,
+                                      .max_retries = options.max_retries,
+                                      .retry_base = options.retry_base,
+                                      .max_response_bytes = options.max_response_bytes},
+                                     "chat client: ");
+  if (!http.ok()) return http.status();
   // The constructor is private (only Create validates), so make_unique cannot reach it.
-  return std::unique_ptr<ChatClient>(new ChatClient(std::move(options)));
+  return std::unique_ptr<ChatClient>(new ChatClient(std::move(options), std::move(*http)));
 }
 
 Result<std::string> ChatClient::Complete(const std::vector<ChatMessage>& messages,
                                          bool json_output) const {
-  const std::string body = RequestBody(options_, messages, json_output);
-  const std::string where = "chat endpoint " + DisplayUrl(url_);
-
-  std::unique_ptr<CurlHandle> handle = AcquireHandle();
-  if (!handle) return Status::Unavailable("chat client: curl_easy_init failed");
-
-  struct SlistDeleter {
-    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-  };
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
-  auto add_header = [&headers](const std::string& h) {
-    // On failure curl_slist_append leaves the list untouched (still owned by `headers`).
-    curl_slist* next = curl_slist_append(headers.get(), h.c_str());
-    if (!next) return false;
-    (void)headers.release();  // now owned through `next`, the same list
-    headers.reset(next);
-    return true;
-  };
-  bool headers_ok = add_header("Content-Type: application/json") &&
-                    add_header("Accept: application/json") &&
-                    // No "Expect: 100-continue" round trip for long conversations.
-                    add_header("Expect:");
-  if (headers_ok && !options_.api_key.empty()) {
-    headers_ok = add_header("Authorization: Bearer " + options_.api_key);
+  auto body = http_->Post(RequestBody(options_, messages, json_output));
+  if (!body.ok()) return body.status();
+  Result<std::string> content = ParseResponse(*body);
+  if (!content.ok()) {
+    return Status(content.status().code(), http_->where() + ": " + content.status().message());
   }
-  if (!headers_ok) {
-    ReleaseHandle(std::move(handle));
-    return Status::Unavailable("chat client: out of memory building headers");
-  }
-
-  Status last;
-  for (int attempt = 0;; ++attempt) {
-    Transfer transfer;
-    transfer.limit = options_.max_response_bytes;
-    char error_buffer[CURL_ERROR_SIZE] = {0};
-
-    CURL* curl = handle->get();
-    // Reset drops the previous attempt's options but keeps live connections and caches.
-    curl_easy_reset(curl);
-    curl_easy_setopt(curl, CURLOPT_URL, url_.c_str());
-    // Timeouts must not use SIGALRM in a multi-threaded server.
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(options_.connect_timeout.count()));
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
-#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: CURLOPT_PROTOCOLS_STR replaces the deprecated bitmask
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-#endif
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "engram");
-    // The size limit applies to the decoded body.
-    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE,
-                     static_cast<curl_off_t>(options_.max_response_bytes));
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
-
-    CURLcode rc = curl_easy_perform(curl);
-    long http_status = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
-    // The buffer lives on this stack frame: detach it before the next reset or reuse.
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
-
-    bool retryable = false;
-    if (transfer.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
-      last = Status::Unavailable(where + ": response larger than max_response_bytes (" +
-                                 std::to_string(options_.max_response_bytes) + ")");
-    } else if (rc != CURLE_OK) {
-      std::string detail = error_buffer[0] ? error_buffer : curl_easy_strerror(rc);
-      last = Status::Unavailable(where + ": " + TruncateUtf8(detail, kMaxErrorExcerptBytes));
-      retryable = IsRetryableCurlError(rc);
-    } else if (http_status >= 200 && http_status < 300) {
-      ReleaseHandle(std::move(handle));
-      Result<std::string> content = ParseResponse(transfer.body);
-      if (!content.ok()) {
-        return Status(content.status().code(), where + ": " + content.status().message());
-      }
-      return content;
-    } else {
-      std::string message = where + " answered HTTP " + std::to_string(http_status) + ": " +
-                            ErrorExcerpt(transfer.body, options_.api_key);
-      if (http_status == 429 || http_status >= 500) {
-        last = Status::Unavailable(std::move(message));
-        retryable = true;
-      } else if (http_status == 400 || http_status == 413 || http_status == 422) {
-        last = Status::InvalidParameter(std::move(message));
-      } else {
-        // 401/403/404 and redirects: the client is misconfigured, not the caller's input.
-        last = Status::Unavailable(std::move(message));
-      }
-    }
-
-    if (!retryable || attempt >= options_.max_retries) {
-      ReleaseHandle(std::move(handle));
-      if (attempt > 0) {
-        return Status(last.code(),
-                      last.message() + " (after " + std::to_string(attempt + 1) + " attempts)");
-      }
-      return last;
-    }
-    milliseconds delay = BackoffDelay(attempt + 1, options_.retry_base);
-    if (transfer.retry_after && *transfer.retry_after > delay) delay = *transfer.retry_after;
-    std::this_thread::sleep_for(delay);
-  }
-}
-
-std::unique_ptr<ChatClient::CurlHandle> ChatClient::AcquireHandle() const {
-  {
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    if (!pool_.empty()) {
-      std::unique_ptr<CurlHandle> handle = std::move(pool_.back());
-      pool_.pop_back();
-      return handle;
-    }
-  }
-  CURL* curl = curl_easy_init();
-  if (!curl) return nullptr;
-  return std::make_unique<CurlHandle>(curl);
-}
-
-void ChatClient::ReleaseHandle(std::unique_ptr<CurlHandle> handle) const {
-  std::lock_guard<std::mutex> lock(pool_mu_);
-  if (pool_.size() < kMaxPooledHandles) pool_.push_back(std::move(handle));
+  return content;
 }
 
 }  // namespace engram

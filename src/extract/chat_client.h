@@ -7,7 +7,7 @@
 // Response: {"choices": [{"message": {"content": "..."}, "finish_reason": "stop"}, ...]}; the first
 //           choice is used.
 //
-// Behaviour worth knowing (the same transport rules as OpenAiEmbedder, embed/openai_embedder.h):
+// Behaviour worth knowing (the transport is net/json_post_client.h, shared with OpenAiEmbedder):
 //  - Retries: connection failures, timeouts, 429 and 5xx are retried up to max_retries times with
 //    exponential backoff and jitter (a Retry-After of up to 30 s is honoured). Worst-case latency
 //    of one call is about (max_retries + 1) * request_timeout + backoff.
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "net/json_post_client.h"
 
 namespace engram {
 
@@ -84,19 +85,10 @@ class ChatClient {
   Result<std::string> Complete(const std::vector<ChatMessage>& messages, bool json_output) const;
 
  private:
-  class CurlHandle;  // RAII CURL* (keeps libcurl out of this header)
-
-  explicit ChatClient(ChatClientOptions options);
-
-  // Borrow a handle from the pool (or make one); return it afterwards for connection reuse.
-  std::unique_ptr<CurlHandle> AcquireHandle() const;
-  void ReleaseHandle(std::unique_ptr<CurlHandle> handle) const;
+  ChatClient(ChatClientOptions options, std::unique_ptr<JsonPostClient> http);
 
   const ChatClientOptions options_;
-  const std::string url_;
-
-  mutable std::mutex pool_mu_;
-  mutable std::vector<std::unique_ptr<CurlHandle>> pool_;  // guarded by pool_mu_
+  const std::unique_ptr<JsonPostClient> http_;
 };
 
 }  // namespace engram

@@ -131,8 +131,9 @@ void VectorIndex::MaybeBuildHnsw() {
   }
 }
 
-template <typename Next>
-std::vector<ScoredDoc> VectorIndex::Scan(float qs, const int8_t* q, size_t k, Next next) const {
+template <typename Next, typename Admit>
+std::vector<ScoredDoc> VectorIndex::Scan(float qs, const int8_t* q, size_t k, Next next,
+                                         Admit admit) const {
   // A min-heap of the k best: RanksBefore orders best first, so the front is the worst kept.
   std::vector<ScoredDoc> heap;
   heap.reserve(k + 1);
@@ -140,9 +141,10 @@ std::vector<ScoredDoc> VectorIndex::Scan(float qs, const int8_t* q, size_t k, Ne
   while (next(&d)) {
     float s = qs * scales_[d] * static_cast<float>(DotInt8(q, code(d), options_.dim));
     if (heap.size() < k) {
+      if (!admit(d)) continue;
       heap.push_back({d, s});
       std::push_heap(heap.begin(), heap.end(), RanksBefore);
-    } else if (s > heap.front().score) {
+    } else if (s > heap.front().score && admit(d)) {
       std::pop_heap(heap.begin(), heap.end(), RanksBefore);
       heap.back() = {d, s};
       std::push_heap(heap.begin(), heap.end(), RanksBefore);
@@ -163,32 +165,39 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
                          std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
   }
   DocId d = 0;
-  return Scan(qs, q.data(), k, [&](DocId* out) {
-    for (; d < present_.size(); ++d) {
-      if (present_[d] && (filter == nullptr || (*filter)(d))) {
-        *out = d++;
-        return true;
-      }
-    }
-    return false;
-  });
+  return Scan(
+      qs, q.data(), k,
+      [&](DocId* out) {
+        for (; d < present_.size(); ++d) {
+          if (present_[d]) {
+            *out = d++;
+            return true;
+          }
+        }
+        return false;
+      },
+      [filter](DocId doc) { return filter == nullptr || (*filter)(doc); });
 }
 
 std::vector<ScoredDoc> VectorIndex::SearchAmong(const float* query, size_t k,
-                                                const std::vector<DocId>& docs) const {
+                                                const std::vector<DocId>& docs,
+                                                const std::function<bool(DocId)>* filter) const {
   if (k == 0 || count_ == 0) return {};
   std::vector<int8_t> q(static_cast<size_t>(options_.dim));
   const float qs = QuantizeInt8(query, options_.dim, q.data());
   size_t i = 0;
-  return Scan(qs, q.data(), k, [&](DocId* out) {
-    for (; i < docs.size(); ++i) {
-      if (docs[i] < present_.size() && present_[docs[i]]) {
-        *out = docs[i++];
-        return true;
-      }
-    }
-    return false;
-  });
+  return Scan(
+      qs, q.data(), k,
+      [&](DocId* out) {
+        for (; i < docs.size(); ++i) {
+          if (docs[i] < present_.size() && present_[docs[i]]) {
+            *out = docs[i++];
+            return true;
+          }
+        }
+        return false;
+      },
+      [filter](DocId doc) { return filter == nullptr || (*filter)(doc); });
 }
 
 std::optional<float> VectorIndex::Similarity(const float* query, DocId doc) const {

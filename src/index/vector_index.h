@@ -46,9 +46,10 @@ class VectorIndex {
                                 const std::function<bool(DocId)>* filter = nullptr) const;
 
   // Top-k among `docs` only (absent ones skipped), by exact scan: for filtered searches whose
-  // candidates are known up front (one user's memories in a large workspace).
-  std::vector<ScoredDoc> SearchAmong(const float* query, size_t k,
-                                     const std::vector<DocId>& docs) const;
+  // candidates are known up front (one user's memories in a large workspace). `filter` (may be
+  // null) is asked only about docs that would enter the current top-k, at most once each.
+  std::vector<ScoredDoc> SearchAmong(const float* query, size_t k, const std::vector<DocId>& docs,
+                                     const std::function<bool(DocId)>* filter = nullptr) const;
 
   // Cosine similarity of `query` and `doc`'s stored vector; nullopt when doc has none.
   std::optional<float> Similarity(const float* query, DocId doc) const;
@@ -61,9 +62,10 @@ class VectorIndex {
  private:
   class Hnsw;
   void MaybeBuildHnsw();
-  // Exact scan of the docs `next` yields (it returns false when done), keeping the k best.
-  template <typename Next>
-  std::vector<ScoredDoc> Scan(float qs, const int8_t* q, size_t k, Next next) const;
+  // Exact scan of the docs `next` yields (it returns false when done), keeping the k best of
+  // those `admit` accepts (asked only for docs that would enter the top-k).
+  template <typename Next, typename Admit>
+  std::vector<ScoredDoc> Scan(float qs, const int8_t* q, size_t k, Next next, Admit admit) const;
   const int8_t* code(DocId d) const { return codes_.data() + static_cast<size_t>(d) * options_.dim; }
 
   VectorIndexOptions options_;
