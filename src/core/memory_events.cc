@@ -164,7 +164,18 @@ Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
 
 Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
                                                   const std::string& id) {
-  return store_->GetEvent(workspace, id);
+  auto event = store_->GetEvent(workspace, id);
+  // A running event is RUNNING until its changes are in the shard as well as in the store, so a
+  // client that sees SUCCEEDED and then searches finds them.
+  if (event.ok()) {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (running_ids_.count(id)) {
+      event->status = "RUNNING";
+      event->result_json.clear();
+      event->error_message.clear();
+    }
+  }
+  return event;
 }
 
 void MemoryService::WorkerLoop() {
@@ -237,11 +248,20 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
     spdlog::error("memory event {}: shard load failed: {}", event.id, shard.status().ToString());
     return;
   }
-  Status running = store_->UpdateEventStatus(event.id, "RUNNING", "");
-  if (!running.ok()) {
-    spdlog::error("memory event {}: {}", event.id, running.ToString());
-    return;
+  // RUNNING is not written to the store: it would cost every event an extra fsync, and after a
+  // crash a PENDING and a RUNNING event are resumed alike. GetEvent reports it from running_ids_.
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    running_ids_.insert(event.id);
   }
+  struct Done {
+    MemoryService* self;
+    const std::string& id;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(self->queue_mu_);
+      self->running_ids_.erase(id);
+    }
+  } done{this, event.id};
   std::lock_guard<std::mutex> scope(
       ScopeLock(event.workspace, request->user_id, request->agent_id, request->run_id));
   std::string result_json;

@@ -3,7 +3,7 @@
 //
 // Write path of an add (the API answers after step 1):
 //   1. the validated request is stored as a PENDING event row (durable: fsynced) and queued;
-//   2. a worker takes it (RUNNING), extracts facts (or takes the messages verbatim when
+//   2. a worker takes it (RUNNING, known in memory only), extracts facts (or takes the messages verbatim when
 //      infer = false), finds each fact's most similar memories of the same scope, asks the
 //      extractor for ADD / UPDATE / DELETE / NONE decisions and embeds the new texts;
 //   3. the memory changes, their history rows and the event's end state commit in one transaction,
@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <variant>
@@ -160,6 +161,7 @@ class MemoryService {
   bool started_ = false;    // guarded by queue_mu_
   size_t running_ = 0;      // guarded by queue_mu_: jobs taken by workers, not yet done
   std::array<bool, 64> stripe_busy_{};  // guarded by queue_mu_: an event of the stripe runs
+  std::set<std::string> running_ids_;   // guarded by queue_mu_: events being run
   std::vector<std::thread> workers_;
 };
 

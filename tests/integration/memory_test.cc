@@ -165,11 +165,16 @@ TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
       ASSERT_EQ(r.status, 200) << r.Describe();
       ids.push_back(r.Json()["event_id"]);
     }
-    for (const auto& id : ids) ASSERT_EQ(WaitEvent(client(), id).value("status", ""), "SUCCEEDED");
+    std::string events;
+    for (const auto& id : ids) {
+      json e = WaitEvent(client(), id);
+      ASSERT_EQ(e.value("status", ""), "SUCCEEDED");
+      events += e.dump() + "\n";
+    }
     json list = client().Get(Prefix() + "/memories?user_id=" + user).Json();
     ASSERT_EQ(list["total"], 1) << list.dump();
     EXPECT_NE(list["results"][0]["memory"].get<std::string>().find("Lisbon"), std::string::npos)
-        << list.dump();
+        << list.dump() << "\n" << events;
   }
 }
 
