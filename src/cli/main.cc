@@ -124,6 +124,51 @@ int main(int argc, char** argv) {
       ->envname("ENGRAM_LLM_RETRIES")->capture_default_str();
   serve_cmd->add_option("--event-workers", serve.event_workers, "threads running memory extraction")
       ->envname("ENGRAM_EVENT_WORKERS")->capture_default_str();
+  // --- Skills ---
+  serve_cmd->add_option("--skill-max-files", serve.skill_max_files, "files an imported skill ZIP may hold")
+      ->envname("ENGRAM_SKILL_MAX_FILES")->capture_default_str();
+  serve_cmd->add_option("--skill-max-bytes", serve.skill_max_bytes,
+                        "decompressed bytes an imported skill ZIP may hold (zip bomb limit)")
+      ->envname("ENGRAM_SKILL_MAX_BYTES")->capture_default_str();
+  serve_cmd->add_option("--skill-workers", serve.skill_workers, "threads running skill extraction")
+      ->envname("ENGRAM_SKILL_WORKERS")->capture_default_str();
+  // --- Knowledge bases ---
+  serve_cmd->add_option("--import-dir", serve.import_dir,
+                        "directory LOCAL knowledge-base documents are read from (nothing outside it)")
+      ->envname("ENGRAM_IMPORT_DIR");
+  serve_cmd->add_flag("--remote-fetch", serve.remote_fetch,
+                      "allow http(s):// knowledge-base document URLs (public addresses only)")
+      ->envname("ENGRAM_REMOTE_FETCH");
+  serve_cmd->add_flag("--remote-fetch-allow-private", serve.remote_fetch_allow_private,
+                      "let remote fetches reach loopback and private addresses (tests only)");
+  serve_cmd->add_option("--oss-endpoint", serve.oss_endpoint,
+                        "S3-compatible endpoint for oss://bucket/key documents, e.g. https://oss-cn-hangzhou.aliyuncs.com")
+      ->envname("ENGRAM_OSS_ENDPOINT");
+  serve_cmd->add_option("--oss-region", serve.oss_region, "region for AWS SigV4 signing")
+      ->envname("ENGRAM_OSS_REGION")->capture_default_str();
+  serve_cmd->add_option("--oss-access-key", serve.oss_access_key, "OSS access key id")
+      ->envname("ENGRAM_OSS_ACCESS_KEY");
+  serve_cmd->add_option("--oss-secret-key", serve.oss_secret_key, "OSS secret access key")
+      ->envname("ENGRAM_OSS_SECRET_KEY");
+  serve_cmd->add_option("--kb-max-doc-bytes", serve.kb_max_doc_bytes, "largest knowledge-base document")
+      ->envname("ENGRAM_KB_MAX_DOC_BYTES")->capture_default_str();
+  serve_cmd->add_option("--kb-chunk-size", serve.kb_chunk_size, "bytes of text per chunk at most")
+      ->envname("ENGRAM_KB_CHUNK_SIZE")->capture_default_str();
+  serve_cmd->add_option("--kb-chunk-overlap", serve.kb_chunk_overlap,
+                        "bytes repeated between consecutive chunks")
+      ->envname("ENGRAM_KB_CHUNK_OVERLAP")->capture_default_str();
+  serve_cmd->add_option("--kb-workers", serve.kb_workers, "document ingestion threads")
+      ->envname("ENGRAM_KB_WORKERS")->capture_default_str();
+  serve_cmd->add_option("--kb-pdf-timeout-ms", serve.kb_pdf_timeout_ms, "time pdftotext gets per PDF")
+      ->envname("ENGRAM_KB_PDF_TIMEOUT_MS")->capture_default_str();
+  // --- end Knowledge bases ---
+  // --- OCR ---
+  serve_cmd->add_flag("--ocr,!--no-ocr", serve.ocr,
+                      "read the text in leaderboard images (tesseract) so searches find it")
+      ->envname("ENGRAM_OCR")->capture_default_str();
+  serve_cmd->add_option("--ocr-timeout-ms", serve.ocr_timeout_ms, "OCR time per image")
+      ->envname("ENGRAM_OCR_TIMEOUT_MS")->capture_default_str();
+  // --- end OCR ---
   serve_cmd->add_option("--log-level", serve.log_level, "trace, debug (access log), info, warn, error")
       ->envname("ENGRAM_LOG_LEVEL")->capture_default_str();
 

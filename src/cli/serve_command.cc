@@ -9,17 +9,23 @@
 
 #include "api/app.h"
 #include "api/leaderboard_api.h"
+#include "api/kb_api.h"
 #include "api/memory_api.h"
 #include "api/ops_api.h"
+#include "api/skills_api.h"
 #include "core/leaderboard_service.h"
+#include "core/kb_service.h"
 #include "core/memory_service.h"
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
 #include "embed/batching_embedder.h"
 #include "embed/openai_embedder.h"
 #include "embed/use_lite.h"
+#include "extract/ocr/image_text.h"
 #include "extract/llm_extractor.h"
 #include "extract/rule_based_extractor.h"
+#include "extract/skill_llm_extractor.h"
+#include "core/skill_service.h"
 #include "index/analyzer.h"
 #include "server/http_server.h"
 #include "store/sqlite_store.h"
@@ -126,6 +132,19 @@ int RunServe(ServeOptions options) {
                                                  : RetrievalOptions::NeighbourPlacement::kAfterHit;
   LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), backfill.get(),
                                  lb_options);
+  // --- OCR: text in leaderboard images is indexed with the message ---
+  std::unique_ptr<ImageTextExtractor> ocr;
+  if (options.ocr) {
+    auto created = ImageTextExtractor::Create({.timeout = std::chrono::milliseconds(options.ocr_timeout_ms)});
+    if (created.ok()) {
+      ocr = std::move(*created);
+      leaderboard.SetImageText(ocr.get());
+      spdlog::info("OCR: tesseract (eng), {} ms per image", options.ocr_timeout_ms);
+    } else {
+      spdlog::warn("OCR disabled: {}", created.status().ToString());
+    }
+  }
+  // --- end OCR ---
 
   std::unique_ptr<MemoryExtractor> extractor;
   if (options.extractor == "llm") {
@@ -157,10 +176,70 @@ int RunServe(ServeOptions options) {
     return 1;
   }
 
+  // --- Knowledge bases ---
+  DocFetcher doc_fetcher({.import_dir = options.import_dir,
+                          .remote_fetch = options.remote_fetch,
+                          .allow_private_addresses = options.remote_fetch_allow_private,
+                          .max_bytes = options.kb_max_doc_bytes,
+                          .oss = {.endpoint = options.oss_endpoint,
+                                  .region = options.oss_region,
+                                  .access_key = options.oss_access_key,
+                                  .secret_key = options.oss_secret_key}});
+  if (!options.import_dir.empty() && !std::filesystem::is_directory(options.import_dir, ec)) {
+    spdlog::warn("--import-dir {} is not a directory: LOCAL documents will fail", options.import_dir);
+  }
+  KbServiceOptions kb_options;
+  kb_options.shard.bm25 = shard_options.bm25;
+  kb_options.shard.vectors = shard_options.vectors;
+  kb_options.shard.fusion = lb_options.retrieval.fusion;
+  kb_options.chunks = {.max_chars = static_cast<size_t>(options.kb_chunk_size),
+                       .overlap_chars = static_cast<size_t>(options.kb_chunk_overlap)};
+  kb_options.documents.pdf_timeout = std::chrono::milliseconds(options.kb_pdf_timeout_ms);
+  kb_options.workers = options.kb_workers;
+  KbService knowledge((*store).get(), &analyzer, embedder.get(), &doc_fetcher, kb_options);
+  if (Status st = knowledge.Start(); !st.ok()) {
+    spdlog::error("cannot resume knowledge-base documents: {}", st.ToString());
+    return 1;
+  }
+  // --- end Knowledge bases ---
+
+  // --- Skills --- extracted with the LLM when memories are, else with the built-in extractor.
+  std::unique_ptr<SkillExtractor> skill_extractor;
+  if (options.extractor == "llm") {
+    LlmSkillExtractorOptions llm;
+    llm.chat.base_url = options.llm_url;
+    llm.chat.model = options.llm_model;
+    llm.chat.api_key = options.llm_api_key;
+    llm.chat.request_timeout = std::chrono::milliseconds(options.llm_timeout_ms);
+    llm.chat.max_retries = options.llm_retries;
+    auto created = LlmSkillExtractor::Create(std::move(llm));
+    if (!created.ok()) {
+      spdlog::error("cannot use the LLM skill extractor: {}", created.status().ToString());
+      return 2;
+    }
+    skill_extractor = std::move(*created);
+  } else {
+    skill_extractor = std::make_unique<BuiltinSkillExtractor>();
+  }
+  SkillServiceOptions skill_options;
+  skill_options.index.bm25 = memory_options.shard.bm25;
+  skill_options.index.vectors = memory_options.shard.vectors;
+  skill_options.index.fusion = memory_options.shard.fusion;
+  skill_options.archive.max_files = options.skill_max_files;
+  skill_options.archive.max_total_bytes = options.skill_max_bytes;
+  skill_options.task_workers = options.skill_workers;
+  SkillService skills((*store).get(), &analyzer, embedder.get(), skill_extractor.get(),
+                      skill_options);
+  if (Status st = skills.Start(); !st.ok()) {
+    spdlog::error("cannot resume skill tasks: {}", st.ToString());
+    return 1;
+  }
+  // --- end Skills ---
+
   Metrics metrics;
   Store* store_ptr = (*store).get();
   VectorBackfill* backfill_ptr = backfill.get();
-  metrics.AddGaugeSource([&shards, &memories, store_ptr, backfill_ptr](std::string& out) {
+  metrics.AddGaugeSource([&shards, &memories, &knowledge, store_ptr, backfill_ptr](std::string& out) {
     auto stats = store_ptr->GetStats();
     out += "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
     out += "engram_shards_loaded " + std::to_string(shards.shard_count()) + "\n";
@@ -178,12 +257,16 @@ int RunServe(ServeOptions options) {
     out += "engram_memory_events_queued " + std::to_string(memories.queued_events()) + "\n";
     out += "# HELP engram_agent_memories Agent memories held in loaded workspaces.\n# TYPE engram_agent_memories gauge\n";
     out += "engram_agent_memories " + std::to_string(memories.shard_memories()) + "\n";
+    out += "# HELP engram_kb_jobs_queued Knowledge-base documents waiting or being ingested.\n# TYPE engram_kb_jobs_queued gauge\n";
+    out += "engram_kb_jobs_queued " + std::to_string(knowledge.queued_jobs()) + "\n";
   });
 
   Router router;
   RegisterOpsRoutes(router, store_ptr, &metrics);
   RegisterLeaderboardRoutes(router, &leaderboard, LeaderboardApiLimits{});
   RegisterMemoryRoutes(router, &memories, MemoryApiLimits{});
+  RegisterKbRoutes(router, &knowledge, KbApiLimits{});  // knowledge bases
+  RegisterSkillRoutes(router, &skills, SkillApiLimits{.max_zip_bytes = options.skill_max_bytes});
   App app(std::move(router), &*auth, &metrics);
 
   HttpServerOptions http;
@@ -216,6 +299,8 @@ int RunServe(ServeOptions options) {
   server.Stop(std::chrono::milliseconds(options.shutdown_grace_ms));
   // Events still queued stay PENDING in the store and run at the next start.
   memories.Shutdown();
+  skills.Shutdown();  // skill tasks still queued stay pending and resume at the next start
+  knowledge.Shutdown();  // documents still queued stay PROCESSING and resume at the next start
   // Vectors still being computed are dropped (the backfill redoes them at the next start) rather
   // than holding up shutdown behind a long text in the model.
   bool workers_done = !backfill || backfill->Shutdown(std::chrono::milliseconds(1000));

@@ -88,6 +88,39 @@ Status ServeOptions::Validate() {
   if (event_workers < 1 || event_workers > 64) {
     return Status::InvalidParameter("--event-workers must be 1-64");
   }
+  // --- Skills ---
+  if (skill_max_files < 1 || skill_max_files > 100000) {
+    return Status::InvalidParameter("--skill-max-files must be 1-100000");
+  }
+  // The request body limit applies on its own; this one bounds the archive and its content.
+  if (skill_max_bytes < 1024 || skill_max_bytes > (4ull << 30)) {
+    return Status::InvalidParameter("--skill-max-bytes must be between 1024 and 4294967296");
+  }
+  if (skill_workers < 1 || skill_workers > 64) return Status::InvalidParameter("--skill-workers must be 1-64");
+  // --- Knowledge bases ---
+  if (kb_chunk_size < 100 || kb_chunk_size > 100000) {
+    return Status::InvalidParameter("--kb-chunk-size must be 100-100000");
+  }
+  if (kb_chunk_overlap < 0 || kb_chunk_overlap > kb_chunk_size / 2) {
+    return Status::InvalidParameter("--kb-chunk-overlap must be 0 to half of --kb-chunk-size");
+  }
+  if (kb_workers < 1 || kb_workers > 64) return Status::InvalidParameter("--kb-workers must be 1-64");
+  if (kb_max_doc_bytes < 1024) return Status::InvalidParameter("--kb-max-doc-bytes must be at least 1024");
+  if (kb_pdf_timeout_ms < 100 || kb_pdf_timeout_ms > 600000) {
+    return Status::InvalidParameter("--kb-pdf-timeout-ms must be 100-600000");
+  }
+  if (!oss_endpoint.empty()) {
+    if (oss_endpoint.rfind("http://", 0) != 0 && oss_endpoint.rfind("https://", 0) != 0) {
+      return Status::InvalidParameter("--oss-endpoint must be an http:// or https:// URL");
+    }
+    if (oss_access_key.empty() || oss_secret_key.empty()) {
+      return Status::InvalidParameter("--oss-endpoint needs --oss-access-key and --oss-secret-key");
+    }
+  }
+  // --- end Knowledge bases ---
+  if (ocr_timeout_ms < 100 || ocr_timeout_ms > 600000) {
+    return Status::InvalidParameter("--ocr-timeout-ms must be 100-600000");
+  }
   return Status::Ok();
 }
 

@@ -54,6 +54,29 @@ struct ServeOptions {
   int64_t llm_timeout_ms = 60000;
   int llm_retries = 2;
   int event_workers = 2;  // threads running memory events (extraction)
+  // --- Skills --- limits of an imported skill ZIP (decompressed bytes are counted as read).
+  uint64_t skill_max_files = 256;
+  uint64_t skill_max_bytes = 32ull << 20;
+  int skill_workers = 1;  // threads running skill extraction tasks
+
+  // --- Knowledge bases ---
+  std::string import_dir;     // LOCAL documents are read only below it; empty: none can be
+  bool remote_fetch = false;  // allow http(s):// document URLs (public addresses only)
+  bool remote_fetch_allow_private = false;  // tests only: remote fetches may reach loopback etc.
+  std::string oss_endpoint;   // S3-compatible endpoint for oss://bucket/key; empty: OSS disabled
+  std::string oss_region = "us-east-1";
+  std::string oss_access_key;
+  std::string oss_secret_key;
+  uint64_t kb_max_doc_bytes = 64ull << 20;  // largest document fetched
+  int kb_chunk_size = 1200;                 // bytes of text per chunk at most
+  int kb_chunk_overlap = 150;               // bytes repeated between consecutive chunks
+  int kb_workers = 1;                       // document ingestion threads
+  int64_t kb_pdf_timeout_ms = 30000;        // pdftotext is killed after this long
+  // --- end Knowledge bases ---
+  // --- OCR of images (leaderboard multimodal adds) ---
+  bool ocr = true;               // read the text of images so searches find it
+  int64_t ocr_timeout_ms = 5000;  // per image
+  // --- end OCR ---
 
   // Parsed from `listen`.
   std::string host;

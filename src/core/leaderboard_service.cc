@@ -1,11 +1,47 @@
 #include "core/leaderboard_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
 
 #include "common/ids.h"
 #include "common/time_util.h"
+#include "extract/ocr/image_text.h"
 
 namespace engram {
+
+namespace {
+
+// Appends the text OCR reads in the message's images to *text. `cache` holds this request's
+// results by image hash (an image sent twice is read once). Unreadable images add nothing.
+void AppendImageText(const ImageTextExtractor& ocr, const LeaderboardMessage& msg,
+                     const std::vector<ImageBlob>& images, std::map<std::string, std::string>* cache,
+                     std::string* text) {
+  for (const auto& p : msg.parts) {
+    if (!p.is_image) continue;
+    auto cached = cache->find(p.image_sha256);
+    if (cached == cache->end()) {
+      std::string read;
+      for (const ImageBlob& img : images) {
+        if (img.sha256 != p.image_sha256) continue;
+        auto result = ocr.Extract(img.bytes);
+        if (result.ok()) {
+          read = std::move(*result);
+        } else {
+          spdlog::debug("OCR of image {} ({} bytes) gave no text: {}", p.image_sha256.substr(0, 12),
+                        img.bytes.size(), result.status().message());
+        }
+        break;
+      }
+      cached = cache->emplace(p.image_sha256, std::move(read)).first;
+    }
+    if (cached->second.empty()) continue;
+    if (!text->empty()) text->push_back('\n');
+    *text += cached->second;
+  }
+}
+
+}  // namespace
 
 std::string PartsToStoredJson(const std::vector<ContentPart>& parts) {
   nlohmann::json arr = nlohmann::json::array();
@@ -86,6 +122,7 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   batch.idempotency = IdempotencyRecord{key, request.body_hash, request.response_json};
   batch.images = request.images;
   batch.memories.reserve(request.messages.size());
+  std::map<std::string, std::string> image_text;  // OCR results of this request, by image hash
   for (size_t i = 0; i < request.messages.size(); ++i) {
     const LeaderboardMessage& msg = request.messages[i];
     MemoryRecord m;
@@ -99,6 +136,7 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
       if (!m.text.empty()) m.text.push_back('\n');
       m.text += p.text;
     }
+    if (ocr_ != nullptr) AppendImageText(*ocr_, msg, request.images, &image_text, &m.text);
     if (msg.content_is_parts) m.parts_json = PartsToStoredJson(msg.parts);
     if (msg.timestamp_ms) m.source_ts_us = *msg.timestamp_ms * 1000;
     m.position = static_cast<int32_t>(i);

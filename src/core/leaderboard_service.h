@@ -6,6 +6,12 @@
 // nothing; the same request_id with another body is a Conflict. Retries that arrive while the first
 // attempt is still in flight wait for it instead of racing it.
 //
+// Images: with an ImageTextExtractor set, the text OCR reads in a message's images is appended to
+// the message's indexed text (BM25 and vector) before the write, so a search for a word shown only
+// in an image finds the message at once; the stored ContentPart array, and so what search returns,
+// is unchanged. OCR time is bounded per image; an image it cannot read adds no text and never
+// fails the add.
+//
 // Thread-safety: safe for concurrent use. Does not own the store, registry or analyzer.
 #pragma once
 
@@ -26,6 +32,8 @@
 #include "store/store.h"
 
 namespace engram {
+
+class ImageTextExtractor;
 
 // One part of a message: text, or an image held by its content hash.
 struct ContentPart {
@@ -91,6 +99,10 @@ class LeaderboardService {
                      const Embedder* embedder, VectorBackfill* vectors,
                      LeaderboardOptions options = {});
 
+  // OCR of images (see the header comment); null (the default): images add no text. Set before
+  // the first Add; not owned.
+  void SetImageText(const ImageTextExtractor* ocr) { ocr_ = ocr; }
+
   // Returns the response JSON to send (the remembered one for a retry).
   Result<std::string> Add(const LeaderboardAddRequest& request);
   Result<LeaderboardSearchResult> Search(const LeaderboardSearchRequest& request);
@@ -110,6 +122,7 @@ class LeaderboardService {
   const Embedder* embedder_;
   VectorBackfill* vectors_;
   LeaderboardOptions options_;
+  const ImageTextExtractor* ocr_ = nullptr;
 
   std::mutex inflight_mu_;
   std::map<std::string, InFlight> inflight_;  // guarded by inflight_mu_

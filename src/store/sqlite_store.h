@@ -51,6 +51,31 @@ class SqliteStore final : public Store {
                            std::string_view error_message) override;
   Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) override;
   Result<std::vector<MemoryEventRecord>> UnfinishedEvents() override;
+  // --- Skills --- (sqlite_skills.cc)
+  Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) override;
+  Result<SkillRecord> GetSkill(std::string_view workspace, std::string_view id) override;
+  Result<std::vector<SkillVersionRecord>> GetSkillVersions(std::string_view workspace,
+                                                           std::string_view id) override;
+  Status ApplySkillChanges(SkillChangeBatch batch) override;
+  Status InsertSkillTask(const SkillTaskRecord& task) override;
+  Status UpdateSkillTaskStatus(std::string_view id, std::string_view status,
+                               std::string_view error_message) override;
+  Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override;
+  Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
+  // --- end Skills ---
+  // --- Knowledge bases --- (sqlite_kb.cc)
+  Status PutKbDoc(const KbDocRecord& doc) override;
+  Result<bool> FinishKbDoc(const KbDocRecord& doc, const std::vector<KbChunkRecord>& chunks) override;
+  Result<KbDocRecord> GetKbDoc(std::string_view workspace, std::string_view kb_id,
+                               std::string_view id) override;
+  Result<std::vector<KbDocRecord>> ListKbDocs(std::string_view workspace, std::string_view kb_id,
+                                              size_t offset, size_t limit, size_t* total) override;
+  Result<bool> DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
+                           std::string_view id) override;
+  Result<std::vector<KbChunkRecord>> LoadKbChunks(std::string_view workspace,
+                                                  std::string_view kb_id) override;
+  Result<std::vector<KbDocRecord>> UnfinishedKbDocs() override;
+  // --- end Knowledge bases ---
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   Status CheckWritable() override;
   Stats GetStats() override;

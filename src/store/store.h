@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/kb_types.h"
+#include "store/skill_types.h"
 #include "store/types.h"
 
 namespace engram {
@@ -52,6 +54,52 @@ class Store {
   virtual Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) = 0;
   // Events still PENDING or RUNNING (a restart resumes them), oldest first.
   virtual Result<std::vector<MemoryEventRecord>> UnfinishedEvents() = 0;
+
+  // --- Skills ---
+  // Every skill of a workspace, files included, in no particular order.
+  virtual Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) = 0;
+  // kNotFound when the workspace has no such skill.
+  virtual Result<SkillRecord> GetSkill(std::string_view workspace, std::string_view id) = 0;
+  // Former versions of a skill, oldest first.
+  virtual Result<std::vector<SkillVersionRecord>> GetSkillVersions(std::string_view workspace,
+                                                                   std::string_view id) = 0;
+  // Inserts, updates (recording the previous state as a version) and deletes skills atomically
+  // and durably, with the end state of their task when asked. kConflict when an insert or update
+  // would give an owner two skills of one name; kNotFound when an updated or deleted skill is gone.
+  virtual Status ApplySkillChanges(SkillChangeBatch batch) = 0;
+  virtual Status InsertSkillTask(const SkillTaskRecord& task) = 0;
+  virtual Status UpdateSkillTaskStatus(std::string_view id, std::string_view status,
+                                       std::string_view error_message) = 0;
+  // kNotFound when the workspace has no such task.
+  virtual Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) = 0;
+  // Tasks still pending or running (a restart resumes them), oldest first.
+  virtual Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() = 0;
+  // --- end Skills ---
+
+  // --- Knowledge bases --- (sqlite_kb.cc)
+  // Stores a document as PROCESSING, replacing the one with its id and deleting that one's chunks.
+  virtual Status PutKbDoc(const KbDocRecord& doc) = 0;
+  // Ends an ingestion job: doc.status SUCCESS (with content and chunks) or FAIL (error_message).
+  // Writes nothing and returns false when the document was deleted or uploaded again since
+  // (its job_id differs).
+  virtual Result<bool> FinishKbDoc(const KbDocRecord& doc,
+                                   const std::vector<KbChunkRecord>& chunks) = 0;
+  // kNotFound when the knowledge base has no such document.
+  virtual Result<KbDocRecord> GetKbDoc(std::string_view workspace, std::string_view kb_id,
+                                       std::string_view id) = 0;
+  // Newest first, without content; `total` gets the document count.
+  virtual Result<std::vector<KbDocRecord>> ListKbDocs(std::string_view workspace,
+                                                      std::string_view kb_id, size_t offset,
+                                                      size_t limit, size_t* total) = 0;
+  // Deletes a document and its chunks; false when there was none.
+  virtual Result<bool> DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
+                                   std::string_view id) = 0;
+  // Every chunk of a knowledge base, by document and position.
+  virtual Result<std::vector<KbChunkRecord>> LoadKbChunks(std::string_view workspace,
+                                                          std::string_view kb_id) = 0;
+  // Documents still PROCESSING (a restart resumes them), oldest first.
+  virtual Result<std::vector<KbDocRecord>> UnfinishedKbDocs() = 0;
+  // --- end Knowledge bases ---
 
   // Images by hash; missing hashes are skipped.
   virtual Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) = 0;

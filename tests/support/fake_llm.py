@@ -43,6 +43,16 @@ is {"fact": i, "event": "NONE", "id": <first such memory's id>}; otherwise it is
 {"fact": i, "event": "ADD", "id": null, "text": <fact text>}. It never answers UPDATE or DELETE.
 Content: {"decisions": [...]}.
 
+"Task: engram.extract_skills.v1" (skill extraction, src/extract/skill_llm_extractor.cc). The user
+message is JSON {"messages": [{"role", "content"}, ...]}. Every user message opens a skill whose
+steps are the numbered lines ("1. text" or "2) text") of the assistant messages after it, numbers
+stripped; a user message followed by no such line gives no skill. The skill is
+{"name": "llm-" + the first four words of the user message (lower-case letters and digits, joined
+by "-"), "description": "Learned from: <user message>", "goal": <user message>,
+"triggers": [<user message>], "tags": ["fake"], "steps": [...]}. Content: {"skills": [...]}.
+    user "Bake sourdough bread please", assistant "1. Mix.\n2. Bake."  ->
+    {"skills": [{"name": "llm-bake-sourdough-bread-please", ..., "steps": ["Mix.", "Bake."]}]}
+
 Any other request (no system message, or an unknown first line) -> 400 naming the problem, so that
 a change of the prompts' task lines shows up as a clear test failure.
 """
@@ -57,6 +67,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 EXTRACT_TASK = "Task: engram.extract_facts.v1"
 RECONCILE_TASK = "Task: engram.reconcile_memories.v1"
+SKILLS_TASK = "Task: engram.extract_skills.v1"
 SLOW_SECONDS = 5.0
 MALFORMED_CONTENT = "this is not JSON {"
 
@@ -134,6 +145,33 @@ def reconcile(messages):
     return {"decisions": decisions}
 
 
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.+?)\s*$")
+
+
+def extract_skills(messages):
+    payload = parse_json_object(user_payload(messages), "skill extraction")
+    conversation = payload.get("messages")
+    if not isinstance(conversation, list):
+        raise BadRequest('fake_llm: no "messages" array in the skill extraction request')
+    skills = []
+    current = None
+    for m in conversation:
+        if not isinstance(m, dict):
+            continue
+        text = message_text(m)
+        if m.get("role") == "user":
+            words = re.findall(r"[a-z0-9]+", text.lower())[:4]
+            current = {"name": "llm-" + "-".join(words), "description": "Learned from: " + text,
+                       "goal": text, "triggers": [text], "tags": ["fake"], "steps": []}
+            skills.append(current)
+        elif m.get("role") == "assistant" and current is not None:
+            for line in text.splitlines():
+                match = _NUMBERED.match(line)
+                if match:
+                    current["steps"].append(match.group(1))
+    return {"skills": [s for s in skills if s["steps"]]}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as libcurl expects from a real API
     server_version = "fake_llm"
@@ -193,6 +231,8 @@ class Handler(BaseHTTPRequestHandler):
                 answer = extract_facts(messages)
             elif task == RECONCILE_TASK:
                 answer = reconcile(messages)
+            elif task == SKILLS_TASK:
+                answer = extract_skills(messages)
             elif task is None:
                 raise BadRequest("fake_llm: no system message, cannot tell the request kind")
             else:

@@ -1,0 +1,210 @@
+#include "api/kb_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "api/envelope.h"
+#include "api/json_input.h"
+#include "api/query_params.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kPrefix =
+    "/v3/openapi/workspaces/{workspace}/memory/{service_id}/knowledge-bases/{kb_id}";
+
+// Ids travel in URL paths: printable, no '/', not blank.
+Status CheckId(const std::string& value, std::string_view name, const KbApiLimits& limits) {
+  if (value.empty() || IsBlank(value))
+    return Status::InvalidParameter(fmt::format("{} must not be empty", name));
+  if (value.size() > limits.max_id_bytes) {
+    return Status::InvalidParameter(fmt::format("{} is too long: {} bytes, at most {} allowed",
+                                                name, value.size(), limits.max_id_bytes));
+  }
+  if (!IsValidUtf8(value))
+    return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7F || c == '/' || c == '\\' || c == '?' || c == '#') {
+      return Status::InvalidParameter(
+          fmt::format("{} must not contain control characters or any of / \\ ? #", name));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<size_t> PageParam(const std::map<std::string, std::string>& params, const char* name,
+                         size_t fallback, size_t max) {
+  auto it = params.find(name);
+  if (it == params.end()) return fallback;
+  const std::string& v = it->second;
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(v) < 1 || std::stoul(v) > max) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an integer between 1 and {}", name, max));
+  }
+  return static_cast<size_t>(std::stoul(v));
+}
+
+json RenderListItem(const KbDocRecord& d) {
+  return {{"id", d.id},
+          {"title", d.title},
+          {"timestamp", FormatIsoMicros(d.created_at_us)},
+          {"status", d.status}};
+}
+
+}  // namespace
+
+Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& workspace,
+                                      const std::string& kb_id, const KbApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  KbUploadRequest req;
+  req.workspace = workspace;
+  req.kb_id = kb_id;
+  auto type = GetString(j, "type", "type", {.max_bytes = 16});
+  if (!type.ok()) return type.status();
+  if (**type == "LOCAL") {
+    req.type = DocSourceType::kLocal;
+  } else if (**type == "OSS") {
+    req.type = DocSourceType::kOss;
+  } else {
+    return Status::InvalidParameter("type must be LOCAL or OSS");
+  }
+  auto doc = j.find("doc");
+  if (doc == j.end() || doc->is_null()) return Status::InvalidParameter("doc is required");
+  if (!doc->is_object()) {
+    return Status::InvalidParameter(
+        fmt::format("doc must be an object with title and file_url, got {}", JsonTypeName(*doc)));
+  }
+  auto id = GetString(*doc, "id", "doc.id", {.required = false, .max_bytes = limits.max_id_bytes});
+  if (!id.ok()) return id.status();
+  if (*id) {
+    ENGRAM_RETURN_IF_ERROR(CheckId(**id, "doc.id", limits));
+    req.id = **id;
+  }
+  auto title = GetString(*doc, "title", "doc.title", {.max_bytes = limits.max_title_bytes});
+  if (!title.ok()) return title.status();
+  if (!IsValidUtf8(**title)) return Status::InvalidParameter("doc.title must be valid UTF-8");
+  req.title = **title;
+  auto url = GetString(*doc, "file_url", "doc.file_url", {.max_bytes = limits.max_url_bytes});
+  if (!url.ok()) return url.status();
+  if (!IsValidUtf8(**url)) return Status::InvalidParameter("doc.file_url must be valid UTF-8");
+  req.file_url = **url;
+  return req;
+}
+
+void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
+  const std::string p = kPrefix;
+  auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
+  // The kb_id of the path, validated.
+  auto kb = [limits](const RequestContext& ctx) -> Result<std::string> {
+    const std::string& id = ctx.params.at("kb_id");
+    ENGRAM_RETURN_IF_ERROR(CheckId(id, "kb_id", limits));
+    return id;
+  };
+  router.Add({.method = "POST",
+              .pattern = p + "/docs",
+              .name = "kb_doc_upload",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto kb_id = kb(ctx);
+                if (!kb_id.ok()) return kb_id.status();
+                auto parsed = ParseKbUpload(req.body, ws(ctx), *kb_id, limits);
+                if (!parsed.ok()) return parsed.status();
+                auto id = service->Upload(*parsed);
+                if (!id.ok()) return id.status();
+                return V3Response({{"id", *id}, {"status", "PROCESSING"}}, ctx.request_id,
+                                  ctx.ElapsedMs());
+              }});
+  router.Add(
+      {.method = "GET",
+       .pattern = p + "/docs",
+       .name = "kb_doc_list",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto kb_id = kb(ctx);
+         if (!kb_id.ok()) return kb_id.status();
+         auto params = ParseQueryString(req.query);
+         if (!params.ok()) return params.status();
+         for (const auto& [name, value] : *params) {
+           if (name != "page_number" && name != "page_size") {
+             return Status::InvalidParameter(fmt::format("unknown query parameter {}", name));
+           }
+         }
+         auto page = PageParam(*params, "page_number", 1, 1000000);
+         if (!page.ok()) return page.status();
+         auto size = PageParam(*params, "page_size", 10, static_cast<size_t>(limits.max_page_size));
+         if (!size.ok()) return size.status();
+         size_t total = 0;
+         auto docs = service->List(ws(ctx), *kb_id, *page, *size, &total);
+         if (!docs.ok()) return docs.status();
+         json results = json::array();
+         for (const auto& d : *docs) results.push_back(RenderListItem(d));
+         return V3Response({{"total", total},
+                            {"page_number", *page},
+                            {"page_size", *size},
+                            {"results", std::move(results)}},
+                           ctx.request_id, ctx.ElapsedMs());
+       }});
+  router.Add({.method = "GET",
+              .pattern = p + "/docs/{doc_id}",
+              .name = "kb_doc_get",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                auto kb_id = kb(ctx);
+                if (!kb_id.ok()) return kb_id.status();
+                auto d = service->Get(ws(ctx), *kb_id, ctx.params.at("doc_id"));
+                if (!d.ok()) return d.status();
+                return V3Response({{"id", d->id},
+                                   {"title", d->title},
+                                   {"content", d->content},
+                                   {"status", d->status},
+                                   {"timestamp", FormatIsoMicros(d->created_at_us)},
+                                   {"error_message", d->error_message}},
+                                  ctx.request_id, ctx.ElapsedMs());
+              }});
+  router.Add(
+      {.method = "DELETE",
+       .pattern = p + "/docs/{doc_id}",
+       .name = "kb_doc_delete",
+       .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+         auto kb_id = kb(ctx);
+         if (!kb_id.ok()) return kb_id.status();
+         const std::string& id = ctx.params.at("doc_id");
+         ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), *kb_id, id));
+         return V3Response({{"id", id}, {"error_message", ""}}, ctx.request_id, ctx.ElapsedMs());
+       }});
+  router.Add(
+      {.method = "POST",
+       .pattern = p + "/search",
+       .name = "kb_search",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto kb_id = kb(ctx);
+         if (!kb_id.ok()) return kb_id.status();
+         auto parsed = ParseJsonObject(req.body);
+         if (!parsed.ok()) return parsed.status();
+         auto query = GetString(*parsed, "query", "query", {.max_bytes = limits.max_query_bytes});
+         if (!query.ok()) return query.status();
+         if (!IsValidUtf8(**query)) return Status::InvalidParameter("query must be valid UTF-8");
+         auto top_k = GetInt(*parsed, "top_k", "top_k", 1, limits.max_top_k, false);
+         if (!top_k.ok()) return top_k.status();
+         auto hits =
+             service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)));
+         if (!hits.ok()) return hits.status();
+         json results = json::array();
+         for (const KbHit& h : *hits) {
+           results.push_back({{"doc_id", h.doc_id},
+                              {"title", h.title},
+                              {"chunk", h.chunk},
+                              {"position", h.position},
+                              {"score", h.score}});
+         }
+         return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
+       }});
+}
+
+}  // namespace engram

@@ -1,0 +1,28 @@
+// The knowledge-base endpoints (../shared/API.md "Knowledge bases (V3, envelope)"): JSON <->
+// KbService, answered in the V3 envelope {"request_id", "latency", "status": "OK", "result"}.
+// Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
+#pragma once
+
+#include <string_view>
+
+#include "api/router.h"
+#include "core/kb_service.h"
+
+namespace engram {
+
+struct KbApiLimits {
+  size_t max_id_bytes = 256;  // kb_id and doc.id
+  size_t max_title_bytes = 1024;
+  size_t max_url_bytes = 4096;
+  size_t max_query_bytes = 16 << 10;
+  int max_top_k = 1000;  // ../shared/API.md "Common" limits
+  int max_page_size = 100;
+};
+
+// Parsing, exposed for tests and fuzzing.
+Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& workspace,
+                                      const std::string& kb_id, const KbApiLimits& limits);
+
+void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits);
+
+}  // namespace engram

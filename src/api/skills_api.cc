@@ -1,0 +1,405 @@
+#include "api/skills_api.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "api/envelope.h"
+#include "api/json_input.h"
+#include "api/query_params.h"
+#include "common/codec.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kPrefix = "/v3/openapi/workspaces/{workspace}/memory/{service_id}";
+
+Result<std::string> ReadId(const json& j, const char* name, bool required,
+                           const SkillApiLimits& limits) {
+  auto v = GetString(j, name, name, {.required = required, .max_bytes = limits.max_id_bytes});
+  if (!v.ok()) return v.status();
+  if (!*v) return std::string();
+  if (!IsValidUtf8(**v)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  return **v;
+}
+
+Result<std::string> ReadText(const json& j, const char* name, bool required, size_t max_bytes) {
+  auto v = GetString(j, name, name, {.required = required, .max_bytes = max_bytes});
+  if (!v.ok()) return v.status();
+  if (!*v) return std::string();
+  if (!IsValidUtf8(**v)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  return **v;
+}
+
+Result<ConversationMessage> ParseMessage(const json& m, const std::string& path,
+                                         const SkillApiLimits& limits) {
+  if (!m.is_object()) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an object with role and content, got {}", path, JsonTypeName(m)));
+  }
+  auto role = GetString(m, "role", path + ".role", {.max_bytes = 32});
+  if (!role.ok()) return role.status();
+  if (**role != "user" && **role != "assistant" && **role != "system") {
+    return Status::InvalidParameter(fmt::format("{}.role must be one of user, assistant, system", path));
+  }
+  auto content = GetString(m, "content", path + ".content",
+                           {.allow_empty = true, .max_bytes = limits.max_message_bytes});
+  if (!content.ok()) return content.status();
+  if (!IsValidUtf8(**content)) {
+    return Status::InvalidParameter(fmt::format("{}.content must be valid UTF-8", path));
+  }
+  return ConversationMessage{**role, **content, 0};
+}
+
+Result<std::vector<std::string>> ReadStringList(const json& j, const char* name, size_t max_items,
+                                                size_t max_bytes) {
+  std::vector<std::string> out;
+  const json& v = j.at(name);
+  if (!v.is_array()) {
+    return Status::InvalidParameter(fmt::format("{} must be an array of strings, got {}", name,
+                                                JsonTypeName(v)));
+  }
+  if (v.size() > max_items) {
+    return Status::InvalidParameter(
+        fmt::format("{} has {} items, at most {} allowed", name, v.size(), max_items));
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      return Status::InvalidParameter(fmt::format("{}[{}] must be a string, got {}", name, i,
+                                                  JsonTypeName(v[i])));
+    }
+    const std::string& s = v[i].get_ref<const std::string&>();
+    if (s.size() > max_bytes || !IsValidUtf8(s) || IsBlank(s)) {
+      return Status::InvalidParameter(fmt::format(
+          "{}[{}] must be a non-empty UTF-8 string of at most {} bytes", name, i, max_bytes));
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+json IdOrNull(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+
+json MetadataOf(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+json RenderImported(const SkillRecord& s) {
+  json paths = json::array();
+  for (const auto& [path, content] : s.files) {
+    if (path != "SKILL.md") paths.push_back(path);
+  }
+  return {{"id", s.id},
+          {"name", s.name},
+          {"description", s.description},
+          {"version", s.version},
+          {"owner", s.owner},
+          {"tags", s.tags},
+          {"triggers", s.triggers},
+          {"resource_paths", std::move(paths)},
+          {"updated_at", FormatIsoMicros(s.updated_at_us)}};
+}
+
+json RenderSkill(const SkillRecord& s, const std::vector<SkillVersionRecord>& versions) {
+  json history = json::array();
+  for (const auto& v : versions) {
+    history.push_back({{"version", v.version}, {"replaced_at", FormatIsoMicros(v.replaced_at_us)}});
+  }
+  return {{"skill_id", s.id},
+          {"name", s.name},
+          {"description", s.description},
+          {"version", s.version},
+          {"files", s.files},
+          {"tags", s.tags},
+          {"triggers", s.triggers},
+          {"user_id", s.owner},
+          {"agent_id", IdOrNull(s.agent_id)},
+          {"license", IdOrNull(s.license)},
+          {"metadata", MetadataOf(s.metadata_json)},
+          {"created_at", FormatIsoMicros(s.created_at_us)},
+          {"updated_at", FormatIsoMicros(s.updated_at_us)},
+          {"previous_versions", std::move(history)}};
+}
+
+}  // namespace
+
+Result<SkillAddRequest> ParseSkillAdd(std::string_view body, const std::string& workspace,
+                                      const SkillApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  SkillAddRequest req;
+  req.workspace = workspace;
+  auto it = j.find("messages");
+  if (it == j.end() || it->is_null()) return Status::InvalidParameter("messages is required");
+  if (it->is_string()) {
+    auto text = ReadText(j, "messages", true, limits.max_message_bytes);
+    if (!text.ok()) return text.status();
+    req.messages.push_back({"user", *text, 0});
+  } else if (it->is_object()) {
+    auto m = ParseMessage(*it, "messages", limits);
+    if (!m.ok()) return m.status();
+    req.messages.push_back(std::move(*m));
+  } else if (it->is_array()) {
+    if (it->empty()) return Status::InvalidParameter("messages must not be empty");
+    if (it->size() > limits.max_messages) {
+      return Status::InvalidParameter(fmt::format("messages has {} items, at most {} allowed",
+                                                  it->size(), limits.max_messages));
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      auto m = ParseMessage((*it)[i], fmt::format("messages[{}]", i), limits);
+      if (!m.ok()) return m.status();
+      req.messages.push_back(std::move(*m));
+    }
+  } else {
+    return Status::InvalidParameter(fmt::format(
+        "messages must be a string, a {{role, content}} object or an array of them, got {}",
+        JsonTypeName(*it)));
+  }
+  bool any_content = false;
+  for (const auto& m : req.messages) any_content = any_content || !IsBlank(m.content);
+  if (!any_content) return Status::InvalidParameter("messages must contain some text");
+  auto user = ReadId(j, "user_id", true, limits);
+  if (!user.ok()) return user.status();
+  req.user_id = *user;
+  auto agent = ReadId(j, "agent_id", false, limits);
+  if (!agent.ok()) return agent.status();
+  req.agent_id = *agent;
+  return req;
+}
+
+Result<SkillImportRequest> ParseSkillImport(std::string_view body, const std::string& workspace,
+                                            const SkillApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  SkillImportRequest req;
+  req.workspace = workspace;
+  // Base64 is 4/3 of the bytes; whitespace may add a little.
+  auto zip = GetString(j, "zip_base64", "zip_base64",
+                       {.max_bytes = limits.max_zip_bytes / 3 * 4 + (limits.max_zip_bytes >> 4) + 16});
+  if (!zip.ok()) return zip.status();
+  auto decoded = Base64Decode(**zip, limits.max_zip_bytes);
+  if (!decoded) {
+    return Status::InvalidParameter(fmt::format(
+        "zip_base64 must be base64 of a ZIP archive of at most {} bytes", limits.max_zip_bytes));
+  }
+  req.zip = std::move(*decoded);
+  auto user = ReadId(j, "user_id", true, limits);
+  if (!user.ok()) return user.status();
+  req.user_id = *user;
+  auto agent = ReadId(j, "agent_id", false, limits);
+  if (!agent.ok()) return agent.status();
+  req.agent_id = *agent;
+  return req;
+}
+
+Result<SkillSearchRequest> ParseSkillSearch(std::string_view body, const std::string& workspace,
+                                            const SkillApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  SkillSearchRequest req;
+  req.workspace = workspace;
+  auto query = ReadText(j, "query", true, limits.max_query_bytes);
+  if (!query.ok()) return query.status();
+  req.query = *query;
+  auto user = ReadId(j, "user_id", true, limits);
+  if (!user.ok()) return user.status();
+  req.user_id = *user;
+  auto agent = ReadId(j, "agent_id", false, limits);
+  if (!agent.ok()) return agent.status();
+  req.agent_id = *agent;
+  auto size = GetInt(j, "size", "size", 1, limits.max_size, false);
+  if (!size.ok()) return size.status();
+  if (*size) req.size = static_cast<size_t>(**size);
+  return req;
+}
+
+Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::string& workspace,
+                                            const std::string& id, const SkillApiLimits& limits) {
+  auto parsed = ParseJsonObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
+  SkillUpdateRequest req;
+  req.workspace = workspace;
+  req.id = id;
+  auto user = ReadId(j, "user_id", true, limits);
+  if (!user.ok()) return user.status();
+  req.user_id = *user;
+  auto present = [&j](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
+  bool any = false;
+  for (auto [key, max, out] :
+       {std::tuple<const char*, size_t, std::optional<std::string>*>{"name", limits.max_name_bytes, &req.name},
+        {"description", limits.max_description_bytes, &req.description},
+        {"version", limits.max_tag_bytes, &req.version}}) {
+    if (!present(key)) continue;
+    auto v = ReadText(j, key, true, max);
+    if (!v.ok()) return v.status();
+    *out = *v;
+    any = true;
+  }
+  if (present("agent_id")) {
+    auto agent = ReadId(j, "agent_id", false, limits);
+    if (!agent.ok()) return agent.status();
+    req.agent_id = *agent;
+    any = true;
+  }
+  if (present("tags")) {
+    auto tags = ReadStringList(j, "tags", limits.max_tags, limits.max_tag_bytes);
+    if (!tags.ok()) return tags.status();
+    req.tags = std::move(*tags);
+    any = true;
+  }
+  if (present("files")) {
+    const json& files = j.at("files");
+    if (!files.is_object()) {
+      return Status::InvalidParameter(fmt::format(
+          "files must be an object mapping paths to contents, got {}", JsonTypeName(files)));
+    }
+    if (files.size() > limits.max_update_files) {
+      return Status::InvalidParameter(fmt::format("files has {} entries, at most {} allowed",
+                                                  files.size(), limits.max_update_files));
+    }
+    for (const auto& [raw_path, content] : files.items()) {
+      auto path = NormaliseSkillPath(raw_path, limits.max_path_bytes);
+      if (!path.ok() || path->empty()) {
+        return Status::InvalidParameter(fmt::format(
+            "files: {}", path.ok() ? "a path is empty" : path.status().message()));
+      }
+      const std::string field = "files." + *path;
+      if (content.is_null()) {
+        req.files[*path] = std::nullopt;
+        continue;
+      }
+      if (!content.is_string()) {
+        return Status::InvalidParameter(fmt::format("{} must be a string (or null to remove the file), got {}",
+                                                    field, JsonTypeName(content)));
+      }
+      const std::string& text = content.get_ref<const std::string&>();
+      if (text.size() > limits.max_file_bytes) {
+        return Status::InvalidParameter(fmt::format("{} is too long: {} bytes, at most {} allowed",
+                                                    field, text.size(), limits.max_file_bytes));
+      }
+      if (!IsValidUtf8(text)) return Status::InvalidParameter(field + " must be valid UTF-8");
+      req.files[*path] = text;
+    }
+    any = any || !req.files.empty();
+  }
+  if (!any) {
+    return Status::InvalidParameter(
+        "at least one of name, version, description, tags, files, agent_id is required");
+  }
+  return req;
+}
+
+void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits limits) {
+  const std::string p = std::string(kPrefix) + "/skills";
+  auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
+  // Literal routes first: "skills/add" must not be taken for a skill id.
+  router.Add({.method = "POST",
+              .pattern = p + "/add",
+              .name = "skill_add",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseSkillAdd(req.body, ws(ctx), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto id = service->Add(*parsed);
+                if (!id.ok()) return id.status();
+                return V3Response(json{{"task_id", *id}}, ctx.request_id, ctx.ElapsedMs());
+              }});
+  router.Add({.method = "GET",
+              .pattern = p + "/tasks/{task_id}",
+              .name = "skill_task",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                auto task = service->GetTask(ws(ctx), ctx.params.at("task_id"));
+                if (!task.ok()) return task.status();
+                json result = {{"task_id", task->id},
+                               {"status", task->status},
+                               {"skill_ids", task->skill_ids},
+                               {"error_message", IdOrNull(task->error_message)},
+                               {"created_at", FormatIsoMicros(task->created_at_us)},
+                               {"updated_at", FormatIsoMicros(task->updated_at_us)}};
+                return V3Response(result, ctx.request_id, ctx.ElapsedMs());
+              }});
+  router.Add({.method = "POST",
+              .pattern = p + "/import",
+              .name = "skill_import",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseSkillImport(req.body, ws(ctx), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto skills = service->Import(*parsed);
+                if (!skills.ok()) return skills.status();
+                json data = json::array();
+                for (const auto& s : *skills) data.push_back(RenderImported(s));
+                return V3Response(json{{"imported_count", skills->size()}, {"data", std::move(data)}},
+                                  ctx.request_id, ctx.ElapsedMs());
+              }});
+  router.Add({.method = "POST",
+              .pattern = p + "/search",
+              .name = "skill_search",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseSkillSearch(req.body, ws(ctx), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto hits = service->Search(*parsed);
+                if (!hits.ok()) return hits.status();
+                json results = json::array();
+                for (const auto& h : *hits) {
+                  results.push_back({{"skill_id", h.skill.id},
+                                     {"name", h.skill.name},
+                                     {"description", h.skill.description},
+                                     {"version", h.skill.version},
+                                     {"user_id", h.skill.owner},
+                                     {"agent_id", IdOrNull(h.skill.agent_id)},
+                                     {"score", h.score}});
+                }
+                return V3Response(json{{"results", std::move(results)}}, ctx.request_id,
+                                  ctx.ElapsedMs());
+              }});
+  router.Add({.method = "GET",
+              .pattern = p + "/{skill_id}",
+              .name = "skill_get",
+              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                const std::string& id = ctx.params.at("skill_id");
+                auto skill = service->Get(ws(ctx), id);
+                if (!skill.ok()) return skill.status();
+                auto versions = service->Versions(ws(ctx), id);
+                if (!versions.ok()) return versions.status();
+                return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
+              }});
+  router.Add({.method = "PUT",
+              .pattern = p + "/{skill_id}",
+              .name = "skill_update",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                const std::string& id = ctx.params.at("skill_id");
+                auto parsed = ParseSkillUpdate(req.body, ws(ctx), id, limits);
+                if (!parsed.ok()) return parsed.status();
+                auto skill = service->Update(*parsed);
+                if (!skill.ok()) return skill.status();
+                auto versions = service->Versions(ws(ctx), id);
+                if (!versions.ok()) return versions.status();
+                return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
+              }});
+  router.Add({.method = "DELETE",
+              .pattern = p + "/{skill_id}",
+              .name = "skill_delete",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                const std::string& id = ctx.params.at("skill_id");
+                auto params = ParseQueryString(req.query);
+                if (!params.ok()) return params.status();
+                std::string user_id;
+                if (auto it = params->find("user_id"); it != params->end()) user_id = it->second;
+                ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), id, user_id));
+                return V3Response(json{{"skill_id", id},
+                                       {"status", "success"},
+                                       {"message", fmt::format("Skill {} deleted", id)}},
+                                  ctx.request_id, ctx.ElapsedMs());
+              }});
+}
+
+}  // namespace engram

@@ -1,0 +1,276 @@
+#include "core/kb_service.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <functional>
+
+#include "common/ids.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+const char* SourceTypeName(DocSourceType t) { return t == DocSourceType::kOss ? "OSS" : "LOCAL"; }
+
+std::string ShardKey(const std::string& workspace, const std::string& kb_id) {
+  return workspace + '\x1f' + kb_id;
+}
+
+}  // namespace
+
+KbService::KbService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+                     const DocFetcher* fetcher, KbServiceOptions options)
+    : store_(store),
+      analyzer_(analyzer),
+      embedder_(embedder),
+      fetcher_(fetcher),
+      options_(std::move(options)) {
+  if (embedder_ != nullptr) {
+    options_.shard.vector_model = embedder_->model_id();
+    options_.shard.vectors.dim = embedder_->dimension();
+  }
+}
+
+KbService::~KbService() { Shutdown(); }
+
+Status KbService::Start() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (started_) return Status::Ok();
+    started_ = true;
+  }
+  auto unfinished = store_->UnfinishedKbDocs();
+  if (!unfinished.ok()) return unfinished.status();
+  if (!unfinished->empty()) {
+    spdlog::info("knowledge bases: resuming {} unfinished document(s)", unfinished->size());
+  }
+  for (auto& d : *unfinished) Enqueue(std::move(d));
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  return Status::Ok();
+}
+
+void KbService::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto& w : workers_) {
+    if (w.joinable()) w.join();
+  }
+}
+
+size_t KbService::queued_jobs() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return queue_.size() + running_;
+}
+
+void KbService::Enqueue(KbDocRecord doc) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back(std::move(doc));
+  }
+  queue_cv_.notify_one();
+}
+
+Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
+                                                  const std::string& kb_id) {
+  std::shared_ptr<KbShard> shard;
+  {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    auto& slot = shards_[ShardKey(workspace, kb_id)];
+    if (!slot) slot = std::make_shared<KbShard>(analyzer_, options_.shard);
+    shard = slot;
+  }
+  Status st = shard->EnsureLoaded(store_, workspace, kb_id);
+  if (!st.ok()) return st;
+  return shard;
+}
+
+std::mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,
+                               const std::string& id) {
+  const std::string key = workspace + '\x1f' + kb_id + '\x1f' + id;
+  return doc_locks_[std::hash<std::string>{}(key) % kStripes];
+}
+
+Result<std::string> KbService::Upload(const KbUploadRequest& request) {
+  ENGRAM_RETURN_IF_ERROR(fetcher_->Validate(request.type, request.file_url));
+  if (queued_jobs() >= options_.max_queued) {
+    return Status(StatusCode::kThrottled,
+                  "too many documents are being processed; retry after a short wait");
+  }
+  KbDocRecord doc;
+  doc.workspace = request.workspace;
+  doc.kb_id = request.kb_id;
+  doc.id = request.id.empty() ? NewId("d") : request.id;
+  doc.job_id = NewUuid();
+  doc.title = request.title;
+  doc.source_type = SourceTypeName(request.type);
+  doc.file_url = request.file_url;
+  doc.status = "PROCESSING";
+  doc.created_at_us = doc.updated_at_us = NowMicros();
+  {
+    std::lock_guard<std::mutex> lock(DocLock(doc.workspace, doc.kb_id, doc.id));
+    auto shard = Shard(doc.workspace, doc.kb_id);
+    if (!shard.ok()) return shard.status();
+    ENGRAM_RETURN_IF_ERROR(store_->PutKbDoc(doc));
+    // A re-upload replaces the old version: its chunks are gone from the store already.
+    (*shard)->RemoveDoc(doc.id);
+  }
+  spdlog::debug("kb {}/{}: document {} queued ({})", doc.workspace, doc.kb_id, doc.id,
+                doc.source_type);
+  std::string id = doc.id;
+  Enqueue(std::move(doc));
+  return id;
+}
+
+Result<KbDocRecord> KbService::Get(const std::string& workspace, const std::string& kb_id,
+                                   const std::string& id) {
+  return store_->GetKbDoc(workspace, kb_id, id);
+}
+
+Result<std::vector<KbDocRecord>> KbService::List(const std::string& workspace,
+                                                 const std::string& kb_id, size_t page_number,
+                                                 size_t page_size, size_t* total) {
+  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  return store_->ListKbDocs(workspace, kb_id, offset, page_size, total);
+}
+
+Status KbService::Delete(const std::string& workspace, const std::string& kb_id,
+                         const std::string& id) {
+  std::lock_guard<std::mutex> lock(DocLock(workspace, kb_id, id));
+  auto shard = Shard(workspace, kb_id);
+  if (!shard.ok()) return shard.status();
+  auto deleted = store_->DeleteKbDoc(workspace, kb_id, id);
+  if (!deleted.ok()) return deleted.status();
+  if (!*deleted) {
+    return Status::NotFound(fmt::format("document {} not found in knowledge base {}", id, kb_id));
+  }
+  (*shard)->RemoveDoc(id);
+  return Status::Ok();
+}
+
+Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const std::string& kb_id,
+                                             const std::string& query, size_t top_k) {
+  auto shard = Shard(workspace, kb_id);
+  if (!shard.ok()) return shard.status();
+  std::vector<float> vector;
+  if (embedder_ != nullptr) {
+    auto v = embedder_->Embed(query);
+    if (v.ok()) {
+      vector = std::move(*v);
+    } else {
+      // BM25 still answers; only this query loses its vector half.
+      spdlog::warn("kb search: query embedding failed ({}); answering with BM25 only",
+                   v.status().ToString());
+    }
+  }
+  return (*shard)->Search(analyzer_->AnalyzeQuery(query), vector, top_k);
+}
+
+void KbService::WorkerLoop() {
+  for (;;) {
+    KbDocRecord doc;
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;  // queued documents stay PROCESSING in the store
+      doc = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    RunJob(std::move(doc));
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      --running_;
+    }
+  }
+}
+
+Result<std::vector<KbChunkRecord>> KbService::Ingest(const KbDocRecord& doc, std::string* content) {
+  const DocSourceType type = doc.source_type == "OSS" ? DocSourceType::kOss : DocSourceType::kLocal;
+  auto fetched = fetcher_->Fetch(type, doc.file_url);
+  if (!fetched.ok()) return fetched.status();
+  auto doc_type = DetectDocType(fetched->bytes, fetched->name);
+  if (!doc_type.ok()) return doc_type.status();
+  auto text = ExtractDocumentText(*doc_type, fetched->bytes, options_.documents);
+  if (!text.ok()) return text.status();
+  fetched->bytes.clear();
+  fetched->bytes.shrink_to_fit();
+
+  std::vector<KbChunkRecord> chunks;
+  for (DocumentChunk& c : ChunkDocument(*text, options_.chunks)) {
+    KbChunkRecord r;
+    r.doc_id = doc.id;
+    r.title = doc.title;
+    r.position = c.position;
+    r.heading = std::move(c.heading);
+    r.text = std::move(c.text);
+    chunks.push_back(std::move(r));
+  }
+  if (embedder_ != nullptr) {
+    const size_t batch = std::max<size_t>(1, options_.embed_batch);
+    for (size_t i = 0; i < chunks.size(); i += batch) {
+      std::vector<std::string> texts;
+      for (size_t j = i; j < std::min(chunks.size(), i + batch); ++j) {
+        // The title gives a chunk read alone its context ("Pricing" of which product?).
+        texts.push_back(doc.title + "\n" + KbIndexedText(chunks[j].heading, chunks[j].text));
+      }
+      auto vectors = embedder_->EmbedBatch(texts);
+      if (!vectors.ok()) {
+        return Status(vectors.status().code(),
+                      "embedding the document failed: " + vectors.status().message());
+      }
+      for (size_t j = 0; j < vectors->size(); ++j) {
+        chunks[i + j].vector = std::move((*vectors)[j]);
+        chunks[i + j].vector_model = embedder_->model_id();
+      }
+    }
+  }
+  *content = std::move(*text);
+  return chunks;
+}
+
+void KbService::RunJob(KbDocRecord doc) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string content;
+  auto chunks = Ingest(doc, &content);
+  KbDocRecord end = doc;
+  if (chunks.ok()) {
+    end.status = "SUCCESS";
+    end.content = std::move(content);
+  } else {
+    end.status = "FAIL";
+    end.error_message = chunks.status().message();
+  }
+  static const std::vector<KbChunkRecord> kNone;
+  const std::vector<KbChunkRecord>& rows = chunks.ok() ? *chunks : kNone;
+  std::lock_guard<std::mutex> lock(DocLock(doc.workspace, doc.kb_id, doc.id));
+  auto shard = Shard(doc.workspace, doc.kb_id);
+  auto applied = store_->FinishKbDoc(end, rows);
+  if (!applied.ok()) {
+    // Stays PROCESSING in the store: the next start retries it.
+    spdlog::error("kb {}/{}: document {} could not be stored: {}", doc.workspace, doc.kb_id, doc.id,
+                  applied.status().ToString());
+    return;
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  if (!*applied) {
+    spdlog::info("kb {}/{}: document {} was deleted or uploaded again during ingestion",
+                 doc.workspace, doc.kb_id, doc.id);
+    return;
+  }
+  if (shard.ok() && chunks.ok()) (*shard)->ReplaceDoc(doc.id, rows);
+  spdlog::info("kb {}/{}: document {} {} in {} ms ({} chunks, {} bytes of text)", doc.workspace,
+               doc.kb_id, doc.id, end.status, ms, rows.size(), end.content.size());
+}
+
+}  // namespace engram

@@ -1,0 +1,119 @@
+// KbService: knowledge-base documents (../shared/API.md "Knowledge bases (V3, envelope)") over the
+// store, a DocFetcher, the document extractors and chunker, an Embedder and per-KB KbShards.
+//
+// Ingestion of an upload (the API answers after step 1):
+//   1. the document row is stored PROCESSING with a new job_id (durable: fsynced), replacing a
+//      document of the same id, whose chunks leave the store and search at once; the job is queued;
+//   2. a worker fetches the bytes, detects the type from the content, extracts the text, chunks it
+//      and embeds the chunks;
+//   3. SUCCESS (content + chunks) or FAIL (error_message) commits in one transaction, guarded by
+//      the job_id, so a job whose document was deleted or uploaded again meanwhile writes nothing;
+//      then the chunks enter the shard. A crash leaves the row PROCESSING and Start() runs the job
+//      again after the restart.
+// Store writes and shard updates of one document are serialised by a striped per-document lock,
+// so the shard always ends in the store's state.
+//
+// Logs carry ids, sizes and timings only, never document content or queries.
+// Thread-safety: all public methods are safe to call concurrently. Does not own the store,
+// analyzer, embedder or fetcher.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/kb_shard.h"
+#include "embed/embedder.h"
+#include "extract/documents/chunker.h"
+#include "extract/documents/doc_fetcher.h"
+#include "extract/documents/document_text.h"
+#include "index/analyzer.h"
+#include "store/store.h"
+
+namespace engram {
+
+struct KbServiceOptions {
+  KbShardOptions shard;
+  ChunkOptions chunks;
+  DocumentLimits documents;
+  int workers = 1;           // ingestion threads (parsing and embedding are CPU-bound)
+  size_t max_queued = 1000;  // more queued documents → 429 until workers catch up
+  size_t embed_batch = 32;   // chunks per embedding call
+};
+
+struct KbUploadRequest {
+  std::string workspace;
+  std::string kb_id;
+  DocSourceType type = DocSourceType::kLocal;
+  std::string id;  // empty: a d-<uuid> is generated
+  std::string title;
+  std::string file_url;
+};
+
+class KbService {
+ public:
+  // `embedder` may be null (BM25 only).
+  KbService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+            const DocFetcher* fetcher, KbServiceOptions options);
+  ~KbService();  // Shutdown()
+
+  // Queues every PROCESSING document of the store and starts the workers.
+  Status Start();
+  // Stops the workers after their current document; queued ones stay PROCESSING in the store.
+  void Shutdown();
+
+  // Stores the document as PROCESSING and queues its ingestion; returns its id. Errors:
+  // kInvalidParameter for a source that can never be read (see DocFetcher::Validate),
+  // kThrottled when too many documents are queued.
+  Result<std::string> Upload(const KbUploadRequest& request);
+  Result<KbDocRecord> Get(const std::string& workspace, const std::string& kb_id,
+                          const std::string& id);
+  // Newest first; page_number from 1.
+  Result<std::vector<KbDocRecord>> List(const std::string& workspace, const std::string& kb_id,
+                                        size_t page_number, size_t page_size, size_t* total);
+  // kNotFound for an unknown document.
+  Status Delete(const std::string& workspace, const std::string& kb_id, const std::string& id);
+  Result<std::vector<KbHit>> Search(const std::string& workspace, const std::string& kb_id,
+                                    const std::string& query, size_t top_k);
+
+  // Documents waiting for a worker plus those being ingested.
+  size_t queued_jobs() const;
+
+ private:
+  Result<std::shared_ptr<KbShard>> Shard(const std::string& workspace, const std::string& kb_id);
+  std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
+                      const std::string& id);
+  void Enqueue(KbDocRecord doc);
+  void WorkerLoop();
+  void RunJob(KbDocRecord doc);
+  // Fetch → detect → extract → chunk → embed. The text goes to *content.
+  Result<std::vector<KbChunkRecord>> Ingest(const KbDocRecord& doc, std::string* content);
+
+  Store* store_;
+  const Analyzer* analyzer_;
+  const Embedder* embedder_;
+  const DocFetcher* fetcher_;
+  KbServiceOptions options_;
+
+  std::mutex shards_mu_;
+  std::map<std::string, std::shared_ptr<KbShard>> shards_;  // guarded by shards_mu_
+
+  static constexpr size_t kStripes = 64;
+  std::array<std::mutex, kStripes> doc_locks_;
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<KbDocRecord> queue_;  // guarded by queue_mu_
+  size_t running_ = 0;             // guarded by queue_mu_
+  bool started_ = false;           // guarded by queue_mu_
+  bool stopping_ = false;          // guarded by queue_mu_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace engram

@@ -1,0 +1,89 @@
+// KbShard: the in-memory search state of one knowledge base (workspace + kb_id): its documents'
+// chunks in a BM25 index and a vector index, fused like memory search. A cache of the store,
+// loaded on first use.
+//
+// A document's chunks enter and leave together: ReplaceDoc swaps every chunk of a document under
+// one write lock and RemoveDoc takes them all out at once, so a search never sees half a document.
+//
+// Thread-safety: all methods are safe to call concurrently; searches share a lock, writes take it
+// exclusively.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "index/analyzer.h"
+#include "index/bm25_index.h"
+#include "index/fusion.h"
+#include "index/vector_index.h"
+#include "store/store.h"
+
+namespace engram {
+
+struct KbShardOptions {
+  Bm25Options bm25;
+  VectorIndexOptions vectors;
+  FusionOptions fusion;
+  std::string vector_model;  // chunk vectors of other models are ignored
+  size_t candidates = 200;   // taken from each retriever before fusion (at least k)
+};
+
+struct KbHit {
+  std::string doc_id;
+  std::string title;
+  std::string heading;
+  std::string chunk;
+  int position = 0;
+  float score = 0;  // fused relevance, 0..1
+};
+
+class KbShard {
+ public:
+  KbShard(const Analyzer* analyzer, KbShardOptions options);
+
+  // Loads the knowledge base's chunks once; a failed load is retried on the next call.
+  Status EnsureLoaded(Store* store, const std::string& workspace, const std::string& kb_id);
+
+  // Replaces every chunk of chunks' document(s) by `chunks` (all of one document, `doc_id`).
+  void ReplaceDoc(const std::string& doc_id, const std::vector<KbChunkRecord>& chunks);
+  void RemoveDoc(const std::string& doc_id);
+
+  // Best chunks first.
+  std::vector<KbHit> Search(const std::vector<std::string>& terms, const std::vector<float>& vector,
+                            size_t k) const;
+
+  size_t chunk_count() const;
+
+ private:
+  struct Chunk {
+    std::string doc_id;
+    std::string title;
+    std::string heading;
+    std::string text;
+    int position = 0;
+    bool live = false;
+  };
+  void RemoveDocLocked(const std::string& doc_id);
+  void AddLocked(const KbChunkRecord& c, const std::vector<std::string>& terms);
+
+  const Analyzer* analyzer_;
+  KbShardOptions options_;
+  std::mutex load_mu_;
+  bool loaded_ = false;  // guarded by load_mu_
+
+  mutable std::shared_mutex mu_;
+  std::vector<Chunk> chunks_;                                   // guarded by mu_; DocId = index
+  std::vector<DocId> free_;                                     // guarded by mu_: reusable slots
+  std::unordered_map<std::string, std::vector<DocId>> by_doc_;  // guarded by mu_
+  Bm25Index bm25_;                                              // guarded by mu_
+  VectorIndex vectors_;                                         // guarded by mu_
+};
+
+// The text a chunk is indexed (and embedded) under: its section heading, then its text.
+std::string KbIndexedText(const std::string& heading, const std::string& text);
+
+}  // namespace engram

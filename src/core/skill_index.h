@@ -1,0 +1,96 @@
+// SkillIndex: the in-memory search state of one workspace's skills: a BM25 index over each
+// skill's name, description, triggers, tags and SKILL.md body, its intent vector (name,
+// description, triggers, tags), and an index from owner to skills so a search confined to one
+// user scans only that user's skills. A cache of the store; the service rebuilds it on first use.
+//
+// Thread-safety: all methods are safe to call concurrently (a shared lock for reads).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "index/analyzer.h"
+#include "index/bm25_index.h"
+#include "index/fusion.h"
+#include "index/vector_index.h"
+#include "store/skill_types.h"
+
+namespace engram {
+
+// What search results show of a skill (files stay in the store).
+struct SkillSummary {
+  std::string id;
+  std::string name;
+  std::string description;
+  std::string version;
+  std::string owner;
+  std::string agent_id;
+  int64_t updated_at_us = 0;
+};
+
+struct SkillHit {
+  SkillSummary skill;
+  float score = 0;  // fused relevance, 0..1
+};
+
+struct SkillIndexOptions {
+  Bm25Options bm25;
+  VectorIndexOptions vectors;
+  FusionOptions fusion;
+  std::string vector_model;  // vectors of other models are ignored
+  size_t candidates = 100;   // taken from each retriever before fusion (at least k)
+};
+
+struct SkillQuery {
+  std::vector<std::string> terms;  // analysed query
+  std::vector<float> vector;       // empty: BM25 only
+  std::string user_id;             // required: only this owner's skills
+  std::string agent_id;            // when non-empty, only skills of this agent
+  size_t k = 10;
+};
+
+// The text BM25 indexes, and the shorter intent text that is embedded.
+std::string SkillSearchText(const SkillRecord& skill);
+std::string SkillIntentText(const SkillRecord& skill);
+
+class SkillIndex {
+ public:
+  SkillIndex(const Analyzer* analyzer, SkillIndexOptions options);
+
+  // Inserts a skill or replaces the one with its id. A record without a vector of the index's
+  // model leaves the skill without one (BM25 still finds it).
+  void Upsert(const SkillRecord& record);
+  void Remove(const std::string& id);
+
+  std::optional<SkillSummary> Get(const std::string& id) const;
+  // The id of `owner`'s skill named `name`, if any.
+  std::optional<std::string> IdByName(const std::string& owner, const std::string& name) const;
+
+  // Best first; only skills of query.user_id (and query.agent_id when set).
+  std::vector<SkillHit> Search(const SkillQuery& query) const;
+
+  size_t size() const;
+
+ private:
+  struct Doc {
+    SkillSummary skill;
+    bool live = false;
+  };
+  static std::string NameKey(const std::string& owner, const std::string& name);
+
+  const Analyzer* analyzer_;
+  SkillIndexOptions options_;
+  mutable std::shared_mutex mu_;
+  std::vector<Doc> docs_;                                          // guarded by mu_; DocId = index
+  std::unordered_map<std::string, DocId> by_id_;                   // guarded by mu_
+  std::unordered_map<std::string, DocId> by_name_;                 // guarded by mu_: owner+name
+  std::unordered_map<std::string, std::vector<DocId>> by_owner_;   // guarded by mu_ (may list dead)
+  Bm25Index bm25_;                                                 // guarded by mu_
+  VectorIndex vectors_;                                            // guarded by mu_
+};
+
+}  // namespace engram

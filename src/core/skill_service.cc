@@ -1,0 +1,499 @@
+#include "core/skill_service.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "common/ids.h"
+#include "common/time_util.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string EncodeAddRequest(const SkillAddRequest& r) {
+  json messages = json::array();
+  for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  return Dump({{"messages", messages}, {"user_id", r.user_id}, {"agent_id", r.agent_id}});
+}
+
+Result<SkillAddRequest> DecodeAddRequest(const std::string& workspace, const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) {
+    return Status::Internal("stored skill task request is not readable");
+  }
+  SkillAddRequest r;
+  r.workspace = workspace;
+  for (const auto& m : j["messages"]) {
+    r.messages.push_back({m.value("role", ""), m.value("content", ""), 0});
+  }
+  r.user_id = j.value("user_id", "");
+  r.agent_id = j.value("agent_id", "");
+  return r;
+}
+
+// Front matter `metadata` with _meta.json's keys added (front matter wins).
+std::string MergeMetadata(const std::string& front_json, const std::string& meta_json) {
+  json merged = json::parse(meta_json, nullptr, false);
+  if (!merged.is_object()) merged = json::object();
+  json front = json::parse(front_json, nullptr, false);
+  if (front.is_object()) {
+    for (auto& [k, v] : front.items()) merged[k] = v;
+  }
+  return Dump(merged);
+}
+
+// Sets SKILL.md's front matter from the record's fields when they differ from what it says.
+Status SyncSkillMd(SkillRecord& r) {
+  std::string& md = r.files["SKILL.md"];
+  auto parsed = ParseSkillMd(md);
+  if (parsed.ok() && parsed->front.name == r.name && parsed->front.description == r.description &&
+      parsed->front.version == r.version && parsed->front.tags == r.tags &&
+      parsed->front.triggers == r.triggers) {
+    return Status::Ok();
+  }
+  SkillFrontMatter f;
+  f.name = r.name;
+  f.description = r.description;
+  f.version = r.version;
+  f.tags = r.tags;
+  f.triggers = r.triggers;
+  auto rewritten = RewriteFrontMatter(md, f);
+  md = rewritten.ok() ? *rewritten : RenderSkillMd(f, "\n" + md);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string NextSkillVersion(const std::string& version) {
+  size_t end = version.find_last_of("0123456789");
+  if (end == std::string::npos) return version.empty() ? "1.0.0" : version + ".1";
+  size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(version[begin - 1]))) --begin;
+  const std::string digits = version.substr(begin, end - begin + 1);
+  if (digits.size() > 15) return version + ".1";
+  return version.substr(0, begin) + std::to_string(std::stoll(digits) + 1) + version.substr(end + 1);
+}
+
+SkillService::SkillService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+                           const SkillExtractor* extractor, SkillServiceOptions options)
+    : store_(store), analyzer_(analyzer), embedder_(embedder), extractor_(extractor),
+      options_(std::move(options)) {
+  if (embedder_ != nullptr) {
+    options_.index.vector_model = embedder_->model_id();
+    options_.index.vectors.dim = embedder_->dimension();
+  }
+}
+
+SkillService::~SkillService() { Shutdown(); }
+
+// ---------------------------------------------------------------------------------------------
+// Indexes
+
+Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& workspace) {
+  {
+    std::lock_guard<std::mutex> lock(indexes_mu_);
+    auto it = indexes_.find(workspace);
+    if (it != indexes_.end()) return it->second;
+  }
+  std::lock_guard<std::mutex> load(load_mu_);
+  {
+    std::lock_guard<std::mutex> lock(indexes_mu_);
+    auto it = indexes_.find(workspace);
+    if (it != indexes_.end()) return it->second;
+  }
+  auto records = store_->LoadSkills(workspace);
+  if (!records.ok()) return records.status();
+  // Vectors of another model (or none) are recomputed; skills are few, so this is cheap.
+  std::vector<SkillRecord*> missing;
+  for (auto& r : *records) {
+    if (embedder_ != nullptr && (r.vector.empty() || r.vector_model != embedder_->model_id())) {
+      missing.push_back(&r);
+    }
+  }
+  Embed(missing);
+  auto index = std::make_shared<SkillIndex>(analyzer_, options_.index);
+  for (const auto& r : *records) index->Upsert(r);
+  std::lock_guard<std::mutex> lock(indexes_mu_);
+  indexes_[workspace] = index;
+  return index;
+}
+
+void SkillService::Embed(std::vector<SkillRecord*> records) const {
+  if (embedder_ == nullptr || records.empty()) return;
+  std::vector<std::string> texts;
+  for (const SkillRecord* r : records) texts.push_back(SkillIntentText(*r));
+  auto vectors = embedder_->EmbedBatch(texts);
+  if (!vectors.ok()) {
+    // BM25 still finds them; the vectors are computed again at the next load.
+    spdlog::warn("skills: embedding {} skill(s) failed: {}", records.size(),
+                 vectors.status().ToString());
+    return;
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i]->vector = std::move((*vectors)[i]);
+    records[i]->vector_model = embedder_->model_id();
+  }
+}
+
+size_t SkillService::OwnerStripe(const std::string& workspace, const std::string& owner) const {
+  return std::hash<std::string>{}(workspace + '\x1f' + owner) % kStripes;
+}
+
+Result<SkillChange> SkillService::PlanWrite(const std::string& workspace, SkillIndex& index,
+                                            SkillRecord incoming, int64_t now) {
+  SkillChange change;
+  incoming.workspace = workspace;
+  incoming.updated_at_us = now;
+  auto existing_id = index.IdByName(incoming.owner, incoming.name);
+  if (!existing_id) {
+    change.op = SkillChange::Op::kInsert;
+    incoming.id = NewId("s");
+    incoming.created_at_us = now;
+    if (incoming.version.empty()) incoming.version = "1.0.0";
+  } else {
+    auto current = store_->GetSkill(workspace, *existing_id);
+    if (!current.ok()) return current.status();
+    change.op = SkillChange::Op::kUpdate;
+    incoming.id = current->id;
+    incoming.created_at_us = current->created_at_us;
+    incoming.updated_at_us = std::max(now, current->updated_at_us);
+    if (incoming.agent_id.empty()) incoming.agent_id = current->agent_id;
+    if (incoming.version.empty() || incoming.version == current->version) {
+      incoming.version = NextSkillVersion(current->version);
+    }
+    change.previous = std::move(*current);
+  }
+  ENGRAM_RETURN_IF_ERROR(SyncSkillMd(incoming));
+  change.record = std::move(incoming);
+  return change;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synchronous operations
+
+Result<std::vector<SkillRecord>> SkillService::Import(const SkillImportRequest& request) {
+  auto packages = ParseSkillArchive(request.zip, options_.archive);
+  if (!packages.ok()) return packages.status();
+  auto index = Index(request.workspace);
+  if (!index.ok()) return index.status();
+  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(request.workspace, request.user_id)]);
+  const int64_t now = NowMicros();
+  SkillChangeBatch batch;
+  batch.workspace = request.workspace;
+  for (SkillPackage& p : *packages) {
+    SkillRecord r;
+    r.owner = request.user_id;
+    r.agent_id = request.agent_id;
+    const SkillFrontMatter& f = p.skill_md.front;
+    r.name = f.name;
+    r.description = f.description;
+    r.version = f.version;
+    r.tags = f.tags;
+    r.triggers = f.triggers;
+    r.license = f.license;
+    r.metadata_json = MergeMetadata(f.metadata_json, p.meta_json);
+    r.files = std::move(p.files);
+    auto change = PlanWrite(request.workspace, **index, std::move(r), now);
+    if (!change.ok()) return change.status();
+    batch.changes.push_back(std::move(*change));
+  }
+  std::vector<SkillRecord*> to_embed;
+  for (auto& c : batch.changes) to_embed.push_back(&c.record);
+  Embed(to_embed);
+  ENGRAM_RETURN_IF_ERROR(store_->ApplySkillChanges(batch));
+  std::vector<SkillRecord> out;
+  for (auto& c : batch.changes) {
+    (*index)->Upsert(c.record);
+    out.push_back(std::move(c.record));
+  }
+  spdlog::info("skills: imported {} skill(s) into workspace {}", out.size(), request.workspace);
+  return out;
+}
+
+Result<std::vector<SkillHit>> SkillService::Search(const SkillSearchRequest& request) {
+  auto index = Index(request.workspace);
+  if (!index.ok()) return index.status();
+  SkillQuery q;
+  q.terms = analyzer_->AnalyzeQuery(request.query);
+  if (embedder_ != nullptr) {
+    auto v = embedder_->Embed(request.query);
+    if (v.ok()) {
+      q.vector = std::move(*v);
+    } else {
+      spdlog::warn("skill search: query embedding failed ({}); answering with BM25 only",
+                   v.status().ToString());
+    }
+  }
+  q.user_id = request.user_id;
+  q.agent_id = request.agent_id;
+  q.k = request.size;
+  return (*index)->Search(q);
+}
+
+Result<SkillRecord> SkillService::Get(const std::string& workspace, const std::string& id) {
+  return store_->GetSkill(workspace, id);
+}
+
+Result<std::vector<SkillVersionRecord>> SkillService::Versions(const std::string& workspace,
+                                                               const std::string& id) {
+  return store_->GetSkillVersions(workspace, id);
+}
+
+Result<SkillRecord> SkillService::Update(const SkillUpdateRequest& request) {
+  auto index = Index(request.workspace);
+  if (!index.ok()) return index.status();
+  auto summary = (*index)->Get(request.id);
+  if (!summary) return Status::NotFound(fmt::format("skill {} not found", request.id));
+  if (summary->owner != request.user_id) {
+    return Status::Forbidden(
+        fmt::format("user_id {} is not the owner of skill {}", request.user_id, request.id));
+  }
+  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(request.workspace, summary->owner)]);
+  // Re-read under the lock: a task or another update may have changed it meanwhile.
+  auto current = store_->GetSkill(request.workspace, request.id);
+  if (!current.ok()) return current.status();
+  SkillRecord next = *current;
+  bool version_set = false;
+  for (const auto& [path, content] : request.files) {
+    if (!content) {
+      if (path == "SKILL.md") return Status::InvalidParameter("files.SKILL.md cannot be removed");
+      next.files.erase(path);
+      continue;
+    }
+    next.files[path] = *content;
+    if (path != "SKILL.md") continue;
+    auto parsed = ParseSkillMd(*content, options_.archive.skill_md);
+    if (!parsed.ok()) {
+      return Status::InvalidParameter(fmt::format("files.SKILL.md: {}", parsed.status().message()));
+    }
+    const SkillFrontMatter& f = parsed->front;
+    next.name = f.name;
+    next.description = f.description;
+    next.tags = f.tags;
+    next.triggers = f.triggers;
+    next.license = f.license;
+    if (!f.version.empty() && f.version != current->version) {
+      next.version = f.version;
+      version_set = true;
+    }
+  }
+  if (request.name) next.name = *request.name;
+  if (request.description) next.description = *request.description;
+  if (request.tags) next.tags = *request.tags;
+  if (request.agent_id) next.agent_id = *request.agent_id;
+  if (request.version) {
+    next.version = *request.version;
+    version_set = true;
+  }
+  // Every change is a new version; the replaced state is kept in the history.
+  if (!version_set) next.version = NextSkillVersion(current->version);
+  next.updated_at_us = std::max(NowMicros(), current->updated_at_us);
+  ENGRAM_RETURN_IF_ERROR(SyncSkillMd(next));
+  next.vector.clear();
+  Embed({&next});
+  SkillChangeBatch batch;
+  batch.workspace = request.workspace;
+  batch.changes.push_back({SkillChange::Op::kUpdate, next, *current});
+  ENGRAM_RETURN_IF_ERROR(store_->ApplySkillChanges(batch));
+  (*index)->Upsert(next);
+  return next;
+}
+
+Status SkillService::Delete(const std::string& workspace, const std::string& id,
+                            const std::string& user_id) {
+  auto index = Index(workspace);
+  if (!index.ok()) return index.status();
+  auto summary = (*index)->Get(id);
+  if (!summary) return Status::NotFound(fmt::format("skill {} not found", id));
+  if (!user_id.empty() && summary->owner != user_id) {
+    return Status::Forbidden(fmt::format("user_id {} is not the owner of skill {}", user_id, id));
+  }
+  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(workspace, summary->owner)]);
+  SkillChangeBatch batch;
+  batch.workspace = workspace;
+  SkillChange change;
+  change.op = SkillChange::Op::kDelete;
+  change.record.id = id;
+  batch.changes.push_back(std::move(change));
+  ENGRAM_RETURN_IF_ERROR(store_->ApplySkillChanges(batch));
+  (*index)->Remove(id);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks (skills/add): the same life cycle as MemoryService's events.
+
+Status SkillService::Start() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (started_) return Status::Ok();
+    started_ = true;
+  }
+  auto unfinished = store_->UnfinishedSkillTasks();
+  if (!unfinished.ok()) return unfinished.status();
+  if (!unfinished->empty()) {
+    spdlog::info("skill tasks: resuming {} unfinished task(s)", unfinished->size());
+  }
+  for (auto& t : *unfinished) Enqueue(std::move(t));
+  for (int i = 0; i < std::max(1, options_.task_workers); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  return Status::Ok();
+}
+
+void SkillService::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto& w : workers_) {
+    if (w.joinable()) w.join();
+  }
+}
+
+size_t SkillService::queued_tasks() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return queue_.size() + running_;
+}
+
+Result<std::string> SkillService::Add(const SkillAddRequest& request) {
+  if (queued_tasks() >= options_.max_queued_tasks) {
+    return Status(StatusCode::kThrottled, "too many skill tasks are pending; retry after a short wait");
+  }
+  SkillTaskRecord task;
+  task.id = NewId("st");
+  task.workspace = request.workspace;
+  task.status = "pending";
+  task.request_json = EncodeAddRequest(request);
+  task.created_at_us = task.updated_at_us = NowMicros();
+  ENGRAM_RETURN_IF_ERROR(store_->InsertSkillTask(task));
+  std::string id = task.id;
+  Enqueue(std::move(task));
+  return id;
+}
+
+Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, const std::string& id) {
+  return store_->GetSkillTask(workspace, id);
+}
+
+void SkillService::Enqueue(SkillTaskRecord task) {
+  size_t stripe = 0;  // an unreadable request fails at once in RunTask; any stripe will do
+  auto request = DecodeAddRequest(task.workspace, task.request_json);
+  if (request.ok()) stripe = OwnerStripe(task.workspace, request->user_id);
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back({std::move(task), stripe});
+  }
+  queue_cv_.notify_one();
+}
+
+std::optional<SkillService::QueuedTask> SkillService::TakeRunnableLocked() {
+  std::array<bool, kStripes> waiting{};  // stripes with an earlier task still queued
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (stripe_busy_[it->stripe] || waiting[it->stripe]) {
+      waiting[it->stripe] = true;
+      continue;
+    }
+    stripe_busy_[it->stripe] = true;
+    QueuedTask task = std::move(*it);
+    queue_.erase(it);
+    ++running_;
+    return task;
+  }
+  return std::nullopt;
+}
+
+void SkillService::WorkerLoop() {
+  for (;;) {
+    std::optional<QueuedTask> task;
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || (task = TakeRunnableLocked()).has_value(); });
+      if (stopping_) {
+        if (task) {  // taken in the same check that saw stopping_: it stays pending in the store
+          --running_;
+          stripe_busy_[task->stripe] = false;
+        }
+        return;
+      }
+    }
+    RunTask(task->record);
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      --running_;
+      stripe_busy_[task->stripe] = false;
+    }
+    queue_cv_.notify_all();  // a waiting task of the same stripe may run now
+  }
+}
+
+void SkillService::RunTask(const SkillTaskRecord& task) {
+  auto fail = [&](const Status& why) {
+    SkillChangeBatch batch;
+    batch.workspace = task.workspace;
+    SkillTaskRecord end = task;
+    end.status = "failed";
+    end.error_message = why.message();
+    batch.finish_task = end;
+    if (Status st = store_->ApplySkillChanges(std::move(batch)); !st.ok()) {
+      spdlog::error("skill task {}: could not record failure: {}", task.id, st.ToString());
+    }
+    spdlog::info("skill task {} failed ({})", task.id, ApiCodeOf(why.code()));
+  };
+  auto request = DecodeAddRequest(task.workspace, task.request_json);
+  if (!request.ok()) return fail(request.status());
+  auto index = Index(task.workspace);
+  if (!index.ok()) {
+    // The store cannot be read: leave the task for the next start rather than fail it.
+    spdlog::error("skill task {}: index load failed: {}", task.id, index.status().ToString());
+    return;
+  }
+  if (Status st = store_->UpdateSkillTaskStatus(task.id, "running", ""); !st.ok()) {
+    spdlog::error("skill task {}: {}", task.id, st.ToString());
+    return;
+  }
+  auto drafts = extractor_->Extract(request->messages);
+  if (!drafts.ok()) return fail(drafts.status());
+  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(task.workspace, request->user_id)]);
+  const int64_t now = NowMicros();
+  SkillChangeBatch batch;
+  batch.workspace = task.workspace;
+  SkillTaskRecord end = task;
+  end.status = "completed";
+  for (const SkillDraft& d : *drafts) {
+    SkillRecord r;
+    r.owner = request->user_id;
+    r.agent_id = request->agent_id;
+    r.name = d.name;
+    r.description = d.description;
+    r.tags = d.tags;
+    r.triggers = d.triggers;
+    r.files["SKILL.md"] = RenderSkillDraft(d);
+    auto change = PlanWrite(task.workspace, **index, std::move(r), now);
+    if (!change.ok()) return fail(change.status());
+    end.skill_ids.push_back(change->record.id);
+    batch.changes.push_back(std::move(*change));
+  }
+  std::vector<SkillRecord*> to_embed;
+  for (auto& c : batch.changes) to_embed.push_back(&c.record);
+  Embed(to_embed);
+  batch.finish_task = end;
+  if (Status st = store_->ApplySkillChanges(batch); !st.ok()) {
+    spdlog::error("skill task {}: store write failed: {}", task.id, st.ToString());
+    return fail(st);
+  }
+  for (const auto& c : batch.changes) (*index)->Upsert(c.record);
+  spdlog::debug("skill task {} completed: {} skill(s)", task.id, batch.changes.size());
+}
+
+}  // namespace engram

@@ -1,0 +1,156 @@
+// SkillService: the skills of the Agentic Memory API V3 (../shared/API.md, "Skills (V3)") over the
+// store, per-workspace SkillIndexes, an Embedder and a SkillExtractor.
+//
+// Adds are asynchronous tasks, following MemoryService's events: the validated request is stored
+// as a `pending` task row (durable) and queued; a worker marks it `running`, asks the extractor
+// for skills, and commits the skills and the task's end state (`completed` with skill_ids, or
+// `failed` with an error message) in one transaction. Unfinished tasks are queued again by
+// Start() after a restart. Imports, updates and deletes are synchronous.
+//
+// Names: an owner has at most one skill per name. Writing a skill whose name the owner already
+// uses (import or extraction) replaces that skill's content with a new version instead of adding
+// a duplicate; the replaced state is kept as a version row. All writes of one owner (tasks,
+// imports, updates, deletes) take the same lock stripe, and tasks of one owner run in the order
+// they were accepted.
+//
+// Thread-safety: all public methods are safe to call concurrently. Does not own the store,
+// analyzer, embedder or extractor; owns its indexes and worker threads.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/skill_index.h"
+#include "embed/embedder.h"
+#include "extract/skill_archive.h"
+#include "extract/skill_extractor.h"
+#include "index/analyzer.h"
+#include "store/store.h"
+
+namespace engram {
+
+struct SkillAddRequest {
+  std::string workspace;
+  std::vector<ConversationMessage> messages;
+  std::string user_id;
+  std::string agent_id;
+};
+
+struct SkillImportRequest {
+  std::string workspace;
+  std::string zip;  // the decoded archive
+  std::string user_id;
+  std::string agent_id;
+};
+
+struct SkillSearchRequest {
+  std::string workspace;
+  std::string query;
+  std::string user_id;
+  std::string agent_id;
+  size_t size = 10;
+};
+
+struct SkillUpdateRequest {
+  std::string workspace;
+  std::string id;
+  std::string user_id;  // must be the owner
+  std::optional<std::string> name;
+  std::optional<std::string> version;
+  std::optional<std::string> description;
+  std::optional<std::vector<std::string>> tags;
+  std::optional<std::string> agent_id;
+  // Per path: new content, or nullopt to remove the file. Paths are normalised by the caller.
+  std::map<std::string, std::optional<std::string>> files;
+};
+
+struct SkillServiceOptions {
+  SkillIndexOptions index;
+  SkillArchiveLimits archive;
+  int task_workers = 1;
+  size_t max_queued_tasks = 1000;  // more pending tasks → 429 until workers catch up
+};
+
+class SkillService {
+ public:
+  // `embedder` may be null (BM25 only); `extractor` must not be.
+  SkillService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+               const SkillExtractor* extractor, SkillServiceOptions options);
+  ~SkillService();  // Shutdown()
+
+  // Queues every unfinished task of the store and starts the workers.
+  Status Start();
+  // Stops taking tasks; waits for the running ones. Queued tasks stay pending in the store.
+  void Shutdown();
+
+  // Stores the add as a pending task; returns its id (st-…). kThrottled when too many queue.
+  Result<std::string> Add(const SkillAddRequest& request);
+  Result<SkillTaskRecord> GetTask(const std::string& workspace, const std::string& id);
+
+  // Every skill of the archive, or nothing (kInvalidParameter naming the skill and the problem).
+  Result<std::vector<SkillRecord>> Import(const SkillImportRequest& request);
+  Result<std::vector<SkillHit>> Search(const SkillSearchRequest& request);
+  Result<SkillRecord> Get(const std::string& workspace, const std::string& id);
+  Result<std::vector<SkillVersionRecord>> Versions(const std::string& workspace,
+                                                   const std::string& id);
+  // kForbidden when request.user_id is not the owner; kConflict when the new name is taken.
+  Result<SkillRecord> Update(const SkillUpdateRequest& request);
+  // `user_id`, when non-empty, must be the owner (kForbidden otherwise).
+  Status Delete(const std::string& workspace, const std::string& id, const std::string& user_id);
+
+  size_t queued_tasks() const;
+
+ private:
+  struct QueuedTask {
+    SkillTaskRecord record;
+    size_t stripe = 0;
+  };
+
+  Result<std::shared_ptr<SkillIndex>> Index(const std::string& workspace);
+  size_t OwnerStripe(const std::string& workspace, const std::string& owner) const;
+  void Enqueue(SkillTaskRecord task);
+  std::optional<QueuedTask> TakeRunnableLocked();
+  void WorkerLoop();
+  void RunTask(const SkillTaskRecord& task);
+  // The change that writes `incoming` (owner, name and content set): an insert with a new id, or
+  // a new version of the owner's skill of that name. Call under the owner's stripe lock.
+  Result<SkillChange> PlanWrite(const std::string& workspace, SkillIndex& index,
+                                SkillRecord incoming, int64_t now);
+  // Sets the intent vectors of `records` (left empty when embedding fails).
+  void Embed(std::vector<SkillRecord*> records) const;
+
+  Store* store_;
+  const Analyzer* analyzer_;
+  const Embedder* embedder_;
+  const SkillExtractor* extractor_;
+  SkillServiceOptions options_;
+
+  std::mutex indexes_mu_;
+  std::map<std::string, std::shared_ptr<SkillIndex>> indexes_;  // guarded by indexes_mu_
+  std::mutex load_mu_;  // one index load at a time
+
+  static constexpr size_t kStripes = 64;
+  std::array<std::mutex, kStripes> owner_locks_;
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<QueuedTask> queue_;          // guarded by queue_mu_
+  bool stopping_ = false;                 // guarded by queue_mu_
+  bool started_ = false;                  // guarded by queue_mu_
+  size_t running_ = 0;                    // guarded by queue_mu_
+  std::array<bool, kStripes> stripe_busy_{};  // guarded by queue_mu_
+  std::vector<std::thread> workers_;
+};
+
+// "1.0.0" -> "1.0.1", "3" -> "4", "beta" -> "beta.1": the last number goes up by one.
+std::string NextSkillVersion(const std::string& version);
+
+}  // namespace engram

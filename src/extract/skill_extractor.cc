@@ -1,0 +1,322 @@
+#include "extract/skill_extractor.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <set>
+
+namespace engram {
+
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool StartsWithWord(std::string_view lower, std::string_view word) {
+  if (lower.substr(0, word.size()) != word) return false;
+  return lower.size() == word.size() || !std::isalnum(static_cast<unsigned char>(lower[word.size()]));
+}
+
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t from = 0;
+  while (from <= text.size()) {
+    size_t nl = text.find('\n', from);
+    if (nl == std::string_view::npos) nl = text.size();
+    out.push_back(text.substr(from, nl - from));
+    from = nl + 1;
+  }
+  return out;
+}
+
+// Sentences: split after . ! ? followed by a blank, and at line breaks.
+std::vector<std::string_view> Sentences(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size() || text[i] == '\n' ||
+                     ((text[i] == '.' || text[i] == '!' || text[i] == '?') &&
+                      (i + 1 == text.size() || IsSpace(text[i + 1])));
+    if (!end) continue;
+    const size_t stop = (i < text.size() && text[i] != '\n') ? i + 1 : i;
+    std::string_view s = Trim(text.substr(start, stop - start));
+    if (!s.empty()) out.push_back(s);
+    start = i + 1;
+  }
+  return out;
+}
+
+std::string Capitalised(std::string_view s) {
+  std::string out(Trim(s));
+  if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  return out;
+}
+
+// "12. text", "3) text", "Step 4: text" -> "text"; nullopt otherwise.
+std::optional<std::string_view> NumberedItem(std::string_view line) {
+  std::string_view s = Trim(line);
+  std::string lower = Lower(s.substr(0, 5));
+  if (lower.rfind("step", 0) == 0) {
+    size_t i = 4;
+    while (i < s.size() && s[i] == ' ') ++i;
+    size_t digits = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > digits && i < s.size() && (s[i] == ':' || s[i] == '.' || s[i] == ')')) {
+      std::string_view rest = Trim(s.substr(i + 1));
+      if (!rest.empty()) return rest;
+    }
+    return std::nullopt;
+  }
+  size_t i = 0;
+  while (i < s.size() && i < 3 && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i >= s.size() || (s[i] != '.' && s[i] != ')')) return std::nullopt;
+  if (i + 1 < s.size() && !IsSpace(s[i + 1])) return std::nullopt;  // "1.5 GB"
+  std::string_view rest = Trim(s.substr(i + 1));
+  if (rest.empty()) return std::nullopt;
+  return rest;
+}
+
+std::optional<std::string_view> BulletItem(std::string_view line) {
+  std::string_view s = Trim(line);
+  for (std::string_view bullet : {"- ", "* ", "\xE2\x80\xA2 "}) {  // "•"
+    if (s.substr(0, bullet.size()) == bullet) {
+      std::string_view rest = Trim(s.substr(bullet.size()));
+      if (!rest.empty()) return rest;
+    }
+  }
+  return std::nullopt;
+}
+
+// Strips Markdown emphasis around a step ("**Build** the image" keeps its words).
+std::string CleanStep(std::string_view s) {
+  std::string out;
+  for (char c : Trim(s)) {
+    if (c != '*') out += c;
+  }
+  return Capitalised(out);
+}
+
+// The ordered steps of an assistant message.
+std::vector<std::string> StepsOf(std::string_view text) {
+  std::vector<std::string> numbered, bullets;
+  bool in_code = false;
+  std::string code;
+  auto attach_code = [&](std::vector<std::string>& list) {
+    if (!list.empty() && !Trim(code).empty()) list.back() += "\n\n   ```\n   " + std::string(Trim(code)) + "\n   ```";
+  };
+  for (std::string_view line : Lines(text)) {
+    if (Trim(line).substr(0, 3) == "```") {
+      if (in_code) {
+        attach_code(!numbered.empty() ? numbered : bullets);
+        code.clear();
+      }
+      in_code = !in_code;
+      continue;
+    }
+    if (in_code) {
+      if (!code.empty()) code += "\n   ";
+      code += Trim(line);
+      continue;
+    }
+    if (auto item = NumberedItem(line)) {
+      numbered.push_back(CleanStep(*item));
+    } else if (auto b = BulletItem(line)) {
+      bullets.push_back(CleanStep(*b));
+    }
+  }
+  if (numbered.size() >= 2) return numbered;
+  if (bullets.size() >= 2) return bullets;
+  // Prose: "First, ... Then, ... Finally, ..."
+  static const char* kMarkers[] = {"first", "then", "next", "after that", "afterwards", "finally",
+                                   "second", "third", "lastly", "once that is done"};
+  std::vector<std::string> prose;
+  for (std::string_view sentence : Sentences(text)) {
+    std::string lower = Lower(sentence);
+    for (const char* m : kMarkers) {
+      if (!StartsWithWord(lower, m)) continue;
+      std::string_view rest = sentence.substr(std::string_view(m).size());
+      while (!rest.empty() && (rest.front() == ',' || IsSpace(rest.front()))) rest.remove_prefix(1);
+      if (!rest.empty()) prose.push_back(CleanStep(rest));
+      break;
+    }
+  }
+  if (prose.size() >= 2) return prose;
+  return numbered.size() >= bullets.size() ? numbered : bullets;
+}
+
+// Request phrases stripped from the front of a goal sentence (lower-case, longest first).
+constexpr const char* kRequestPrefixes[] = {
+    "can you show me how to", "could you show me how to", "can you tell me how to",
+    "could you tell me how to", "can you help me", "could you help me", "please help me",
+    "what are the steps to", "what is the best way to", "what's the best way to",
+    "how would i", "how should i", "how do i", "how can i", "how do we", "how can we",
+    "how do you", "how to", "show me how to", "teach me how to", "explain how to", "help me",
+    "i want to", "i need to", "i would like to", "i'd like to", "we need to", "we want to",
+    "please", "can you", "could you", "let's", "lets"};
+
+bool IsRequest(std::string_view sentence) {
+  std::string lower = Lower(sentence);
+  if (!sentence.empty() && sentence.back() == '?') return true;
+  for (const char* p : kRequestPrefixes) {
+    if (lower.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The request sentence of a user message: its first request, else its first sentence.
+std::string_view RequestSentence(std::string_view user_text) {
+  std::vector<std::string_view> sentences = Sentences(user_text);
+  if (sentences.empty()) return {};
+  for (std::string_view s : sentences) {
+    if (IsRequest(s)) return s;
+  }
+  return sentences.front();
+}
+
+// The goal phrase of a request: "How do I deploy the app?" -> "deploy the app".
+std::string GoalOf(std::string_view user_text) {
+  std::string goal(RequestSentence(user_text));
+  for (bool again = true; again;) {
+    again = false;
+    std::string lower = Lower(goal);
+    for (const char* p : kRequestPrefixes) {
+      size_t at = lower.find(p);
+      if (at != std::string::npos && at <= 2 && StartsWithWord(lower.substr(at), p)) {
+        goal = std::string(Trim(std::string_view(goal).substr(at + std::string_view(p).size())));
+        again = true;
+        break;
+      }
+    }
+  }
+  while (!goal.empty() && (goal.back() == '?' || goal.back() == '.' || goal.back() == '!')) goal.pop_back();
+  std::string_view g = Trim(goal);
+  for (std::string_view tail : {" please", ", please"}) {
+    if (g.size() > tail.size() && Lower(g.substr(g.size() - tail.size())) == tail) {
+      g.remove_suffix(tail.size());
+    }
+  }
+  std::string out(Trim(g));
+  if (!out.empty()) out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
+  return out;
+}
+
+const std::set<std::string>& StopWords() {
+  static const std::set<std::string> kWords = {
+      "a", "an", "the", "to", "of", "and", "or", "in", "on", "for", "with", "my", "our", "your",
+      "it", "is", "are", "be", "this", "that", "these", "those", "i", "we", "you", "me", "us",
+      "from", "into", "at", "by", "as", "so", "up", "some", "any", "all", "new", "get", "set"};
+  return kWords;
+}
+
+std::vector<std::string> TagsOf(std::string_view goal) {
+  std::vector<std::string> tags;
+  std::string word;
+  auto flush = [&] {
+    if (word.size() >= 3 && !StopWords().count(word) &&
+        std::find(tags.begin(), tags.end(), word) == tags.end() && tags.size() < 5) {
+      tags.push_back(word);
+    }
+    word.clear();
+  };
+  for (char c : goal) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80) {
+      word += static_cast<char>(std::tolower(u));
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return tags;
+}
+
+}  // namespace
+
+std::string SkillSlug(std::string_view text, size_t max_bytes) {
+  std::string out;
+  bool dash = false;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80) {
+      if (dash && !out.empty()) out += '-';
+      dash = false;
+      out += static_cast<char>(std::tolower(u));
+    } else {
+      dash = true;
+    }
+  }
+  if (out.size() > max_bytes) {
+    size_t cut = out.rfind('-', max_bytes);
+    out.resize(cut == std::string::npos || cut == 0 ? max_bytes : cut);
+    // Never end inside a UTF-8 sequence.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+    while (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+  }
+  return out;
+}
+
+std::string RenderSkillDraft(const SkillDraft& d) {
+  SkillFrontMatter f;
+  f.name = d.name;
+  f.description = d.description;
+  f.tags = d.tags;
+  f.triggers = d.triggers;
+  std::string body = "\n# " + Capitalised(d.goal.empty() ? d.name : d.goal) + "\n\n";
+  body += "## When to use\n\n" + d.description + "\n\n## Steps\n\n";
+  for (size_t i = 0; i < d.steps.size(); ++i) {
+    body += std::to_string(i + 1) + ". " + d.steps[i] + "\n";
+  }
+  return RenderSkillMd(f, body);
+}
+
+Result<std::vector<SkillDraft>> BuiltinSkillExtractor::Extract(
+    const std::vector<ConversationMessage>& messages) const {
+  struct Segment {
+    std::string request;
+    std::vector<std::string> steps;
+  };
+  std::vector<Segment> segments;
+  for (const ConversationMessage& m : messages) {
+    if (Trim(m.content).empty()) continue;
+    if (m.role == "user") {
+      // After the first, only requests open a new goal: "thanks!" or added details do not.
+      if (!segments.empty() && !IsRequest(m.content)) continue;
+      segments.push_back({m.content, {}});
+    } else if (m.role == "assistant" && !segments.empty()) {
+      std::vector<std::string> steps = StepsOf(m.content);
+      auto& s = segments.back().steps;
+      s.insert(s.end(), steps.begin(), steps.end());
+    }
+  }
+  std::vector<SkillDraft> out;
+  std::set<std::string> names;
+  for (const Segment& seg : segments) {
+    if (seg.steps.size() < min_steps_) continue;
+    SkillDraft d;
+    d.goal = GoalOf(seg.request);
+    if (d.goal.empty()) continue;
+    d.name = SkillSlug(d.goal);
+    if (d.name.empty() || !names.insert(d.name).second) continue;
+    d.description = "How to " + d.goal + ". Use when asked to " + d.goal + ".";
+    d.triggers.push_back(d.goal);
+    std::string request(RequestSentence(seg.request));
+    if (request.size() <= 200 && Lower(request) != Lower(d.goal)) d.triggers.push_back(request);
+    d.tags = TagsOf(d.goal);
+    d.steps = seg.steps;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace engram

@@ -1,0 +1,272 @@
+#include "extract/skill_md.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct Split {
+  std::string_view front;  // YAML text between the --- lines
+  std::string_view body;
+};
+
+// Splits off the front matter: a first line "---", then YAML, then a line "---" (or "...").
+std::optional<Split> SplitFrontMatter(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a BOM from some editors
+  auto line_end = [&text](size_t from) {
+    size_t nl = text.find('\n', from);
+    return nl == std::string_view::npos ? text.size() : nl;
+  };
+  auto line = [&text](size_t from, size_t end) {
+    std::string_view l = text.substr(from, end - from);
+    while (!l.empty() && (l.back() == '\r' || l.back() == ' ' || l.back() == '\t')) l.remove_suffix(1);
+    return l;
+  };
+  size_t end = line_end(0);
+  if (line(0, end) != "---") return std::nullopt;
+  size_t start = end + 1;
+  for (size_t pos = start; pos < text.size();) {
+    size_t e = line_end(pos);
+    std::string_view l = line(pos, e);
+    if (l == "---" || l == "...") {
+      Split s;
+      s.front = text.substr(start, pos - start);
+      s.body = e < text.size() ? text.substr(e + 1) : std::string_view();
+      return s;
+    }
+    pos = e + 1;
+  }
+  return std::nullopt;
+}
+
+json YamlToJson(const YAML::Node& n, int depth) {
+  if (depth > 32) return json("…");
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      json o = json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = YamlToJson(kv.second, depth + 1);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      json a = json::array();
+      for (const auto& v : n) a.push_back(YamlToJson(v, depth + 1));
+      return a;
+    }
+    case YAML::NodeType::Scalar:
+      return json(n.Scalar());
+    default:
+      return json(nullptr);
+  }
+}
+
+Result<std::string> ScalarField(const YAML::Node& root, const char* key, bool required,
+                                size_t max_bytes) {
+  YAML::Node n = root[key];
+  if (!n || n.IsNull()) {
+    if (required) return Status::InvalidParameter(fmt::format("{} is required", key));
+    return std::string();
+  }
+  if (!n.IsScalar()) return Status::InvalidParameter(fmt::format("{} must be a string", key));
+  std::string v = n.Scalar();
+  size_t b = v.find_first_not_of(" \t\r\n");
+  v = b == std::string::npos ? std::string() : v.substr(b, v.find_last_not_of(" \t\r\n") - b + 1);
+  if (required && v.empty()) return Status::InvalidParameter(fmt::format("{} must not be empty", key));
+  if (v.size() > max_bytes) {
+    return Status::InvalidParameter(
+        fmt::format("{} is too long: {} bytes, at most {} allowed", key, v.size(), max_bytes));
+  }
+  return v;
+}
+
+// A list of strings: a YAML sequence of scalars, or one comma-separated scalar.
+Result<std::vector<std::string>> ListField(const YAML::Node& root, const char* key,
+                                           const SkillMdLimits& limits) {
+  std::vector<std::string> out;
+  YAML::Node n = root[key];
+  if (!n || n.IsNull()) return out;
+  auto add = [&](std::string v) -> Status {
+    size_t b = v.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return Status::Ok();
+    v = v.substr(b, v.find_last_not_of(" \t\r\n") - b + 1);
+    if (v.size() > limits.max_item_bytes) {
+      return Status::InvalidParameter(fmt::format("{} has an item longer than {} bytes", key,
+                                                  limits.max_item_bytes));
+    }
+    out.push_back(std::move(v));
+    return Status::Ok();
+  };
+  if (n.IsScalar()) {
+    const std::string& s = n.Scalar();
+    size_t from = 0;
+    while (from <= s.size()) {
+      size_t comma = s.find(',', from);
+      if (comma == std::string::npos) comma = s.size();
+      ENGRAM_RETURN_IF_ERROR(add(s.substr(from, comma - from)));
+      from = comma + 1;
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& item : n) {
+      if (!item.IsScalar()) {
+        return Status::InvalidParameter(fmt::format("{} must be a list of strings", key));
+      }
+      ENGRAM_RETURN_IF_ERROR(add(item.Scalar()));
+    }
+  } else {
+    return Status::InvalidParameter(fmt::format("{} must be a list of strings", key));
+  }
+  if (out.size() > limits.max_list_items) {
+    return Status::InvalidParameter(fmt::format("{} has {} items, at most {} allowed", key,
+                                                out.size(), limits.max_list_items));
+  }
+  return out;
+}
+
+void EmitList(YAML::Emitter& out, const char* key, const std::vector<std::string>& items) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& i : items) out << i;
+  out << YAML::EndSeq;
+}
+
+YAML::Node ListNode(const std::vector<std::string>& items) {
+  YAML::Node n(YAML::NodeType::Sequence);
+  for (const auto& i : items) n.push_back(i);
+  return n;
+}
+
+}  // namespace
+
+Result<ParsedSkillMd> ParseSkillMd(std::string_view text, const SkillMdLimits& limits) {
+  auto split = SplitFrontMatter(text);
+  if (!split) {
+    return Status::InvalidParameter(
+        "SKILL.md has no YAML front matter (it must start with a '---' line and end it with "
+        "another '---' line)");
+  }
+  if (split->front.size() > limits.max_front_matter_bytes) {
+    return Status::InvalidParameter(fmt::format("SKILL.md front matter is larger than {} bytes",
+                                                limits.max_front_matter_bytes));
+  }
+  ParsedSkillMd out;
+  try {
+    YAML::Node root = YAML::Load(std::string(split->front));
+    if (!root.IsMap()) {
+      return Status::InvalidParameter("SKILL.md front matter must be a YAML mapping (key: value)");
+    }
+    SkillFrontMatter& f = out.front;
+    auto name = ScalarField(root, "name", true, limits.max_name_bytes);
+    if (!name.ok()) return name.status();
+    f.name = *name;
+    auto description = ScalarField(root, "description", true, limits.max_description_bytes);
+    if (!description.ok()) return description.status();
+    f.description = *description;
+    auto version = ScalarField(root, "version", false, limits.max_item_bytes);
+    if (!version.ok()) return version.status();
+    f.version = *version;
+    auto license = ScalarField(root, "license", false, limits.max_description_bytes);
+    if (!license.ok()) return license.status();
+    f.license = *license;
+    auto tags = ListField(root, "tags", limits);
+    if (!tags.ok()) return tags.status();
+    f.tags = *tags;
+    auto triggers = ListField(root, "triggers", limits);
+    if (!triggers.ok()) return triggers.status();
+    f.triggers = *triggers;
+    if (YAML::Node m = root["metadata"]; m && !m.IsNull()) {
+      if (!m.IsMap()) return Status::InvalidParameter("metadata must be a mapping");
+      f.metadata_json = YamlToJson(m, 0).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  } catch (const YAML::Exception& e) {
+    // The mark says where; the message never quotes the document.
+    return Status::InvalidParameter(fmt::format("SKILL.md front matter is not valid YAML (line {})",
+                                                e.mark.line + 2));
+  }
+  out.body = std::string(split->body);
+  return out;
+}
+
+std::string RenderSkillMd(const SkillFrontMatter& f, std::string_view body) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << f.name;
+  out << YAML::Key << "description" << YAML::Value << f.description;
+  if (!f.version.empty()) out << YAML::Key << "version" << YAML::Value << f.version;
+  if (!f.tags.empty()) EmitList(out, "tags", f.tags);
+  if (!f.triggers.empty()) EmitList(out, "triggers", f.triggers);
+  if (!f.license.empty()) out << YAML::Key << "license" << YAML::Value << f.license;
+  out << YAML::EndMap;
+  std::string text = "---\n";
+  text += out.c_str();
+  text += "\n---\n";
+  text += body;
+  return text;
+}
+
+Result<std::string> RewriteFrontMatter(std::string_view skill_md, const SkillFrontMatter& f) {
+  auto split = SplitFrontMatter(skill_md);
+  if (!split) return Status::InvalidParameter("SKILL.md has no YAML front matter");
+  try {
+    YAML::Node root = YAML::Load(std::string(split->front));
+    if (!root.IsMap()) return Status::InvalidParameter("SKILL.md front matter must be a mapping");
+    root["name"] = f.name;
+    root["description"] = f.description;
+    if (!f.version.empty()) root["version"] = f.version;
+    if (!f.tags.empty()) root["tags"] = ListNode(f.tags);
+    if (!f.triggers.empty()) root["triggers"] = ListNode(f.triggers);
+    YAML::Emitter out;
+    out << root;
+    std::string text = "---\n";
+    text += out.c_str();
+    text += "\n---\n";
+    text += split->body;
+    return text;
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidParameter(fmt::format("SKILL.md front matter is not valid YAML (line {})",
+                                                e.mark.line + 2));
+  }
+}
+
+bool IsUtf8Text(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace engram

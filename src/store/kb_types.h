@@ -1,0 +1,37 @@
+// Records of knowledge-base documents and chunks exchanged with a Store. Value types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace engram {
+
+// One uploaded document; the row is also its ingestion job (status PROCESSING).
+struct KbDocRecord {
+  std::string workspace;
+  std::string kb_id;
+  std::string id;
+  std::string job_id;  // new on every upload; a job may only finish its own upload
+  std::string title;
+  std::string source_type;  // LOCAL | OSS
+  std::string file_url;
+  std::string status;   // PROCESSING | SUCCESS | FAIL
+  std::string content;  // extracted text (SUCCESS only); empty in list results
+  std::string error_message;
+  int64_t created_at_us = 0;
+  int64_t updated_at_us = 0;
+};
+
+// One searchable piece of a document.
+struct KbChunkRecord {
+  std::string doc_id;
+  std::string title;  // the document's title; filled by LoadKbChunks (not stored per chunk)
+  int32_t position = 0;
+  std::string heading;
+  std::string text;
+  std::string vector_model;  // empty: no vector
+  std::vector<float> vector;
+};
+
+}  // namespace engram

@@ -1,0 +1,235 @@
+// SqliteStore: knowledge-base documents (which double as their ingestion jobs) and their chunks.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "common/time_util.h"
+#include "store/sqlite_store.h"
+#include "store/sqlite_util.h"
+
+namespace engram {
+
+namespace {
+
+constexpr const char* kDocColumns =
+    "workspace, kb_id, id, job_id, title, source_type, file_url, status, error_message, "
+    "created_at, updated_at";
+
+// Reads kDocColumns (content, when selected, is column 11).
+KbDocRecord ReadDocRow(const sqlite::Stmt& q, bool with_content) {
+  KbDocRecord d;
+  d.workspace = q.ColumnText(0);
+  d.kb_id = q.ColumnText(1);
+  d.id = q.ColumnText(2);
+  d.job_id = q.ColumnText(3);
+  d.title = q.ColumnText(4);
+  d.source_type = q.ColumnText(5);
+  d.file_url = q.ColumnText(6);
+  d.status = q.ColumnText(7);
+  d.error_message = q.ColumnText(8);
+  d.created_at_us = q.ColumnInt(9);
+  d.updated_at_us = q.ColumnInt(10);
+  if (with_content) d.content = q.ColumnText(11);
+  return d;
+}
+
+std::string VectorBlob(const std::vector<float>& v) {
+  std::string out(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+std::vector<float> VectorFromBlob(const std::string& blob) {
+  std::vector<float> v(blob.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), blob.data(), v.size() * sizeof(float));
+  return v;
+}
+
+Status DeleteChunks(sqlite3* db, std::string_view workspace, std::string_view kb_id,
+                    std::string_view doc_id) {
+  sqlite::Stmt del(db, "DELETE FROM kb_chunks WHERE workspace = ? AND kb_id = ? AND doc_id = ?");
+  ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+  del.Bind(1, workspace);
+  del.Bind(2, kb_id);
+  del.Bind(3, doc_id);
+  return del.Exec();
+}
+
+}  // namespace
+
+Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
+  return Submit([&doc](sqlite3* db) -> Status {
+    ENGRAM_RETURN_IF_ERROR(DeleteChunks(db, doc.workspace, doc.kb_id, doc.id));
+    sqlite::Stmt ins(db, fmt::format("INSERT OR REPLACE INTO kb_docs({}, content) "
+                                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
+                                     kDocColumns));
+    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+    ins.Bind(1, doc.workspace);
+    ins.Bind(2, doc.kb_id);
+    ins.Bind(3, doc.id);
+    ins.Bind(4, doc.job_id);
+    ins.Bind(5, doc.title);
+    ins.Bind(6, doc.source_type);
+    ins.Bind(7, doc.file_url);
+    ins.Bind(8, doc.status);
+    ins.Bind(9, doc.error_message);
+    ins.Bind(10, doc.created_at_us);
+    ins.Bind(11, doc.updated_at_us);
+    return ins.Exec();
+  });
+}
+
+Result<bool> SqliteStore::FinishKbDoc(const KbDocRecord& doc,
+                                      const std::vector<KbChunkRecord>& chunks) {
+  bool applied = false;
+  Status st = Submit([&](sqlite3* db) -> Status {
+    applied = false;
+    sqlite::Stmt up(db,
+                    "UPDATE kb_docs SET status = ?, content = ?, error_message = ?, updated_at = ? "
+                    "WHERE workspace = ? AND kb_id = ? AND id = ? AND job_id = ? "
+                    "AND status = 'PROCESSING'");
+    ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+    up.Bind(1, doc.status);
+    up.Bind(2, doc.content);
+    up.Bind(3, doc.error_message);
+    up.Bind(4, NowMicros());
+    up.Bind(5, doc.workspace);
+    up.Bind(6, doc.kb_id);
+    up.Bind(7, doc.id);
+    up.Bind(8, doc.job_id);
+    ENGRAM_RETURN_IF_ERROR(up.Exec());
+    if (sqlite3_changes(db) == 0) return Status::Ok();  // deleted or uploaded again meanwhile
+    applied = true;
+    ENGRAM_RETURN_IF_ERROR(DeleteChunks(db, doc.workspace, doc.kb_id, doc.id));
+    sqlite::Stmt ins(db,
+                     "INSERT INTO kb_chunks(workspace, kb_id, doc_id, position, heading, text, "
+                     "vector_model, vector) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+    for (const KbChunkRecord& c : chunks) {
+      ins.Reset();
+      ins.Bind(1, doc.workspace);
+      ins.Bind(2, doc.kb_id);
+      ins.Bind(3, doc.id);
+      ins.Bind(4, static_cast<int64_t>(c.position));
+      ins.Bind(5, c.heading);
+      ins.Bind(6, c.text);
+      ins.Bind(7, c.vector_model);
+      if (c.vector.empty()) {
+        ins.BindNull(8);
+      } else {
+        ins.BindBlob(8, VectorBlob(c.vector));
+      }
+      ENGRAM_RETURN_IF_ERROR(ins.Exec());
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return applied;
+}
+
+Result<KbDocRecord> SqliteStore::GetKbDoc(std::string_view workspace, std::string_view kb_id,
+                                          std::string_view id) {
+  return WithReader([&](sqlite3* db) -> Result<KbDocRecord> {
+    sqlite::Stmt q(db, fmt::format("SELECT {}, content FROM kb_docs WHERE workspace = ? AND "
+                                   "kb_id = ? AND id = ?",
+                                   kDocColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, kb_id);
+    q.Bind(3, id);
+    Status st;
+    if (!q.Step(&st)) {
+      if (!st.ok()) return st;
+      return Status::NotFound(fmt::format("document {} not found in knowledge base {}", id, kb_id));
+    }
+    return ReadDocRow(q, /*with_content=*/true);
+  });
+}
+
+Result<std::vector<KbDocRecord>> SqliteStore::ListKbDocs(std::string_view workspace,
+                                                         std::string_view kb_id, size_t offset,
+                                                         size_t limit, size_t* total) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<KbDocRecord>> {
+    sqlite::Stmt count(db, "SELECT COUNT(*) FROM kb_docs WHERE workspace = ? AND kb_id = ?");
+    ENGRAM_RETURN_IF_ERROR(count.prepare_status());
+    count.Bind(1, workspace);
+    count.Bind(2, kb_id);
+    Status st;
+    *total = count.Step(&st) ? static_cast<size_t>(count.ColumnInt(0)) : 0;
+    ENGRAM_RETURN_IF_ERROR(st);
+    std::vector<KbDocRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE workspace = ? AND kb_id = ? "
+                                   "ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
+                                   kDocColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, kb_id);
+    q.Bind(3, static_cast<int64_t>(limit));
+    q.Bind(4, static_cast<int64_t>(offset));
+    while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Result<bool> SqliteStore::DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
+                                      std::string_view id) {
+  bool deleted = false;
+  Status st = Submit([&](sqlite3* db) -> Status {
+    sqlite::Stmt del(db, "DELETE FROM kb_docs WHERE workspace = ? AND kb_id = ? AND id = ?");
+    ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+    del.Bind(1, workspace);
+    del.Bind(2, kb_id);
+    del.Bind(3, id);
+    ENGRAM_RETURN_IF_ERROR(del.Exec());
+    deleted = sqlite3_changes(db) > 0;
+    return DeleteChunks(db, workspace, kb_id, id);
+  });
+  if (!st.ok()) return st;
+  return deleted;
+}
+
+Result<std::vector<KbChunkRecord>> SqliteStore::LoadKbChunks(std::string_view workspace,
+                                                             std::string_view kb_id) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<KbChunkRecord>> {
+    std::vector<KbChunkRecord> out;
+    sqlite::Stmt q(db,
+                   "SELECT c.doc_id, c.position, c.heading, c.text, c.vector_model, c.vector, "
+                   "d.title FROM kb_chunks c JOIN kb_docs d ON d.workspace = c.workspace AND "
+                   "d.kb_id = c.kb_id AND d.id = c.doc_id WHERE c.workspace = ? AND c.kb_id = ? "
+                   "ORDER BY c.doc_id, c.position");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, kb_id);
+    Status st;
+    while (q.Step(&st)) {
+      KbChunkRecord c;
+      c.doc_id = q.ColumnText(0);
+      c.position = static_cast<int32_t>(q.ColumnInt(1));
+      c.heading = q.ColumnText(2);
+      c.text = q.ColumnText(3);
+      c.vector_model = q.ColumnText(4);
+      if (!q.ColumnIsNull(5)) c.vector = VectorFromBlob(q.ColumnBlob(5));
+      c.title = q.ColumnText(6);
+      out.push_back(std::move(c));
+    }
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Result<std::vector<KbDocRecord>> SqliteStore::UnfinishedKbDocs() {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<KbDocRecord>> {
+    std::vector<KbDocRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE status = 'PROCESSING' "
+                                   "ORDER BY created_at",
+                                   kDocColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    Status st;
+    while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+}  // namespace engram

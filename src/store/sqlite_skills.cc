@@ -1,0 +1,330 @@
+// SqliteStore: skills (API V3), their former versions and their extraction tasks.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "common/time_util.h"
+#include "store/sqlite_store.h"
+#include "store/sqlite_util.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::vector<std::string> StringList(const std::string& text) {
+  std::vector<std::string> out;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::string EncodeVector(const std::vector<float>& v) {
+  std::string bytes(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
+}
+
+std::vector<float> DecodeVector(const std::string& bytes) {
+  std::vector<float> v(bytes.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+constexpr const char* kSkillColumns =
+    "id, workspace, owner, agent_id, name, description, version, tags, triggers, license, "
+    "metadata, files, created_at, updated_at, vector, vector_model";
+
+SkillRecord ReadSkillRow(const sqlite::Stmt& q) {
+  SkillRecord s;
+  s.id = q.ColumnText(0);
+  s.workspace = q.ColumnText(1);
+  s.owner = q.ColumnText(2);
+  s.agent_id = q.ColumnText(3);
+  s.name = q.ColumnText(4);
+  s.description = q.ColumnText(5);
+  s.version = q.ColumnText(6);
+  s.tags = StringList(q.ColumnText(7));
+  s.triggers = StringList(q.ColumnText(8));
+  s.license = q.ColumnText(9);
+  s.metadata_json = q.ColumnText(10);
+  json files = json::parse(q.ColumnText(11), nullptr, false);
+  if (files.is_object()) {
+    for (const auto& [path, content] : files.items()) {
+      if (content.is_string()) s.files.emplace(path, content.get<std::string>());
+    }
+  }
+  s.created_at_us = q.ColumnInt(12);
+  s.updated_at_us = q.ColumnInt(13);
+  if (!q.ColumnIsNull(14)) s.vector = DecodeVector(q.ColumnBlob(14));
+  s.vector_model = q.ColumnText(15);
+  return s;
+}
+
+// Binds every column of kSkillColumns, in order, from 1.
+void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord& r) {
+  s.Bind(1, r.id);
+  s.Bind(2, workspace);
+  s.Bind(3, r.owner);
+  s.Bind(4, r.agent_id);
+  s.Bind(5, r.name);
+  s.Bind(6, r.description);
+  s.Bind(7, r.version);
+  s.Bind(8, Dump(json(r.tags)));
+  s.Bind(9, Dump(json(r.triggers)));
+  s.Bind(10, r.license);
+  s.Bind(11, r.metadata_json.empty() ? std::string("{}") : r.metadata_json);
+  s.Bind(12, Dump(json(r.files)));
+  s.Bind(13, r.created_at_us);
+  s.Bind(14, r.updated_at_us);
+  if (r.vector.empty()) {
+    s.BindNull(15);
+  } else {
+    s.BindBlob(15, EncodeVector(r.vector));
+  }
+  s.Bind(16, r.vector.empty() ? std::string() : r.vector_model);
+}
+
+std::string Snapshot(const SkillRecord& r) {
+  json meta = json::parse(r.metadata_json, nullptr, false);
+  return Dump({{"name", r.name},
+               {"description", r.description},
+               {"version", r.version},
+               {"agent_id", r.agent_id},
+               {"tags", r.tags},
+               {"triggers", r.triggers},
+               {"license", r.license},
+               {"metadata", meta.is_object() ? meta : json::object()},
+               {"files", r.files},
+               {"updated_at_us", r.updated_at_us}});
+}
+
+// kConflict when another skill of the owner already has the name.
+Status CheckNameFree(sqlite3* db, const std::string& workspace, const SkillRecord& r) {
+  sqlite::Stmt q(db, "SELECT id FROM skills WHERE workspace = ? AND owner = ? AND name = ? AND id <> ?");
+  ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+  q.Bind(1, workspace);
+  q.Bind(2, r.owner);
+  q.Bind(3, r.name);
+  q.Bind(4, r.id);
+  Status st;
+  if (q.Step(&st)) {
+    return Status::Conflict(fmt::format("user {} already has a skill named '{}' ({})", r.owner,
+                                        r.name, q.ColumnText(0)));
+  }
+  return st;
+}
+
+constexpr const char* kTaskColumns =
+    "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
+
+SkillTaskRecord ReadTaskRow(const sqlite::Stmt& q) {
+  SkillTaskRecord t;
+  t.id = q.ColumnText(0);
+  t.workspace = q.ColumnText(1);
+  t.status = q.ColumnText(2);
+  t.request_json = q.ColumnText(3);
+  t.skill_ids = StringList(q.ColumnText(4));
+  t.error_message = q.ColumnText(5);
+  t.created_at_us = q.ColumnInt(6);
+  t.updated_at_us = q.ColumnInt(7);
+  return t;
+}
+
+}  // namespace
+
+Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view workspace) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<SkillRecord>> {
+    std::vector<SkillRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skills WHERE workspace = ?", kSkillColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    Status st;
+    while (q.Step(&st)) out.push_back(ReadSkillRow(q));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Result<SkillRecord> SqliteStore::GetSkill(std::string_view workspace, std::string_view id) {
+  return WithReader([&](sqlite3* db) -> Result<SkillRecord> {
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skills WHERE workspace = ? AND id = ?",
+                                   kSkillColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, id);
+    Status st;
+    if (q.Step(&st)) return ReadSkillRow(q);
+    if (!st.ok()) return st;
+    return Status::NotFound(fmt::format("skill {} not found", id));
+  });
+}
+
+Result<std::vector<SkillVersionRecord>> SqliteStore::GetSkillVersions(std::string_view workspace,
+                                                                      std::string_view id) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<SkillVersionRecord>> {
+    std::vector<SkillVersionRecord> out;
+    sqlite::Stmt q(db,
+                   "SELECT skill_id, version, snapshot, replaced_at FROM skill_versions "
+                   "WHERE workspace = ? AND skill_id = ? ORDER BY seq");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, id);
+    Status st;
+    while (q.Step(&st)) {
+      out.push_back({q.ColumnText(0), q.ColumnText(1), q.ColumnText(2), q.ColumnInt(3)});
+    }
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
+  return Submit([&batch](sqlite3* db) -> Status {
+    const int64_t now = NowMicros();
+    const std::string& ws = batch.workspace;
+    for (const SkillChange& c : batch.changes) {
+      const SkillRecord& r = c.record;
+      switch (c.op) {
+        case SkillChange::Op::kInsert: {
+          ENGRAM_RETURN_IF_ERROR(CheckNameFree(db, ws, r));
+          sqlite::Stmt ins(db, fmt::format("INSERT INTO skills({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?, "
+                                           "?, ?, ?, ?, ?, ?, ?, ?)",
+                                           kSkillColumns));
+          ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+          BindSkill(ins, ws, r);
+          ENGRAM_RETURN_IF_ERROR(ins.Exec());
+          break;
+        }
+        case SkillChange::Op::kUpdate: {
+          ENGRAM_RETURN_IF_ERROR(CheckNameFree(db, ws, r));
+          sqlite::Stmt up(db,
+                          "UPDATE skills SET id = ?1, workspace = ?2, owner = ?3, agent_id = ?4, "
+                          "name = ?5, description = ?6, version = ?7, tags = ?8, triggers = ?9, "
+                          "license = ?10, metadata = ?11, files = ?12, created_at = ?13, "
+                          "updated_at = ?14, vector = ?15, vector_model = ?16 "
+                          "WHERE id = ?1 AND workspace = ?2");
+          ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+          BindSkill(up, ws, r);
+          ENGRAM_RETURN_IF_ERROR(up.Exec());
+          if (sqlite3_changes(db) == 0) {
+            return Status::NotFound(fmt::format("skill {} not found", r.id));
+          }
+          if (c.previous) {
+            sqlite::Stmt v(db,
+                           "INSERT INTO skill_versions(skill_id, workspace, version, snapshot, "
+                           "replaced_at) VALUES(?, ?, ?, ?, ?)");
+            ENGRAM_RETURN_IF_ERROR(v.prepare_status());
+            v.Bind(1, r.id);
+            v.Bind(2, ws);
+            v.Bind(3, c.previous->version);
+            v.Bind(4, Snapshot(*c.previous));
+            v.Bind(5, now);
+            ENGRAM_RETURN_IF_ERROR(v.Exec());
+          }
+          break;
+        }
+        case SkillChange::Op::kDelete: {
+          sqlite::Stmt del(db, "DELETE FROM skills WHERE id = ? AND workspace = ?");
+          ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+          del.Bind(1, r.id);
+          del.Bind(2, ws);
+          ENGRAM_RETURN_IF_ERROR(del.Exec());
+          if (sqlite3_changes(db) == 0) {
+            return Status::NotFound(fmt::format("skill {} not found", r.id));
+          }
+          sqlite::Stmt dv(db, "DELETE FROM skill_versions WHERE skill_id = ? AND workspace = ?");
+          ENGRAM_RETURN_IF_ERROR(dv.prepare_status());
+          dv.Bind(1, r.id);
+          dv.Bind(2, ws);
+          ENGRAM_RETURN_IF_ERROR(dv.Exec());
+          break;
+        }
+      }
+    }
+    if (batch.finish_task) {
+      const SkillTaskRecord& t = *batch.finish_task;
+      sqlite::Stmt up(db,
+                      "UPDATE skill_tasks SET status = ?, skill_ids = ?, error_message = ?, "
+                      "updated_at = ? WHERE id = ?");
+      ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+      up.Bind(1, t.status);
+      up.Bind(2, Dump(json(t.skill_ids)));
+      up.Bind(3, t.error_message);
+      up.Bind(4, now);
+      up.Bind(5, t.id);
+      ENGRAM_RETURN_IF_ERROR(up.Exec());
+    }
+    return Status::Ok();
+  });
+}
+
+Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
+  return Submit([&task](sqlite3* db) -> Status {
+    sqlite::Stmt ins(db, fmt::format("INSERT INTO skill_tasks({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                                     kTaskColumns));
+    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+    ins.Bind(1, task.id);
+    ins.Bind(2, task.workspace);
+    ins.Bind(3, task.status);
+    ins.Bind(4, task.request_json);
+    ins.Bind(5, Dump(json(task.skill_ids)));
+    ins.Bind(6, task.error_message);
+    ins.Bind(7, task.created_at_us);
+    ins.Bind(8, task.updated_at_us);
+    return ins.Exec();
+  });
+}
+
+Status SqliteStore::UpdateSkillTaskStatus(std::string_view id, std::string_view status,
+                                          std::string_view error_message) {
+  return Submit([&](sqlite3* db) -> Status {
+    sqlite::Stmt up(db,
+                    "UPDATE skill_tasks SET status = ?, error_message = ?, updated_at = ? "
+                    "WHERE id = ?");
+    ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+    up.Bind(1, status);
+    up.Bind(2, error_message);
+    up.Bind(3, NowMicros());
+    up.Bind(4, id);
+    return up.Exec();
+  });
+}
+
+Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace,
+                                                  std::string_view id) {
+  return WithReader([&](sqlite3* db) -> Result<SkillTaskRecord> {
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE id = ? AND workspace = ?",
+                                   kTaskColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, id);
+    q.Bind(2, workspace);
+    Status st;
+    if (q.Step(&st)) return ReadTaskRow(q);
+    if (!st.ok()) return st;
+    return Status::NotFound(fmt::format("skill task {} not found", id));
+  });
+}
+
+Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<SkillTaskRecord>> {
+    std::vector<SkillTaskRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE status IN "
+                                   "('pending', 'running') ORDER BY created_at, id",
+                                   kTaskColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    Status st;
+    while (q.Step(&st)) out.push_back(ReadTaskRow(q));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+}  // namespace engram
