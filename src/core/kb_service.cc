@@ -130,16 +130,31 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   return id;
 }
 
+void KbService::MaskFinishing(KbDocRecord& doc) const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (finishing_.count(FinishingKey(doc.workspace, doc.kb_id, doc.id))) {
+    doc.status = "PROCESSING";
+    doc.content.clear();
+    doc.error_message.clear();
+  }
+}
+
 Result<KbDocRecord> KbService::Get(const std::string& workspace, const std::string& kb_id,
                                    const std::string& id) {
-  return store_->GetKbDoc(workspace, kb_id, id);
+  auto doc = store_->GetKbDoc(workspace, kb_id, id);
+  if (doc.ok()) MaskFinishing(*doc);
+  return doc;
 }
 
 Result<std::vector<KbDocRecord>> KbService::List(const std::string& workspace,
                                                  const std::string& kb_id, size_t page_number,
                                                  size_t page_size, size_t* total) {
   const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
-  return store_->ListKbDocs(workspace, kb_id, offset, page_size, total);
+  auto docs = store_->ListKbDocs(workspace, kb_id, offset, page_size, total);
+  if (docs.ok()) {
+    for (KbDocRecord& d : *docs) MaskFinishing(d);
+  }
+  return docs;
 }
 
 Status KbService::Delete(const std::string& workspace, const std::string& kb_id,
@@ -253,6 +268,19 @@ void KbService::RunJob(KbDocRecord doc) {
   const std::vector<KbChunkRecord>& rows = chunks.ok() ? *chunks : kNone;
   std::lock_guard<std::mutex> lock(DocLock(doc.workspace, doc.kb_id, doc.id));
   auto shard = Shard(doc.workspace, doc.kb_id);
+  const std::string key = FinishingKey(doc.workspace, doc.kb_id, doc.id);
+  {
+    std::lock_guard<std::mutex> finishing(queue_mu_);
+    finishing_.insert(key);
+  }
+  struct Done {
+    KbService* self;
+    const std::string& key;
+    ~Done() {
+      std::lock_guard<std::mutex> finishing(self->queue_mu_);
+      self->finishing_.erase(key);
+    }
+  } done{this, key};
   auto applied = store_->FinishKbDoc(end, rows);
   if (!applied.ok()) {
     // Stays PROCESSING in the store: the next start retries it.

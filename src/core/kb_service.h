@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,7 +114,16 @@ class KbService {
   size_t running_ = 0;             // guarded by queue_mu_
   bool started_ = false;           // guarded by queue_mu_
   bool stopping_ = false;          // guarded by queue_mu_
+  // Documents whose end state is being committed and put into the shard ("ws\x1fkb\x1fid"):
+  // reported PROCESSING until both are done, so a client that sees SUCCESS finds the chunks.
+  std::set<std::string> finishing_;  // guarded by queue_mu_
   std::vector<std::thread> workers_;
+
+  std::string FinishingKey(const std::string& workspace, const std::string& kb_id,
+                           const std::string& id) const {
+    return workspace + '\x1f' + kb_id + '\x1f' + id;
+  }
+  void MaskFinishing(KbDocRecord& doc) const;
 };
 
 }  // namespace engram

@@ -330,9 +330,18 @@ bool MemoryFilter::Node::MetadataMatches(const json* metadata) const {
   if (v == nullptr) return op == Op::kNe;
   switch (op) {
     case Op::kEq:
-      return *v == value;
-    case Op::kNe:
-      return *v != value;
+    case Op::kNe: {
+      // Strings are the common case: compare them directly rather than through json's generic
+      // operator== (measured: the filter was half of a filtered search's CPU).
+      bool equal;
+      if (value.is_string()) {
+        equal = v->is_string() &&
+                v->get_ref<const std::string&>() == value.get_ref<const std::string&>();
+      } else {
+        equal = *v == value;
+      }
+      return (op == Op::kEq) == equal;
+    }
     case Op::kIn:
       if (v->is_string()) {
         return std::binary_search(strs.begin(), strs.end(), v->get_ref<const std::string&>(),

@@ -208,12 +208,18 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   const std::vector<DocId> scope = ScopeDocs(*keys);
   if (scope.empty() || query.k == 0) return hits;
 
-  // The filter is part of retrieval, so it never empties a truncated top-k; both retrievers ask
-  // it lazily, only about documents good enough to enter their current top-k. The filter includes
-  // the scope equality, so it also keeps BM25 (which scans the workspace's postings) in scope.
+  // The filter is part of retrieval, so it never empties a truncated top-k. Both retrievers ask
+  // it lazily, only about documents good enough to enter their current top-k, and each document's
+  // verdict is computed at most once per query. The filter includes the scope equality, so BM25
+  // (which scans the workspace's postings) stays in scope.
+  std::vector<int8_t> verdict(docs_.size(), -1);
   const std::function<bool(DocId)> admits = [&](DocId d) {
-    const Doc& doc = docs_[d];
-    return doc.live && doc.memory.VisibleAt(query.now_us) && filter.Matches(ViewOf(doc));
+    int8_t& v = verdict[d];
+    if (v < 0) {
+      const Doc& doc = docs_[d];
+      v = doc.live && doc.memory.VisibleAt(query.now_us) && filter.Matches(ViewOf(doc)) ? 1 : 0;
+    }
+    return v == 1;
   };
   const size_t per_retriever = std::max(query.k, options_.candidates);
   std::vector<ScoredDoc> lexical = bm25_.Search(query.terms, per_retriever, &admits);

@@ -383,7 +383,18 @@ Result<std::string> SkillService::Add(const SkillAddRequest& request) {
 }
 
 Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, const std::string& id) {
-  return store_->GetSkillTask(workspace, id);
+  auto task = store_->GetSkillTask(workspace, id);
+  // A task being run is "running" until its skills are in the index as well as the store, so a
+  // client that sees "completed" and then searches finds them.
+  if (task.ok()) {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (running_ids_.count(id)) {
+      task->status = "running";
+      task->skill_ids.clear();
+      task->error_message.clear();
+    }
+  }
+  return task;
 }
 
 void SkillService::Enqueue(SkillTaskRecord task) {
@@ -458,10 +469,20 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
     spdlog::error("skill task {}: index load failed: {}", task.id, index.status().ToString());
     return;
   }
-  if (Status st = store_->UpdateSkillTaskStatus(task.id, "running", ""); !st.ok()) {
-    spdlog::error("skill task {}: {}", task.id, st.ToString());
-    return;
+  // "running" is not written to the store (an fsync per task for a transient state; after a crash
+  // pending and running tasks resume alike): GetTask reports it from running_ids_.
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    running_ids_.insert(task.id);
   }
+  struct Done {
+    SkillService* self;
+    const std::string& id;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(self->queue_mu_);
+      self->running_ids_.erase(id);
+    }
+  } done{this, task.id};
   auto drafts = extractor_->Extract(request->messages);
   if (!drafts.ok()) return fail(drafts.status());
   std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(task.workspace, request->user_id)]);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -147,6 +148,7 @@ class SkillService {
   bool started_ = false;                  // guarded by queue_mu_
   size_t running_ = 0;                    // guarded by queue_mu_
   std::array<bool, kStripes> stripe_busy_{};  // guarded by queue_mu_
+  std::set<std::string> running_ids_;         // guarded by queue_mu_: tasks being run
   std::vector<std::thread> workers_;
 };
 

@@ -47,7 +47,7 @@ class VectorIndex {
 
   // Top-k among `docs` only (absent ones skipped), by exact scan: for filtered searches whose
   // candidates are known up front (one user's memories in a large workspace). `filter` (may be
-  // null) is asked only about docs that would enter the current top-k, at most once each.
+  // null) is asked only about docs that would enter the current top-k.
   std::vector<ScoredDoc> SearchAmong(const float* query, size_t k, const std::vector<DocId>& docs,
                                      const std::function<bool(DocId)>* filter = nullptr) const;
 

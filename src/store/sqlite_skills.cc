@@ -283,21 +283,6 @@ Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
   });
 }
 
-Status SqliteStore::UpdateSkillTaskStatus(std::string_view id, std::string_view status,
-                                          std::string_view error_message) {
-  return Submit([&](sqlite3* db) -> Status {
-    sqlite::Stmt up(db,
-                    "UPDATE skill_tasks SET status = ?, error_message = ?, updated_at = ? "
-                    "WHERE id = ?");
-    ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-    up.Bind(1, status);
-    up.Bind(2, error_message);
-    up.Bind(3, NowMicros());
-    up.Bind(4, id);
-    return up.Exec();
-  });
-}
-
 Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace,
                                                   std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<SkillTaskRecord> {

@@ -58,8 +58,6 @@ class SqliteStore final : public Store {
                                                            std::string_view id) override;
   Status ApplySkillChanges(SkillChangeBatch batch) override;
   Status InsertSkillTask(const SkillTaskRecord& task) override;
-  Status UpdateSkillTaskStatus(std::string_view id, std::string_view status,
-                               std::string_view error_message) override;
   Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override;
   Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
   // --- end Skills ---

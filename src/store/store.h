@@ -68,8 +68,6 @@ class Store {
   // would give an owner two skills of one name; kNotFound when an updated or deleted skill is gone.
   virtual Status ApplySkillChanges(SkillChangeBatch batch) = 0;
   virtual Status InsertSkillTask(const SkillTaskRecord& task) = 0;
-  virtual Status UpdateSkillTaskStatus(std::string_view id, std::string_view status,
-                                       std::string_view error_message) = 0;
   // kNotFound when the workspace has no such task.
   virtual Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) = 0;
   // Tasks still pending or running (a restart resumes them), oldest first.
