@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "python_fake.h"
 #include "test_documents.h"
 #include "test_util.h"
 
@@ -411,45 +412,6 @@ TEST(KbRestartTest, DocumentsAndChunksSurviveARestart) {
 }
 
 // Runs tests/support/fake_doc_server.py (remote documents and a fake S3 endpoint) over `root`;
-// port() is 0 when it could not be started.
-class FakeDocServer {
- public:
-  explicit FakeDocServer(const fs::path& root) {
-    const char* src = getenv("ENGRAM_SOURCE_DIR");
-    const std::string script = std::string(src ? src : ".") + "/tests/support/fake_doc_server.py";
-    if (!fs::exists(script)) return;
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      execlp("python3", "python3", script.c_str(), "--root", root.c_str(), "--access-key",
-             "AKIDTEST", "--port", "0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* out = fdopen(fds[0], "r");
-    char line[128] = {};
-    if (out && fgets(line, sizeof line, out)) sscanf(line, "LISTENING %d", &port_);
-    if (out) fclose(out);
-  }
-  ~FakeDocServer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  int port() const { return port_; }
-  std::string Url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
 
 json UploadAndWaitOn(const HttpClient& client, const std::string& kb, const std::string& type,
                      const std::string& url) {
@@ -478,7 +440,7 @@ TEST(KbRemoteTest, HttpAndOssSourcesWithTheirGuards) {
             "<html><body><p>Remote page about " + web_word + ".</p></body></html>");
   WriteFile(root / "bucket" / "docs" / "report.md",
             "# Report\n\nStored in a bucket: " + oss_word + ".\n");
-  FakeDocServer docs(root);
+  PythonFake docs("fake_doc_server.py", {"--root", root.string(), "--access-key", "AKIDTEST"});
   if (docs.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_doc_server.py not available";
 
   ServerProcess server(

@@ -2,16 +2,10 @@
 // tests/support/fake_llm.py (a fake OpenAI-compatible chat endpoint). A well-formed answer adds
 // memories; a malformed one or an unreachable endpoint fails the event cleanly with an
 // error_message and stores nothing.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <thread>
 
+#include "python_fake.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -22,41 +16,6 @@ using namespace std::chrono_literals;
 
 const std::string kPrefix = "/v4/openapi/workspaces/default/memory/agentic-memory";
 
-// Runs fake_llm.py as a child process; port() is 0 when it could not be started.
-class FakeLlm {
- public:
-  FakeLlm() {
-    const char* src = getenv("ENGRAM_SOURCE_DIR");
-    const std::string script = std::string(src ? src : ".") + "/tests/support/fake_llm.py";
-    if (!std::filesystem::exists(script)) return;
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      execlp("python3", "python3", script.c_str(), "--port", "0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* out = fdopen(fds[0], "r");
-    char line[128] = {};
-    if (out && fgets(line, sizeof line, out)) sscanf(line, "LISTENING %d", &port_);
-    if (out) fclose(out);
-  }
-  ~FakeLlm() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
 
 json WaitEvent(const HttpClient& client, const std::string& id) {
   json last;
@@ -77,10 +36,10 @@ std::string Add(const HttpClient& client, const json& body) {
 
 TEST(MemoryLlmTest, ExtractsThroughTheEndpointAndFailsCleanlyOnNonsense) {
   ENGRAM_REQUIRE_BINARY();
-  FakeLlm llm;
+  PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
   ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url",
-                                       "http://127.0.0.1:" + std::to_string(llm.port()) + "/v1",
+                                       llm.Url("/v1"),
                                        "--llm-model", "fake", "--llm-retries", "0",
                                        "--llm-timeout-ms", "3000"}});
   ASSERT_TRUE(server.Start());
@@ -117,10 +76,10 @@ TEST(MemoryLlmTest, ExtractsThroughTheEndpointAndFailsCleanlyOnNonsense) {
 // An event killed mid-extraction (the endpoint takes 5 s) runs again after the restart.
 TEST(MemoryLlmTest, EventInterruptedByKill9RunsAgainAfterRestart) {
   ENGRAM_REQUIRE_BINARY();
-  FakeLlm llm;
+  PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
   ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url",
-                                       "http://127.0.0.1:" + std::to_string(llm.port()) + "/v1",
+                                       llm.Url("/v1"),
                                        "--llm-model", "fake", "--llm-retries", "0",
                                        "--llm-timeout-ms", "20000"}});
   ASSERT_TRUE(server.Start());

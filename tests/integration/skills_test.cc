@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/codec.h"
+#include "python_fake.h"
 #include "test_util.h"
 #include "zip_writer.h"
 
@@ -324,48 +325,13 @@ TEST(SkillLimitsTest, ArchiveLimitsComeFromTheConfiguration) {
   EXPECT_EQ(ok.value("imported_count", 0), 1);
 }
 
-// Runs fake_llm.py as a child process; port() is 0 when it could not be started.
-class FakeLlm {
- public:
-  FakeLlm() {
-    const char* src = getenv("ENGRAM_SOURCE_DIR");
-    const std::string script = std::string(src ? src : ".") + "/tests/support/fake_llm.py";
-    if (!std::filesystem::exists(script)) return;
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      execlp("python3", "python3", script.c_str(), "--port", "0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* out = fdopen(fds[0], "r");
-    char line[128] = {};
-    if (out && fgets(line, sizeof line, out)) sscanf(line, "LISTENING %d", &port_);
-    if (out) fclose(out);
-  }
-  ~FakeLlm() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
 
 TEST(SkillLlmTest, ExtractsThroughTheEndpointFailsCleanlyAndResumesAfterKill) {
   ENGRAM_REQUIRE_BINARY();
-  FakeLlm llm;
+  PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
   ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url",
-                                       "http://127.0.0.1:" + std::to_string(llm.port()) + "/v1",
+                                       llm.Url("/v1"),
                                        "--llm-model", "fake", "--llm-retries", "0",
                                        "--llm-timeout-ms", "20000"}});
   ASSERT_TRUE(server.Start());
