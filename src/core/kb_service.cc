@@ -38,7 +38,7 @@ KbService::~KbService() { Shutdown(); }
 
 Status KbService::Start() {
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     if (started_) return Status::Ok();
     started_ = true;
   }
@@ -47,37 +47,15 @@ Status KbService::Start() {
   if (!unfinished->empty()) {
     spdlog::info("knowledge bases: resuming {} unfinished document(s)", unfinished->size());
   }
-  for (auto& d : *unfinished) Enqueue(std::move(d));
-  for (int i = 0; i < std::max(1, options_.workers); ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
-  }
+  for (auto& d : *unfinished) jobs_.Push(std::move(d));
+  jobs_.Start({.workers = options_.workers}, [this](KbDocRecord& doc) { RunJob(std::move(doc)); });
   return Status::Ok();
 }
 
-void KbService::Shutdown() {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  queue_cv_.notify_all();
-  for (auto& w : workers_) {
-    if (w.joinable()) w.join();
-  }
-}
+// Queued documents stay PROCESSING in the store and are ingested at the next start.
+void KbService::Shutdown() { jobs_.Shutdown(); }
 
-size_t KbService::queued_jobs() const {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  return queue_.size() + running_;
-}
-
-void KbService::Enqueue(KbDocRecord doc) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back(std::move(doc));
-  }
-  queue_cv_.notify_one();
-}
+size_t KbService::queued_jobs() const { return jobs_.pending(); }
 
 Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
                                                   const std::string& kb_id) {
@@ -126,12 +104,12 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   spdlog::debug("kb {}/{}: document {} queued ({})", doc.workspace, doc.kb_id, doc.id,
                 doc.source_type);
   std::string id = doc.id;
-  Enqueue(std::move(doc));
+  jobs_.Push(std::move(doc));
   return id;
 }
 
 void KbService::MaskFinishing(KbDocRecord& doc) const {
-  std::lock_guard<std::mutex> lock(queue_mu_);
+  std::lock_guard<std::mutex> lock(running_mu_);
   if (finishing_.count(FinishingKey(doc.workspace, doc.kb_id, doc.id))) {
     doc.status = "PROCESSING";
     doc.content.clear();
@@ -187,25 +165,6 @@ Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const
     }
   }
   return (*shard)->Search(analyzer_->AnalyzeQuery(query), vector, top_k);
-}
-
-void KbService::WorkerLoop() {
-  for (;;) {
-    KbDocRecord doc;
-    {
-      std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;  // queued documents stay PROCESSING in the store
-      doc = std::move(queue_.front());
-      queue_.pop_front();
-      ++running_;
-    }
-    RunJob(std::move(doc));
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      --running_;
-    }
-  }
 }
 
 Result<std::vector<KbChunkRecord>> KbService::Ingest(const KbDocRecord& doc, std::string* content) {
@@ -270,14 +229,14 @@ void KbService::RunJob(KbDocRecord doc) {
   auto shard = Shard(doc.workspace, doc.kb_id);
   const std::string key = FinishingKey(doc.workspace, doc.kb_id, doc.id);
   {
-    std::lock_guard<std::mutex> finishing(queue_mu_);
+    std::lock_guard<std::mutex> finishing(running_mu_);
     finishing_.insert(key);
   }
   struct Done {
     KbService* self;
     const std::string& key;
     ~Done() {
-      std::lock_guard<std::mutex> finishing(self->queue_mu_);
+      std::lock_guard<std::mutex> finishing(self->running_mu_);
       self->finishing_.erase(key);
     }
   } done{this, key};

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/job_queue.h"
 #include "core/kb_shard.h"
 #include "embed/embedder.h"
 #include "extract/documents/chunker.h"
@@ -90,8 +91,6 @@ class KbService {
   Result<std::shared_ptr<KbShard>> Shard(const std::string& workspace, const std::string& kb_id);
   std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
                       const std::string& id);
-  void Enqueue(KbDocRecord doc);
-  void WorkerLoop();
   void RunJob(KbDocRecord doc);
   // Fetch → detect → extract → chunk → embed. The text goes to *content.
   Result<std::vector<KbChunkRecord>> Ingest(const KbDocRecord& doc, std::string* content);
@@ -108,16 +107,13 @@ class KbService {
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> doc_locks_;
 
-  mutable std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<KbDocRecord> queue_;  // guarded by queue_mu_
-  size_t running_ = 0;             // guarded by queue_mu_
-  bool started_ = false;           // guarded by queue_mu_
-  bool stopping_ = false;          // guarded by queue_mu_
+  mutable std::mutex running_mu_;
+  bool started_ = false;  // guarded by running_mu_
   // Documents whose end state is being committed and put into the shard ("ws\x1fkb\x1fid"):
   // reported PROCESSING until both are done, so a client that sees SUCCESS finds the chunks.
-  std::set<std::string> finishing_;  // guarded by queue_mu_
-  std::vector<std::thread> workers_;
+  std::set<std::string> finishing_;  // guarded by running_mu_
+  // Declared last: destroyed (workers joined) before the members the jobs use.
+  JobQueue<KbDocRecord> jobs_;
 
   std::string FinishingKey(const std::string& workspace, const std::string& kb_id,
                            const std::string& id) const {

@@ -77,7 +77,7 @@ Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const st
 
 Status MemoryService::Start() {
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     if (started_) return Status::Ok();
     started_ = true;
   }
@@ -87,36 +87,17 @@ Status MemoryService::Start() {
     spdlog::info("memory events: resuming {} unfinished event(s)", unfinished->size());
   }
   for (auto& e : *unfinished) EnqueueEvent(std::move(e));
-  for (int i = 0; i < std::max(1, options_.event_workers); ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
-  }
+  jobs_.Start({.workers = options_.event_workers,
+               .idle_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   options_.purge_interval)},
+              [this](Job& job) { RunJob(job); }, [this] { PurgeExpired(); });
   return Status::Ok();
 }
 
-void MemoryService::Shutdown() {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  queue_cv_.notify_all();
-  for (auto& w : workers_) {
-    if (w.joinable()) w.join();
-  }
-}
+// Queued events stay PENDING in the store and run at the next start.
+void MemoryService::Shutdown() { jobs_.Shutdown(); }
 
-size_t MemoryService::queued_events() const {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  return queue_.size() + running_;
-}
-
-void MemoryService::Enqueue(Job job) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back(std::move(job));
-  }
-  queue_cv_.notify_one();
-}
+size_t MemoryService::queued_events() const { return jobs_.pending(); }
 
 void MemoryService::EnqueueEvent(MemoryEventRecord event) {
   size_t stripe = 0;  // an unreadable request fails at once in RunEvent; any stripe will do
@@ -124,25 +105,15 @@ void MemoryService::EnqueueEvent(MemoryEventRecord event) {
   if (request.ok()) {
     stripe = ScopeStripe(event.workspace, request->user_id, request->agent_id, request->run_id);
   }
-  Enqueue(QueuedEvent{std::move(event), stripe});
+  jobs_.Push(std::move(event), stripe);
 }
 
-std::optional<MemoryService::Job> MemoryService::TakeRunnableLocked() {
-  std::array<bool, kStripes> waiting{};  // stripes with an earlier event still queued
-  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-    if (auto* e = std::get_if<QueuedEvent>(&*it)) {
-      if (stripe_busy_[e->stripe] || waiting[e->stripe]) {
-        waiting[e->stripe] = true;
-        continue;
-      }
-      stripe_busy_[e->stripe] = true;
-    }
-    Job job = std::move(*it);
-    queue_.erase(it);
-    ++running_;
-    return job;
+void MemoryService::RunJob(Job& job) {
+  if (auto* event = std::get_if<MemoryEventRecord>(&job)) {
+    RunEvent(*event);
+  } else {
+    RunBackfill(std::get<BackfillJob>(job).workspace);
   }
-  return std::nullopt;
 }
 
 Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
@@ -168,7 +139,7 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
   // A running event is RUNNING until its changes are in the shard as well as in the store, so a
   // client that sees SUCCEEDED and then searches finds them.
   if (event.ok()) {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     if (running_ids_.count(id)) {
       event->status = "RUNNING";
       event->result_json.clear();
@@ -176,50 +147,6 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
     }
   }
   return event;
-}
-
-void MemoryService::WorkerLoop() {
-  auto next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
-  for (;;) {
-    std::optional<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(queue_mu_);
-      auto ready = [&] { return stopping_ || (job = TakeRunnableLocked()).has_value(); };
-      bool woke = true;
-      if (options_.purge_interval.count() > 0) {
-        woke = queue_cv_.wait_until(lock, next_purge, ready);
-      } else {
-        queue_cv_.wait(lock, ready);
-      }
-      if (stopping_) {
-        if (job) {  // taken in the same check that saw stopping_: give it back
-          --running_;
-          if (auto* e = std::get_if<QueuedEvent>(&*job)) stripe_busy_[e->stripe] = false;
-        }
-        return;
-      }
-      if (!woke) {
-        lock.unlock();
-        PurgeExpired();
-        next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
-        continue;
-      }
-    }
-    std::optional<size_t> stripe;
-    if (auto* e = std::get_if<QueuedEvent>(&*job)) {
-      stripe = e->stripe;
-      RunEvent(e->record);
-    } else {
-      RunBackfill(std::get<BackfillJob>(*job).workspace);
-    }
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      --running_;
-      if (stripe) stripe_busy_[*stripe] = false;
-    }
-    // A finished event may let a waiting event of its stripe run.
-    queue_cv_.notify_all();
-  }
 }
 
 void MemoryService::RunEvent(const MemoryEventRecord& event) {
@@ -251,14 +178,14 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
   // RUNNING is not written to the store: it would cost every event an extra fsync, and after a
   // crash a PENDING and a RUNNING event are resumed alike. GetEvent reports it from running_ids_.
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     running_ids_.insert(event.id);
   }
   struct Done {
     MemoryService* self;
     const std::string& id;
     ~Done() {
-      std::lock_guard<std::mutex> lock(self->queue_mu_);
+      std::lock_guard<std::mutex> lock(self->running_mu_);
       self->running_ids_.erase(id);
     }
   } done{this, event.id};
@@ -467,10 +394,7 @@ void MemoryService::RunBackfill(const std::string& workspace) {
   spdlog::info("memory vectors: re-embedding {} memories of workspace {}", missing.size(),
                workspace);
   for (size_t begin = 0; begin < missing.size(); begin += options_.backfill_batch) {
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      if (stopping_) return;
-    }
+    if (jobs_.stopping()) return;
     const size_t end = std::min(missing.size(), begin + options_.backfill_batch);
     std::vector<std::string> texts;
     for (size_t i = begin; i < end; ++i) texts.push_back(missing[i].second);

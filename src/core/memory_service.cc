@@ -40,7 +40,7 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   if (!st.ok()) return st;
   // Memories stored without a vector of the current model (embedder off, model changed, or an
   // embedding that failed) are embedded in the background; BM25 finds them meanwhile.
-  if (created && embedder_ != nullptr) Enqueue(BackfillJob{workspace});
+  if (created && embedder_ != nullptr) jobs_.Push(BackfillJob{workspace});
   return shard;
 }
 

@@ -32,6 +32,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/job_queue.h"
 #include "core/memory_filter.h"
 #include "core/memory_shard.h"
 #include "embed/embedder.h"
@@ -111,26 +112,19 @@ class MemoryService {
   size_t shard_memories() const;
 
  private:
-  struct QueuedEvent {
-    MemoryEventRecord record;
-    size_t stripe = 0;  // its scope's lock stripe
-  };
   struct BackfillJob {
     std::string workspace;
   };
-  using Job = std::variant<QueuedEvent, BackfillJob>;
+  using Job = std::variant<MemoryEventRecord, BackfillJob>;
 
   Result<std::shared_ptr<MemoryShard>> Shard(const std::string& workspace);
   size_t ScopeStripe(const std::string& workspace, const std::string& user_id,
                      const std::string& agent_id, const std::string& run_id) const;
   std::mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
                         const std::string& agent_id, const std::string& run_id);
-  void Enqueue(Job job);
+  // Queues an event on its scope's stripe, so events of one scope run in acceptance order.
   void EnqueueEvent(MemoryEventRecord event);
-  // The first queued job a worker may run now: events of a scope run one at a time and in the
-  // order they were queued, so an event waits while an earlier one of its stripe runs or waits.
-  std::optional<Job> TakeRunnableLocked();
-  void WorkerLoop();
+  void RunJob(Job& job);
   void RunEvent(const MemoryEventRecord& event);
   // The changes an event makes; kUnavailable etc. when extraction fails.
   Result<MemoryChangeBatch> PlanEvent(const MemoryEventRecord& event, const MemoryAddRequest& req,
@@ -154,15 +148,11 @@ class MemoryService {
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> scope_locks_;
 
-  mutable std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<Job> queue_;   // guarded by queue_mu_
-  bool stopping_ = false;   // guarded by queue_mu_
-  bool started_ = false;    // guarded by queue_mu_
-  size_t running_ = 0;      // guarded by queue_mu_: jobs taken by workers, not yet done
-  std::array<bool, 64> stripe_busy_{};  // guarded by queue_mu_: an event of the stripe runs
-  std::set<std::string> running_ids_;   // guarded by queue_mu_: events being run
-  std::vector<std::thread> workers_;
+  mutable std::mutex running_mu_;
+  bool started_ = false;               // guarded by running_mu_
+  std::set<std::string> running_ids_;  // guarded by running_mu_: events being run
+  // Declared last: destroyed (workers joined) before the members the jobs use.
+  JobQueue<Job> jobs_;
 };
 
 // Encodes / decodes the stored form of an add request (the event's request column).

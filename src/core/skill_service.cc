@@ -333,7 +333,7 @@ Status SkillService::Delete(const std::string& workspace, const std::string& id,
 
 Status SkillService::Start() {
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     if (started_) return Status::Ok();
     started_ = true;
   }
@@ -343,28 +343,14 @@ Status SkillService::Start() {
     spdlog::info("skill tasks: resuming {} unfinished task(s)", unfinished->size());
   }
   for (auto& t : *unfinished) Enqueue(std::move(t));
-  for (int i = 0; i < std::max(1, options_.task_workers); ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
-  }
+  jobs_.Start({.workers = options_.task_workers}, [this](SkillTaskRecord& t) { RunTask(t); });
   return Status::Ok();
 }
 
-void SkillService::Shutdown() {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  queue_cv_.notify_all();
-  for (auto& w : workers_) {
-    if (w.joinable()) w.join();
-  }
-}
+// Queued tasks stay pending in the store and run at the next start.
+void SkillService::Shutdown() { jobs_.Shutdown(); }
 
-size_t SkillService::queued_tasks() const {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  return queue_.size() + running_;
-}
+size_t SkillService::queued_tasks() const { return jobs_.pending(); }
 
 Result<std::string> SkillService::Add(const SkillAddRequest& request) {
   if (queued_tasks() >= options_.max_queued_tasks) {
@@ -387,7 +373,7 @@ Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, cons
   // A task being run is "running" until its skills are in the index as well as the store, so a
   // client that sees "completed" and then searches finds them.
   if (task.ok()) {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     if (running_ids_.count(id)) {
       task->status = "running";
       task->skill_ids.clear();
@@ -401,51 +387,7 @@ void SkillService::Enqueue(SkillTaskRecord task) {
   size_t stripe = 0;  // an unreadable request fails at once in RunTask; any stripe will do
   auto request = DecodeAddRequest(task.workspace, task.request_json);
   if (request.ok()) stripe = OwnerStripe(task.workspace, request->user_id);
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back({std::move(task), stripe});
-  }
-  queue_cv_.notify_one();
-}
-
-std::optional<SkillService::QueuedTask> SkillService::TakeRunnableLocked() {
-  std::array<bool, kStripes> waiting{};  // stripes with an earlier task still queued
-  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-    if (stripe_busy_[it->stripe] || waiting[it->stripe]) {
-      waiting[it->stripe] = true;
-      continue;
-    }
-    stripe_busy_[it->stripe] = true;
-    QueuedTask task = std::move(*it);
-    queue_.erase(it);
-    ++running_;
-    return task;
-  }
-  return std::nullopt;
-}
-
-void SkillService::WorkerLoop() {
-  for (;;) {
-    std::optional<QueuedTask> task;
-    {
-      std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || (task = TakeRunnableLocked()).has_value(); });
-      if (stopping_) {
-        if (task) {  // taken in the same check that saw stopping_: it stays pending in the store
-          --running_;
-          stripe_busy_[task->stripe] = false;
-        }
-        return;
-      }
-    }
-    RunTask(task->record);
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      --running_;
-      stripe_busy_[task->stripe] = false;
-    }
-    queue_cv_.notify_all();  // a waiting task of the same stripe may run now
-  }
+  jobs_.Push(std::move(task), stripe);
 }
 
 void SkillService::RunTask(const SkillTaskRecord& task) {
@@ -472,14 +414,14 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
   // "running" is not written to the store (an fsync per task for a transient state; after a crash
   // pending and running tasks resume alike): GetTask reports it from running_ids_.
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    std::lock_guard<std::mutex> lock(running_mu_);
     running_ids_.insert(task.id);
   }
   struct Done {
     SkillService* self;
     const std::string& id;
     ~Done() {
-      std::lock_guard<std::mutex> lock(self->queue_mu_);
+      std::lock_guard<std::mutex> lock(self->running_mu_);
       self->running_ids_.erase(id);
     }
   } done{this, task.id};

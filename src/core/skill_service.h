@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/job_queue.h"
 #include "core/skill_index.h"
 #include "embed/embedder.h"
 #include "extract/skill_archive.h"
@@ -110,16 +111,10 @@ class SkillService {
   size_t queued_tasks() const;
 
  private:
-  struct QueuedTask {
-    SkillTaskRecord record;
-    size_t stripe = 0;
-  };
-
   Result<std::shared_ptr<SkillIndex>> Index(const std::string& workspace);
   size_t OwnerStripe(const std::string& workspace, const std::string& owner) const;
+  // Queues a task on its owner's stripe, so one owner's tasks run in acceptance order.
   void Enqueue(SkillTaskRecord task);
-  std::optional<QueuedTask> TakeRunnableLocked();
-  void WorkerLoop();
   void RunTask(const SkillTaskRecord& task);
   // The change that writes `incoming` (owner, name and content set): an insert with a new id, or
   // a new version of the owner's skill of that name. Call under the owner's stripe lock.
@@ -141,15 +136,11 @@ class SkillService {
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> owner_locks_;
 
-  mutable std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<QueuedTask> queue_;          // guarded by queue_mu_
-  bool stopping_ = false;                 // guarded by queue_mu_
-  bool started_ = false;                  // guarded by queue_mu_
-  size_t running_ = 0;                    // guarded by queue_mu_
-  std::array<bool, kStripes> stripe_busy_{};  // guarded by queue_mu_
-  std::set<std::string> running_ids_;         // guarded by queue_mu_: tasks being run
-  std::vector<std::thread> workers_;
+  mutable std::mutex running_mu_;
+  bool started_ = false;               // guarded by running_mu_
+  std::set<std::string> running_ids_;  // guarded by running_mu_: tasks being run
+  // Declared last: destroyed (workers joined) before the members the tasks use.
+  JobQueue<SkillTaskRecord> jobs_;
 };
 
 // "1.0.0" -> "1.0.1", "3" -> "4", "beta" -> "beta.1": the last number goes up by one.

@@ -1,0 +1,165 @@
+// JobQueue: the worker pool behind Engram's durable asynchronous jobs (memory events, skill tasks,
+// knowledge-base documents). The jobs themselves are rows in the store; this queue only holds what
+// the workers should run next, so a crash loses nothing: the owning service pushes its unfinished
+// rows again at its next start.
+//
+// Ordering: jobs pushed with the same stripe run one at a time and in push order (a scope's events
+// must not overtake each other: "lives in Berlin" then "moved to Lisbon"); jobs without a stripe
+// run as soon as a worker is free. An optional idle callback runs on a worker when no job arrived
+// for `idle_interval` (periodic housekeeping such as purging expired memories).
+//
+// Thread-safety: all methods are safe to call concurrently. Shutdown (also run by the destructor)
+// stops taking jobs and waits for the running ones; jobs still queued are dropped.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace engram {
+
+template <typename Job>
+class JobQueue {
+ public:
+  struct Options {
+    int workers = 1;
+    std::chrono::milliseconds idle_interval{0};  // 0: no idle callback
+  };
+
+  JobQueue() = default;
+  ~JobQueue() { Shutdown(); }
+  JobQueue(const JobQueue&) = delete;
+  JobQueue& operator=(const JobQueue&) = delete;
+
+  // Starts the workers (once; later calls do nothing). `run` is called on a worker for each job;
+  // `idle` (may be empty) as described above.
+  void Start(Options options, std::function<void(Job&)> run, std::function<void()> idle = {}) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!workers_.empty() || stopping_) return;
+    options_ = options;
+    run_ = std::move(run);
+    idle_ = std::move(idle);
+    for (int i = 0; i < std::max(1, options_.workers); ++i) {
+      workers_.emplace_back([this] { WorkerLoop(); });
+    }
+  }
+
+  void Push(Job job, std::optional<size_t> stripe = std::nullopt) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back({std::move(job), stripe});
+    }
+    cv_.notify_one();
+  }
+
+  void Shutdown() {
+    std::vector<std::thread> workers;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      workers.swap(workers_);
+    }
+    cv_.notify_all();
+    for (auto& w : workers) {
+      if (w.joinable()) w.join();
+    }
+  }
+
+  bool stopping() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopping_;
+  }
+
+  // Jobs queued plus jobs running (0 = idle).
+  size_t pending() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.size() + running_;
+  }
+
+ private:
+  struct Entry {
+    Job job;
+    std::optional<size_t> stripe;
+  };
+
+  // The first queued job a worker may run now: a striped job waits while an earlier job of its
+  // stripe runs or is still queued.
+  std::optional<Entry> TakeRunnableLocked() {
+    std::set<size_t> waiting;
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->stripe) {
+        if (busy_.count(*it->stripe) || waiting.count(*it->stripe)) {
+          waiting.insert(*it->stripe);
+          continue;
+        }
+        busy_.insert(*it->stripe);
+      }
+      Entry entry = std::move(*it);
+      queue_.erase(it);
+      ++running_;
+      return entry;
+    }
+    return std::nullopt;
+  }
+
+  void WorkerLoop() {
+    auto next_idle = std::chrono::steady_clock::now() + options_.idle_interval;
+    for (;;) {
+      std::optional<Entry> entry;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        auto ready = [&] { return stopping_ || (entry = TakeRunnableLocked()).has_value(); };
+        bool woke = true;
+        if (idle_ && options_.idle_interval.count() > 0) {
+          woke = cv_.wait_until(lock, next_idle, ready);
+        } else {
+          cv_.wait(lock, ready);
+        }
+        if (stopping_) {
+          if (entry) Release(*entry);  // taken in the same check that saw stopping_
+          return;
+        }
+        if (!woke) {
+          lock.unlock();
+          idle_();
+          next_idle = std::chrono::steady_clock::now() + options_.idle_interval;
+          continue;
+        }
+      }
+      run_(entry->job);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        Release(*entry);
+      }
+      // A finished job may let a waiting job of its stripe run.
+      cv_.notify_all();
+    }
+  }
+
+  void Release(const Entry& entry) {  // requires mu_
+    --running_;
+    if (entry.stripe) busy_.erase(*entry.stripe);
+  }
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  Options options_;                    // set in Start, then read-only
+  std::function<void(Job&)> run_;      // set in Start, then read-only
+  std::function<void()> idle_;         // set in Start, then read-only
+  std::deque<Entry> queue_;            // guarded by mu_
+  std::set<size_t> busy_;              // guarded by mu_: stripes with a running job
+  size_t running_ = 0;                 // guarded by mu_
+  bool stopping_ = false;              // guarded by mu_
+  std::vector<std::thread> workers_;   // guarded by mu_
+};
+
+}  // namespace engram
