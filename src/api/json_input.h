@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/utf8.h"  // IsValidUtf8, used with these helpers
 
 namespace engram {
 
@@ -37,7 +38,5 @@ const char* JsonTypeName(const nlohmann::json& v);
 // True for strings with no non-whitespace character.
 bool IsBlank(std::string_view s);
 
-// Validates that a string is well-formed UTF-8.
-bool IsValidUtf8(std::string_view s);
 
 }  // namespace engram

@@ -20,13 +20,6 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-namespace {
-
-struct Civil {
-  int64_t y;
-  unsigned m, d;
-};
-
 Civil CivilFromDays(int64_t z) {
   z += 719468;
   const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -39,6 +32,8 @@ Civil CivilFromDays(int64_t z) {
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   return {y + (m <= 2), m, d};
 }
+
+namespace {
 
 struct Split {
   Civil date;

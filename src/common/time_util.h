@@ -25,4 +25,11 @@ std::optional<int64_t> ParseIsoToMicros(std::string_view text);
 // Days since epoch for a proleptic Gregorian date (Howard Hinnant's algorithm).
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 
+// The date of a day number (days since epoch); the inverse of DaysFromCivil.
+struct Civil {
+  int64_t y;
+  unsigned m, d;
+};
+Civil CivilFromDays(int64_t days);
+
 }  // namespace engram

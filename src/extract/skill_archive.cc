@@ -33,7 +33,7 @@ Result<std::string> NormaliseSkillPath(std::string_view raw, size_t max_bytes) {
   if (raw.size() > max_bytes) {
     return Invalid(fmt::format("archive entry path is longer than {} bytes", max_bytes));
   }
-  if (!IsUtf8Text(raw)) return Invalid("archive entry path is not valid UTF-8");
+  if (!IsValidUtf8(raw)) return Invalid("archive entry path is not valid UTF-8");
   if (raw.find('\\') != std::string_view::npos) {
     return Invalid(fmt::format("archive entry {}: backslashes are not allowed in paths", Shown(raw)));
   }
@@ -175,7 +175,7 @@ Result<std::vector<SkillPackage>> ParseSkillArchive(std::string_view zip,
     auto md = skill_files.find("SKILL.md");
     if (md == skill_files.end()) return Invalid(fmt::format("{}: SKILL.md is missing", who));
     for (const auto& [path, content] : skill_files) {
-      if (!IsUtf8Text(content)) {
+      if (!IsValidUtf8(content)) {
         return Invalid(fmt::format("{}: {} is not UTF-8 text", who, Shown(path)));
       }
     }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/utf8.h"
 
 namespace engram {
 
@@ -61,8 +62,5 @@ std::string RenderSkillMd(const SkillFrontMatter& front, std::string_view body);
 // `front`, other keys and the body kept. kInvalidParameter when skill_md has no readable front
 // matter.
 Result<std::string> RewriteFrontMatter(std::string_view skill_md, const SkillFrontMatter& front);
-
-// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
-bool IsUtf8Text(std::string_view s);
 
 }  // namespace engram

@@ -77,11 +77,11 @@ TEST(SkillMdTest, RewriteKeepsOtherKeysAndBody) {
 }
 
 TEST(SkillMdTest, Utf8Validation) {
-  EXPECT_TRUE(IsUtf8Text("héllo 日本 🙂"));
-  EXPECT_FALSE(IsUtf8Text("\xff\xfe"));
-  EXPECT_FALSE(IsUtf8Text("\xc0\xaf"));          // overlong '/'
-  EXPECT_FALSE(IsUtf8Text("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(IsUtf8Text("abc\xe6\x97"));       // truncated
+  EXPECT_TRUE(IsValidUtf8("héllo 日本 🙂"));
+  EXPECT_FALSE(IsValidUtf8("\xff\xfe"));
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
+  EXPECT_FALSE(IsValidUtf8("abc\xe6\x97"));       // truncated
 }
 
 }  // namespace
