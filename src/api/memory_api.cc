@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/envelope.h"
+#include "api/conversation_input.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "common/time_util.h"
@@ -57,27 +58,6 @@ Result<std::string> ReadMetadata(const json& j, const MemoryApiLimits& limits) {
                                                 dumped.size(), limits.max_metadata_bytes));
   }
   return dumped;
-}
-
-Result<ConversationMessage> ParseMessage(const json& m, const std::string& path,
-                                         const MemoryApiLimits& limits) {
-  if (!m.is_object()) {
-    return Status::InvalidParameter(
-        fmt::format("{} must be an object with role and content, got {}", path, JsonTypeName(m)));
-  }
-  auto role = GetString(m, "role", path + ".role", {.max_bytes = 32});
-  if (!role.ok()) return role.status();
-  if (**role != "user" && **role != "assistant" && **role != "system") {
-    return Status::InvalidParameter(
-        fmt::format("{}.role must be one of user, assistant, system", path));
-  }
-  auto content = GetString(m, "content", path + ".content",
-                           {.allow_empty = true, .max_bytes = limits.max_message_bytes});
-  if (!content.ok()) return content.status();
-  if (!IsValidUtf8(**content)) {
-    return Status::InvalidParameter(fmt::format("{}.content must be valid UTF-8", path));
-  }
-  return ConversationMessage{**role, **content, 0};
 }
 
 Result<std::optional<int64_t>> ReadTimestamp(const json& j) {
@@ -223,36 +203,9 @@ Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string
   const json& j = *parsed;
   MemoryAddRequest req;
   req.workspace = workspace;
-  auto it = j.find("messages");
-  if (it == j.end() || it->is_null()) return Status::InvalidParameter("messages is required");
-  if (it->is_string()) {
-    auto text = GetString(j, "messages", "messages", {.max_bytes = limits.max_message_bytes});
-    if (!text.ok()) return text.status();
-    if (!IsValidUtf8(**text)) return Status::InvalidParameter("messages must be valid UTF-8");
-    req.messages.push_back({"user", **text, 0});
-  } else if (it->is_object()) {
-    auto m = ParseMessage(*it, "messages", limits);
-    if (!m.ok()) return m.status();
-    req.messages.push_back(std::move(*m));
-  } else if (it->is_array()) {
-    if (it->empty()) return Status::InvalidParameter("messages must not be empty");
-    if (it->size() > limits.max_messages) {
-      return Status::InvalidParameter(fmt::format("messages has {} items, at most {} allowed",
-                                                  it->size(), limits.max_messages));
-    }
-    for (size_t i = 0; i < it->size(); ++i) {
-      auto m = ParseMessage((*it)[i], fmt::format("messages[{}]", i), limits);
-      if (!m.ok()) return m.status();
-      req.messages.push_back(std::move(*m));
-    }
-  } else {
-    return Status::InvalidParameter(fmt::format(
-        "messages must be a string, a {{role, content}} object or an array of them, got {}",
-        JsonTypeName(*it)));
-  }
-  bool any_content = false;
-  for (const auto& m : req.messages) any_content = any_content || !IsBlank(m.content);
-  if (!any_content) return Status::InvalidParameter("messages must contain some text");
+  auto messages = ParseConversation(j, {limits.max_messages, limits.max_message_bytes});
+  if (!messages.ok()) return messages.status();
+  req.messages = std::move(*messages);
   ENGRAM_RETURN_IF_ERROR(ReadScopeIds(j, limits, &req.user_id, &req.agent_id, &req.run_id));
   if (req.user_id.empty() && req.agent_id.empty() && req.run_id.empty()) {
     return Status::InvalidParameter("at least one of user_id, agent_id, run_id is required");

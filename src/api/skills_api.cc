@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "api/envelope.h"
+#include "api/conversation_input.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "common/codec.h"
@@ -34,26 +35,6 @@ Result<std::string> ReadText(const json& j, const char* name, bool required, siz
   if (!*v) return std::string();
   if (!IsValidUtf8(**v)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
   return **v;
-}
-
-Result<ConversationMessage> ParseMessage(const json& m, const std::string& path,
-                                         const SkillApiLimits& limits) {
-  if (!m.is_object()) {
-    return Status::InvalidParameter(
-        fmt::format("{} must be an object with role and content, got {}", path, JsonTypeName(m)));
-  }
-  auto role = GetString(m, "role", path + ".role", {.max_bytes = 32});
-  if (!role.ok()) return role.status();
-  if (**role != "user" && **role != "assistant" && **role != "system") {
-    return Status::InvalidParameter(fmt::format("{}.role must be one of user, assistant, system", path));
-  }
-  auto content = GetString(m, "content", path + ".content",
-                           {.allow_empty = true, .max_bytes = limits.max_message_bytes});
-  if (!content.ok()) return content.status();
-  if (!IsValidUtf8(**content)) {
-    return Status::InvalidParameter(fmt::format("{}.content must be valid UTF-8", path));
-  }
-  return ConversationMessage{**role, **content, 0};
 }
 
 Result<std::vector<std::string>> ReadStringList(const json& j, const char* name, size_t max_items,
@@ -136,35 +117,9 @@ Result<SkillAddRequest> ParseSkillAdd(std::string_view body, const std::string& 
   const json& j = *parsed;
   SkillAddRequest req;
   req.workspace = workspace;
-  auto it = j.find("messages");
-  if (it == j.end() || it->is_null()) return Status::InvalidParameter("messages is required");
-  if (it->is_string()) {
-    auto text = ReadText(j, "messages", true, limits.max_message_bytes);
-    if (!text.ok()) return text.status();
-    req.messages.push_back({"user", *text, 0});
-  } else if (it->is_object()) {
-    auto m = ParseMessage(*it, "messages", limits);
-    if (!m.ok()) return m.status();
-    req.messages.push_back(std::move(*m));
-  } else if (it->is_array()) {
-    if (it->empty()) return Status::InvalidParameter("messages must not be empty");
-    if (it->size() > limits.max_messages) {
-      return Status::InvalidParameter(fmt::format("messages has {} items, at most {} allowed",
-                                                  it->size(), limits.max_messages));
-    }
-    for (size_t i = 0; i < it->size(); ++i) {
-      auto m = ParseMessage((*it)[i], fmt::format("messages[{}]", i), limits);
-      if (!m.ok()) return m.status();
-      req.messages.push_back(std::move(*m));
-    }
-  } else {
-    return Status::InvalidParameter(fmt::format(
-        "messages must be a string, a {{role, content}} object or an array of them, got {}",
-        JsonTypeName(*it)));
-  }
-  bool any_content = false;
-  for (const auto& m : req.messages) any_content = any_content || !IsBlank(m.content);
-  if (!any_content) return Status::InvalidParameter("messages must contain some text");
+  auto messages = ParseConversation(j, {limits.max_messages, limits.max_message_bytes});
+  if (!messages.ok()) return messages.status();
+  req.messages = std::move(*messages);
   auto user = ReadId(j, "user_id", true, limits);
   if (!user.ok()) return user.status();
   req.user_id = *user;
