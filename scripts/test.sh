@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Installs, builds and runs every test (unit, property and HTTP integration tests) with ctest.
+# Installs, builds and runs every test (unit, property and HTTP integration tests) with ctest,
+# against both store backends: a throw-away PostgreSQL cluster is started for the run and removed
+# after it (scripts/pg_test_cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+eval "$(bash scripts/pg_test_cluster.sh start)"
+trap 'bash scripts/pg_test_cluster.sh stop "$ENGRAM_TEST_PG_DIR"' EXIT
 cd build
 ctest --output-on-failure --timeout 600 -j "${JOBS:-2}"

@@ -17,6 +17,7 @@ struct Migration {
 };
 
 const std::vector<Migration>& SqliteMigrations();
+const std::vector<Migration>& PostgresMigrations();
 
 // Applies every migration newer than PRAGMA user_version, each in its own transaction, and returns
 // the resulting version. Refuses a database newer than this binary.

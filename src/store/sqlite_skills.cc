@@ -2,29 +2,15 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "common/time_util.h"
+#include "store/skill_rows.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
 
 namespace engram {
 
 namespace {
-
-using json = nlohmann::json;
-
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-std::vector<std::string> StringList(const std::string& text) {
-  std::vector<std::string> out;
-  json j = json::parse(text, nullptr, false);
-  if (!j.is_array()) return out;
-  for (const auto& v : j) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
 
 std::string EncodeVector(const std::vector<float>& v) {
   std::string bytes(v.size() * sizeof(float), '\0');
@@ -51,16 +37,11 @@ SkillRecord ReadSkillRow(const sqlite::Stmt& q) {
   s.name = q.ColumnText(4);
   s.description = q.ColumnText(5);
   s.version = q.ColumnText(6);
-  s.tags = StringList(q.ColumnText(7));
-  s.triggers = StringList(q.ColumnText(8));
+  s.tags = skill_rows::DecodeList(q.ColumnText(7));
+  s.triggers = skill_rows::DecodeList(q.ColumnText(8));
   s.license = q.ColumnText(9);
   s.metadata_json = q.ColumnText(10);
-  json files = json::parse(q.ColumnText(11), nullptr, false);
-  if (files.is_object()) {
-    for (const auto& [path, content] : files.items()) {
-      if (content.is_string()) s.files.emplace(path, content.get<std::string>());
-    }
-  }
+  s.files = skill_rows::DecodeFiles(q.ColumnText(11));
   s.created_at_us = q.ColumnInt(12);
   s.updated_at_us = q.ColumnInt(13);
   if (!q.ColumnIsNull(14)) s.vector = DecodeVector(q.ColumnBlob(14));
@@ -77,11 +58,11 @@ void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord&
   s.Bind(5, r.name);
   s.Bind(6, r.description);
   s.Bind(7, r.version);
-  s.Bind(8, Dump(json(r.tags)));
-  s.Bind(9, Dump(json(r.triggers)));
+  s.Bind(8, skill_rows::EncodeList(r.tags));
+  s.Bind(9, skill_rows::EncodeList(r.triggers));
   s.Bind(10, r.license);
   s.Bind(11, r.metadata_json.empty() ? std::string("{}") : r.metadata_json);
-  s.Bind(12, Dump(json(r.files)));
+  s.Bind(12, skill_rows::EncodeFiles(r.files));
   s.Bind(13, r.created_at_us);
   s.Bind(14, r.updated_at_us);
   if (r.vector.empty()) {
@@ -90,20 +71,6 @@ void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord&
     s.BindBlob(15, EncodeVector(r.vector));
   }
   s.Bind(16, r.vector.empty() ? std::string() : r.vector_model);
-}
-
-std::string Snapshot(const SkillRecord& r) {
-  json meta = json::parse(r.metadata_json, nullptr, false);
-  return Dump({{"name", r.name},
-               {"description", r.description},
-               {"version", r.version},
-               {"agent_id", r.agent_id},
-               {"tags", r.tags},
-               {"triggers", r.triggers},
-               {"license", r.license},
-               {"metadata", meta.is_object() ? meta : json::object()},
-               {"files", r.files},
-               {"updated_at_us", r.updated_at_us}});
 }
 
 // kConflict when another skill of the owner already has the name.
@@ -131,7 +98,7 @@ SkillTaskRecord ReadTaskRow(const sqlite::Stmt& q) {
   t.workspace = q.ColumnText(1);
   t.status = q.ColumnText(2);
   t.request_json = q.ColumnText(3);
-  t.skill_ids = StringList(q.ColumnText(4));
+  t.skill_ids = skill_rows::DecodeList(q.ColumnText(4));
   t.error_message = q.ColumnText(5);
   t.created_at_us = q.ColumnInt(6);
   t.updated_at_us = q.ColumnInt(7);
@@ -225,7 +192,7 @@ Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
             v.Bind(1, r.id);
             v.Bind(2, ws);
             v.Bind(3, c.previous->version);
-            v.Bind(4, Snapshot(*c.previous));
+            v.Bind(4, skill_rows::Snapshot(*c.previous));
             v.Bind(5, now);
             ENGRAM_RETURN_IF_ERROR(v.Exec());
           }
@@ -256,7 +223,7 @@ Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
                       "updated_at = ? WHERE id = ?");
       ENGRAM_RETURN_IF_ERROR(up.prepare_status());
       up.Bind(1, t.status);
-      up.Bind(2, Dump(json(t.skill_ids)));
+      up.Bind(2, skill_rows::EncodeList(t.skill_ids));
       up.Bind(3, t.error_message);
       up.Bind(4, now);
       up.Bind(5, t.id);
@@ -275,7 +242,7 @@ Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
     ins.Bind(2, task.workspace);
     ins.Bind(3, task.status);
     ins.Bind(4, task.request_json);
-    ins.Bind(5, Dump(json(task.skill_ids)));
+    ins.Bind(5, skill_rows::EncodeList(task.skill_ids));
     ins.Bind(6, task.error_message);
     ins.Bind(7, task.created_at_us);
     ins.Bind(8, task.updated_at_us);

@@ -99,6 +99,32 @@ class Store {
   virtual Result<std::vector<KbDocRecord>> UnfinishedKbDocs() = 0;
   // --- end Knowledge bases ---
 
+  // --- Several nodes on one store (PostgreSQL; see docs/scale-out.md) ---
+  // True when other processes write to this store too. Then the in-memory shards are caches that
+  // check their scope's version before answering, and the Unfinished*() calls above, polled
+  // periodically, also hand this node the jobs of nodes whose lease ran out.
+  virtual bool shared() const { return false; }
+  // The change counter of a scope (keys from ScopeKey*() in types.h): every committed write that
+  // touches the scope increases it. A store that is not shared answers 0.
+  virtual Result<int64_t> ScopeVersion(const std::string& scope_key) {
+    (void)scope_key;
+    return int64_t{0};
+  }
+  // Leaderboard messages of one scope written or changed after version `since` (vectors
+  // included), and the scope's version they bring the reader to.
+  virtual Result<ScopeDelta> LoadScopeSince(std::string_view workspace, std::string_view user_id,
+                                            int64_t since) {
+    (void)workspace, (void)user_id, (void)since;
+    return Status::Internal("LoadScopeSince: this store is not shared");
+  }
+  // Agent memories of a workspace inserted or changed after version `since`, and the ids deleted
+  // after it.
+  virtual Result<ScopeDelta> LoadAgentMemoriesSince(std::string_view workspace, int64_t since) {
+    (void)workspace, (void)since;
+    return Status::Internal("LoadAgentMemoriesSince: this store is not shared");
+  }
+  // --- end several nodes ---
+
   // Images by hash; missing hashes are skipped.
   virtual Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) = 0;
 

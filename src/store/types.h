@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace engram {
@@ -98,6 +99,9 @@ struct MemoryChangeBatch {
   std::vector<MemoryChange> changes;
   // When set, the event row gets this status / result / error in the same transaction.
   std::optional<MemoryEventRecord> finish_event;
+  // Shared stores: when set and the workspace's agent-memory version differs (another node wrote
+  // since the caller planned these changes), nothing is written and kConflict is returned.
+  std::optional<int64_t> expected_version;
 };
 
 struct MemoryChangeOutcome {
@@ -105,6 +109,27 @@ struct MemoryChangeOutcome {
   // Per change: false when an update or delete found no such memory (deleted meanwhile).
   std::vector<bool> applied;
 };
+
+// What changed in a scope after a version a node's cache has seen (shared stores only).
+struct ScopeDelta {
+  int64_t version = 0;                   // the scope's version this delta brings the reader to
+  std::vector<MemoryRecord> upserts;     // rows inserted or changed (the whole row), in seq order
+  std::vector<std::string> removed_ids;  // agent memories deleted
+};
+
+// Keys of scopes whose version a shared store tracks. The unit separator keeps the parts apart.
+inline std::string ScopeKeyMessages(std::string_view workspace, std::string_view user_id) {
+  return std::string("m\x1f").append(workspace).append("\x1f").append(user_id);
+}
+inline std::string ScopeKeyAgentMemories(std::string_view workspace) {
+  return std::string("a\x1f").append(workspace);
+}
+inline std::string ScopeKeySkills(std::string_view workspace) {
+  return std::string("s\x1f").append(workspace);
+}
+inline std::string ScopeKeyKb(std::string_view workspace, std::string_view kb_id) {
+  return std::string("k\x1f").append(workspace).append("\x1f").append(kb_id);
+}
 
 struct HistoryRecord {
   int64_t seq = 0;

@@ -1,0 +1,393 @@
+// Store: agent memories, history and events, on every backend (SQLite and, with a test cluster,
+// PostgreSQL), plus the versions, tombstones and job leases several PostgreSQL nodes rely on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "common/ids.h"
+#include "store_backends.h"
+
+namespace engram {
+namespace {
+
+using std::chrono::milliseconds;
+
+class AgentMemoryStoreTest : public testing::StoreBackendTest {
+ protected:
+  static MemoryChange Insert(const std::string& user, const std::string& text) {
+    MemoryChange c;
+    c.op = MemoryChange::Op::kInsert;
+    c.record.id = NewId("m");
+    c.record.user_id = user;
+    c.record.text = text;
+    c.record.created_at_us = c.record.updated_at_us = 10;
+    c.record.vector = {1.0f, 0.0f};
+    c.record.vector_model = "test";
+    return c;
+  }
+
+  static MemoryChange Delete(const std::string& id) {
+    MemoryChange d;
+    d.op = MemoryChange::Op::kDelete;
+    d.record.id = id;
+    return d;
+  }
+
+  static MemoryEventRecord Event(const std::string& status = "PENDING") {
+    return {.id = NewId("me"),
+            .workspace = "w",
+            .status = status,
+            .request_json = "{}",
+            .created_at_us = 5,
+            .updated_at_us = 5};
+  }
+};
+
+TEST_P(AgentMemoryStoreTest, ChangesCommitWithHistoryAndEventEnd) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  MemoryEventRecord event{.id = NewId("me"),
+                          .workspace = "w",
+                          .status = "PENDING",
+                          .request_json = "{}",
+                          .created_at_us = 1,
+                          .updated_at_us = 1};
+  ASSERT_TRUE(store->InsertEvent(event).ok());
+
+  MemoryChangeBatch batch;
+  batch.workspace = "w";
+  batch.event_id = event.id;
+  batch.changes = {Insert("u", "likes tea"), Insert("u", "lives in Oslo")};
+  MemoryEventRecord end = event;
+  end.status = "SUCCEEDED";
+  end.result_json = R"({"results":[]})";
+  batch.finish_event = end;
+  auto outcome = store->ApplyMemoryChanges(batch);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_EQ(outcome->inserted.size(), 2u);
+  EXPECT_GT(outcome->inserted[1].seq, outcome->inserted[0].seq);
+
+  auto got = store->GetEvent("w", event.id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->status, "SUCCEEDED");
+  EXPECT_EQ(got->result_json, R"({"results":[]})");
+  EXPECT_EQ(store->GetEvent("other", event.id).status().code(), StatusCode::kNotFound);
+
+  // Update text (vector dropped), then metadata only (vector kept), then delete.
+  MemoryChangeBatch update;
+  update.workspace = "w";
+  MemoryChange up;
+  up.op = MemoryChange::Op::kUpdate;
+  up.record = outcome->inserted[0];
+  up.record.vector.clear();
+  up.record.text = "loves tea";
+  up.old_text = "likes tea";
+  update.changes = {up};
+  ASSERT_TRUE(store->ApplyMemoryChanges(update).ok());
+  auto loaded = store->LoadAgentMemories("w");
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].text, "loves tea");
+  EXPECT_TRUE((*loaded)[0].vector.empty());
+  EXPECT_EQ((*loaded)[1].vector.size(), 2u);
+
+  MemoryChangeBatch del;
+  del.workspace = "w";
+  MemoryChange d;
+  d.op = MemoryChange::Op::kDelete;
+  d.record.id = outcome->inserted[0].id;
+  d.old_text = "loves tea";
+  MemoryChange missing = d;
+  missing.record.id = "m-missing";
+  del.changes = {d, missing};
+  auto deleted = store->ApplyMemoryChanges(del);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(deleted->applied, (std::vector<bool>{true, false}));
+  EXPECT_EQ(store->LoadAgentMemories("w")->size(), 1u);
+
+  auto history = store->GetHistory("w", outcome->inserted[0].id);
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 3u);
+  EXPECT_EQ((*history)[0].event, "ADD");
+  EXPECT_EQ((*history)[0].event_id, event.id);
+  EXPECT_FALSE((*history)[0].old_text.has_value());
+  EXPECT_EQ((*history)[1].event, "UPDATE");
+  EXPECT_EQ((*history)[1].old_text, "likes tea");
+  EXPECT_EQ((*history)[1].new_text, "loves tea");
+  EXPECT_EQ((*history)[2].event, "DELETE");
+  EXPECT_FALSE((*history)[2].new_text.has_value());
+}
+
+TEST_P(AgentMemoryStoreTest, MetadataOnlyUpdateKeepsTheVector) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  MemoryChangeBatch batch;
+  batch.workspace = "w";
+  batch.changes = {Insert("u", "likes tea")};
+  auto outcome = store->ApplyMemoryChanges(batch);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  MemoryChange up;
+  up.op = MemoryChange::Op::kUpdate;
+  up.record = outcome->inserted[0];
+  up.record.vector.clear();
+  up.record.metadata_json = R"({"k":1})";
+  up.old_text = "likes tea";
+  up.old_metadata_json = "{}";
+  MemoryChangeBatch update{.workspace = "w", .changes = {up}};
+  auto updated = store->ApplyMemoryChanges(update);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ(updated->applied, (std::vector<bool>{true}));
+  auto loaded = store->LoadAgentMemories("w");
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ((*loaded)[0].metadata_json, R"({"k":1})");
+  EXPECT_EQ((*loaded)[0].vector, (std::vector<float>{1.0f, 0.0f}));
+  EXPECT_EQ((*loaded)[0].vector_model, "test");
+}
+
+TEST_P(AgentMemoryStoreTest, UnfinishedEventsSurviveReopen) {
+  // PostgreSQL hands a stopped node's events to another node once their lease runs out: a short
+  // one here, waited for below.
+  const PgStoreOptions pg{.lease = milliseconds(200)};
+  std::string running_id, done_id;
+  {
+    auto store = OpenStore(pg);
+    ASSERT_NE(store, nullptr);
+    for (const char* status : {"PENDING", "RUNNING", "SUCCEEDED"}) {
+      MemoryEventRecord e{.id = NewId("me"),
+                          .workspace = "w",
+                          .status = "PENDING",
+                          .request_json = "{}",
+                          .created_at_us = 5,
+                          .updated_at_us = 5};
+      ASSERT_TRUE(store->InsertEvent(e).ok());
+      ASSERT_TRUE(store->UpdateEventStatus(e.id, status, "").ok());
+      if (std::string(status) == "RUNNING") running_id = e.id;
+      if (std::string(status) == "SUCCEEDED") done_id = e.id;
+    }
+  }
+  if (is_postgres()) std::this_thread::sleep_for(milliseconds(400));
+  auto store = OpenStore(pg);
+  ASSERT_NE(store, nullptr);
+  auto unfinished = store->UnfinishedEvents();
+  ASSERT_TRUE(unfinished.ok());
+  ASSERT_EQ(unfinished->size(), 2u);
+  bool saw_running = false;
+  for (const auto& e : *unfinished) {
+    EXPECT_NE(e.id, done_id);
+    saw_running = saw_running || e.id == running_id;
+  }
+  EXPECT_TRUE(saw_running);
+}
+
+TEST_P(AgentMemoryStoreTest, LeaderboardMessagesAndAgentMemoriesStayApart) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  AddBatch lb;
+  MemoryRecord m;
+  m.id = NewId("m");
+  m.workspace = "w";
+  m.user_id = "u";
+  m.text = "a leaderboard message";
+  lb.memories = {m};
+  ASSERT_TRUE(store->Add(lb).ok());
+  MemoryChangeBatch batch;
+  batch.workspace = "w";
+  batch.changes = {Insert("u", "an agent memory")};
+  ASSERT_TRUE(store->ApplyMemoryChanges(batch).ok());
+  auto scope = store->LoadScope("w", "u");
+  ASSERT_TRUE(scope.ok());
+  ASSERT_EQ(scope->size(), 1u);
+  EXPECT_EQ((*scope)[0].text, "a leaderboard message");
+  auto agent = store->LoadAgentMemories("w");
+  ASSERT_EQ(agent->size(), 1u);
+  EXPECT_EQ((*agent)[0].text, "an agent memory");
+}
+
+// --- PostgreSQL: several nodes on one database ---
+
+TEST_P(AgentMemoryStoreTest, ChangesBumpTheVersionAndDeletionsLeaveTombstones) {
+  if (!is_postgres()) GTEST_SKIP() << "scope versions exist on shared (PostgreSQL) stores only";
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::string scope = ScopeKeyAgentMemories("w");
+  MemoryChangeBatch insert{.workspace = "w", .changes = {Insert("u", "a"), Insert("u", "b")}};
+  auto inserted = store->ApplyMemoryChanges(insert);
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  const int64_t v1 = *store->ScopeVersion(scope);
+  EXPECT_EQ(v1, 1);
+  const MemoryRecord& a = inserted->inserted[0];
+  const MemoryRecord& b = inserted->inserted[1];
+
+  MemoryChange up;
+  up.op = MemoryChange::Op::kUpdate;
+  up.record = a;
+  up.record.text = "a, changed";
+  up.record.vector = {0.0f, 1.0f};
+  up.old_text = "a";
+  ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .changes = {up}}).ok());
+  ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .changes = {Delete(b.id)}}).ok());
+  const int64_t v3 = *store->ScopeVersion(scope);
+  EXPECT_EQ(v3, v1 + 2);
+
+  auto delta = store->LoadAgentMemoriesSince("w", v1);
+  ASSERT_TRUE(delta.ok()) << delta.status().ToString();
+  EXPECT_EQ(delta->version, v3);
+  ASSERT_EQ(delta->upserts.size(), 1u);
+  EXPECT_EQ(delta->upserts[0].id, a.id);
+  EXPECT_EQ(delta->upserts[0].text, "a, changed");
+  EXPECT_EQ(delta->upserts[0].vector, (std::vector<float>{0.0f, 1.0f}));
+  EXPECT_EQ(delta->removed_ids, (std::vector<std::string>{b.id}));
+
+  auto from_start = store->LoadAgentMemoriesSince("w", 0);
+  ASSERT_TRUE(from_start.ok());
+  EXPECT_EQ(from_start->upserts.size(), 1u);
+  EXPECT_EQ(from_start->removed_ids, (std::vector<std::string>{b.id}));
+  auto none = store->LoadAgentMemoriesSince("w", v3);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->version, v3);
+  EXPECT_TRUE(none->upserts.empty());
+  EXPECT_TRUE(none->removed_ids.empty());
+
+  // A vector stored later is a change too.
+  ASSERT_TRUE(store->PutVectors({{a.seq, "model-y", {0.6f, 0.8f}}}).ok());
+  EXPECT_EQ(*store->ScopeVersion(scope), v3 + 1);
+  auto vectors = store->LoadAgentMemoriesSince("w", v3);
+  ASSERT_TRUE(vectors.ok());
+  ASSERT_EQ(vectors->upserts.size(), 1u);
+  EXPECT_EQ(vectors->upserts[0].vector_model, "model-y");
+}
+
+TEST_P(AgentMemoryStoreTest, StaleExpectedVersionConflictsAndWritesNothing) {
+  if (!is_postgres()) GTEST_SKIP() << "scope versions exist on shared (PostgreSQL) stores only";
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::string scope = ScopeKeyAgentMemories("w");
+  MemoryEventRecord event = Event();
+  ASSERT_TRUE(store->InsertEvent(event).ok());
+  ASSERT_TRUE(
+      store->ApplyMemoryChanges({.workspace = "w", .changes = {Insert("u", "first")}}).ok());
+  ASSERT_EQ(*store->ScopeVersion(scope), 1);
+
+  // Planned at version 0, but another writer got version 1 in between.
+  MemoryChangeBatch stale{.workspace = "w", .event_id = event.id};
+  MemoryChange late = Insert("u", "planned on old data");
+  stale.changes = {late};
+  MemoryEventRecord end = event;
+  end.status = "SUCCEEDED";
+  stale.finish_event = end;
+  stale.expected_version = 0;
+  auto conflict = store->ApplyMemoryChanges(stale);
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(*store->ScopeVersion(scope), 1);
+  EXPECT_EQ(store->LoadAgentMemories("w")->size(), 1u);
+  EXPECT_TRUE(store->GetHistory("w", late.record.id)->empty());
+  EXPECT_EQ(store->GetEvent("w", event.id)->status, "PENDING");
+
+  stale.expected_version = 1;
+  auto fresh = store->ApplyMemoryChanges(stale);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(*store->ScopeVersion(scope), 2);
+  EXPECT_EQ(store->LoadAgentMemories("w")->size(), 2u);
+  EXPECT_EQ(store->GetEvent("w", event.id)->status, "SUCCEEDED");
+}
+
+TEST_P(AgentMemoryStoreTest, EventsOfADeadNodeMoveToAnotherNode) {
+  if (!is_postgres()) GTEST_SKIP() << "job leases exist on shared (PostgreSQL) stores only";
+  auto node_a = OpenStore({.node_id = "a", .lease = milliseconds(300)});
+  auto node_b = OpenStore({.node_id = "b"});
+  ASSERT_NE(node_a, nullptr);
+  ASSERT_NE(node_b, nullptr);
+  MemoryEventRecord event = Event();
+  ASSERT_TRUE(node_a->InsertEvent(event).ok());
+  MemoryEventRecord done = Event("SUCCEEDED");
+  ASSERT_TRUE(node_a->InsertEvent(done).ok());
+
+  // Longer than the lease: only a renewal by node a keeps the event from node b.
+  std::this_thread::sleep_for(milliseconds(700));
+  auto while_alive = node_b->UnfinishedEvents();
+  ASSERT_TRUE(while_alive.ok()) << while_alive.status().ToString();
+  EXPECT_TRUE(while_alive->empty());
+
+  node_a.reset();
+  std::this_thread::sleep_for(milliseconds(500));
+  auto taken = node_b->UnfinishedEvents();
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  ASSERT_EQ(taken->size(), 1u);
+  EXPECT_EQ((*taken)[0].id, event.id);
+  EXPECT_EQ((*taken)[0].status, "PENDING");
+  // Node b holds it now (and renews it): nobody claims it again.
+  auto again = node_b->UnfinishedEvents();
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+}
+
+TEST_P(AgentMemoryStoreTest, ARestartedNodeResumesItsEventsAtOnce) {
+  if (!is_postgres()) GTEST_SKIP() << "job leases exist on shared (PostgreSQL) stores only";
+  // The default lease (30 s) has not run out: the restart alone hands the events back.
+  const PgStoreOptions pg{.node_id = "n"};
+  MemoryEventRecord event = Event();
+  {
+    auto store = OpenStore(pg);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->InsertEvent(event).ok());
+  }
+  auto other = OpenStore({.node_id = "other"});
+  ASSERT_NE(other, nullptr);
+  auto restarted = OpenStore(pg);
+  ASSERT_NE(restarted, nullptr);
+  auto unfinished = restarted->UnfinishedEvents();
+  ASSERT_TRUE(unfinished.ok()) << unfinished.status().ToString();
+  ASSERT_EQ(unfinished->size(), 1u);
+  EXPECT_EQ((*unfinished)[0].id, event.id);
+  EXPECT_TRUE(other->UnfinishedEvents()->empty());
+}
+
+TEST_P(AgentMemoryStoreTest, UnfinishedEventsComeOldestFirst) {
+  const PgStoreOptions pg{.lease = milliseconds(100)};
+  std::vector<std::string> ids;
+  {
+    auto store = OpenStore(pg);
+    ASSERT_NE(store, nullptr);
+    for (int64_t created : {30, 10, 20, 10}) {
+      MemoryEventRecord e = Event();
+      e.created_at_us = created;
+      ASSERT_TRUE(store->InsertEvent(e).ok());
+      ids.push_back(e.id);
+    }
+  }
+  if (is_postgres()) std::this_thread::sleep_for(milliseconds(250));
+  auto store = OpenStore(pg);
+  ASSERT_NE(store, nullptr);
+  auto unfinished = store->UnfinishedEvents();
+  ASSERT_TRUE(unfinished.ok());
+  ASSERT_EQ(unfinished->size(), 4u);
+  std::vector<std::string> ten = {ids[1], ids[3]};
+  std::sort(ten.begin(), ten.end());
+  EXPECT_EQ((*unfinished)[0].id, ten[0]);
+  EXPECT_EQ((*unfinished)[1].id, ten[1]);
+  EXPECT_EQ((*unfinished)[2].id, ids[2]);
+  EXPECT_EQ((*unfinished)[3].id, ids[0]);
+}
+
+TEST_P(AgentMemoryStoreTest, TextWithNulIsRefusedBeforeWriting) {
+  if (!is_postgres()) GTEST_SKIP() << "SQLite stores NUL characters";
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  MemoryChangeBatch batch{.workspace = "w",
+                          .changes = {Insert("u", "fine"), Insert("u", std::string("a\0b", 3))}};
+  EXPECT_EQ(store->ApplyMemoryChanges(batch).status().code(), StatusCode::kInvalidParameter);
+  EXPECT_TRUE(store->LoadAgentMemories("w")->empty());
+  EXPECT_EQ(*store->ScopeVersion(ScopeKeyAgentMemories("w")), 0);
+  MemoryEventRecord e = Event();
+  e.request_json = std::string("{\0}", 3);
+  EXPECT_EQ(store->InsertEvent(e).code(), StatusCode::kInvalidParameter);
+  EXPECT_EQ(store->GetEvent("w", e.id).status().code(), StatusCode::kNotFound);
+}
+
+ENGRAM_INSTANTIATE_STORE_BACKENDS(AgentMemoryStoreTest);
+
+}  // namespace
+}  // namespace engram

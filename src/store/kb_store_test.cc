@@ -1,0 +1,277 @@
+// Knowledge-base documents and chunks, on every Store backend (store_backends.h), plus what only a
+// shared (PostgreSQL) store does: scope versions and job leases.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "store_backends.h"
+
+namespace engram {
+namespace {
+
+using namespace std::chrono_literals;
+
+class KbStoreTest : public testing::StoreBackendTest {
+ protected:
+  // Short, so a restarted PostgreSQL node takes over its predecessor's documents quickly.
+  static constexpr std::chrono::milliseconds kLease{150};
+
+  void SetUp() override {
+    StoreBackendTest::SetUp();
+    if (IsSkipped()) return;
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    store_.reset();
+    StoreBackendTest::TearDown();
+  }
+
+  std::unique_ptr<Store> Open(std::string node_id = "") {
+    return OpenStore({.node_id = std::move(node_id), .lease = kLease});
+  }
+
+  // The documents a restart resumes: the store is closed and opened again. On PostgreSQL the
+  // documents belong to the closed node until its lease runs out; then the new node claims them.
+  std::vector<KbDocRecord> UnfinishedAfterRestart() {
+    store_.reset();
+    if (is_postgres()) std::this_thread::sleep_for(kLease + 100ms);
+    store_ = Open();
+    if (store_ == nullptr) return {};
+    auto docs = store_->UnfinishedKbDocs();
+    EXPECT_TRUE(docs.ok()) << docs.status().ToString();
+    return docs.ok() ? std::move(docs).value() : std::vector<KbDocRecord>{};
+  }
+
+  static KbDocRecord Doc(const std::string& id, const std::string& job, int64_t at) {
+    return {.workspace = "w",
+            .kb_id = "kb",
+            .id = id,
+            .job_id = job,
+            .title = "T " + id,
+            .source_type = "LOCAL",
+            .file_url = id + ".txt",
+            .status = "PROCESSING",
+            .created_at_us = at,
+            .updated_at_us = at};
+  }
+  static KbChunkRecord Chunk(const std::string& doc, int pos, const std::string& text) {
+    return {.doc_id = doc,
+            .position = pos,
+            .heading = "H",
+            .text = text,
+            .vector_model = "m",
+            .vector = {0.5f, -0.25f}};
+  }
+  int64_t Version(const std::string& kb_id = "kb") {
+    auto v = store_->ScopeVersion(ScopeKeyKb("w", kb_id));
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    return v.ok() ? *v : -1;
+  }
+
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(KbStoreTest, UploadFinishLoadListDelete) {
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
+  ASSERT_TRUE(store_->PutKbDoc(Doc("b", "j2", 2)).ok());
+  auto unfinished = UnfinishedAfterRestart();
+  ASSERT_EQ(unfinished.size(), 2u);
+  EXPECT_EQ(unfinished[0].id, "a");  // oldest first
+  EXPECT_EQ(unfinished[1].id, "b");
+
+  KbDocRecord done = Doc("a", "j1", 1);
+  done.status = "SUCCESS";
+  done.content = "full text";
+  auto applied = store_->FinishKbDoc(done, {Chunk("a", 0, "one"), Chunk("a", 1, "two")});
+  ASSERT_TRUE(applied.ok() && *applied);
+  auto got = store_->GetKbDoc("w", "kb", "a");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->status, "SUCCESS");
+  EXPECT_EQ(got->content, "full text");
+  auto chunks = store_->LoadKbChunks("w", "kb");
+  ASSERT_EQ(chunks->size(), 2u);
+  EXPECT_EQ((*chunks)[1].text, "two");
+  EXPECT_EQ((*chunks)[1].title, "T a");
+  EXPECT_EQ((*chunks)[1].vector, (std::vector<float>{0.5f, -0.25f}));
+  EXPECT_EQ(UnfinishedAfterRestart().size(), 1u);
+
+  size_t total = 0;
+  auto list = store_->ListKbDocs("w", "kb", 0, 1, &total);
+  EXPECT_EQ(total, 2u);
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].id, "b");  // newest first
+  EXPECT_TRUE((*list)[0].content.empty());
+
+  EXPECT_TRUE(*store_->DeleteKbDoc("w", "kb", "a"));
+  EXPECT_FALSE(*store_->DeleteKbDoc("w", "kb", "a"));
+  EXPECT_TRUE(store_->LoadKbChunks("w", "kb")->empty());
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->LoadKbChunks("w", "other")->empty());
+}
+
+TEST_P(KbStoreTest, StaleJobWritesNothing) {
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "old-job", 1)).ok());
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "new-job", 2)).ok());  // re-upload
+  KbDocRecord stale = Doc("a", "old-job", 1);
+  stale.status = "SUCCESS";
+  auto applied = store_->FinishKbDoc(stale, {Chunk("a", 0, "stale")});
+  ASSERT_TRUE(applied.ok());
+  EXPECT_FALSE(*applied);
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->status, "PROCESSING");
+  EXPECT_TRUE(store_->LoadKbChunks("w", "kb")->empty());
+
+  // A job finishing after its document was deleted writes nothing either.
+  ASSERT_TRUE(*store_->DeleteKbDoc("w", "kb", "a"));
+  KbDocRecord fail = Doc("a", "new-job", 2);
+  fail.status = "FAIL";
+  fail.error_message = "x";
+  EXPECT_FALSE(*store_->FinishKbDoc(fail, {}));
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(KbStoreTest, ReuploadDropsTheOldChunks) {
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
+  KbDocRecord done = Doc("a", "j1", 1);
+  done.status = "SUCCESS";
+  ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk("a", 0, "v1")}));
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j2", 2)).ok());
+  EXPECT_TRUE(store_->LoadKbChunks("w", "kb")->empty());
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->content, "");
+}
+
+TEST_P(KbStoreTest, ManyChunksKeepTheirOrderAndVectors) {
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
+  KbDocRecord done = Doc("a", "j1", 1);
+  done.status = "SUCCESS";
+  std::vector<KbChunkRecord> chunks;
+  for (int i = 0; i < 1234; ++i) {  // more than one INSERT statement's worth on PostgreSQL
+    KbChunkRecord c = Chunk("a", i, "text " + std::to_string(i));
+    c.vector = {static_cast<float>(i), -1.5f, 1e-7f};
+    if (i % 3 == 0) c.vector.clear();  // no vector: stored as none
+    chunks.push_back(std::move(c));
+  }
+  ASSERT_TRUE(*store_->FinishKbDoc(done, chunks));
+  auto loaded = store_->LoadKbChunks("w", "kb");
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    EXPECT_EQ((*loaded)[i].position, chunks[i].position);
+    EXPECT_EQ((*loaded)[i].text, chunks[i].text);
+    EXPECT_EQ((*loaded)[i].vector, chunks[i].vector);
+    EXPECT_EQ((*loaded)[i].vector_model, "m");
+  }
+}
+
+TEST_P(KbStoreTest, ChunksOfSeveralDocumentsComeByDocumentThenPosition) {
+  for (const char* id : {"b", "a", "B"}) {
+    ASSERT_TRUE(store_->PutKbDoc(Doc(id, "j", 1)).ok());
+    KbDocRecord done = Doc(id, "j", 1);
+    done.status = "SUCCESS";
+    ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk(id, 1, "second"), Chunk(id, 0, "first")}));
+  }
+  auto loaded = store_->LoadKbChunks("w", "kb");
+  ASSERT_TRUE(loaded.ok());
+  std::vector<std::string> order;
+  for (const auto& c : *loaded) order.push_back(c.doc_id + std::to_string(c.position));
+  // Byte order of ids ("B" < "a"), whatever the database's collation.
+  EXPECT_EQ(order, (std::vector<std::string>{"B0", "B1", "a0", "a1", "b0", "b1"}));
+}
+
+// --- PostgreSQL only: what several nodes on one store rely on ---
+
+TEST_P(KbStoreTest, WritesBumpTheScopeVersion) {
+  if (!is_postgres()) GTEST_SKIP() << "scope versions belong to shared stores";
+  EXPECT_EQ(Version(), 0);
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
+  const int64_t after_put = Version();
+  EXPECT_GT(after_put, 0);
+
+  KbDocRecord stale = Doc("a", "other-job", 1);
+  stale.status = "SUCCESS";
+  EXPECT_FALSE(*store_->FinishKbDoc(stale, {}));
+  EXPECT_EQ(Version(), after_put) << "a stale job writes nothing, not even a version";
+
+  KbDocRecord done = Doc("a", "j1", 1);
+  done.status = "SUCCESS";
+  ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk("a", 0, "x")}));
+  const int64_t after_finish = Version();
+  EXPECT_GT(after_finish, after_put);
+
+  EXPECT_TRUE(*store_->DeleteKbDoc("w", "kb", "a"));
+  const int64_t after_delete = Version();
+  EXPECT_GT(after_delete, after_finish);
+  EXPECT_FALSE(*store_->DeleteKbDoc("w", "kb", "a"));
+  EXPECT_EQ(Version(), after_delete);
+
+  EXPECT_EQ(Version("other"), 0) << "another knowledge base is another scope";
+}
+
+TEST_P(KbStoreTest, RefusesNulBytes) {
+  if (!is_postgres()) GTEST_SKIP() << "SQLite text holds NUL bytes";
+  KbDocRecord doc = Doc("a", "j1", 1);
+  doc.title = std::string("bad\0title", 9);
+  Status st = store_->PutKbDoc(doc);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidParameter);
+  EXPECT_NE(st.message().find("title"), std::string::npos) << st.message();
+
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
+  KbDocRecord done = Doc("a", "j1", 1);
+  done.status = "SUCCESS";
+  auto applied = store_->FinishKbDoc(done, {Chunk("a", 0, std::string("x\0y", 3))});
+  EXPECT_EQ(applied.status().code(), StatusCode::kInvalidParameter);
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->status, "PROCESSING");
+  // A key with a NUL byte cannot name a stored document (libpq would cut it to "a").
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", std::string("a\0b", 3)).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_P(KbStoreTest, AnotherNodeTakesOverWhenTheLeaseRunsOut) {
+  if (!is_postgres()) GTEST_SKIP() << "job leases belong to shared stores";
+  store_.reset();
+  auto a = OpenStore({.node_id = "a", .lease = 300ms});
+  auto b = OpenStore({.node_id = "b", .lease = 300ms});
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->PutKbDoc(Doc("d", "j1", 1)).ok());
+
+  EXPECT_TRUE(b->UnfinishedKbDocs()->empty()) << "node a holds the document";
+  std::this_thread::sleep_for(700ms);  // over two leases: a renews meanwhile
+  EXPECT_TRUE(b->UnfinishedKbDocs()->empty()) << "node a renewed its lease";
+  EXPECT_TRUE(a->UnfinishedKbDocs()->empty()) << "a node is not handed its own jobs again";
+
+  a.reset();  // node a dies
+  std::this_thread::sleep_for(450ms);
+  auto claimed = b->UnfinishedKbDocs();
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  ASSERT_EQ(claimed->size(), 1u);
+  EXPECT_EQ((*claimed)[0].id, "d");
+  EXPECT_EQ((*claimed)[0].job_id, "j1");
+  EXPECT_TRUE(b->UnfinishedKbDocs()->empty()) << "claimed once";
+
+  // b finishes it as its own.
+  KbDocRecord done = Doc("d", "j1", 1);
+  done.status = "SUCCESS";
+  EXPECT_TRUE(*b->FinishKbDoc(done, {}));
+}
+
+TEST_P(KbStoreTest, ANodeRestartedUnderItsNameResumesItsDocumentsAtOnce) {
+  if (!is_postgres()) GTEST_SKIP() << "job leases belong to shared stores";
+  store_.reset();
+  auto a = OpenStore({.node_id = "a"});  // the default lease: 30 s
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a->PutKbDoc(Doc("d", "j1", 1)).ok());
+  a.reset();
+  a = OpenStore({.node_id = "a"});  // e.g. serve --node-id a, restarted
+  ASSERT_NE(a, nullptr);
+  auto resumed = a->UnfinishedKbDocs();
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  ASSERT_EQ(resumed->size(), 1u);
+  EXPECT_EQ((*resumed)[0].id, "d");
+  EXPECT_TRUE(a->UnfinishedKbDocs()->empty());
+}
+
+ENGRAM_INSTANTIATE_STORE_BACKENDS(KbStoreTest);
+
+}  // namespace
+}  // namespace engram

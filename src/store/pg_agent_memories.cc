@@ -1,0 +1,320 @@
+// PgStore: agent memories (memory API V4), their history and their events (with job leases).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "common/time_util.h"
+#include "store/pg_rows.h"
+#include "store/pg_store.h"
+
+namespace engram {
+
+namespace {
+
+using pg::HasNul;
+
+constexpr const char* kEventColumns =
+    "id, workspace, status, request, result, error_message, created_at, updated_at";
+
+MemoryEventRecord ReadEventRow(const pqxx::row& r) {
+  MemoryEventRecord e;
+  e.id = r[0].as<std::string>();
+  e.workspace = r[1].as<std::string>();
+  e.status = r[2].as<std::string>();
+  e.request_json = r[3].as<std::string>();
+  e.result_json = r[4].as<std::string>();
+  e.error_message = r[5].as<std::string>();
+  e.created_at_us = r[6].as<int64_t>();
+  e.updated_at_us = r[7].as<int64_t>();
+  return e;
+}
+
+Status CheckEventText(const MemoryEventRecord& e) {
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", e.id));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event workspace", e.workspace));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event status", e.status));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event request", e.request_json));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event result", e.result_json));
+  return pg::CheckText("event error message", e.error_message);
+}
+
+// Every text a change writes (its row and its history row).
+Status CheckChangeText(const MemoryChange& c) {
+  const MemoryRecord& m = c.record;
+  switch (c.op) {
+    case MemoryChange::Op::kInsert:
+      return pg::CheckMemoryText(m);
+    case MemoryChange::Op::kUpdate:
+      ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory id", m.id));
+      ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory text", m.text));
+      ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory metadata", m.metadata_json));
+      ENGRAM_RETURN_IF_ERROR(pg::CheckText("vector model", m.vector_model));
+      break;
+    case MemoryChange::Op::kDelete:
+      ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory id", m.id));
+      break;
+  }
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("old memory text", c.old_text));
+  return pg::CheckText("old memory metadata", c.old_metadata_json);
+}
+
+void InsertHistory(pqxx::work& txn, const std::string& workspace, const std::string& event_id,
+                   const MemoryChange& c, int64_t at_us) {
+  const bool has_old = c.op != MemoryChange::Op::kInsert;
+  const bool has_new = c.op != MemoryChange::Op::kDelete;
+  txn.exec_params(
+      "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, old_metadata, "
+      "new_metadata, event_id, at) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+      c.record.id, workspace,
+      std::string(c.op == MemoryChange::Op::kInsert   ? "ADD"
+                  : c.op == MemoryChange::Op::kUpdate ? "UPDATE"
+                                                      : "DELETE"),
+      has_old ? c.old_text.c_str() : nullptr, has_new ? c.record.text.c_str() : nullptr,
+      has_old ? c.old_metadata_json.c_str() : nullptr,
+      has_new ? c.record.metadata_json.c_str() : nullptr, event_id, at_us);
+}
+
+// Applies one update stamped with `version`; false when the memory no longer exists.
+bool UpdateMemory(pqxx::work& txn, const std::string& workspace, const MemoryChange& c,
+                  int64_t version) {
+  const MemoryRecord& m = c.record;
+  constexpr const char* kSql =
+      "UPDATE memories SET text = $1, metadata = $2, updated_at = $3, version = $4{} "
+      "WHERE id = $5 AND workspace = $6 AND kind = 'memory' RETURNING seq";
+  if (!m.vector.empty()) {
+    return !txn.exec_params(fmt::format(kSql, ", vector = $7, vector_model = $8"), m.text,
+                            m.metadata_json, m.updated_at_us, version, m.id, workspace,
+                            pg::VectorBytes(m.vector), m.vector_model)
+                .empty();
+  }
+  // Without a new vector, a metadata-only change keeps the old one; a text change drops it: it
+  // describes the old text, so backfill re-embeds rather than serve it.
+  const char* vector_sql = m.text == c.old_text ? "" : ", vector = NULL, vector_model = ''";
+  return !txn.exec_params(fmt::format(kSql, vector_sql), m.text, m.metadata_json, m.updated_at_us,
+                          version, m.id, workspace)
+              .empty();
+}
+
+}  // namespace
+
+Result<std::vector<MemoryRecord>> PgStore::LoadAgentMemories(std::string_view workspace) {
+  std::vector<MemoryRecord> out;
+  if (HasNul(workspace)) return out;  // never written
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out.clear();
+    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memories WHERE kind = 'memory' AND "
+                                            "workspace = $1 ORDER BY seq",
+                                            pg::kMemoryColumns),
+                                std::string(workspace));
+    for (const auto& r : rows) out.push_back(pg::ReadMemoryRow(r));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch) {
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("workspace", batch.workspace));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", batch.event_id));
+  for (const auto& c : batch.changes) ENGRAM_RETURN_IF_ERROR(CheckChangeText(c));
+  if (batch.finish_event) ENGRAM_RETURN_IF_ERROR(CheckEventText(*batch.finish_event));
+  const std::string scope = ScopeKeyAgentMemories(batch.workspace);
+
+  MemoryChangeOutcome outcome;
+  Status st = pool_->Write([&](pqxx::work& txn) -> Status {
+    outcome = {};
+    // First: the scope's row lock serialises this workspace's writers, and the version tells
+    // whether another node wrote since the caller planned these changes.
+    const int64_t version = pg::BumpScopeVersion(txn, scope);
+    if (batch.expected_version && version != *batch.expected_version + 1) {
+      return Status::Conflict(
+          fmt::format("agent memories of workspace {} changed meanwhile (version {}, expected {})",
+                      batch.workspace, version - 1, *batch.expected_version));
+    }
+    // A node stalled past its lease may finish an event another node already finished: the
+    // first end stands, and this batch writes nothing.
+    if (batch.finish_event) {
+      pqxx::result cur = txn.exec_params(
+          "SELECT status FROM memory_events WHERE id = $1 FOR UPDATE", batch.finish_event->id);
+      if (!cur.empty()) {
+        const std::string status = cur[0][0].as<std::string>();
+        if (status == "SUCCEEDED" || status == "FAILED") {
+          return Status::Conflict(
+              fmt::format("event {} was already finished ({})", batch.finish_event->id, status));
+        }
+      }
+    }
+    const int64_t now = NowMicros();
+    for (const auto& c : batch.changes) {
+      bool applied = true;
+      switch (c.op) {
+        case MemoryChange::Op::kInsert: {
+          MemoryRecord m = c.record;
+          m.workspace = batch.workspace;
+          pg::InsertMemoryRow(txn, "memory", version, m);
+          outcome.inserted.push_back(std::move(m));
+          break;
+        }
+        case MemoryChange::Op::kUpdate:
+          applied = UpdateMemory(txn, batch.workspace, c, version);
+          break;
+        case MemoryChange::Op::kDelete:
+          applied = !txn.exec_params(
+                            "DELETE FROM memories WHERE id = $1 AND workspace = $2 AND "
+                            "kind = 'memory' RETURNING seq",
+                            c.record.id, batch.workspace)
+                         .empty();
+          // Nodes that cached the memory learn of the deletion from the tombstone.
+          if (applied) {
+            txn.exec_params(
+                "INSERT INTO memory_tombstones(workspace, id, version) VALUES($1, $2, $3) "
+                "ON CONFLICT DO NOTHING",
+                batch.workspace, c.record.id, version);
+          }
+          break;
+      }
+      outcome.applied.push_back(applied);
+      if (applied) InsertHistory(txn, batch.workspace, batch.event_id, c, now);
+    }
+    if (batch.finish_event) {
+      const MemoryEventRecord& e = *batch.finish_event;
+      txn.exec_params(
+          "UPDATE memory_events SET status = $1, result = $2, error_message = $3, updated_at = $4 "
+          "WHERE id = $5",
+          e.status, e.result_json, e.error_message, now, e.id);
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return outcome;
+}
+
+Result<std::vector<HistoryRecord>> PgStore::GetHistory(std::string_view workspace,
+                                                       std::string_view memory_id) {
+  std::vector<HistoryRecord> out;
+  if (HasNul(workspace) || HasNul(memory_id)) return out;  // never written
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out.clear();
+    auto rows = txn.exec_params(
+        "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, event_id, "
+        "at FROM memory_history WHERE workspace = $1 AND memory_id = $2 ORDER BY seq",
+        std::string(workspace), std::string(memory_id));
+    auto optional_text = [](const pqxx::field& f) -> std::optional<std::string> {
+      if (f.is_null()) return std::nullopt;
+      return f.as<std::string>();
+    };
+    for (const auto& r : rows) {
+      HistoryRecord h;
+      h.seq = r[0].as<int64_t>();
+      h.memory_id = r[1].as<std::string>();
+      h.event = r[2].as<std::string>();
+      h.old_text = optional_text(r[3]);
+      h.new_text = optional_text(r[4]);
+      h.old_metadata_json = optional_text(r[5]);
+      h.new_metadata_json = optional_text(r[6]);
+      h.event_id = r[7].as<std::string>();
+      h.at_us = r[8].as<int64_t>();
+      out.push_back(std::move(h));
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status PgStore::InsertEvent(const MemoryEventRecord& event) {
+  ENGRAM_RETURN_IF_ERROR(CheckEventText(event));
+  return pool_->Write([&](pqxx::work& txn) -> Status {
+    // This node runs the event: the lease keeps other nodes off it while the renewer extends it.
+    const int64_t lease_until = pg::DbNowMicros(txn) + lease_us();
+    txn.exec_params(fmt::format("INSERT INTO memory_events({}, lease_owner, lease_until) "
+                                "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                                kEventColumns),
+                    event.id, event.workspace, event.status, event.request_json, event.result_json,
+                    event.error_message, event.created_at_us, event.updated_at_us, options_.node_id,
+                    lease_until);
+    return Status::Ok();
+  });
+}
+
+Status PgStore::UpdateEventStatus(std::string_view id, std::string_view status,
+                                  std::string_view error_message) {
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", id));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event status", status));
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event error message", error_message));
+  return pool_->Write([&](pqxx::work& txn) -> Status {
+    txn.exec_params(
+        "UPDATE memory_events SET status = $1, error_message = $2, updated_at = $3 WHERE id = $4",
+        std::string(status), std::string(error_message), NowMicros(), std::string(id));
+    return Status::Ok();
+  });
+}
+
+Result<MemoryEventRecord> PgStore::GetEvent(std::string_view workspace, std::string_view id) {
+  std::optional<MemoryEventRecord> found;
+  if (!HasNul(workspace) && !HasNul(id)) {
+    Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+      found.reset();
+      auto rows = txn.exec_params(
+          fmt::format("SELECT {} FROM memory_events WHERE id = $1 AND workspace = $2",
+                      kEventColumns),
+          std::string(id), std::string(workspace));
+      if (!rows.empty()) found = ReadEventRow(rows[0]);
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+  }
+  if (!found) return Status::NotFound(fmt::format("event {} not found", id));
+  return *std::move(found);
+}
+
+Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
+  std::vector<MemoryEventRecord> out;
+  Status st = pool_->Write([&](pqxx::work& txn) -> Status {
+    out.clear();
+    // Claims the unfinished events whose lease ran out (their node died, or never renewed):
+    // SKIP LOCKED lets nodes polling together split them instead of queueing on each other.
+    const int64_t now = pg::DbNowMicros(txn);
+    auto rows = txn.exec_params(
+        fmt::format("UPDATE memory_events SET lease_owner = $1, lease_until = $2 WHERE id IN ("
+                    "SELECT id FROM memory_events WHERE status IN ('PENDING', 'RUNNING') AND "
+                    "lease_until < $3 ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED) "
+                    "RETURNING {}",
+                    kEventColumns),
+        options_.node_id, now + lease_us(), now);
+    for (const auto& r : rows) out.push_back(ReadEventRow(r));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  std::sort(out.begin(), out.end(), [](const MemoryEventRecord& a, const MemoryEventRecord& b) {
+    return std::tie(a.created_at_us, a.id) < std::tie(b.created_at_us, b.id);
+  });
+  return out;
+}
+
+Result<ScopeDelta> PgStore::LoadAgentMemoriesSince(std::string_view workspace, int64_t since) {
+  ScopeDelta delta;
+  if (HasNul(workspace)) return delta;  // never written: nothing changed
+  const std::string key = ScopeKeyAgentMemories(workspace);
+  // One snapshot: a writer bumps the version and writes its rows and tombstones in one
+  // transaction, so what is read here is exactly the changes up to the version read.
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    delta = {};
+    delta.version = pg::ReadScopeVersion(txn, key);
+    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memories WHERE kind = 'memory' AND "
+                                            "workspace = $1 AND version > $2 ORDER BY seq",
+                                            pg::kMemoryColumns),
+                                std::string(workspace), since);
+    for (const auto& r : rows) delta.upserts.push_back(pg::ReadMemoryRow(r));
+    auto removed = txn.exec_params(
+        "SELECT id FROM memory_tombstones WHERE workspace = $1 AND version > $2 ORDER BY version",
+        std::string(workspace), since);
+    for (const auto& r : removed) delta.removed_ids.push_back(r[0].as<std::string>());
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return delta;
+}
+
+}  // namespace engram

@@ -1,0 +1,160 @@
+#include "store/pg_pool.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace engram::pg {
+
+namespace {
+
+bool Retryable(const std::exception& e) {
+  return dynamic_cast<const pqxx::serialization_failure*>(&e) != nullptr ||
+         dynamic_cast<const pqxx::deadlock_detected*>(&e) != nullptr;
+}
+
+}  // namespace
+
+Status FromException(const std::exception& e, std::string_view what) {
+  if (dynamic_cast<const pqxx::unique_violation*>(&e) != nullptr) {
+    return Status::Conflict(fmt::format("{}: {}", what, e.what()));
+  }
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
+    return Status::Unavailable(fmt::format("{}: database unavailable: {}", what, e.what()));
+  }
+  return Status::Internal(fmt::format("{}: {}", what, e.what()));
+}
+
+Result<std::unique_ptr<Pool>> Pool::Open(PoolOptions options) {
+  if (options.connections < 1) return Status::InvalidParameter("pool needs at least 1 connection");
+  std::unique_ptr<Pool> pool(new Pool(std::move(options)));
+  for (int i = 0; i < pool->options_.connections; ++i) {
+    try {
+      pool->idle_.push_back(std::make_unique<pqxx::connection>(pool->options_.url));
+      pool->idle_.back()->set_variable("statement_timeout",
+                                       std::to_string(pool->options_.statement_timeout.count()));
+    } catch (const std::exception& e) {
+      return FromException(e, "connecting to PostgreSQL");
+    }
+    ++pool->open_;
+  }
+  return pool;
+}
+
+Pool::~Pool() = default;
+
+Result<pqxx::connection*> Pool::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, options_.acquire_timeout, [&] { return !idle_.empty(); })) {
+    return Status::Unavailable("no free database connection");
+  }
+  pqxx::connection* conn = idle_.back().release();
+  idle_.pop_back();
+  return conn;
+}
+
+void Pool::Release(pqxx::connection* conn, bool broken) {
+  std::unique_ptr<pqxx::connection> owned(conn);
+  if (broken || !owned->is_open()) {
+    // Replace it now; if the database is down, keep the dead one: its next use fails fast and
+    // tries again.
+    try {
+      auto fresh = std::make_unique<pqxx::connection>(options_.url);
+      fresh->set_variable("statement_timeout", std::to_string(options_.statement_timeout.count()));
+      owned = std::move(fresh);
+    } catch (const std::exception&) {
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(owned));
+  }
+  cv_.notify_one();
+}
+
+Status Pool::Run(const std::function<Status(pqxx::connection&)>& fn, bool retry) {
+  for (int attempt = 0;; ++attempt) {
+    auto conn = Acquire();
+    if (!conn.ok()) return conn.status();
+    bool broken = false;
+    Status st;
+    try {
+      st = fn(**conn);
+    } catch (const std::exception& e) {
+      broken = dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr;
+      if (retry && Retryable(e) && attempt < options_.max_retries) {
+        Release(*conn, false);
+        continue;
+      }
+      st = FromException(e, "database");
+    }
+    Release(*conn, broken);
+    return st;
+  }
+}
+
+Status Pool::Write(const std::function<Status(pqxx::work&)>& fn) {
+  return Run(
+      [&](pqxx::connection& conn) -> Status {
+        pqxx::work txn(conn);
+        Status st = fn(txn);
+        if (!st.ok()) {
+          txn.abort();
+          return st;
+        }
+        txn.commit();
+        return Status::Ok();
+      },
+      /*retry=*/true);
+}
+
+Status Pool::Read(const std::function<Status(pqxx::transaction_base&)>& fn) {
+  return Run(
+      [&](pqxx::connection& conn) -> Status {
+        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> txn(conn);
+        Status st = fn(txn);
+        txn.commit();
+        return st;
+      },
+      /*retry=*/true);
+}
+
+Status Pool::WithConnection(const std::function<Status(pqxx::connection&)>& fn) {
+  return Run(fn, /*retry=*/false);
+}
+
+pqxx::binarystring VectorBytes(const std::vector<float>& v) {
+  static_assert(sizeof(float) == 4);
+  return pqxx::binarystring(v.data(), v.size() * sizeof(float));
+}
+
+std::vector<float> VectorFromField(const pqxx::field& f) {
+  if (f.is_null()) return {};
+  pqxx::binarystring bytes(f);
+  std::vector<float> v(bytes.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+int64_t DbNowMicros(pqxx::transaction_base& txn) {
+  return txn.exec("SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0][0]
+      .as<int64_t>();
+}
+
+int64_t BumpScopeVersion(pqxx::transaction_base& txn, const std::string& scope_key) {
+  return txn
+      .exec_params1(
+          "INSERT INTO scope_versions(scope, version) VALUES ($1, 1) "
+          "ON CONFLICT (scope) DO UPDATE SET version = scope_versions.version + 1 "
+          "RETURNING version",
+          scope_key)[0]
+      .as<int64_t>();
+}
+
+int64_t ReadScopeVersion(pqxx::transaction_base& txn, const std::string& scope_key) {
+  auto r = txn.exec_params("SELECT version FROM scope_versions WHERE scope = $1", scope_key);
+  return r.empty() ? 0 : r[0][0].as<int64_t>();
+}
+
+}  // namespace engram::pg

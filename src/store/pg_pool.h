@@ -1,0 +1,80 @@
+// PgPool: a fixed set of libpqxx connections to one PostgreSQL database, handed out one caller at a
+// time, and the helpers every PgStore file uses to run a transaction and turn libpqxx exceptions
+// into Status values (libpqxx reports everything by exception; nothing above store/ sees one).
+//
+// A connection that breaks is replaced on its next use, so a PostgreSQL restart costs the requests
+// in flight, not the node. Transactions that fail with a serialization failure or a deadlock are
+// run again (at most `max_retries` times): the caller's function must therefore only touch the
+// transaction and its own locals.
+//
+// Thread-safety: all methods are safe to call concurrently.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace engram::pg {
+
+struct PoolOptions {
+  std::string url;  // libpq connection string or postgresql:// URI
+  int connections = 8;
+  std::chrono::milliseconds acquire_timeout{10000};  // waiting for a free connection
+  std::chrono::milliseconds statement_timeout{30000};
+  int max_retries = 5;  // serialization failures and deadlocks
+};
+
+class Pool {
+ public:
+  // Connects every connection now, so a wrong URL fails at start-up with libpq's message.
+  static Result<std::unique_ptr<Pool>> Open(PoolOptions options);
+  ~Pool();
+
+  // Runs fn(txn) in a read-write transaction (READ COMMITTED) and commits it. fn returns a Status;
+  // a non-OK Status rolls back. Exceptions from libpqxx become Status values.
+  Status Write(const std::function<Status(pqxx::work&)>& fn);
+  // Runs fn(txn) in a REPEATABLE READ READ ONLY transaction: every statement sees one snapshot.
+  Status Read(const std::function<Status(pqxx::transaction_base&)>& fn);
+  // Runs fn(conn) on a pooled connection outside any transaction (LISTEN, DDL with its own locks).
+  Status WithConnection(const std::function<Status(pqxx::connection&)>& fn);
+
+ private:
+  explicit Pool(PoolOptions options) : options_(std::move(options)) {}
+  Result<pqxx::connection*> Acquire();
+  void Release(pqxx::connection* conn, bool broken);
+  Status Run(const std::function<Status(pqxx::connection&)>& fn, bool retry);
+
+  PoolOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
+  int open_ = 0;  // guarded by mu_: connections handed out + idle
+};
+
+// The Status for a libpqxx / std exception (unique violation → kConflict, broken connection →
+// kUnavailable, everything else kInternal), with `what` naming the operation.
+Status FromException(const std::exception& e, std::string_view what);
+
+// float32 vectors as little-endian bytes (BYTEA), as SQLite stores them.
+pqxx::binarystring VectorBytes(const std::vector<float>& v);
+std::vector<float> VectorFromField(const pqxx::field& f);
+
+// The database clock in microseconds since the epoch (leases use it so node clocks may differ).
+int64_t DbNowMicros(pqxx::transaction_base& txn);
+
+// Bumps the version of `scope_key` (creating it at 1) and returns the new version. Takes the row
+// lock that serialises the scope's writers until the transaction ends; call it before writing the
+// scope's rows, and bump several scopes in sorted key order so writers never deadlock.
+int64_t BumpScopeVersion(pqxx::transaction_base& txn, const std::string& scope_key);
+// 0 when the scope was never written.
+int64_t ReadScopeVersion(pqxx::transaction_base& txn, const std::string& scope_key);
+
+}  // namespace engram::pg

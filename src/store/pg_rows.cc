@@ -1,0 +1,84 @@
+#include "store/pg_rows.h"
+
+#include <fmt/format.h>
+
+#include "store/pg_pool.h"
+
+namespace engram::pg {
+
+const char* const kMemoryColumns =
+    "seq, id, workspace, user_id, agent_id, run_id, session_id, role, text, parts, metadata, "
+    "source_ts, position, created_at, updated_at, vector_model, vector, expires_at";
+
+MemoryRecord ReadMemoryRow(const pqxx::row& r) {
+  MemoryRecord m;
+  m.seq = r[0].as<int64_t>();
+  m.id = r[1].as<std::string>();
+  m.workspace = r[2].as<std::string>();
+  m.user_id = r[3].as<std::string>();
+  m.agent_id = r[4].as<std::string>();
+  m.run_id = r[5].as<std::string>();
+  m.session_id = r[6].as<std::string>();
+  m.role = r[7].as<std::string>();
+  m.text = r[8].as<std::string>();
+  if (!r[9].is_null()) m.parts_json = r[9].as<std::string>();
+  m.metadata_json = r[10].as<std::string>();
+  if (!r[11].is_null()) m.source_ts_us = r[11].as<int64_t>();
+  m.position = r[12].as<int32_t>();
+  m.created_at_us = r[13].as<int64_t>();
+  m.updated_at_us = r[14].as<int64_t>();
+  // As in SQLite, the model is only reported beside a vector.
+  if (!r[16].is_null()) {
+    m.vector_model = r[15].as<std::string>();
+    m.vector = VectorFromField(r[16]);
+  }
+  if (!r[17].is_null()) m.expires_at_us = r[17].as<int64_t>();
+  return m;
+}
+
+Status CheckText(std::string_view field, std::string_view value) {
+  if (value.find('\0') == std::string_view::npos) return Status::Ok();
+  return Status::InvalidParameter(fmt::format("{}: text contains a NUL character", field));
+}
+
+Status CheckText(std::initializer_list<std::pair<std::string_view, const char*>> fields) {
+  for (const auto& [value, name] : fields) ENGRAM_RETURN_IF_ERROR(CheckText(name, value));
+  return Status::Ok();
+}
+
+Status CheckMemoryText(const MemoryRecord& m) {
+  ENGRAM_RETURN_IF_ERROR(CheckText("memory id", m.id));
+  ENGRAM_RETURN_IF_ERROR(CheckText("workspace", m.workspace));
+  ENGRAM_RETURN_IF_ERROR(CheckText("user_id", m.user_id));
+  ENGRAM_RETURN_IF_ERROR(CheckText("agent_id", m.agent_id));
+  ENGRAM_RETURN_IF_ERROR(CheckText("run_id", m.run_id));
+  ENGRAM_RETURN_IF_ERROR(CheckText("session_id", m.session_id));
+  ENGRAM_RETURN_IF_ERROR(CheckText("role", m.role));
+  ENGRAM_RETURN_IF_ERROR(CheckText("memory text", m.text));
+  ENGRAM_RETURN_IF_ERROR(CheckText("memory parts", m.parts_json));
+  ENGRAM_RETURN_IF_ERROR(CheckText("memory metadata", m.metadata_json));
+  return CheckText("vector model", m.vector_model);
+}
+
+void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,
+                     MemoryRecord& m) {
+  const bool has_vector = !m.vector.empty();
+  const std::optional<std::string> parts =
+      m.parts_json.empty() ? std::nullopt : std::optional<std::string>(m.parts_json);
+  const std::optional<std::string> source_ts = IntOrNull(m.source_ts_us);
+  const std::optional<std::string> expires_at = IntOrNull(m.expires_at_us);
+  // A memory without a vector stores neither vector nor model (SQLite has no vector row then).
+  m.seq = txn.exec_params1(
+                 "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, "
+                 "text, parts, metadata, source_ts, position, created_at, updated_at, kind, "
+                 "expires_at, version, vector_model, vector) VALUES($1, $2, $3, $4, $5, $6, $7, "
+                 "$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
+                 "CASE WHEN $19 THEN $20::bytea END) RETURNING seq",
+                 m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text,
+                 OrNull(parts), m.metadata_json, OrNull(source_ts), m.position, m.created_at_us,
+                 m.updated_at_us, std::string(kind), OrNull(expires_at), version,
+                 has_vector ? m.vector_model : std::string(), has_vector, VectorBytes(m.vector))[0]
+              .as<int64_t>();
+}
+
+}  // namespace engram::pg

@@ -1,0 +1,123 @@
+// PgStore: the Store on PostgreSQL (libpqxx 6.4), for several Engram nodes sharing one database.
+// PostgreSQL is the system of record; a write returns OK after its transaction committed
+// (synchronous_commit as the server is configured: on by default, so the WAL is flushed).
+//
+// What several nodes need (schema: migrations/postgres/0001_init.sql; design: docs/scale-out.md):
+//   * scope versions: every write bumps its scopes' counters first (serialising one scope's
+//   writers)
+//     and stamps its rows, so ScopeVersion() + Load*Since() bring a node's cached shard up to date
+//     with only the rows that changed;
+//   * idempotency across nodes: a request_id's row is inserted in the write's transaction; a
+//     concurrent retry on another node waits for that transaction and then sees the stored answer;
+//   * job leases: InsertEvent / InsertSkillTask / PutKbDoc give the job to this node for `lease`;
+//     a background thread renews the leases of this node's unfinished jobs every lease / 3; the
+//     Unfinished*() calls claim (FOR UPDATE SKIP LOCKED) jobs whose lease ran out, i.e. jobs of
+//     nodes that died, and jobs never claimed.
+// Migrations run under an advisory lock, so nodes starting together apply them once.
+//
+// Thread-safety: all public methods are safe to call concurrently.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/migrations.h"
+#include "store/pg_pool.h"
+#include "store/store.h"
+
+namespace engram {
+
+struct PgStoreOptions {
+  std::string url;      // postgresql://user:password@host:port/database (libpq syntax)
+  int connections = 8;  // pool size
+  std::string node_id;  // this node's name in job leases; empty = a new random id
+  // A job whose node stopped renewing its lease is taken over by another node after this long.
+  std::chrono::milliseconds lease{30000};
+  std::chrono::milliseconds statement_timeout{30000};
+};
+
+class PgStore final : public Store {
+ public:
+  // Connects, applies pending migrations and starts the lease renewer.
+  static Result<std::unique_ptr<PgStore>> Open(PgStoreOptions options);
+  ~PgStore() override;  // stops the lease renewer
+
+  // --- Leaderboard messages, vectors, images --- (pg_messages.cc)
+  Result<AddOutcome> Add(AddBatch batch) override;
+  Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
+                                              std::string_view user_id) override;
+  Status PutVectors(const std::vector<VectorUpdate>& updates) override;
+  // --- Agent memories --- (pg_agent_memories.cc)
+  Result<std::vector<MemoryRecord>> LoadAgentMemories(std::string_view workspace) override;
+  Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override;
+  Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
+                                                std::string_view memory_id) override;
+  Status InsertEvent(const MemoryEventRecord& event) override;
+  Status UpdateEventStatus(std::string_view id, std::string_view status,
+                           std::string_view error_message) override;
+  Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) override;
+  Result<std::vector<MemoryEventRecord>> UnfinishedEvents() override;
+  // --- Skills --- (pg_skills.cc)
+  Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) override;
+  Result<SkillRecord> GetSkill(std::string_view workspace, std::string_view id) override;
+  Result<std::vector<SkillVersionRecord>> GetSkillVersions(std::string_view workspace,
+                                                           std::string_view id) override;
+  Status ApplySkillChanges(SkillChangeBatch batch) override;
+  Status InsertSkillTask(const SkillTaskRecord& task) override;
+  Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override;
+  Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
+  // --- Knowledge bases --- (pg_kb.cc)
+  Status PutKbDoc(const KbDocRecord& doc) override;
+  Result<bool> FinishKbDoc(const KbDocRecord& doc,
+                           const std::vector<KbChunkRecord>& chunks) override;
+  Result<KbDocRecord> GetKbDoc(std::string_view workspace, std::string_view kb_id,
+                               std::string_view id) override;
+  Result<std::vector<KbDocRecord>> ListKbDocs(std::string_view workspace, std::string_view kb_id,
+                                              size_t offset, size_t limit, size_t* total) override;
+  Result<bool> DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
+                           std::string_view id) override;
+  Result<std::vector<KbChunkRecord>> LoadKbChunks(std::string_view workspace,
+                                                  std::string_view kb_id) override;
+  Result<std::vector<KbDocRecord>> UnfinishedKbDocs() override;
+  // --- Several nodes ---
+  bool shared() const override { return true; }
+  Result<int64_t> ScopeVersion(const std::string& scope_key) override;  // pg_store.cc
+  Result<ScopeDelta> LoadScopeSince(std::string_view workspace, std::string_view user_id,
+                                    int64_t since) override;  // pg_messages.cc
+  Result<ScopeDelta> LoadAgentMemoriesSince(std::string_view workspace,
+                                            int64_t since) override;  // pg_agent_memories.cc
+
+  Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
+  // --- pg_store.cc ---
+  Status CheckWritable() override;
+  Stats GetStats() override;
+
+  int schema_version() const { return schema_version_; }
+  const std::string& node_id() const { return options_.node_id; }
+
+ private:
+  explicit PgStore(PgStoreOptions options) : options_(std::move(options)) {}
+  Status Init();
+  void RenewLoop();
+  int64_t lease_us() const { return options_.lease.count() * 1000; }
+
+  PgStoreOptions options_;
+  std::unique_ptr<pg::Pool> pool_;
+  int schema_version_ = 0;
+
+  std::mutex renew_mu_;
+  std::condition_variable renew_cv_;
+  bool stopping_ = false;  // guarded by renew_mu_
+  std::thread renewer_;
+};
+
+// Applies every migration newer than the database's schema_migrations version, under an advisory
+// lock, each in its own transaction; returns the resulting version.
+Result<int> ApplyPgMigrations(pg::Pool& pool, const std::vector<Migration>& migrations);
+
+}  // namespace engram

@@ -1,0 +1,56 @@
+#include "store/skill_rows.h"
+
+#include <nlohmann/json.hpp>
+
+namespace engram::skill_rows {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Invalid UTF-8 is replaced rather than thrown on: a stored row must always be writable.
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+std::string EncodeList(const std::vector<std::string>& list) { return Dump(json(list)); }
+
+std::vector<std::string> DecodeList(const std::string& text) {
+  std::vector<std::string> out;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::string EncodeFiles(const std::map<std::string, std::string>& files) {
+  return Dump(json(files));
+}
+
+std::map<std::string, std::string> DecodeFiles(const std::string& text) {
+  std::map<std::string, std::string> out;
+  json files = json::parse(text, nullptr, false);
+  if (!files.is_object()) return out;
+  for (const auto& [path, content] : files.items()) {
+    if (content.is_string()) out.emplace(path, content.get<std::string>());
+  }
+  return out;
+}
+
+std::string Snapshot(const SkillRecord& r) {
+  json meta = json::parse(r.metadata_json, nullptr, false);
+  return Dump({{"name", r.name},
+               {"description", r.description},
+               {"version", r.version},
+               {"agent_id", r.agent_id},
+               {"tags", r.tags},
+               {"triggers", r.triggers},
+               {"license", r.license},
+               {"metadata", meta.is_object() ? meta : json::object()},
+               {"files", r.files},
+               {"updated_at_us", r.updated_at_us}});
+}
+
+}  // namespace engram::skill_rows

@@ -1,0 +1,67 @@
+// StoreBackendTest: runs a store test against every backend. The parameter is "sqlite" (a database
+// file in a temporary directory) or "postgres" (a fresh database on the throw-away test cluster;
+// the test skips with a message when no cluster is configured, see pg_test_db.h).
+//
+//   class MyTest : public engram::testing::StoreBackendTest {};
+//   TEST_P(MyTest, Something) { auto store = OpenStore(); ... }
+//   ENGRAM_INSTANTIATE_STORE_BACKENDS(MyTest);
+//
+// OpenStore() may be called again to get a second Store on the same data: a restart (after the
+// first one is destroyed) or, on PostgreSQL, a second node beside the first.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "pg_test_db.h"
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
+
+namespace engram::testing {
+
+class StoreBackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (backend() == "postgres") {
+      pg_ = PgTestDatabase::Create();
+      if (!pg_) GTEST_SKIP() << PgTestDatabase::kSkipMessage;
+    } else {
+      char tmpl[] = "/tmp/engram-store-XXXXXX";
+      dir_ = mkdtemp(tmpl);
+    }
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  const std::string& backend() const { return GetParam(); }
+  bool is_postgres() const { return backend() == "postgres"; }
+
+  // `pg` sets the PostgreSQL options other than the URL (node id, lease); SQLite ignores it.
+  std::unique_ptr<Store> OpenStore(PgStoreOptions pg = {}) {
+    if (is_postgres()) {
+      pg.url = pg_->url();
+      auto s = PgStore::Open(std::move(pg));
+      EXPECT_TRUE(s.ok()) << s.status().ToString();
+      return s.ok() ? std::unique_ptr<Store>(std::move(s).value()) : nullptr;
+    }
+    auto s = SqliteStore::Open({.path = dir_ + "/engram.db"});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::unique_ptr<Store>(std::move(s).value()) : nullptr;
+  }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<PgTestDatabase> pg_;
+};
+
+}  // namespace engram::testing
+
+#define ENGRAM_INSTANTIATE_STORE_BACKENDS(fixture)                \
+  INSTANTIATE_TEST_SUITE_P(                                       \
+      Backends, fixture, ::testing::Values("sqlite", "postgres"), \
+      [](const ::testing::TestParamInfo<std::string>& info) { return info.param; })
