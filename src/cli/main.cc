@@ -169,6 +169,23 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--ocr-timeout-ms", serve.ocr_timeout_ms, "OCR time per image")
       ->envname("ENGRAM_OCR_TIMEOUT_MS")->capture_default_str();
   // --- end OCR ---
+  // --- Several nodes ---
+  serve_cmd->add_option("--store-url", serve.store_url,
+                        "PostgreSQL URL shared by several nodes (default: SQLite in --data-dir)")
+      ->envname("ENGRAM_STORE_URL");
+  serve_cmd->add_option("--store-connections", serve.store_connections, "PostgreSQL connections")
+      ->envname("ENGRAM_STORE_CONNECTIONS")->capture_default_str();
+  serve_cmd->add_option("--node-id", serve.node_id, "this node's name in job leases (default: random)")
+      ->envname("ENGRAM_NODE_ID");
+  serve_cmd->add_option("--job-lease-ms", serve.job_lease_ms,
+                        "another node takes over the jobs of a node silent for this long")
+      ->envname("ENGRAM_JOB_LEASE_MS")->capture_default_str();
+  serve_cmd->add_option("--job-poll-ms", serve.job_poll_ms, "how often to look for such jobs")
+      ->envname("ENGRAM_JOB_POLL_MS")->capture_default_str();
+  serve_cmd->add_option("--shard-memory-mb", serve.shard_memory_mb,
+                        "leaderboard index shards kept in RAM at most (LRU; 0 = no limit)")
+      ->envname("ENGRAM_SHARD_MEMORY_MB")->capture_default_str();
+  // --- end several nodes ---
   serve_cmd->add_option("--log-level", serve.log_level, "trace, debug (access log), info, warn, error")
       ->envname("ENGRAM_LOG_LEVEL")->capture_default_str();
 

@@ -28,6 +28,7 @@
 #include "core/skill_service.h"
 #include "index/analyzer.h"
 #include "server/http_server.h"
+#include "store/pg_store.h"
 #include "store/sqlite_store.h"
 
 namespace engram {
@@ -37,6 +38,26 @@ std::string DefaultModelDir() {
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "third_party/model/package/dist";
   return (exe.parent_path().parent_path() / "third_party/model/package/dist").string();
+}
+
+// SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
+Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
+  if (!options.store_url.empty()) {
+    auto pg = PgStore::Open({.url = options.store_url,
+                             .connections = options.store_connections,
+                             .node_id = options.node_id,
+                             .lease = std::chrono::milliseconds(options.job_lease_ms)});
+    if (!pg.ok()) return pg.status();
+    // The URL may carry a password: it is not logged.
+    spdlog::info("store opened: PostgreSQL (schema v{}), node {}", (*pg)->schema_version(),
+                 (*pg)->node_id());
+    return std::unique_ptr<Store>(std::move(pg).value());
+  }
+  auto sqlite =
+      SqliteStore::Open({.path = (std::filesystem::path(options.data_dir) / "engram.db").string()});
+  if (!sqlite.ok()) return sqlite.status();
+  spdlog::info("store opened: {} (schema v{})", options.data_dir, (*sqlite)->schema_version());
+  return std::unique_ptr<Store>(std::move(sqlite).value());
 }
 
 int RunServe(ServeOptions options) {
@@ -59,12 +80,11 @@ int RunServe(ServeOptions options) {
     spdlog::error("cannot create data directory {}: {}", options.data_dir, ec.message());
     return 1;
   }
-  auto store = SqliteStore::Open({.path = (std::filesystem::path(options.data_dir) / "engram.db").string()});
+  auto store = OpenStore(options);
   if (!store.ok()) {
     spdlog::error("cannot open store: {}", store.status().ToString());
     return 1;
   }
-  spdlog::info("store opened: {} (schema v{})", options.data_dir, (*store)->schema_version());
 
   auto auth = ApiKeyAuth::FromSpecs(options.api_keys);
   if (!auth.ok()) {
@@ -116,7 +136,8 @@ int RunServe(ServeOptions options) {
   // The background queue batches on its own and may hold the model for seconds on a long text:
   // it uses the model directly, so query embeddings never queue behind it.
   if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), model.get());
-  ShardRegistry shards((*store).get(), &analyzer, shard_options, backfill.get());
+  ShardRegistry shards((*store).get(), &analyzer, shard_options, backfill.get(),
+                       {.memory_budget_bytes = options.shard_memory_mb << 20});
 
   LeaderboardOptions lb_options;
   lb_options.workspace = options.leaderboard_workspace;
@@ -169,6 +190,7 @@ int RunServe(ServeOptions options) {
   memory_options.shard.vectors = shard_options.vectors;
   memory_options.shard.fusion = lb_options.retrieval.fusion;
   memory_options.event_workers = options.event_workers;
+  memory_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   MemoryService memories((*store).get(), &analyzer, embedder.get(), extractor.get(),
                          memory_options);
   if (Status st = memories.Start(); !st.ok()) {
@@ -196,6 +218,7 @@ int RunServe(ServeOptions options) {
                        .overlap_chars = static_cast<size_t>(options.kb_chunk_overlap)};
   kb_options.documents.pdf_timeout = std::chrono::milliseconds(options.kb_pdf_timeout_ms);
   kb_options.workers = options.kb_workers;
+  kb_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   KbService knowledge((*store).get(), &analyzer, embedder.get(), &doc_fetcher, kb_options);
   if (Status st = knowledge.Start(); !st.ok()) {
     spdlog::error("cannot resume knowledge-base documents: {}", st.ToString());
@@ -228,6 +251,7 @@ int RunServe(ServeOptions options) {
   skill_options.archive.max_files = options.skill_max_files;
   skill_options.archive.max_total_bytes = options.skill_max_bytes;
   skill_options.task_workers = options.skill_workers;
+  skill_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   SkillService skills((*store).get(), &analyzer, embedder.get(), skill_extractor.get(),
                       skill_options);
   if (Status st = skills.Start(); !st.ok()) {
@@ -251,6 +275,12 @@ int RunServe(ServeOptions options) {
     out += "engram_store_bytes " + std::to_string(stats.bytes_on_disk) + "\n";
     out += "# HELP engram_shard_bytes Approximate memory held by loaded shards.\n# TYPE engram_shard_bytes gauge\n";
     out += "engram_shard_bytes " + std::to_string(shards.MemoryBytes()) + "\n";
+    out += "# HELP engram_shard_loads_total Leaderboard shards loaded from the store.\n# TYPE engram_shard_loads_total counter\n";
+    out += "engram_shard_loads_total " + std::to_string(shards.loads()) + "\n";
+    out += "# HELP engram_shard_load_seconds_total Time spent loading shards.\n# TYPE engram_shard_load_seconds_total counter\n";
+    out += "engram_shard_load_seconds_total " + std::to_string(shards.load_micros() / 1e6) + "\n";
+    out += "# HELP engram_shard_evictions_total Shards dropped to stay within --shard-memory-mb.\n# TYPE engram_shard_evictions_total counter\n";
+    out += "engram_shard_evictions_total " + std::to_string(shards.evictions()) + "\n";
     out += "# HELP engram_vector_queue Memories waiting for a vector.\n# TYPE engram_vector_queue gauge\n";
     out += "engram_vector_queue " + std::to_string(backfill_ptr ? backfill_ptr->pending() : 0) + "\n";
     out += "# HELP engram_memory_events_queued Memory events waiting for a worker.\n# TYPE engram_memory_events_queued gauge\n";
@@ -304,7 +334,7 @@ int RunServe(ServeOptions options) {
   // Vectors still being computed are dropped (the backfill redoes them at the next start) rather
   // than holding up shutdown behind a long text in the model.
   bool workers_done = !backfill || backfill->Shutdown(std::chrono::milliseconds(1000));
-  store->reset();  // drains the writer and checkpoints the WAL
+  store->reset();  // SQLite: drains the writer and checkpoints the WAL
   spdlog::info("shutdown complete");
   if (!workers_done) {
     // A worker is still inside the model; it will never touch the (closed) store. Exit without

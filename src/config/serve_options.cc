@@ -97,6 +97,20 @@ Status ServeOptions::Validate() {
     return Status::InvalidParameter("--skill-max-bytes must be between 1024 and 4294967296");
   }
   if (skill_workers < 1 || skill_workers > 64) return Status::InvalidParameter("--skill-workers must be 1-64");
+  // --- Several nodes ---
+  if (!store_url.empty() && store_url.rfind("postgresql://", 0) != 0 &&
+      store_url.rfind("postgres://", 0) != 0) {
+    return Status::InvalidParameter("--store-url must start with postgresql:// or postgres://");
+  }
+  if (store_connections < 1 || store_connections > 256) {
+    return Status::InvalidParameter("--store-connections must be 1-256");
+  }
+  if (job_lease_ms < 1000 || job_lease_ms > 3600000) {
+    return Status::InvalidParameter("--job-lease-ms must be 1000-3600000");
+  }
+  if (job_poll_ms < 100 || job_poll_ms > job_lease_ms) {
+    return Status::InvalidParameter("--job-poll-ms must be between 100 and --job-lease-ms");
+  }
   // --- Knowledge bases ---
   if (kb_chunk_size < 100 || kb_chunk_size > 100000) {
     return Status::InvalidParameter("--kb-chunk-size must be 100-100000");

@@ -77,6 +77,16 @@ struct ServeOptions {
   bool ocr = true;               // read the text of images so searches find it
   int64_t ocr_timeout_ms = 5000;  // per image
   // --- end OCR ---
+  // --- Several nodes (PostgreSQL) ---
+  // A PostgreSQL URL (postgresql://user:password@host:port/db) makes PostgreSQL the store, shared
+  // by every node given the same URL; empty: SQLite in data_dir.
+  std::string store_url;
+  int store_connections = 16;      // connections this node keeps to PostgreSQL
+  std::string node_id;             // this node's name in job leases; empty: a new random id
+  int64_t job_lease_ms = 30000;    // jobs of a node that stopped renewing are taken over after this
+  int64_t job_poll_ms = 2000;      // how often a node looks for such jobs
+  uint64_t shard_memory_mb = 0;    // leaderboard shards kept in RAM at most; 0: no limit
+  // --- end several nodes ---
 
   // Parsed from `listen`.
   std::string host;

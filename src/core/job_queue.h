@@ -6,7 +6,9 @@
 // Ordering: jobs pushed with the same stripe run one at a time and in push order (a scope's events
 // must not overtake each other: "lives in Berlin" then "moved to Lisbon"); jobs without a stripe
 // run as soon as a worker is free. An optional idle callback runs on a worker when no job arrived
-// for `idle_interval` (periodic housekeeping such as purging expired memories).
+// for `idle_interval` (periodic housekeeping such as purging expired memories). An optional poll
+// callback runs on its own thread every `poll_interval` whatever the load: on a shared store it
+// claims the jobs of nodes that died (their lease ran out) and pushes them.
 //
 // Thread-safety: all methods are safe to call concurrently. Shutdown (also run by the destructor)
 // stops taking jobs and waits for the running ones; jobs still queued are dropped.
@@ -33,6 +35,7 @@ class JobQueue {
   struct Options {
     int workers = 1;
     std::chrono::milliseconds idle_interval{0};  // 0: no idle callback
+    std::chrono::milliseconds poll_interval{0};  // 0: no poll callback
   };
 
   JobQueue() = default;
@@ -42,14 +45,20 @@ class JobQueue {
 
   // Starts the workers (once; later calls do nothing). `run` is called on a worker for each job;
   // `idle` (may be empty) as described above.
-  void Start(Options options, std::function<void(Job&)> run, std::function<void()> idle = {}) {
+  // `poll` (may be empty) runs every options.poll_interval on a thread of its own.
+  void Start(Options options, std::function<void(Job&)> run, std::function<void()> idle = {},
+             std::function<void()> poll = {}) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!workers_.empty() || stopping_) return;
     options_ = options;
     run_ = std::move(run);
     idle_ = std::move(idle);
+    poll_ = std::move(poll);
     for (int i = 0; i < std::max(1, options_.workers); ++i) {
       workers_.emplace_back([this] { WorkerLoop(); });
+    }
+    if (poll_ && options_.poll_interval.count() > 0) {
+      workers_.emplace_back([this] { PollLoop(); });
     }
   }
 
@@ -111,6 +120,15 @@ class JobQueue {
     return std::nullopt;
   }
 
+  void PollLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_; })) {
+      lock.unlock();
+      poll_();
+      lock.lock();
+    }
+  }
+
   void WorkerLoop() {
     auto next_idle = std::chrono::steady_clock::now() + options_.idle_interval;
     for (;;) {
@@ -152,14 +170,15 @@ class JobQueue {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  Options options_;                    // set in Start, then read-only
-  std::function<void(Job&)> run_;      // set in Start, then read-only
-  std::function<void()> idle_;         // set in Start, then read-only
-  std::deque<Entry> queue_;            // guarded by mu_
-  std::set<size_t> busy_;              // guarded by mu_: stripes with a running job
-  size_t running_ = 0;                 // guarded by mu_
-  bool stopping_ = false;              // guarded by mu_
-  std::vector<std::thread> workers_;   // guarded by mu_
+  Options options_;                   // set in Start, then read-only
+  std::function<void(Job&)> run_;     // set in Start, then read-only
+  std::function<void()> idle_;        // set in Start, then read-only
+  std::function<void()> poll_;        // set in Start, then read-only
+  std::deque<Entry> queue_;           // guarded by mu_
+  std::set<size_t> busy_;             // guarded by mu_: stripes with a running job
+  size_t running_ = 0;                // guarded by mu_
+  bool stopping_ = false;             // guarded by mu_
+  std::vector<std::thread> workers_;  // guarded by mu_
 };
 
 }  // namespace engram

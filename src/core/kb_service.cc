@@ -48,8 +48,26 @@ Status KbService::Start() {
     spdlog::info("knowledge bases: resuming {} unfinished document(s)", unfinished->size());
   }
   for (auto& d : *unfinished) jobs_.Push(std::move(d));
-  jobs_.Start({.workers = options_.workers}, [this](KbDocRecord& doc) { RunJob(std::move(doc)); });
+  std::function<void()> poll;
+  if (store_->shared()) poll = [this] { ClaimOrphanedDocs(); };
+  jobs_.Start(
+      {.workers = options_.workers, .poll_interval = options_.job_poll_interval},
+      [this](KbDocRecord& doc) { RunJob(std::move(doc)); }, {}, std::move(poll));
   return Status::Ok();
+}
+
+void KbService::ClaimOrphanedDocs() {
+  // Only documents whose ingestion lease ran out (their node died) come back from a shared store.
+  auto claimed = store_->UnfinishedKbDocs();
+  if (!claimed.ok()) {
+    spdlog::warn("knowledge bases: claiming orphaned documents failed: {}",
+                 claimed.status().ToString());
+    return;
+  }
+  for (auto& d : *claimed) {
+    spdlog::info("knowledge bases: took over the ingestion of document {} of another node", d.id);
+    jobs_.Push(std::move(d));
+  }
 }
 
 // Queued documents stay PROCESSING in the store and are ingested at the next start.
@@ -59,11 +77,24 @@ size_t KbService::queued_jobs() const { return jobs_.pending(); }
 
 Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
                                                   const std::string& kb_id) {
+  // On a shared store another node may have changed the knowledge base: a shard older than the
+  // store's version is replaced by a fresh load.
+  int64_t version = 0;
+  if (store_->shared()) {
+    auto v = store_->ScopeVersion(ScopeKeyKb(workspace, kb_id));
+    if (!v.ok()) return v.status();
+    version = *v;
+  }
   std::shared_ptr<KbShard> shard;
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
-    auto& slot = shards_[ShardKey(workspace, kb_id)];
-    if (!slot) slot = std::make_shared<KbShard>(analyzer_, options_.shard);
+    const std::string key = ShardKey(workspace, kb_id);
+    auto& slot = shards_[key];
+    int64_t& slot_version = shard_versions_[key];
+    if (!slot || slot_version < version) {
+      slot = std::make_shared<KbShard>(analyzer_, options_.shard);
+      slot_version = version;
+    }
     shard = slot;
   }
   Status st = shard->EnsureLoaded(store_, workspace, kb_id);

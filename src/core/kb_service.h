@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -47,6 +48,8 @@ struct KbServiceOptions {
   int workers = 1;           // ingestion threads (parsing and embedding are CPU-bound)
   size_t max_queued = 1000;  // more queued documents → 429 until workers catch up
   size_t embed_batch = 32;   // chunks per embedding call
+  // Shared stores: how often to claim documents of nodes whose lease ran out.
+  std::chrono::milliseconds job_poll_interval{2000};
 };
 
 struct KbUploadRequest {
@@ -92,6 +95,8 @@ class KbService {
   std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
                       const std::string& id);
   void RunJob(KbDocRecord doc);
+  // Shared stores: queues the documents of dead nodes that the store hands to this node.
+  void ClaimOrphanedDocs();
   // Fetch → detect → extract → chunk → embed. The text goes to *content.
   Result<std::vector<KbChunkRecord>> Ingest(const KbDocRecord& doc, std::string* content);
 
@@ -103,6 +108,8 @@ class KbService {
 
   std::mutex shards_mu_;
   std::map<std::string, std::shared_ptr<KbShard>> shards_;  // guarded by shards_mu_
+  // The store version each shard was loaded at (shared stores; 0 otherwise). Guarded by shards_mu_.
+  std::map<std::string, int64_t> shard_versions_;
 
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> doc_locks_;

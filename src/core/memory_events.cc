@@ -36,7 +36,6 @@ std::string Collapse(std::string_view text) {
   return out;
 }
 
-
 }  // namespace
 
 std::string EncodeAddRequest(const MemoryAddRequest& r) {
@@ -63,12 +62,14 @@ Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const st
   MemoryAddRequest r;
   r.workspace = workspace;
   for (const auto& m : j["messages"]) {
-    r.messages.push_back({m.value("role", ""), m.value("content", ""), m.value("time_us", int64_t{0})});
+    r.messages.push_back(
+        {m.value("role", ""), m.value("content", ""), m.value("time_us", int64_t{0})});
   }
   r.user_id = j.value("user_id", "");
   r.agent_id = j.value("agent_id", "");
   r.run_id = j.value("run_id", "");
-  r.metadata_json = j.contains("metadata") && j["metadata"].is_object() ? Dump(j["metadata"]) : "{}";
+  r.metadata_json =
+      j.contains("metadata") && j["metadata"].is_object() ? Dump(j["metadata"]) : "{}";
   r.infer = j.value("infer", true);
   if (j.contains("timestamp_us")) r.timestamp_us = j["timestamp_us"].get<int64_t>();
   if (j.contains("expires_at_us")) r.expires_at_us = j["expires_at_us"].get<int64_t>();
@@ -87,11 +88,34 @@ Status MemoryService::Start() {
     spdlog::info("memory events: resuming {} unfinished event(s)", unfinished->size());
   }
   for (auto& e : *unfinished) EnqueueEvent(std::move(e));
-  jobs_.Start({.workers = options_.event_workers,
-               .idle_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   options_.purge_interval)},
-              [this](Job& job) { RunJob(job); }, [this] { PurgeExpired(); });
+  std::function<void()> poll;
+  if (store_->shared()) poll = [this] { ClaimOrphanedEvents(); };
+  jobs_.Start(
+      {.workers = options_.event_workers,
+       .idle_interval =
+           std::chrono::duration_cast<std::chrono::milliseconds>(options_.purge_interval),
+       .poll_interval = options_.job_poll_interval},
+      [this](Job& job) { RunJob(job); }, [this] { PurgeExpired(); }, std::move(poll));
   return Status::Ok();
+}
+
+void MemoryService::ClaimOrphanedEvents() {
+  // The store hands over only events whose lease ran out: accepted by a node that died (or whose
+  // own lease renewal stalled; an event of ours still running is skipped).
+  auto claimed = store_->UnfinishedEvents();
+  if (!claimed.ok()) {
+    spdlog::warn("memory events: claiming orphaned events failed: {}", claimed.status().ToString());
+    return;
+  }
+  if (claimed->empty()) return;
+  spdlog::info("memory events: took over {} event(s) of other nodes", claimed->size());
+  for (auto& e : *claimed) {
+    {
+      std::lock_guard<std::mutex> lock(running_mu_);
+      if (running_ids_.count(e.id)) continue;
+    }
+    EnqueueEvent(std::move(e));
+  }
 }
 
 // Queued events stay PENDING in the store and run at the next start.
@@ -191,23 +215,53 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
   } done{this, event.id};
   std::lock_guard<std::mutex> scope(
       ScopeLock(event.workspace, request->user_id, request->agent_id, request->run_id));
-  std::string result_json;
-  auto batch = PlanEvent(event, *request, **shard, &result_json);
-  if (!batch.ok()) return fail(batch.status());
-  MemoryEventRecord end = event;
-  end.status = "SUCCEEDED";
-  end.result_json = result_json;
-  batch->finish_event = end;
-  auto outcome = store_->ApplyMemoryChanges(*batch);
+  // On a shared store another node may change this workspace's memories while we plan: the
+  // write then fails with kConflict (its version moved), and we plan again on the refreshed shard.
+  const bool shared = store_->shared();
+  constexpr int kMaxPlans = 8;
+  Result<MemoryChangeBatch> batch = Status::Internal("not planned");
+  Result<MemoryChangeOutcome> outcome = Status::Internal("not written");
+  for (int attempt = 1;; ++attempt) {
+    if (shared) {
+      Status refreshed = (*shard)->Refresh(store_, event.workspace);
+      if (!refreshed.ok()) {
+        spdlog::error("memory event {}: shard refresh failed: {}", event.id, refreshed.ToString());
+        return;  // left unfinished: resumed later (here or by another node after the lease)
+      }
+    }
+    const int64_t planned_at = (*shard)->version();
+    std::string result_json;
+    batch = PlanEvent(event, *request, **shard, &result_json);
+    if (!batch.ok()) return fail(batch.status());
+    MemoryEventRecord end = event;
+    end.status = "SUCCEEDED";
+    end.result_json = result_json;
+    batch->finish_event = end;
+    if (shared) batch->expected_version = planned_at;
+    outcome = store_->ApplyMemoryChanges(*batch);
+    if (shared && !outcome.ok() && outcome.status().code() == StatusCode::kConflict) {
+      // Either the workspace moved (plan again) or another node took this event over after our
+      // lease lapsed and finished it (its end stands).
+      auto stored = store_->GetEvent(event.workspace, event.id);
+      if (stored.ok() && (stored->status == "SUCCEEDED" || stored->status == "FAILED")) {
+        spdlog::warn("memory event {} was finished by another node meanwhile", event.id);
+        return;
+      }
+    }
+    if (shared && !outcome.ok() && outcome.status().code() == StatusCode::kConflict &&
+        attempt < kMaxPlans) {
+      spdlog::debug("memory event {}: workspace changed while planning; planning again", event.id);
+      continue;
+    }
+    break;
+  }
   if (!outcome.ok()) {
-    spdlog::error("memory event {}: store write failed: {}", event.id,
-                  outcome.status().ToString());
+    spdlog::error("memory event {}: store write failed: {}", event.id, outcome.status().ToString());
     return fail(outcome.status());
   }
   ApplyToShard(**shard, *batch, *outcome);
-  const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                            started)
-                      .count();
+  const auto ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   spdlog::debug("memory event {} succeeded: {} change(s) in {:.1f} ms", event.id,
                 batch->changes.size(), ms);
 }
@@ -321,14 +375,16 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     if (d.action != MemoryAction::kAdd) {
       auto it = known.find(d.memory_id);
       if (it == known.end()) {
-        return Status::Unavailable(fmt::format(
-            "extractor {} referred to a memory it was not shown", extractor_->name()));
+        return Status::Unavailable(
+            fmt::format("extractor {} referred to a memory it was not shown", extractor_->name()));
       }
       // One change per memory per event: a second decision on it adds nothing.
       if (!touched.insert(d.memory_id).second) continue;
       const AgentMemory& old = it->second;
       if (d.action == MemoryAction::kNone) {
-        events.push_back({{"memory_id", old.id}, {"event", "NONE"}, {"memory", old.text},
+        events.push_back({{"memory_id", old.id},
+                          {"event", "NONE"},
+                          {"memory", old.text},
                           {"previous_memory", nullptr}});
         continue;
       }
@@ -348,10 +404,14 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
           c.record.vector = v->second;
           c.record.vector_model = embedder_->model_id();
         }
-        events.push_back({{"memory_id", old.id}, {"event", "UPDATE"}, {"memory", d.text},
+        events.push_back({{"memory_id", old.id},
+                          {"event", "UPDATE"},
+                          {"memory", d.text},
                           {"previous_memory", old.text}});
       } else {
-        events.push_back({{"memory_id", old.id}, {"event", "DELETE"}, {"memory", old.text},
+        events.push_back({{"memory_id", old.id},
+                          {"event", "DELETE"},
+                          {"memory", old.text},
                           {"previous_memory", nullptr}});
       }
       results.push_back(old.id);
@@ -376,8 +436,8 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
       r.vector = v->second;
       r.vector_model = embedder_->model_id();
     }
-    events.push_back({{"memory_id", r.id}, {"event", "ADD"}, {"memory", d.text},
-                      {"previous_memory", nullptr}});
+    events.push_back(
+        {{"memory_id", r.id}, {"event", "ADD"}, {"memory", d.text}, {"previous_memory", nullptr}});
     results.push_back(r.id);
     batch.changes.push_back(std::move(c));
   }
@@ -405,7 +465,8 @@ void MemoryService::RunBackfill(const std::string& workspace) {
     }
     std::vector<VectorUpdate> updates;
     for (size_t i = begin; i < end; ++i) {
-      updates.push_back({missing[i].first, embedder_->model_id(), std::move((*vectors)[i - begin])});
+      updates.push_back(
+          {missing[i].first, embedder_->model_id(), std::move((*vectors)[i - begin])});
     }
     if (Status st = store_->PutVectors(updates); !st.ok()) {
       spdlog::warn("memory vectors: storing re-embedded vectors failed: {}", st.ToString());

@@ -14,7 +14,10 @@ namespace engram {
 
 MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
                              const MemoryExtractor* extractor, MemoryServiceOptions options)
-    : store_(store), analyzer_(analyzer), embedder_(embedder), extractor_(extractor),
+    : store_(store),
+      analyzer_(analyzer),
+      embedder_(embedder),
+      extractor_(extractor),
       options_(std::move(options)) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
@@ -38,6 +41,10 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   }
   Status st = shard->EnsureLoaded(store_, workspace);
   if (!st.ok()) return st;
+  if (!created) {
+    st = shard->Refresh(store_, workspace);  // other nodes' writes (shared stores only)
+    if (!st.ok()) return st;
+  }
   // Memories stored without a vector of the current model (embedder off, model changed, or an
   // embedding that failed) are embedded in the background; BM25 finds them meanwhile.
   if (created && embedder_ != nullptr) jobs_.Push(BackfillJob{workspace});
@@ -94,7 +101,6 @@ Result<AgentMemory> MemoryService::Get(const std::string& workspace, const std::
   return *m;
 }
 
-
 Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   auto shard = Shard(request.workspace);
   if (!shard.ok()) return shard.status();
@@ -115,7 +121,8 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
     nlohmann::json patch = nlohmann::json::parse(*request.metadata_patch_json, nullptr, false);
     if (!patch.is_object()) return Status::InvalidParameter("metadata must be an object");
     for (auto& [key, value] : patch.items()) merged[key] = value;
-    change.record.metadata_json = merged.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    change.record.metadata_json =
+        merged.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   if (embedder_ != nullptr) {
     if (request.text && *request.text != current->text) {
@@ -160,9 +167,8 @@ Status MemoryService::Delete(const std::string& workspace, const std::string& id
 }
 
 Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspace,
-                                                     const MemoryFilter& filter,
-                                                     size_t page_number, size_t page_size,
-                                                     size_t* total) {
+                                                     const MemoryFilter& filter, size_t page_number,
+                                                     size_t page_size, size_t* total) {
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
   const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;

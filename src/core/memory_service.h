@@ -3,7 +3,8 @@
 //
 // Write path of an add (the API answers after step 1):
 //   1. the validated request is stored as a PENDING event row (durable: fsynced) and queued;
-//   2. a worker takes it (RUNNING, known in memory only), extracts facts (or takes the messages verbatim when
+//   2. a worker takes it (RUNNING, known in memory only), extracts facts (or takes the messages
+//   verbatim when
 //      infer = false), finds each fact's most similar memories of the same scope, asks the
 //      extractor for ADD / UPDATE / DELETE / NONE decisions and embeds the new texts;
 //   3. the memory changes, their history rows and the event's end state commit in one transaction,
@@ -72,11 +73,13 @@ struct MemoryUpdateRequest {
 struct MemoryServiceOptions {
   MemoryShardOptions shard;
   int event_workers = 2;
-  size_t similar_per_fact = 5;      // existing memories shown to the extractor per fact
-  size_t max_queued_events = 10000; // more pending events → 429 until workers catch up
+  size_t similar_per_fact = 5;       // existing memories shown to the extractor per fact
+  size_t max_queued_events = 10000;  // more pending events → 429 until workers catch up
   // Expired memories are deleted (with a history row) this often; 0 = never.
   std::chrono::seconds purge_interval{600};
   size_t backfill_batch = 32;  // texts per embedding call when re-embedding after a model change
+  // Shared stores: how often to claim events of nodes whose lease ran out.
+  std::chrono::milliseconds job_poll_interval{2000};
 };
 
 class MemoryService {
@@ -125,6 +128,8 @@ class MemoryService {
   // Queues an event on its scope's stripe, so events of one scope run in acceptance order.
   void EnqueueEvent(MemoryEventRecord event);
   void RunJob(Job& job);
+  // Shared stores: queues the events of dead nodes that the store hands to this node.
+  void ClaimOrphanedEvents();
   void RunEvent(const MemoryEventRecord& event);
   // The changes an event makes; kUnavailable etc. when extraction fails.
   Result<MemoryChangeBatch> PlanEvent(const MemoryEventRecord& event, const MemoryAddRequest& req,

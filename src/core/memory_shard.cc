@@ -48,12 +48,21 @@ MemoryChange ChangeOf(const AgentMemory& m, MemoryChange::Op op) {
 }
 
 MemoryShard::MemoryShard(const Analyzer* analyzer, MemoryShardOptions options)
-    : analyzer_(analyzer), options_(std::move(options)), bm25_(options_.bm25),
+    : analyzer_(analyzer),
+      options_(std::move(options)),
+      bm25_(options_.bm25),
       vectors_(options_.vectors) {}
 
 Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
   std::lock_guard<std::mutex> lock(load_mu_);
   if (loaded_) return Status::Ok();
+  // The version is read before the rows: a change made in between comes again with the next
+  // refresh, and applying it twice is harmless.
+  if (store->shared()) {
+    auto v = store->ScopeVersion(ScopeKeyAgentMemories(workspace));
+    if (!v.ok()) return v.status();
+    version_ = *v;
+  }
   auto records = store->LoadAgentMemories(workspace);
   if (!records.ok()) return records.status();
   std::vector<std::vector<std::string>> terms;
@@ -63,6 +72,25 @@ Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
   for (size_t i = 0; i < records->size(); ++i) UpsertLocked((*records)[i], terms[i]);
   loaded_ = true;
   return Status::Ok();
+}
+
+Status MemoryShard::Refresh(Store* store, const std::string& workspace) {
+  if (!store->shared()) return Status::Ok();
+  auto current = store->ScopeVersion(ScopeKeyAgentMemories(workspace));
+  if (!current.ok()) return current.status();
+  std::lock_guard<std::mutex> lock(load_mu_);
+  if (!loaded_ || *current <= version_) return Status::Ok();
+  auto delta = store->LoadAgentMemoriesSince(workspace, version_);
+  if (!delta.ok()) return delta.status();
+  for (const auto& r : delta->upserts) Upsert(r);
+  for (const auto& id : delta->removed_ids) Remove(id);
+  version_ = std::max(version_, delta->version);
+  return Status::Ok();
+}
+
+int64_t MemoryShard::version() const {
+  std::lock_guard<std::mutex> lock(load_mu_);
+  return version_;
 }
 
 void MemoryShard::Upsert(const MemoryRecord& record) {
@@ -86,9 +114,10 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
     docs_.emplace_back();
     by_id_.emplace(r.id, d);
     ++live_count_;
-    for (auto [field, value] : {std::pair<std::string_view, const std::string*>{"user_id", &r.user_id},
-                                {"agent_id", &r.agent_id},
-                                {"run_id", &r.run_id}}) {
+    for (auto [field, value] :
+         {std::pair<std::string_view, const std::string*>{"user_id", &r.user_id},
+          {"agent_id", &r.agent_id},
+          {"run_id", &r.run_id}}) {
       if (!value->empty()) by_scope_[ScopeIndexKey(field, *value)].push_back(d);
     }
   }
@@ -279,7 +308,8 @@ std::vector<std::pair<int64_t, std::string>> MemoryShard::MissingVectors() const
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::pair<int64_t, std::string>> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
-    if (docs_[d].live && !vectors_.Contains(d)) out.emplace_back(docs_[d].memory.seq, docs_[d].memory.text);
+    if (docs_[d].live && !vectors_.Contains(d))
+      out.emplace_back(docs_[d].memory.seq, docs_[d].memory.text);
   }
   return out;
 }

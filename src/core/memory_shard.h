@@ -13,13 +13,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/memory_filter.h"
 #include "index/analyzer.h"
@@ -69,8 +68,8 @@ struct MemoryShardOptions {
 };
 
 struct MemoryQuery {
-  std::vector<std::string> terms;  // analysed query
-  std::vector<float> vector;       // empty: BM25 only
+  std::vector<std::string> terms;        // analysed query
+  std::vector<float> vector;             // empty: BM25 only
   const MemoryFilter* filter = nullptr;  // must confine the search (ScopeKeys() set)
   size_t k = 10;
   float threshold = 0;  // hits scoring lower are dropped
@@ -83,6 +82,12 @@ class MemoryShard {
 
   // Loads the workspace from the store once; a failed load is retried on the next call.
   Status EnsureLoaded(Store* store, const std::string& workspace);
+
+  // Shared stores (several nodes): brings the loaded shard up to date with other nodes' writes
+  // (a version read, then only the memories changed or deleted since). Nothing otherwise.
+  Status Refresh(Store* store, const std::string& workspace);
+  // The store version of the workspace's agent memories this shard reflects (0 when not shared).
+  int64_t version() const;
 
   // Inserts a memory or replaces the one with its id (text, metadata, times, vector). A record
   // without a vector of the shard's model leaves the memory without one.
@@ -128,8 +133,9 @@ class MemoryShard {
 
   const Analyzer* analyzer_;
   MemoryShardOptions options_;
-  std::mutex load_mu_;
-  bool loaded_ = false;  // guarded by load_mu_
+  mutable std::mutex load_mu_;  // serialises loading and refreshing
+  bool loaded_ = false;         // guarded by load_mu_
+  int64_t version_ = 0;         // guarded by load_mu_
 
   mutable std::shared_mutex mu_;
   std::vector<Doc> docs_;                         // guarded by mu_; DocId = index

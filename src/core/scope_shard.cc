@@ -20,17 +20,41 @@ bool ParseRetrievalMode(const std::string& text, RetrievalMode* mode) {
 }
 
 ScopeShard::ScopeShard(const Analyzer* analyzer, ShardOptions options)
-    : analyzer_(analyzer), options_(std::move(options)), bm25_(options_.bm25),
+    : analyzer_(analyzer),
+      options_(std::move(options)),
+      bm25_(options_.bm25),
       vectors_(options_.vectors) {}
 
 Status ScopeShard::EnsureLoaded(Store* store, std::string_view workspace,
                                 std::string_view user_id) {
   std::lock_guard<std::mutex> lock(load_mu_);
   if (loaded_) return Status::Ok();
+  // The version is read before the rows: rows written in between come again with the next
+  // refresh, and applying them twice is harmless.
+  int64_t version = 0;
+  if (store->shared()) {
+    auto v = store->ScopeVersion(ScopeKeyMessages(workspace, user_id));
+    if (!v.ok()) return v.status();
+    version = *v;
+  }
   auto records = store->LoadScope(workspace, user_id);
   if (!records.ok()) return records.status();
   Apply(*records);
+  version_ = version;
   loaded_ = true;
+  return Status::Ok();
+}
+
+Status ScopeShard::Refresh(Store* store, std::string_view workspace, std::string_view user_id) {
+  if (!store->shared()) return Status::Ok();
+  auto current = store->ScopeVersion(ScopeKeyMessages(workspace, user_id));
+  if (!current.ok()) return current.status();
+  std::lock_guard<std::mutex> lock(load_mu_);
+  if (!loaded_ || *current <= version_) return Status::Ok();
+  auto delta = store->LoadScopeSince(workspace, user_id, version_);
+  if (!delta.ok()) return delta.status();
+  Apply(delta->upserts);
+  version_ = std::max(version_, delta->version);
   return Status::Ok();
 }
 
@@ -54,7 +78,13 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
                              const std::vector<std::vector<std::string>>& terms) {
   for (size_t i = 0; i < records.size(); ++i) {
     const MemoryRecord& r = records[i];
-    if (by_id_.count(r.id)) continue;
+    if (auto present = by_id_.find(r.id); present != by_id_.end()) {
+      if (!r.vector.empty() && r.vector_model == options_.vector_model &&
+          static_cast<int>(r.vector.size()) == vectors_.dim()) {
+        vectors_.Set(present->second, r.vector.data());
+      }
+      continue;
+    }
     auto doc_id = static_cast<DocId>(docs_.size());
     ShardDoc d;
     d.id = r.id;

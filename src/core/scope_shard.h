@@ -6,6 +6,7 @@
 // new records takes the writer lock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -34,7 +35,7 @@ struct ShardDoc {
   std::string parts_json;  // stored ContentPart array (image references); empty for text memories
   std::string session_id;
   std::string role;
-  int64_t time_us = 0;     // the message time if given, else when it was stored
+  int64_t time_us = 0;  // the message time if given, else when it was stored
   bool has_source_time = false;
   int32_t position = 0;
 };
@@ -58,9 +59,19 @@ class ScopeShard {
   // the next call.
   Status EnsureLoaded(Store* store, std::string_view workspace, std::string_view user_id);
 
+  // Shared stores (several nodes): brings a loaded shard up to date with what other nodes wrote —
+  // one indexed version read, then only the rows changed since the version this shard has seen.
+  // Does nothing for a store that is not shared.
+  Status Refresh(Store* store, std::string_view workspace, std::string_view user_id);
+
+  // The last time Get-style use touched this shard (for the registry's LRU eviction).
+  void Touch() { last_used_.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
+  int64_t last_used() const { return last_used_.load(); }
+
   // Adds records that are not present yet (by memory id), so applying the same write twice, or a
   // write that a concurrent load already saw, is harmless. Records' vectors of the shard's model
-  // go into the vector index.
+  // go into the vector index (also for records already present: a refresh brings vectors another
+  // node computed).
   void Apply(const std::vector<MemoryRecord>& records);
 
   // Sets vectors for present documents (by store seq); unknown seqs are ignored.
@@ -98,8 +109,10 @@ class ScopeShard {
 
   const Analyzer* analyzer_;
   ShardOptions options_;
-  std::mutex load_mu_;   // serialises loading
+  std::mutex load_mu_;   // serialises loading and refreshing
   bool loaded_ = false;  // guarded by load_mu_
+  int64_t version_ = 0;  // guarded by load_mu_: the store's scope version this shard reflects
+  std::atomic<int64_t> last_used_{0};
 
   mutable std::mutex pending_mu_;
   mutable std::condition_variable pending_cv_;

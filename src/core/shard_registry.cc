@@ -1,10 +1,20 @@
 #include "core/shard_registry.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 namespace engram {
 
 ShardRegistry::ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
-                             VectorBackfill* backfill)
-    : store_(store), analyzer_(analyzer), options_(std::move(options)), backfill_(backfill) {}
+                             VectorBackfill* backfill, ShardRegistryOptions registry)
+    : store_(store),
+      analyzer_(analyzer),
+      options_(std::move(options)),
+      backfill_(backfill),
+      registry_(registry) {}
 
 Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& workspace,
                                                        const std::string& user_id) {
@@ -19,11 +29,56 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
     }
     shard = slot;
   }
+  shard->Touch();
   // Loading happens outside the registry lock so other scopes are not held up.
-  Status st = shard->EnsureLoaded(store_, workspace, user_id);
-  if (!st.ok()) return st;
+  if (created) {
+    const auto started = std::chrono::steady_clock::now();
+    Status st = shard->EnsureLoaded(store_, workspace, user_id);
+    if (!st.ok()) return st;
+    loads_.fetch_add(1);
+    load_micros_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - started)
+                               .count());
+  } else {
+    // Another caller may still be loading it (or its load failed and is retried here).
+    Status st = shard->EnsureLoaded(store_, workspace, user_id);
+    if (!st.ok()) return st;
+    st = shard->Refresh(store_, workspace, user_id);
+    if (!st.ok()) return st;
+  }
   if (created && backfill_ != nullptr && shard->size() > 0) backfill_->EnqueueBackfill(shard);
+  if (registry_.memory_budget_bytes > 0 &&
+      (created || gets_.fetch_add(1) % std::max<size_t>(1, registry_.check_every) == 0)) {
+    EvictOverBudget(shard.get());
+  }
   return shard;
+}
+
+void ShardRegistry::EvictOverBudget(const ScopeShard* keep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  struct Entry {
+    int64_t last_used;
+    size_t bytes;
+    std::map<std::pair<std::string, std::string>, std::shared_ptr<ScopeShard>>::iterator it;
+  };
+  std::vector<Entry> entries;
+  size_t total = 0;
+  for (auto it = shards_.begin(); it != shards_.end(); ++it) {
+    size_t bytes = it->second->MemoryBytes();
+    total += bytes;
+    entries.push_back({it->second->last_used(), bytes, it});
+  }
+  if (total <= registry_.memory_budget_bytes) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
+  for (const Entry& e : entries) {
+    if (total <= registry_.memory_budget_bytes) break;
+    // use_count 1: only the registry holds it, so no search, write or vector job is using it.
+    if (e.it->second.get() == keep || e.it->second.use_count() > 1) continue;
+    total -= e.bytes;
+    shards_.erase(e.it);
+    evictions_.fetch_add(1);
+  }
 }
 
 size_t ShardRegistry::shard_count() const {

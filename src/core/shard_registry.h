@@ -1,11 +1,17 @@
 // ShardRegistry: finds or creates the ScopeShard of a scope and loads it from the store on first
 // use. After a load, memories without a vector of the current model are handed to the vector
-// backfill. Shards stay resident (an LRU budget comes with multi-node support).
+// backfill.
+//
+// Shards are caches of the store. On a shared store (several nodes) every Get first brings the
+// shard up to date with other nodes' writes (ScopeShard::Refresh). With a memory budget, the least
+// recently used shards are dropped when the resident ones exceed it (a shard in use elsewhere, e.g.
+// by a search or the vector queue, is kept); a dropped shard is loaded again on its next use.
 //
 // Thread-safety: safe for concurrent use. Owns its shards; does not own the store, analyzer or
 // backfill.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,26 +23,45 @@
 
 namespace engram {
 
+struct ShardRegistryOptions {
+  size_t memory_budget_bytes = 0;  // 0: never evict
+  // The budget is checked after every load and every this many Gets (the check walks all shards).
+  size_t check_every = 1024;
+};
+
 class ShardRegistry {
  public:
   // `backfill` may be null (no embedder).
   ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
-                VectorBackfill* backfill = nullptr);
+                VectorBackfill* backfill = nullptr, ShardRegistryOptions registry = {});
 
-  // The loaded shard of a scope (loading it now if needed).
+  // The loaded, up-to-date shard of a scope (loading it now if needed).
   Result<std::shared_ptr<ScopeShard>> Get(const std::string& workspace, const std::string& user_id);
 
   size_t shard_count() const;
   size_t doc_count() const;
   size_t MemoryBytes() const;
+  // Figures for /metrics and the benchmarks.
+  int64_t loads() const { return loads_.load(); }
+  int64_t load_micros() const { return load_micros_.load(); }
+  int64_t evictions() const { return evictions_.load(); }
 
  private:
+  // Drops least recently used idle shards until the resident ones fit the budget.
+  void EvictOverBudget(const ScopeShard* keep);
+
   Store* store_;
   const Analyzer* analyzer_;
   ShardOptions options_;
   VectorBackfill* backfill_;
+  ShardRegistryOptions registry_;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<ScopeShard>> shards_;  // guarded by mu_
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<ScopeShard>>
+      shards_;  // guarded by mu_
+  std::atomic<size_t> gets_{0};
+  std::atomic<int64_t> loads_{0};
+  std::atomic<int64_t> load_micros_{0};
+  std::atomic<int64_t> evictions_{0};
 };
 
 }  // namespace engram

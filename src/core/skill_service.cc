@@ -79,12 +79,16 @@ std::string NextSkillVersion(const std::string& version) {
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(version[begin - 1]))) --begin;
   const std::string digits = version.substr(begin, end - begin + 1);
   if (digits.size() > 15) return version + ".1";
-  return version.substr(0, begin) + std::to_string(std::stoll(digits) + 1) + version.substr(end + 1);
+  return version.substr(0, begin) + std::to_string(std::stoll(digits) + 1) +
+         version.substr(end + 1);
 }
 
 SkillService::SkillService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
                            const SkillExtractor* extractor, SkillServiceOptions options)
-    : store_(store), analyzer_(analyzer), embedder_(embedder), extractor_(extractor),
+    : store_(store),
+      analyzer_(analyzer),
+      embedder_(embedder),
+      extractor_(extractor),
       options_(std::move(options)) {
   if (embedder_ != nullptr) {
     options_.index.vector_model = embedder_->model_id();
@@ -98,17 +102,23 @@ SkillService::~SkillService() { Shutdown(); }
 // Indexes
 
 Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& workspace) {
-  {
+  // On a shared store another node may have changed the workspace's skills: an index older than
+  // the store's version is loaded again (skills are few; a whole reload is cheap).
+  int64_t version = 0;
+  if (store_->shared()) {
+    auto v = store_->ScopeVersion(ScopeKeySkills(workspace));
+    if (!v.ok()) return v.status();
+    version = *v;
+  }
+  auto current = [&]() -> std::shared_ptr<SkillIndex> {
     std::lock_guard<std::mutex> lock(indexes_mu_);
     auto it = indexes_.find(workspace);
-    if (it != indexes_.end()) return it->second;
-  }
+    if (it == indexes_.end() || index_versions_[workspace] < version) return nullptr;
+    return it->second;
+  };
+  if (auto index = current()) return index;
   std::lock_guard<std::mutex> load(load_mu_);
-  {
-    std::lock_guard<std::mutex> lock(indexes_mu_);
-    auto it = indexes_.find(workspace);
-    if (it != indexes_.end()) return it->second;
-  }
+  if (auto index = current()) return index;
   auto records = store_->LoadSkills(workspace);
   if (!records.ok()) return records.status();
   // Vectors of another model (or none) are recomputed; skills are few, so this is cheap.
@@ -123,6 +133,7 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
   for (const auto& r : *records) index->Upsert(r);
   std::lock_guard<std::mutex> lock(indexes_mu_);
   indexes_[workspace] = index;
+  index_versions_[workspace] = version;
   return index;
 }
 
@@ -343,8 +354,29 @@ Status SkillService::Start() {
     spdlog::info("skill tasks: resuming {} unfinished task(s)", unfinished->size());
   }
   for (auto& t : *unfinished) Enqueue(std::move(t));
-  jobs_.Start({.workers = options_.task_workers}, [this](SkillTaskRecord& t) { RunTask(t); });
+  std::function<void()> poll;
+  if (store_->shared()) poll = [this] { ClaimOrphanedTasks(); };
+  jobs_.Start(
+      {.workers = options_.task_workers, .poll_interval = options_.job_poll_interval},
+      [this](SkillTaskRecord& t) { RunTask(t); }, {}, std::move(poll));
   return Status::Ok();
+}
+
+void SkillService::ClaimOrphanedTasks() {
+  // Only tasks whose lease ran out (their node died) come back from a shared store.
+  auto claimed = store_->UnfinishedSkillTasks();
+  if (!claimed.ok()) {
+    spdlog::warn("skill tasks: claiming orphaned tasks failed: {}", claimed.status().ToString());
+    return;
+  }
+  for (auto& t : *claimed) {
+    {
+      std::lock_guard<std::mutex> lock(running_mu_);
+      if (running_ids_.count(t.id)) continue;
+    }
+    spdlog::info("skill tasks: took over task {} of another node", t.id);
+    Enqueue(std::move(t));
+  }
 }
 
 // Queued tasks stay pending in the store and run at the next start.
@@ -354,7 +386,8 @@ size_t SkillService::queued_tasks() const { return jobs_.pending(); }
 
 Result<std::string> SkillService::Add(const SkillAddRequest& request) {
   if (queued_tasks() >= options_.max_queued_tasks) {
-    return Status(StatusCode::kThrottled, "too many skill tasks are pending; retry after a short wait");
+    return Status(StatusCode::kThrottled,
+                  "too many skill tasks are pending; retry after a short wait");
   }
   SkillTaskRecord task;
   task.id = NewId("st");

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -79,6 +80,8 @@ struct SkillServiceOptions {
   SkillArchiveLimits archive;
   int task_workers = 1;
   size_t max_queued_tasks = 1000;  // more pending tasks → 429 until workers catch up
+  // Shared stores: how often to claim tasks of nodes whose lease ran out.
+  std::chrono::milliseconds job_poll_interval{2000};
 };
 
 class SkillService {
@@ -115,6 +118,8 @@ class SkillService {
   size_t OwnerStripe(const std::string& workspace, const std::string& owner) const;
   // Queues a task on its owner's stripe, so one owner's tasks run in acceptance order.
   void Enqueue(SkillTaskRecord task);
+  // Shared stores: queues the tasks of dead nodes that the store hands to this node.
+  void ClaimOrphanedTasks();
   void RunTask(const SkillTaskRecord& task);
   // The change that writes `incoming` (owner, name and content set): an insert with a new id, or
   // a new version of the owner's skill of that name. Call under the owner's stripe lock.
@@ -131,6 +136,8 @@ class SkillService {
 
   std::mutex indexes_mu_;
   std::map<std::string, std::shared_ptr<SkillIndex>> indexes_;  // guarded by indexes_mu_
+  // The store version each index reflects (shared stores; 0 otherwise). Guarded by indexes_mu_.
+  std::map<std::string, int64_t> index_versions_;
   std::mutex load_mu_;  // one index load at a time
 
   static constexpr size_t kStripes = 64;
