@@ -23,9 +23,28 @@ MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embed
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
   }
+  listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
-MemoryService::~MemoryService() { Shutdown(); }
+MemoryService::~MemoryService() {
+  store_->RemoveChangeListener(listener_id_);
+  Shutdown();
+}
+
+void MemoryService::OnScopeChanged(const std::string& scope_key) {
+  // Agent-memory keys are "a<US>workspace" (ScopeKeyAgentMemories).
+  if (scope_key.size() < 2 || scope_key[0] != 'a' || scope_key[1] != '\x1f') return;
+  const std::string workspace = scope_key.substr(2);
+  std::shared_ptr<MemoryShard> shard;
+  {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    auto it = shards_.find(workspace);
+    if (it == shards_.end()) return;
+    shard = it->second;
+  }
+  Status st = shard->Refresh(store_, workspace);
+  if (!st.ok()) spdlog::debug("early refresh of workspace memories failed: {}", st.ToString());
+}
 
 Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& workspace) {
   std::shared_ptr<MemoryShard> shard;

@@ -130,6 +130,8 @@ class MemoryService {
   void RunJob(Job& job);
   // Shared stores: queues the events of dead nodes that the store hands to this node.
   void ClaimOrphanedEvents();
+  // A change announced by a shared store: refreshes the workspace's shard if it is loaded.
+  void OnScopeChanged(const std::string& scope_key);
   void RunEvent(const MemoryEventRecord& event);
   // The changes an event makes; kUnavailable etc. when extraction fails.
   Result<MemoryChangeBatch> PlanEvent(const MemoryEventRecord& event, const MemoryAddRequest& req,
@@ -141,6 +143,7 @@ class MemoryService {
                     const MemoryChangeOutcome& outcome);
 
   Store* store_;
+  int listener_id_ = 0;  // store change listener (shared stores)
   const Analyzer* analyzer_;
   const Embedder* embedder_;
   const MemoryExtractor* extractor_;

@@ -14,7 +14,29 @@ ShardRegistry::ShardRegistry(Store* store, const Analyzer* analyzer, ShardOption
       analyzer_(analyzer),
       options_(std::move(options)),
       backfill_(backfill),
-      registry_(registry) {}
+      registry_(registry) {
+  listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
+}
+
+ShardRegistry::~ShardRegistry() { store_->RemoveChangeListener(listener_id_); }
+
+void ShardRegistry::OnScopeChanged(const std::string& scope_key) {
+  // Leaderboard scope keys are "m<US>workspace<US>user_id" (ScopeKeyMessages); workspace names
+  // hold no unit separator.
+  if (scope_key.size() < 2 || scope_key[0] != 'm' || scope_key[1] != '\x1f') return;
+  const size_t sep = scope_key.find('\x1f', 2);
+  if (sep == std::string::npos) return;
+  std::pair<std::string, std::string> key{scope_key.substr(2, sep - 2), scope_key.substr(sep + 1)};
+  std::shared_ptr<ScopeShard> shard;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = shards_.find(key);
+    if (it == shards_.end()) return;  // not cached here: the next load reads everything anyway
+    shard = it->second;
+  }
+  Status st = shard->Refresh(store_, key.first, key.second);
+  if (!st.ok()) spdlog::debug("early refresh of a shard failed: {}", st.ToString());
+}
 
 Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& workspace,
                                                        const std::string& user_id) {

@@ -31,9 +31,13 @@ struct ShardRegistryOptions {
 
 class ShardRegistry {
  public:
-  // `backfill` may be null (no embedder).
+  // `backfill` may be null (no embedder). On a shared store the registry also refreshes loaded
+  // shards when the store announces a change (see Store::AddChangeListener).
   ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
                 VectorBackfill* backfill = nullptr, ShardRegistryOptions registry = {});
+  ~ShardRegistry();
+  ShardRegistry(const ShardRegistry&) = delete;
+  ShardRegistry& operator=(const ShardRegistry&) = delete;
 
   // The loaded, up-to-date shard of a scope (loading it now if needed).
   Result<std::shared_ptr<ScopeShard>> Get(const std::string& workspace, const std::string& user_id);
@@ -47,6 +51,8 @@ class ShardRegistry {
   int64_t evictions() const { return evictions_.load(); }
 
  private:
+  // A change announced by a shared store: brings the scope's shard up to date if it is loaded.
+  void OnScopeChanged(const std::string& scope_key);
   // Drops least recently used idle shards until the resident ones fit the budget.
   void EvictOverBudget(const ScopeShard* keep);
 
@@ -62,6 +68,7 @@ class ShardRegistry {
   std::atomic<int64_t> loads_{0};
   std::atomic<int64_t> load_micros_{0};
   std::atomic<int64_t> evictions_{0};
+  int listener_id_ = 0;
 };
 
 }  // namespace engram

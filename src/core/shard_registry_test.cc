@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "common/ids.h"
 #include "pg_test_db.h"
@@ -125,6 +127,27 @@ TEST(ShardRegistrySharedTest, AnotherNodesWritesReachALoadedShard) {
   ASSERT_TRUE(with_vector.ok());
   EXPECT_TRUE((*with_vector)->MissingVectors().empty()) << "node A's vector reached node B";
   EXPECT_EQ((*with_vector)->size(), 1u) << "a refresh never duplicates a memory";
+}
+
+// The store's change notifications refresh a loaded shard without any read asking for it.
+TEST(ShardRegistrySharedTest, ANotifiedChangeRefreshesALoadedShardEarly) {
+  auto db = testing::PgTestDatabase::Create();
+  if (!db) GTEST_SKIP() << testing::PgTestDatabase::kSkipMessage;
+  auto store_a = PgStore::Open({.url = db->url(), .connections = 2});
+  auto store_b = PgStore::Open({.url = db->url(), .connections = 2});
+  ASSERT_TRUE(store_a.ok() && store_b.ok());
+  Analyzer analyzer;
+  ShardRegistry node_b((*store_b).get(), &analyzer, ShardOptions{});
+  auto shard = node_b.Get("w", "u");
+  ASSERT_TRUE(shard.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // node B's LISTEN is in place
+  AddBatch batch;
+  batch.memories = {Message("u", "the night train to Vienna")};
+  ASSERT_TRUE((*store_a)->Add(batch).ok());
+  for (int i = 0; i < 200 && (*shard)->size() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ((*shard)->size(), 1u) << "no refresh within 2 s of the commit";
 }
 
 }  // namespace

@@ -145,9 +145,10 @@ int64_t DbNowMicros(pqxx::transaction_base& txn) {
 int64_t BumpScopeVersion(pqxx::transaction_base& txn, const std::string& scope_key) {
   return txn
       .exec_params1(
-          "INSERT INTO scope_versions(scope, version) VALUES ($1, 1) "
+          "WITH bumped AS (INSERT INTO scope_versions(scope, version) VALUES ($1, 1) "
           "ON CONFLICT (scope) DO UPDATE SET version = scope_versions.version + 1 "
-          "RETURNING version",
+          "RETURNING version) "
+          "SELECT version, pg_notify('engram_scopes', $1) FROM bumped",
           scope_key)[0]
       .as<int64_t>();
 }

@@ -70,7 +70,11 @@ std::vector<float> VectorFromField(const pqxx::field& f);
 // The database clock in microseconds since the epoch (leases use it so node clocks may differ).
 int64_t DbNowMicros(pqxx::transaction_base& txn);
 
-// Bumps the version of `scope_key` (creating it at 1) and returns the new version. Takes the row
+// The channel on which every version bump is announced (payload: the scope key) at commit.
+inline constexpr const char* kScopeChannel = "engram_scopes";
+
+// Bumps the version of `scope_key` (creating it at 1), announces it on kScopeChannel, and returns
+// the new version. Takes the row
 // lock that serialises the scope's writers until the transaction ends; call it before writing the
 // scope's rows, and bump several scopes in sorted key order so writers never deadlock.
 int64_t BumpScopeVersion(pqxx::transaction_base& txn, const std::string& scope_key);

@@ -96,7 +96,66 @@ Status PgStore::Init() {
   });
   if (!released.ok()) return released;
   renewer_ = std::thread([this] { RenewLoop(); });
+  listener_ = std::thread([this] { ListenLoop(); });
   return Status::Ok();
+}
+
+namespace {
+
+class ScopeReceiver final : public pqxx::notification_receiver {
+ public:
+  ScopeReceiver(pqxx::connection& conn, std::function<void(const std::string&)> on_payload)
+      : pqxx::notification_receiver(conn, pg::kScopeChannel), on_payload_(std::move(on_payload)) {}
+  void operator()(const std::string& payload, int /*backend_pid*/) override {
+    on_payload_(payload);
+  }
+
+ private:
+  std::function<void(const std::string&)> on_payload_;
+};
+
+}  // namespace
+
+void PgStore::ListenLoop() {
+  std::unique_lock<std::mutex> lock(renew_mu_);
+  while (!stopping_) {
+    lock.unlock();
+    try {
+      pqxx::connection conn(options_.url);
+      ScopeReceiver receiver(conn, [this](const std::string& key) { Notify(key); });
+      // Short waits, so a stopping store is noticed within half a second.
+      for (;;) {
+        {
+          std::lock_guard<std::mutex> stop(renew_mu_);
+          if (stopping_) break;
+        }
+        conn.await_notification(0, 500000);
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("scope change notifications interrupted (reads still check versions): {}",
+                   e.what());
+      std::unique_lock<std::mutex> wait(renew_mu_);
+      renew_cv_.wait_for(wait, std::chrono::seconds(1), [&] { return stopping_; });
+    }
+    lock.lock();
+  }
+}
+
+void PgStore::Notify(const std::string& scope_key) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (auto& [id, fn] : listeners_) fn(scope_key);
+}
+
+int PgStore::AddChangeListener(std::function<void(const std::string& scope_key)> fn) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  const int id = next_listener_++;
+  listeners_.emplace(id, std::move(fn));
+  return id;
+}
+
+void PgStore::RemoveChangeListener(int id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.erase(id);
 }
 
 PgStore::~PgStore() {
@@ -106,6 +165,7 @@ PgStore::~PgStore() {
   }
   renew_cv_.notify_all();
   if (renewer_.joinable()) renewer_.join();
+  if (listener_.joinable()) listener_.join();
 }
 
 void PgStore::RenewLoop() {

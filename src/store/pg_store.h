@@ -9,6 +9,9 @@
 //     with only the rows that changed;
 //   * idempotency across nodes: a request_id's row is inserted in the write's transaction; a
 //     concurrent retry on another node waits for that transaction and then sees the stored answer;
+//   * change notifications: every scope-version bump also NOTIFYs channel engram_scopes with the
+//     scope key (delivered at commit); each node LISTENs and refreshes its cached shard early, so
+//     the read-path version check usually finds nothing left to load;
 //   * job leases: InsertEvent / InsertSkillTask / PutKbDoc give the job to this node for `lease`;
 //     a background thread renews the leases of this node's unfinished jobs every lease / 3; the
 //     Unfinished*() calls claim (FOR UPDATE SKIP LOCKED) jobs whose lease ran out, i.e. jobs of
@@ -20,6 +23,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -94,6 +99,8 @@ class PgStore final : public Store {
 
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   // --- pg_store.cc ---
+  int AddChangeListener(std::function<void(const std::string& scope_key)> fn) override;
+  void RemoveChangeListener(int id) override;
   Status CheckWritable() override;
   Stats GetStats() override;
 
@@ -104,6 +111,10 @@ class PgStore final : public Store {
   explicit PgStore(PgStoreOptions options) : options_(std::move(options)) {}
   Status Init();
   void RenewLoop();
+  // LISTENs on the scope-change channel on a connection of its own (reconnecting after errors)
+  // and hands each payload to the listeners.
+  void ListenLoop();
+  void Notify(const std::string& scope_key);
   int64_t lease_us() const { return options_.lease.count() * 1000; }
 
   PgStoreOptions options_;
@@ -114,6 +125,11 @@ class PgStore final : public Store {
   std::condition_variable renew_cv_;
   bool stopping_ = false;  // guarded by renew_mu_
   std::thread renewer_;
+  std::thread listener_;
+
+  std::mutex listeners_mu_;  // also held while listeners run, so removal waits for them
+  std::map<int, std::function<void(const std::string&)>> listeners_;  // guarded by listeners_mu_
+  int next_listener_ = 1;                                             // guarded by listeners_mu_
 };
 
 // Applies every migration newer than the database's schema_migrations version, under an advisory

@@ -5,6 +5,7 @@
 // Durability: a write call returns OK only after its data is durable on disk (fsync).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,6 +124,16 @@ class Store {
     (void)workspace, (void)since;
     return Status::Internal("LoadAgentMemoriesSince: this store is not shared");
   }
+  // Shared stores call `fn` with a scope key (on a thread of the store) soon after another write
+  // to that scope commits, on any node: a hint to refresh caches early. Readers must still check
+  // ScopeVersion: a notification can be lost (e.g. while the store reconnects). Returns an id
+  // for RemoveChangeListener, which waits for a call in progress; `fn` must not add or remove
+  // listeners. A store that is not shared never calls it.
+  virtual int AddChangeListener(std::function<void(const std::string& scope_key)> fn) {
+    (void)fn;
+    return 0;
+  }
+  virtual void RemoveChangeListener(int id) { (void)id; }
   // --- end several nodes ---
 
   // Images by hash; missing hashes are skipped.
