@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 eval "$(bash scripts/pg_test_cluster.sh start)"
-trap 'bash scripts/pg_test_cluster.sh stop "$ENGRAM_TEST_PG_DIR"' EXIT
+ROOT=$(pwd)
+trap 'bash "$ROOT/scripts/pg_test_cluster.sh" stop "$ENGRAM_TEST_PG_DIR"' EXIT
 cd build
 ctest --output-on-failure --timeout 600 -j "${JOBS:-2}"

@@ -334,7 +334,8 @@ int RunServe(ServeOptions options) {
   // Vectors still being computed are dropped (the backfill redoes them at the next start) rather
   // than holding up shutdown behind a long text in the model.
   bool workers_done = !backfill || backfill->Shutdown(std::chrono::milliseconds(1000));
-  store->reset();  // SQLite: drains the writer and checkpoints the WAL
+  shards.StopListening();  // the store goes first: nothing may call into it afterwards
+  store->reset();          // SQLite: drains the writer and checkpoints the WAL
   spdlog::info("shutdown complete");
   if (!workers_done) {
     // A worker is still inside the model; it will never touch the (closed) store. Exit without

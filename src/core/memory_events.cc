@@ -118,8 +118,13 @@ void MemoryService::ClaimOrphanedEvents() {
   }
 }
 
-// Queued events stay PENDING in the store and run at the next start.
-void MemoryService::Shutdown() { jobs_.Shutdown(); }
+// Queued events stay PENDING in the store and run at the next start. After Shutdown the service
+// no longer calls the store from its own threads (the store may be destroyed next).
+void MemoryService::Shutdown() {
+  const int id = listener_id_.exchange(0);
+  if (id != 0) store_->RemoveChangeListener(id);
+  jobs_.Shutdown();
+}
 
 size_t MemoryService::queued_events() const { return jobs_.pending(); }
 

@@ -26,10 +26,7 @@ MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embed
   listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
-MemoryService::~MemoryService() {
-  store_->RemoveChangeListener(listener_id_);
-  Shutdown();
-}
+MemoryService::~MemoryService() { Shutdown(); }
 
 void MemoryService::OnScopeChanged(const std::string& scope_key) {
   // Agent-memory keys are "a<US>workspace" (ScopeKeyAgentMemories).

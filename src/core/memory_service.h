@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -143,7 +144,7 @@ class MemoryService {
                     const MemoryChangeOutcome& outcome);
 
   Store* store_;
-  int listener_id_ = 0;  // store change listener (shared stores)
+  std::atomic<int> listener_id_{0};  // store change listener (shared stores); 0 after Shutdown
   const Analyzer* analyzer_;
   const Embedder* embedder_;
   const MemoryExtractor* extractor_;

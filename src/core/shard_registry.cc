@@ -18,7 +18,12 @@ ShardRegistry::ShardRegistry(Store* store, const Analyzer* analyzer, ShardOption
   listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
-ShardRegistry::~ShardRegistry() { store_->RemoveChangeListener(listener_id_); }
+ShardRegistry::~ShardRegistry() { StopListening(); }
+
+void ShardRegistry::StopListening() {
+  const int id = listener_id_.exchange(0);
+  if (id != 0) store_->RemoveChangeListener(id);
+}
 
 void ShardRegistry::OnScopeChanged(const std::string& scope_key) {
   // Leaderboard scope keys are "m<US>workspace<US>user_id" (ScopeKeyMessages); workspace names

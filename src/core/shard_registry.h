@@ -35,7 +35,10 @@ class ShardRegistry {
   // shards when the store announces a change (see Store::AddChangeListener).
   ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
                 VectorBackfill* backfill = nullptr, ShardRegistryOptions registry = {});
-  ~ShardRegistry();
+  ~ShardRegistry();  // StopListening()
+  // Stops taking the store's change announcements (idempotent). Call it before the store goes
+  // away when the store is destroyed first.
+  void StopListening();
   ShardRegistry(const ShardRegistry&) = delete;
   ShardRegistry& operator=(const ShardRegistry&) = delete;
 
@@ -68,7 +71,7 @@ class ShardRegistry {
   std::atomic<int64_t> loads_{0};
   std::atomic<int64_t> load_micros_{0};
   std::atomic<int64_t> evictions_{0};
-  int listener_id_ = 0;
+  std::atomic<int> listener_id_{0};
 };
 
 }  // namespace engram
