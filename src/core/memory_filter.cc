@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
+#include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <tuple>
 #include <utility>
@@ -184,7 +187,69 @@ void PrepareFoldedNeedle(std::string_view needle, std::u16string* folded, std::s
   }
 }
 
+// Strings longer than this key by a hash: a metadata index stays small when values are long texts.
+constexpr size_t kMaxKeyedStringBytes = 64;
+
+// Whether a value's key is its identity: equal keys mean equal values (strings keyed by their
+// bytes, booleans, null), unlike numbers (keyed as doubles) and hashed long strings.
+bool ExactlyKeyed(const json& v) {
+  return (v.is_string() && v.get_ref<const std::string&>().size() <= kMaxKeyedStringBytes) ||
+         v.is_boolean() || v.is_null();
+}
+
+std::string NumberKey(double d) {
+  if (d == 0) d = 0;  // -0.0 == 0.0
+  std::string key(1 + sizeof(double), 'n');
+  std::memcpy(key.data() + 1, &d, sizeof(double));
+  return key;
+}
+
 }  // namespace
+
+bool MetadataValueKeys(const json& v, std::vector<std::string>* keys) {
+  switch (v.type()) {
+    case json::value_t::null:
+      keys->emplace_back("z");
+      return true;
+    case json::value_t::boolean:
+      keys->emplace_back(v.get<bool>() ? "b1" : "b0");
+      return true;
+    case json::value_t::string: {
+      const std::string& s = v.get_ref<const std::string&>();
+      if (s.size() <= kMaxKeyedStringBytes) {
+        std::string key;
+        key.reserve(1 + s.size());
+        key += 's';
+        key += s;
+        keys->push_back(std::move(key));
+      } else {
+        const uint64_t h = std::hash<std::string_view>{}(s);
+        std::string key(1 + sizeof(h), 'h');
+        std::memcpy(key.data() + 1, &h, sizeof(h));
+        keys->push_back(std::move(key));
+      }
+      return true;
+    }
+    case json::value_t::number_integer:
+      keys->push_back(NumberKey(static_cast<double>(v.get<int64_t>())));
+      return true;
+    case json::value_t::number_unsigned: {
+      // json == compares an unsigned with a double by value, but with a signed integer after a cast
+      // to int64_t: above INT64_MAX both values must lead to the doc.
+      const uint64_t u = v.get<uint64_t>();
+      keys->push_back(NumberKey(static_cast<double>(u)));
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        keys->push_back(NumberKey(static_cast<double>(static_cast<int64_t>(u))));
+      }
+      return true;
+    }
+    case json::value_t::number_float:
+      keys->push_back(NumberKey(v.get<double>()));
+      return true;
+    default:
+      return false;
+  }
+}
 
 // A tree node: an operator over children, or one (field, op, operand) leaf whose operand was
 // prepared at parse time (sorted `in` lists, parsed dates, folded needles) so that Matches only
@@ -198,6 +263,7 @@ struct MemoryFilter::Node {
   Field field = Field::kUserId;
   Op op = Op::kEq;
   bool exists = true;             // kExists: true = present, false = absent
+  bool exact_equality = false;    // metadata eq / in whose keys decide it (ExactlyKeyed)
   std::string key;                // metadata key
   std::string str;                // string operand; icontains: the ASCII fold of the needle
   bool folded_ascii = false;      // icontains: the needle's fold is ASCII (the fast path applies)
@@ -215,12 +281,14 @@ struct MemoryFilter::Node {
   }
 
   bool Matches(const FilterDoc& doc) const;
+  bool MatchesGivenEqualities(const FilterDoc& doc) const;
   bool LeafMatches(const FilterDoc& doc) const;
   bool StringMatches(std::string_view v, bool present) const;
   bool TimeMatches(int64_t t) const;
   bool MetadataMatches(const json* metadata) const;
   bool FoldedContains(std::string_view hay) const;
   std::optional<std::vector<ScopeKey>> Scope() const;
+  void Equalities(std::vector<MetadataEquality>* out) const;
 };
 
 bool MemoryFilter::Node::Matches(const FilterDoc& doc) const {
@@ -241,6 +309,17 @@ bool MemoryFilter::Node::Matches(const FilterDoc& doc) const {
       return LeafMatches(doc);
   }
   return false;
+}
+
+bool MemoryFilter::Node::MatchesGivenEqualities(const FilterDoc& doc) const {
+  if (kind == Kind::kAnd) {
+    for (const auto& child : children) {
+      if (!child->MatchesGivenEqualities(doc)) return false;
+    }
+    return true;
+  }
+  if (kind == Kind::kLeaf && exact_equality) return true;
+  return Matches(doc);
 }
 
 bool MemoryFilter::Node::LeafMatches(const FilterDoc& doc) const {
@@ -423,6 +502,26 @@ std::optional<std::vector<ScopeKey>> MemoryFilter::Node::Scope() const {
     return keys;
   }
   return std::nullopt;
+}
+
+void MemoryFilter::Node::Equalities(std::vector<MetadataEquality>* out) const {
+  if (kind == Kind::kAnd) {
+    for (const auto& child : children) child->Equalities(out);
+    return;
+  }
+  if (kind != Kind::kLeaf || field != Field::kMetadata || (op != Op::kEq && op != Op::kIn)) return;
+  MetadataEquality eq{.key = key, .values = {}, .exact = exact_equality};
+  if (op == Op::kEq) {
+    if (!MetadataValueKeys(value, &eq.values)) return;
+  } else {
+    for (const std::string& s : strs) MetadataValueKeys(json(s), &eq.values);
+    for (const json& other : others) {
+      if (!MetadataValueKeys(other, &eq.values)) return;
+    }
+  }
+  std::sort(eq.values.begin(), eq.values.end());
+  eq.values.erase(std::unique(eq.values.begin(), eq.values.end()), eq.values.end());
+  out->push_back(std::move(eq));
 }
 
 // Builds the tree from JSON, checking the grammar and the limits as it goes.
@@ -706,6 +805,7 @@ Status MemoryFilter::Parser::MetadataOperand(Op op, const json& v, const std::st
     case Op::kNe:
       ENGRAM_RETURN_IF_ERROR(CheckBytes(bytes(v), path));
       node->value = v;
+      node->exact_equality = op == Op::kEq && ExactlyKeyed(v);
       return Status::Ok();
     case Op::kIn:
       ENGRAM_RETURN_IF_ERROR(CheckInSize(v, path));
@@ -719,6 +819,10 @@ Status MemoryFilter::Parser::MetadataOperand(Op op, const json& v, const std::st
       }
       std::sort(node->strs.begin(), node->strs.end());
       node->strs.erase(std::unique(node->strs.begin(), node->strs.end()), node->strs.end());
+      node->exact_equality =
+          std::all_of(node->strs.begin(), node->strs.end(),
+                      [](const std::string& s) { return s.size() <= kMaxKeyedStringBytes; }) &&
+          std::all_of(node->others.begin(), node->others.end(), ExactlyKeyed);
       return Status::Ok();
     case Op::kGt:
     case Op::kGte:
@@ -795,9 +899,19 @@ void MemoryFilter::AndEquals(std::string_view field, std::string_view value) {
 
 bool MemoryFilter::Matches(const FilterDoc& doc) const { return !root_ || root_->Matches(doc); }
 
+bool MemoryFilter::MatchesGivenEqualities(const FilterDoc& doc) const {
+  return !root_ || root_->MatchesGivenEqualities(doc);
+}
+
 std::optional<std::vector<ScopeKey>> MemoryFilter::ScopeKeys() const {
   if (!root_) return std::nullopt;
   return root_->Scope();
+}
+
+std::vector<MetadataEquality> MemoryFilter::MetadataEqualities() const {
+  std::vector<MetadataEquality> out;
+  if (root_) root_->Equalities(&out);
+  return out;
 }
 
 bool MemoryFilter::empty() const { return !root_; }

@@ -77,6 +77,26 @@ struct ScopeKey {
   bool operator==(const ScopeKey&) const = default;
 };
 
+// A metadata condition every memory matching a filter satisfies: metadata[key] is one of
+// `values`, given as canonical value keys (MetadataValueKeys). Lets a shard pick candidates from an
+// index of metadata values instead of testing every memory of a scope.
+struct MetadataEquality {
+  std::string key;                  // the top-level metadata key
+  std::vector<std::string> values;  // canonical value keys, sorted and unique; empty = none match
+  // The keys decide the condition (string values of at most 64 bytes, booleans, null): a memory
+  // listed under one of `values` satisfies it (see MemoryFilter::MatchesGivenEqualities).
+  bool exact = false;
+};
+
+// Appends to `keys` the canonical keys of a scalar metadata value, such that two values equal under
+// the grammar's `eq` (json ==: strings by bytes, numbers by value so 1 == 1.0, booleans, null)
+// share a key. Strings key by their bytes (long ones by a hash), numbers by their value as a double
+// (so distinct large integers may share a key: keys narrow, Matches decides). An unsigned integer
+// above INT64_MAX gets a second key, as json == also equates it with the signed integer of the same
+// bits. Returns false, appending nothing, for arrays and objects (not indexed; an equality with one
+// gives no MetadataEquality).
+bool MetadataValueKeys(const nlohmann::json& value, std::vector<std::string>* keys);
+
 class MemoryFilter {
  public:
   // Matches every memory.
@@ -95,6 +115,10 @@ class MemoryFilter {
   void AndEquals(std::string_view field, std::string_view value);
 
   bool Matches(const FilterDoc& doc) const;
+  // Matches for a memory known to satisfy every exact MetadataEquality (one picked from an index
+  // keyed by MetadataValueKeys under all of them): skips those conditions, the JSON lookups of a
+  // metadata filter. Any other memory may get a wrong answer.
+  bool MatchesGivenEqualities(const FilterDoc& doc) const;
 
   // Keys such that every matching memory has at least one of them; nullopt when the filter does
   // not confine memories to a finite set of user_id / agent_id / run_id values (e.g. only
@@ -103,6 +127,11 @@ class MemoryFilter {
   // constrained children; OR unites its children's sets if all are constrained. An equality
   // with "" (an unset field) does not constrain. Keys come sorted by field, then value, unique.
   std::optional<std::vector<ScopeKey>> ScopeKeys() const;
+
+  // Necessary metadata equalities: the metadata eq / in leaves of the top-level conjunction (nested
+  // ANDs included), or the filter itself when it is one such leaf. Every matching memory satisfies
+  // all of them; leaves under OR or NOT, and eq / in with an array or object operand, give none.
+  std::vector<MetadataEquality> MetadataEqualities() const;
 
   // True when the filter matches every memory (no conditions).
   bool empty() const;

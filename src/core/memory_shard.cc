@@ -1,6 +1,7 @@
 #include "core/memory_shard.h"
 
 #include <algorithm>
+#include <span>
 
 namespace engram {
 
@@ -13,6 +14,24 @@ std::string ScopeIndexKey(std::string_view field, std::string_view value) {
   key += ':';
   key += value;
   return key;
+}
+
+// Keeps in `out` (sorted) only the docs also in `other` (sorted).
+void IntersectInto(std::vector<DocId>& out, std::span<const DocId> other) {
+  if (other.size() > 16 * out.size()) {
+    // Much larger: binary searches from the last position found.
+    auto from = other.begin();
+    size_t kept = 0;
+    for (DocId d : out) {
+      from = std::lower_bound(from, other.end(), d);
+      if (from == other.end()) break;
+      if (*from == d) out[kept++] = d;
+    }
+    out.resize(kept);
+    return;
+  }
+  auto end = std::set_intersection(out.begin(), out.end(), other.begin(), other.end(), out.begin());
+  out.erase(end, out.end());
 }
 
 bool NewerFirst(const AgentMemory& a, const AgentMemory& b) {
@@ -103,12 +122,17 @@ void MemoryShard::Upsert(const MemoryRecord& record) {
 void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::string>& terms) {
   DocId d;
   bool keep_vector = false;
+  const std::string_view metadata_json =
+      r.metadata_json.empty() ? std::string_view("{}") : std::string_view(r.metadata_json);
+  bool reindex = options_.metadata_index;
   auto it = by_id_.find(r.id);
   if (it != by_id_.end()) {
     d = it->second;
     // A metadata-only update carries no vector: the one of the unchanged text stays valid.
     keep_vector = r.vector.empty() && docs_[d].memory.text == r.text;
     by_seq_.erase(docs_[d].memory.seq);
+    reindex = reindex && docs_[d].memory.metadata_json != metadata_json;
+    if (reindex) IndexMetadata(d, docs_[d].metadata, /*add=*/false);
   } else {
     d = static_cast<DocId>(docs_.size());
     docs_.emplace_back();
@@ -131,12 +155,13 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.agent_id = r.agent_id;
   m.run_id = r.run_id;
   m.session_id = r.session_id;
-  m.metadata_json = r.metadata_json.empty() ? "{}" : r.metadata_json;
+  m.metadata_json = metadata_json;
   m.created_at_us = r.created_at_us;
   m.updated_at_us = r.updated_at_us;
   m.expires_at_us = r.expires_at_us;
   doc.metadata = nlohmann::json::parse(m.metadata_json, nullptr, /*allow_exceptions=*/false);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
+  if (reindex) IndexMetadata(d, doc.metadata, /*add=*/true);
   by_seq_[r.seq] = d;
   bm25_.Add(d, terms);
   if (!r.vector.empty() && r.vector_model == options_.vector_model &&
@@ -157,11 +182,51 @@ void MemoryShard::Remove(const std::string& id) {
   by_seq_.erase(doc.memory.seq);
   bm25_.Remove(d);
   vectors_.Remove(d);
+  if (options_.metadata_index) IndexMetadata(d, doc.metadata, /*add=*/false);
   doc.live = false;
   // The slot stays (DocIds are dense); free what it held.
   doc.memory = AgentMemory{};
   doc.metadata = nlohmann::json();
   --live_count_;
+}
+
+void MemoryShard::IndexMetadata(DocId d, const nlohmann::json& metadata, bool add) {
+  std::vector<std::string> keys;
+  for (auto field = metadata.begin(); field != metadata.end(); ++field) {
+    keys.clear();
+    if (!MetadataValueKeys(field.value(), &keys)) continue;
+    if (add) {
+      auto& values = by_metadata_[field.key()];
+      for (std::string& key : keys) {
+        std::vector<DocId>& docs = values[std::move(key)];
+        // New docs have the largest id: appending keeps the list sorted.
+        if (docs.empty() || docs.back() < d) {
+          docs.push_back(d);
+          ++metadata_postings_;
+        } else {
+          auto pos = std::lower_bound(docs.begin(), docs.end(), d);
+          if (pos != docs.end() && *pos == d) continue;
+          docs.insert(pos, d);
+          ++metadata_postings_;
+        }
+      }
+      continue;
+    }
+    auto values = by_metadata_.find(field.key());
+    if (values == by_metadata_.end()) continue;
+    for (const std::string& key : keys) {
+      auto list = values->second.find(key);
+      if (list == values->second.end()) continue;
+      std::vector<DocId>& docs = list->second;
+      auto pos = std::lower_bound(docs.begin(), docs.end(), d);
+      if (pos != docs.end() && *pos == d) {
+        docs.erase(pos);
+        --metadata_postings_;
+      }
+      if (docs.empty()) values->second.erase(list);
+    }
+    if (values->second.empty()) by_metadata_.erase(values);
+  }
 }
 
 void MemoryShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
@@ -212,14 +277,60 @@ std::vector<DocId> MemoryShard::ScopeDocs(const std::vector<ScopeKey>& keys) con
   return out;
 }
 
+std::optional<std::vector<DocId>> MemoryShard::MetadataDocs(const MemoryFilter& filter,
+                                                            const std::vector<DocId>* scope) const {
+  if (!options_.metadata_index) return std::nullopt;
+  const std::vector<MetadataEquality> equalities = filter.MetadataEqualities();
+  if (equalities.empty()) return std::nullopt;
+  std::vector<std::span<const DocId>> sets;
+  std::vector<std::vector<DocId>> merged;  // unions of several values' docs (`in`)
+  merged.reserve(equalities.size());
+  for (const MetadataEquality& eq : equalities) {
+    auto values = by_metadata_.find(eq.key);
+    if (values == by_metadata_.end()) return std::vector<DocId>{};
+    std::vector<const std::vector<DocId>*> lists;
+    for (const std::string& value : eq.values) {
+      auto docs = values->second.find(value);
+      if (docs != values->second.end()) lists.push_back(&docs->second);
+    }
+    if (lists.empty()) return std::vector<DocId>{};
+    if (lists.size() == 1) {
+      sets.emplace_back(*lists.front());
+      continue;
+    }
+    std::vector<DocId>& all = merged.emplace_back();
+    for (const auto* list : lists) {
+      const auto middle = static_cast<std::ptrdiff_t>(all.size());
+      all.insert(all.end(), list->begin(), list->end());
+      std::inplace_merge(all.begin(), all.begin() + middle, all.end());
+    }
+    // A doc is under two keys of one value only for huge unsigned integers (MetadataValueKeys).
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    sets.emplace_back(all);
+  }
+  if (scope != nullptr) sets.emplace_back(*scope);
+  std::sort(sets.begin(), sets.end(), [](auto a, auto b) { return a.size() < b.size(); });
+  std::vector<DocId> out(sets.front().begin(), sets.front().end());
+  for (size_t i = 1; i < sets.size() && !out.empty(); ++i) IntersectInto(out, sets[i]);
+  return out;
+}
+
 std::optional<std::vector<DocId>> MemoryShard::Candidates(const MemoryFilter& filter,
                                                           int64_t now_us) const {
-  auto keys = filter.ScopeKeys();
-  if (!keys) return std::nullopt;
+  std::optional<std::vector<DocId>> docs;
+  if (auto keys = filter.ScopeKeys()) docs = ScopeDocs(*keys);
+  auto narrowed = MetadataDocs(filter, docs ? &*docs : nullptr);
+  const bool indexed = narrowed.has_value();
+  if (indexed) docs = std::move(narrowed);
+  if (!docs) return std::nullopt;
   std::vector<DocId> out;
-  for (DocId d : ScopeDocs(*keys)) {
+  for (DocId d : *docs) {
     const Doc& doc = docs_[d];
-    if (doc.live && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) out.push_back(d);
+    if (!doc.live || !doc.memory.VisibleAt(now_us)) continue;
+    // Docs from the metadata index satisfy its exact equalities: only the rest is tested.
+    if (indexed ? filter.MatchesGivenEqualities(ViewOf(doc)) : filter.Matches(ViewOf(doc))) {
+      out.push_back(d);
+    }
   }
   return out;
 }
@@ -234,19 +345,32 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   }
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<MemoryHit> hits;
-  const std::vector<DocId> scope = ScopeDocs(*keys);
+  std::vector<DocId> scope = ScopeDocs(*keys);
   if (scope.empty() || query.k == 0) return hits;
+  // A selective metadata equality (one topic of many) narrows the scope to the docs having the
+  // value, so that retrieval tests the filter on those only, and without the equalities the index
+  // decided exactly (their JSON lookups were most of a filtered search's CPU).
+  auto narrowed = MetadataDocs(filter, &scope);
+  const bool indexed = narrowed.has_value();
+  if (indexed) scope = std::move(*narrowed);
+  if (scope.empty()) return hits;
 
   // The filter is part of retrieval, so it never empties a truncated top-k. Both retrievers ask
   // it lazily, only about documents good enough to enter their current top-k, and each document's
-  // verdict is computed at most once per query. The filter includes the scope equality, so BM25
-  // (which scans the workspace's postings) stays in scope.
-  std::vector<int8_t> verdict(docs_.size(), -1);
+  // verdict is computed at most once per query. Docs outside the (narrowed) scope cannot match
+  // and are rejected by the verdict table alone, so BM25 (which scans the workspace's postings)
+  // stays in scope without testing the filter.
+  std::vector<int8_t> verdict(docs_.size(), 0);
+  for (DocId d : scope) verdict[d] = -1;
   const std::function<bool(DocId)> admits = [&](DocId d) {
     int8_t& v = verdict[d];
     if (v < 0) {
       const Doc& doc = docs_[d];
-      v = doc.live && doc.memory.VisibleAt(query.now_us) && filter.Matches(ViewOf(doc)) ? 1 : 0;
+      bool ok = doc.live && doc.memory.VisibleAt(query.now_us);
+      if (ok) {
+        ok = indexed ? filter.MatchesGivenEqualities(ViewOf(doc)) : filter.Matches(ViewOf(doc));
+      }
+      v = ok ? 1 : 0;
     }
     return v == 1;
   };
@@ -257,15 +381,18 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     semantic = vectors_.SearchAmong(query.vector.data(), per_retriever, scope, &admits);
   }
   std::vector<ScoredDoc> fused = Fuse(lexical, semantic, query.k, options_.fusion);
-  std::unordered_map<DocId, float> cosine;
-  for (const auto& s : semantic) cosine.emplace(s.doc, s.score);
+  // Cosines by doc, for the hits: sorted, as a hash map cost more to build than its few lookups.
+  std::vector<ScoredDoc> cosine = std::move(semantic);
+  std::sort(cosine.begin(), cosine.end(),
+            [](const ScoredDoc& a, const ScoredDoc& b) { return a.doc < b.doc; });
   for (const ScoredDoc& s : fused) {
     if (s.score < query.threshold) continue;
     MemoryHit hit;
     hit.memory = docs_[s.doc].memory;
     hit.score = std::clamp(s.score, 0.0f, 1.0f);
-    auto c = cosine.find(s.doc);
-    if (c != cosine.end()) hit.similarity = c->second;
+    auto c = std::lower_bound(cosine.begin(), cosine.end(), s.doc,
+                              [](const ScoredDoc& a, DocId d) { return a.doc < d; });
+    if (c != cosine.end() && c->doc == s.doc) hit.similarity = c->score;
     hits.push_back(std::move(hit));
   }
   return hits;
@@ -319,11 +446,31 @@ size_t MemoryShard::size() const {
   return live_count_;
 }
 
+size_t MemoryShard::metadata_postings() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return metadata_postings_;
+}
+
 size_t MemoryShard::MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
   for (const Doc& d : docs_) {
     bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();
+  }
+  // The metadata index: libstdc++ hash nodes (next pointer, cached hash, value), bucket arrays,
+  // strings beyond the small-string buffer and the doc lists.
+  constexpr size_t kNode = 2 * sizeof(void*);
+  constexpr size_t kSsoCapacity = 15;
+  auto heap = [](const std::string& s) {
+    return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
+  };
+  bytes += by_metadata_.bucket_count() * sizeof(void*);
+  for (const auto& [key, values] : by_metadata_) {
+    bytes +=
+        kNode + sizeof(*by_metadata_.begin()) + heap(key) + values.bucket_count() * sizeof(void*);
+    for (const auto& [value, ids] : values) {
+      bytes += kNode + sizeof(*values.begin()) + heap(value) + ids.capacity() * sizeof(DocId);
+    }
   }
   return bytes;
 }

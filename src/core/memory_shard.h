@@ -65,6 +65,10 @@ struct MemoryShardOptions {
   FusionOptions fusion;
   std::string vector_model;  // vectors of other models are ignored (and re-embedded)
   size_t candidates = 200;   // taken from each retriever before fusion (at least k)
+  // Keep an index of top-level metadata values, so that a filter's necessary metadata equalities
+  // (MemoryFilter::MetadataEqualities) pick the candidates of Search and List instead of the
+  // filter being tested on every memory of the scope. Off: the scope path alone (for comparisons).
+  bool metadata_index = true;
 };
 
 struct MemoryQuery {
@@ -116,6 +120,8 @@ class MemoryShard {
 
   size_t size() const;
   size_t MemoryBytes() const;
+  // Entries (doc, metadata value) in the metadata index; 0 when it is off.
+  size_t metadata_postings() const;
 
  private:
   struct Doc {
@@ -127,9 +133,16 @@ class MemoryShard {
   FilterDoc ViewOf(const Doc& d) const;
   // Docs listed under any of `keys` in the scope-key index (removed ones included), in DocId order.
   std::vector<DocId> ScopeDocs(const std::vector<ScopeKey>& keys) const;
-  // Live, visible docs matching `filter`, found through the scope-key index; nullopt when the
-  // filter names no scope key.
+  // Live, visible docs matching `filter`, found through the scope-key and metadata indexes;
+  // nullopt when the filter names no scope key and no indexed metadata equality.
   std::optional<std::vector<DocId>> Candidates(const MemoryFilter& filter, int64_t now_us) const;
+  // Adds (or removes) `d` to (from) the metadata index under each value of `metadata`.
+  void IndexMetadata(DocId d, const nlohmann::json& metadata, bool add);
+  // Live docs satisfying the filter's necessary metadata equalities, intersected with `scope`
+  // (sorted DocIds) when given, in DocId order; nullopt when the filter has none or the index is
+  // off. A superset of the matching docs: the caller still tests the filter.
+  std::optional<std::vector<DocId>> MetadataDocs(const MemoryFilter& filter,
+                                                 const std::vector<DocId>* scope) const;
 
   const Analyzer* analyzer_;
   MemoryShardOptions options_;
@@ -143,9 +156,14 @@ class MemoryShard {
   std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
   // "u:<user_id>", "a:<agent_id>", "r:<run_id>" -> docs (may list removed docs; checked on use).
   std::unordered_map<std::string, std::vector<DocId>> by_scope_;  // guarded by mu_
-  size_t live_count_ = 0;                                         // guarded by mu_
-  Bm25Index bm25_;                                                // guarded by mu_
-  VectorIndex vectors_;                                           // guarded by mu_
+  // Metadata index: top-level key -> canonical value key (MetadataValueKeys) -> live docs having
+  // it, sorted. Empty when options_.metadata_index is off.
+  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<DocId>>>
+      by_metadata_;               // guarded by mu_
+  size_t metadata_postings_ = 0;  // guarded by mu_
+  size_t live_count_ = 0;         // guarded by mu_
+  Bm25Index bm25_;                // guarded by mu_
+  VectorIndex vectors_;           // guarded by mu_
 };
 
 }  // namespace engram
