@@ -58,10 +58,11 @@ class PgCluster:
         return self.base + "/" + name
 
 
-def load_scope(url, user, n, chunk, rng, workers=4):
+def load_scope(url, user, n, chunk, rng, workers=4, first=0):
+    """Adds n messages to `user`, numbered from `first` (request_ids stay unique across calls)."""
     chunks = []
-    for start in range(0, n, chunk):
-        msgs = [message(rng, i) for i in range(start, min(n, start + chunk))]
+    for start in range(first, first + n, chunk):
+        msgs = [message(rng, i) for i in range(start, min(first + n, start + chunk))]
         chunks.append({"request_id": f"load:{user}:{start}", "user_id": user,
                        "session_id": f"{user}:s{start // 200}", "messages": msgs})
 
@@ -145,12 +146,17 @@ def part2(args, cluster, tmp):
         try:
             t0 = time.monotonic()
             with ThreadPoolExecutor(4) as ex:
-                list(ex.map(lambda s: load_scope(node.url, s, per_scope, 100, random.Random(hash(s)), 1),
+                first = loaded // len(scopes)
+                list(ex.map(lambda s: load_scope(node.url, s, per_scope, 100, random.Random(hash(s)), 1,
+                                                 first),
                             scopes))
             loaded += per_scope * len(scopes)
             log(f"growth: {loaded} memories in {len(scopes)} scopes (+{time.monotonic() - t0:.0f} s)")
         finally:
             node.stop()
+        # What an operator's autovacuum would have done by now: without it the cold-load phase
+        # below competes with the post-load vacuum and analyze.
+        subprocess.run(["psql", "-q", url, "-c", "VACUUM (ANALYZE) memories"], check=True)
         # Cold shards: a fresh node loads each scope on its first search.
         node = EngramServer(args.engram, extra_args=extra)
         node.start()
