@@ -106,6 +106,12 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--neighbour-weight", serve.neighbour_weight,
                         "fraction of a hit's score its neighbours inherit")
       ->envname("ENGRAM_NEIGHBOUR_WEIGHT")->capture_default_str();
+  serve_cmd->add_option("--window-share", serve.window_share,
+                        "share of a neighbouring turn's BM25 term scores a turn may use (0: off)")
+      ->envname("ENGRAM_WINDOW_SHARE")->capture_default_str();
+  serve_cmd->add_option("--time-weight", serve.time_weight,
+                        "boost of turns near the dates a query names, relative to the best score (0: off)")
+      ->envname("ENGRAM_TIME_WEIGHT")->capture_default_str();
   serve_cmd->add_option("--hnsw-threshold", serve.hnsw_threshold,
                         "vectors in a scope before an HNSW graph replaces the exact scan (0: never)")
       ->envname("ENGRAM_HNSW_THRESHOLD")->capture_default_str();

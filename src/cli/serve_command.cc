@@ -148,6 +148,8 @@ int RunServe(ServeOptions options) {
   lb_options.retrieval.fusion.vector_weight = static_cast<float>(options.vector_weight);
   lb_options.retrieval.neighbours = options.neighbours;
   lb_options.retrieval.neighbour_score_factor = static_cast<float>(options.neighbour_weight);
+  lb_options.retrieval.window_share = static_cast<float>(options.window_share);
+  lb_options.retrieval.time_weight = static_cast<float>(options.time_weight);
   lb_options.retrieval.neighbour_placement = options.neighbour_placement == "scored"
                                                  ? RetrievalOptions::NeighbourPlacement::kByScore
                                                  : RetrievalOptions::NeighbourPlacement::kAfterHit;

@@ -72,6 +72,12 @@ Status ServeOptions::Validate() {
   if (neighbour_placement != "after" && neighbour_placement != "scored") {
     return Status::InvalidParameter("--neighbour-placement must be after or scored");
   }
+  if (window_share < 0 || window_share > 1) {
+    return Status::InvalidParameter("--window-share must be in 0..1");
+  }
+  if (time_weight < 0 || time_weight > 5) {
+    return Status::InvalidParameter("--time-weight must be in 0..5");
+  }
   if (neighbour_weight < 0 || neighbour_weight > 1) {
     return Status::InvalidParameter("--neighbour-weight must be in 0..1");
   }

@@ -201,7 +201,7 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
   }
   LeaderboardSearchResult result;
   auto hits = (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),
-                               options_.retrieval);
+                               options_.retrieval, ParseQueryDates(request.query));
   std::vector<std::string> wanted;
   for (auto& h : hits) {
     LeaderboardHit hit;

@@ -32,6 +32,17 @@ struct RetrievalOptions {
   // score they inherit (kByScore), so the neighbours of a weak hit do not push down a strong one.
   enum class NeighbourPlacement { kAfterHit, kByScore };
   NeighbourPlacement neighbour_placement = NeighbourPlacement::kByScore;
+  // Conversation windows for BM25: a turn is scored per query term by the best of its own
+  // contribution and this share of its previous / next turn's (in its session), so a reply that
+  // answers a question ("Definitely! And some old friends.") matches the words of the question
+  // it answers, and a question matches its answer. 0 scores each turn alone.
+  float window_share = 0.5f;
+  // Dates the query names ("on 11 December, 2023", "in June 2022"): turns from that range gain
+  // time_weight x the best fused score; the gain fades linearly over time_days_before before the
+  // range and time_days_after after it (people talk about an event in the days after it). 0 off.
+  float time_weight = 0.4f;
+  int time_days_before = 3;
+  int time_days_after = 14;
 };
 
 // "hybrid" | "bm25" | "vector"; false on anything else.

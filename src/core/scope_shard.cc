@@ -108,7 +108,13 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
     auto& turns = sessions_[r.session_id];
     auto at = std::upper_bound(turns.begin(), turns.end(), doc_id,
                                [this](DocId a, DocId b) { return TurnBefore(a, b); });
+    const DocId before = at == turns.begin() ? kNoDoc : *(at - 1);
+    const DocId after = at == turns.end() ? kNoDoc : *at;
     turns.insert(at, doc_id);
+    prev_.push_back(before);
+    next_.push_back(after);
+    if (before != kNoDoc) next_[before] = doc_id;
+    if (after != kNoDoc) prev_[after] = doc_id;
   }
 }
 
@@ -156,19 +162,79 @@ std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const 
 
 void ScopeShard::ForEachNeighbour(DocId doc, const RetrievalOptions& options,
                                   const std::function<void(DocId)>& fn) const {
-  const auto& turns = sessions_.at(docs_[doc].session_id);
-  auto pos = std::lower_bound(turns.begin(), turns.end(), doc,
-                              [this](DocId a, DocId b) { return TurnBefore(a, b); });
-  if (pos == turns.end() || *pos != doc) return;
-  const long at = pos - turns.begin();
+  DocId before = doc, after = doc;
   for (int step = 1; step <= options.neighbours; ++step) {
-    for (long n : {at - step, at + step}) {
-      if (n < 0 || n >= static_cast<long>(turns.size())) continue;
-      DocId nd = turns[static_cast<size_t>(n)];
-      if (docs_[nd].text.size() > options.neighbour_max_chars) continue;
+    if (before != kNoDoc) before = prev_[before];
+    if (after != kNoDoc) after = next_[after];
+    for (DocId nd : {before, after}) {
+      if (nd == kNoDoc || docs_[nd].text.size() > options.neighbour_max_chars) continue;
       fn(nd);
     }
   }
+}
+
+std::vector<ScoredDoc> ScopeShard::WindowedBm25(const std::vector<std::string>& terms, size_t k,
+                                                float share) const {
+  struct Entry {
+    uint32_t term;
+    DocId doc;
+    float score;
+  };
+  std::vector<Entry> entries;
+  const size_t n_terms = bm25_.ForEachContribution(terms, [&](size_t t, DocId doc, float c) {
+    entries.push_back({static_cast<uint32_t>(t), doc, c});
+  });
+  if (entries.empty()) return {};
+  // One row of per-term contributions per matching doc.
+  std::unordered_map<DocId, uint32_t> row;
+  row.reserve(entries.size());
+  for (const Entry& e : entries) row.emplace(e.doc, static_cast<uint32_t>(row.size()));
+  std::vector<float> contrib(row.size() * n_terms, 0.0f);
+  for (const Entry& e : entries) contrib[row[e.doc] * n_terms + e.term] = e.score;
+  auto row_of = [&](DocId d) -> const float* {
+    if (d == kNoDoc) return nullptr;
+    auto it = row.find(d);
+    return it == row.end() ? nullptr : &contrib[it->second * n_terms];
+  };
+  // Candidates: matching turns and the turns next to them (which may match through them).
+  std::vector<DocId> candidates;
+  candidates.reserve(row.size() * 2);
+  for (const auto& [doc, unused] : row) {
+    candidates.push_back(doc);
+    for (DocId nd : {prev_[doc], next_[doc]}) {
+      if (nd != kNoDoc && row.find(nd) == row.end()) candidates.push_back(nd);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<ScoredDoc> scored;
+  scored.reserve(candidates.size());
+  for (DocId d : candidates) {
+    const float* own = row_of(d);
+    const float* before = row_of(prev_[d]);
+    const float* after = row_of(next_[d]);
+    float score = 0;
+    for (size_t t = 0; t < n_terms; ++t) {
+      float best = own != nullptr ? own[t] : 0.0f;
+      if (before != nullptr) best = std::max(best, share * before[t]);
+      if (after != nullptr) best = std::max(best, share * after[t]);
+      score += best;
+    }
+    scored.push_back({d, score});
+  }
+  KeepTopK(scored, k);
+  return scored;
+}
+
+float ScopeShard::DateCloseness(DocId doc, const TimeRange& range,
+                                const RetrievalOptions& options) const {
+  constexpr double kDay = 86400.0 * 1e6;
+  const int64_t t = docs_[doc].time_us;
+  if (t >= range.begin_us && t < range.end_us) return 1.0f;
+  const double days = t < range.begin_us ? (range.begin_us - t) / kDay : (t - range.end_us) / kDay;
+  const int fade = t < range.begin_us ? options.time_days_before : options.time_days_after;
+  if (fade <= 0 || days >= fade) return 0.0f;
+  return static_cast<float>(1.0 - days / fade);
 }
 
 std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
@@ -216,19 +282,28 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
 
 std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const std::vector<float>& query_vector, size_t k,
-                                         const RetrievalOptions& options) const {
+                                         const RetrievalOptions& options,
+                                         const std::optional<TimeRange>& dates) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   const size_t candidates = std::max(k, options.candidates);
   std::vector<ScoredDoc> lexical, semantic;
   const bool use_vectors = !query_vector.empty() && options.mode != RetrievalMode::kBm25 &&
                            static_cast<int>(query_vector.size()) == vectors_.dim();
-  if (options.mode != RetrievalMode::kVector) lexical = bm25_.Search(terms, candidates);
+  if (options.mode != RetrievalMode::kVector) {
+    lexical = options.window_share > 0 ? WindowedBm25(terms, candidates, options.window_share)
+                                       : bm25_.Search(terms, candidates);
+  }
   if (use_vectors) semantic = vectors_.Search(query_vector.data(), candidates);
 
   FusionOptions fusion = options.fusion;
   if (options.mode == RetrievalMode::kBm25 || !use_vectors) fusion.vector_weight = 0;
   if (options.mode == RetrievalMode::kVector) fusion.vector_weight = 1;
-  auto fused = Fuse(lexical, semantic, candidates, fusion);
+  std::function<float(DocId)> closeness;
+  if (dates && options.time_weight > 0) {
+    fusion.prior_weight = options.time_weight;
+    closeness = [&](DocId d) { return DateCloseness(d, *dates, options); };
+  }
+  auto fused = Fuse(lexical, semantic, candidates, fusion, closeness ? &closeness : nullptr);
   auto ranked = WithNeighbours(fused, k, options);
 
   std::vector<ShardHit> hits;
@@ -249,7 +324,7 @@ size_t ScopeShard::MemoryBytes() const {
     bytes += sizeof(ShardDoc) + d.id.capacity() + d.text.capacity() + d.parts_json.capacity() +
              d.session_id.capacity() + d.role.capacity();
   }
-  bytes += by_id_.size() * 64 + by_seq_.size() * 32 + sessions_.size() * 64 + docs_.size() * 4;
+  bytes += by_id_.size() * 64 + by_seq_.size() * 32 + sessions_.size() * 64 + docs_.size() * 12;
   return bytes;
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "core/retrieval_options.h"
 #include "index/analyzer.h"
 #include "index/bm25_index.h"
+#include "index/query_dates.h"
 #include "index/vector_index.h"
 #include "store/store.h"
 
@@ -88,10 +90,12 @@ class ScopeShard {
   // Documents that have no vector of the shard's model: (seq, text) pairs to embed.
   std::vector<std::pair<int64_t, std::string>> MissingVectors() const;
 
-  // Ranked hits for a query: analysed terms, and its vector (empty: BM25 only).
+  // Ranked hits for a query: analysed terms, its vector (empty: BM25 only) and the dates it names
+  // (see ParseQueryDates).
   std::vector<ShardHit> Search(const std::vector<std::string>& terms,
                                const std::vector<float>& query_vector, size_t k,
-                               const RetrievalOptions& options) const;
+                               const RetrievalOptions& options,
+                               const std::optional<TimeRange>& dates = std::nullopt) const;
 
   size_t size() const;
   size_t MemoryBytes() const;
@@ -104,6 +108,11 @@ class ScopeShard {
   // Calls fn for each turn within options.neighbours of `doc` in its session, skipping long ones.
   void ForEachNeighbour(DocId doc, const RetrievalOptions& options,
                         const std::function<void(DocId)>& fn) const;
+  // BM25 over conversation windows (RetrievalOptions::window_share): the best `k` turns.
+  std::vector<ScoredDoc> WindowedBm25(const std::vector<std::string>& terms, size_t k,
+                                      float share) const;
+  // 0..1: how close a turn's time is to the range a query names.
+  float DateCloseness(DocId doc, const TimeRange& range, const RetrievalOptions& options) const;
   std::vector<ScoredDoc> WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
                                         const RetrievalOptions& options) const;
 
@@ -125,6 +134,9 @@ class ScopeShard {
   std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
   // Each session's turns in conversation order (message time, then write order).
   std::unordered_map<std::string, std::vector<DocId>> sessions_;  // guarded by mu_
+  // The turn before / after each doc in its session (kNoDoc at either end); guarded by mu_.
+  static constexpr DocId kNoDoc = UINT32_MAX;
+  std::vector<DocId> prev_, next_;
   Bm25Index bm25_;                                                // guarded by mu_
   VectorIndex vectors_;                                           // guarded by mu_
 };

@@ -43,6 +43,7 @@ TEST_F(ScopeShardTest, NeighboursFollowTheirHitInTurnOrderEvenWhenChunksArriveOu
   RetrievalOptions opts;
   opts.mode = RetrievalMode::kBm25;
   opts.neighbour_placement = RetrievalOptions::NeighbourPlacement::kAfterHit;
+  opts.window_share = 0;  // neighbours come only from the expansion under test
   auto hits = shard.Search(analyzer_.AnalyzeQuery("puppy"), {}, 3, opts);
   ASSERT_EQ(hits.size(), 3u);
   EXPECT_EQ(hits[0].doc.id, "m-4");
@@ -68,6 +69,7 @@ TEST_F(ScopeShardTest, ScoredNeighboursRankBelowStrongerHits) {
   opts.fusion.method = FusionMethod::kScoreSum;
   opts.neighbour_placement = RetrievalOptions::NeighbourPlacement::kByScore;
   opts.neighbour_score_factor = 0.2f;
+  opts.window_share = 0;
   auto hits = shard.Search(analyzer_.AnalyzeQuery("puppy training"), {}, 4, opts);
   ASSERT_EQ(hits.size(), 4u);
   // Both strong hits come before any neighbour; each neighbour inherits a fifth of its hit's score.
@@ -76,6 +78,63 @@ TEST_F(ScopeShardTest, ScoredNeighboursRankBelowStrongerHits) {
   EXPECT_EQ(hits[2].doc.id, "m-4");
   EXPECT_EQ(hits[3].doc.id, "m-2");
   for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score);
+}
+
+TEST_F(ScopeShardTest, WindowLetsAReplyMatchTheQuestionItAnswers) {
+  ScopeShard shard(&analyzer_, opts_);
+  // Chunks out of order again: the window must follow turn order, not write order.
+  shard.Apply({Rec(3, "s", 30, "Definitely! And some old friends from the tournaments."),
+               Rec(4, "s", 40, "That will be a blast.")});
+  shard.Apply({Rec(1, "s", 10, "I am planning a gaming party next month."),
+               Rec(2, "s", 20, "Who will you invite to the gaming party?")});
+  shard.Apply({Rec(5, "t", 10, "I invited old friends to dinner."),
+               Rec(6, "t", 20, "The dinner was fun.")});
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  opts.neighbours = 0;
+  const auto query = analyzer_.AnalyzeQuery("Who did Nate invite to his gaming party, friends?");
+  auto rank_of = [&](const std::vector<ShardHit>& hits, const std::string& id) {
+    for (size_t i = 0; i < hits.size(); ++i) {
+      if (hits[i].doc.id == id) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  opts.window_share = 0;
+  auto alone = shard.Search(query, {}, 10, opts);
+  opts.window_share = 0.5f;
+  auto windowed = shard.Search(query, {}, 10, opts);
+  // Alone, the reply matches only "friends" and ranks below the other session's turn that has
+  // "invited" and "friends"; with half of its question's words it overtakes it.
+  EXPECT_GT(rank_of(alone, "m-3"), rank_of(alone, "m-5"));
+  EXPECT_LT(rank_of(windowed, "m-3"), rank_of(windowed, "m-5"));
+  // A turn with no query word of its own is found through its neighbour ...
+  EXPECT_EQ(rank_of(alone, "m-4"), -1);
+  EXPECT_GE(rank_of(windowed, "m-4"), 0);
+  for (size_t i = 1; i < windowed.size(); ++i) {
+    EXPECT_GE(windowed[i - 1].score, windowed[i].score);
+  }
+}
+
+TEST_F(ScopeShardTest, DatesNamedInTheQueryLiftTurnsFromThen) {
+  ScopeShard shard(&analyzer_, opts_);
+  constexpr int64_t kDay = 86400LL * 1000 * 1000;
+  const int64_t dec11 = 19702 * kDay;  // 2023-12-11
+  // Equal lexical evidence; the turn written first (lower doc id) wins a BM25 tie.
+  shard.Apply({Rec(3, "c", dec11 + 40 * kDay, "the project is finally done"),
+               Rec(1, "a", dec11 - 200 * kDay, "the project at work today"),
+               Rec(2, "b", dec11 + 3600LL * 1000 * 1000, "the project deadline moved")});
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  opts.neighbours = 0;
+  const std::string question = "What did they say about the project on 11 December, 2023?";
+  const auto dates = ParseQueryDates(question);
+  ASSERT_TRUE(dates.has_value());
+  auto hits = shard.Search(analyzer_.AnalyzeQuery(question), {}, 3, opts, dates);
+  ASSERT_EQ(hits.size(), 3u);
+  EXPECT_EQ(hits[0].doc.id, "m-2");
+  opts.time_weight = 0;
+  hits = shard.Search(analyzer_.AnalyzeQuery(question), {}, 3, opts, dates);
+  EXPECT_EQ(hits[0].doc.id, "m-3");
 }
 
 TEST_F(ScopeShardTest, HybridFindsWhatBm25Misses) {

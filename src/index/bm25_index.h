@@ -88,6 +88,14 @@ class Bm25Index {
   std::vector<ScoredDoc> Search(const std::vector<std::string>& query_terms, size_t k,
                                 const std::function<bool(DocId)>* filter = nullptr) const;
 
+  // Per-term BM25 contributions, for rankers that combine terms across documents (e.g. a turn
+  // and its neighbours in a conversation). Calls fn(term_index, doc, contribution) for every live
+  // doc containing one of the distinct query terms; term_index numbers the distinct query terms
+  // present in the index, 0..n-1, and n is returned. A doc's Search score is the sum of its
+  // contributions.
+  size_t ForEachContribution(const std::vector<std::string>& query_terms,
+                             const std::function<void(size_t, DocId, float)>& fn) const;
+
   // Number of live docs.
   size_t doc_count() const { return live_docs_; }
 

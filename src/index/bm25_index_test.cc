@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +128,25 @@ TEST_F(TinyCorpusTest, AddingAPresentIdReplacesIt) {
   EXPECT_EQ(index_.doc_count(), 3u);
   EXPECT_EQ(Docs(index_.Search({"a"}, 10)), (std::vector<DocId>{1}));
   EXPECT_EQ(index_.Search({"c"}, 10).front().doc, 0u);
+}
+
+TEST_F(TinyCorpusTest, ContributionsSumToSearchScores) {
+  index_.Remove(2);
+  index_.Add(3, {"b", "c", "c"});
+  std::map<DocId, double> sum;
+  std::set<size_t> term_indexes;
+  const size_t n = index_.ForEachContribution({"c", "a", "missing", "a"},
+                                              [&](size_t t, DocId doc, float contribution) {
+                                                EXPECT_GT(contribution, 0.0f);
+                                                term_indexes.insert(t);
+                                                sum[doc] += contribution;
+                                              });
+  EXPECT_EQ(n, 2u);  // "a" and "c"; the duplicate and the unknown term do not count
+  EXPECT_EQ(term_indexes, (std::set<size_t>{0, 1}));
+  EXPECT_EQ(sum.count(2), 0u);  // removed
+  const auto results = index_.Search({"c", "a"}, 10);
+  ASSERT_EQ(results.size(), sum.size());
+  for (const ScoredDoc& r : results) EXPECT_NEAR(sum[r.doc], r.score, 1e-5) << r.doc;
 }
 
 TEST(Bm25IndexTest, RarerTermsWeighMore) {

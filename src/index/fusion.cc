@@ -53,10 +53,24 @@ void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fil
   }
 }
 
+// `floor`: the smallest best score the bonus is scaled by (z-scores may all be <= 0).
+void AddPrior(const std::function<float(DocId)>* prior, float weight, float floor,
+              std::unordered_map<DocId, float>& acc) {
+  if (prior == nullptr || weight <= 0 || acc.empty()) return;
+  float best = acc.begin()->second;
+  for (const auto& [doc, score] : acc) best = std::max(best, score);
+  const float scale = weight * std::max(best, floor);
+  for (auto& [doc, score] : acc) {
+    const float p = std::clamp((*prior)(doc), 0.0f, 1.0f);
+    score += scale * p;
+  }
+}
+
 }  // namespace
 
 std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
-                            size_t k, const FusionOptions& options) {
+                            size_t k, const FusionOptions& options,
+                            const std::function<float(DocId)>* prior) {
   std::unordered_map<DocId, float> acc;
   acc.reserve(bm25.size() + vec.size());
   const float wv = std::clamp(options.vector_weight, 0.0f, 1.0f);
@@ -69,6 +83,7 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
     for (size_t i = 0; i < vec.size(); ++i) vec_min = i == 0 ? vec[i].score : std::min(vec_min, vec[i].score);
     AddStandardised(bm25, wb, 0.0f, universe, acc);
     AddStandardised(vec, wv, vec_min, universe, acc);
+    AddPrior(prior, options.prior_weight, 1.0f, acc);
     for (auto& [doc, score] : acc) score = 1.0f / (1.0f + std::exp(-score));
   } else if (options.method == FusionMethod::kRrf) {
     for (size_t i = 0; i < bm25.size(); ++i) acc[bm25[i].doc] += wb / (options.rrf_k + i + 1);
@@ -77,6 +92,7 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
     AddNormalised(bm25, wb, acc);
     AddNormalised(vec, wv, acc);
   }
+  if (options.method != FusionMethod::kZScore) AddPrior(prior, options.prior_weight, 0.0f, acc);
   std::vector<ScoredDoc> out;
   out.reserve(acc.size());
   for (const auto& [doc, score] : acc) out.push_back({doc, score});

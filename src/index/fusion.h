@@ -15,6 +15,7 @@
 // Thread-safety: pure function.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "index/bm25_index.h"
@@ -27,9 +28,16 @@ struct FusionOptions {
   FusionMethod method = FusionMethod::kZScore;
   float vector_weight = 0.5f;  // BM25 gets 1 - vector_weight
   float rrf_k = 60.0f;
+  // Weight of an optional prior (e.g. closeness to a date the query names): a candidate with
+  // prior p in 0..1 gains prior_weight * p * (the best fused score), before the 0..1 mapping.
+  // Relative to the best score, so it means the same for every query and method.
+  float prior_weight = 0.0f;
 };
 
+// `prior`, when set, maps a candidate to 0..1 (see FusionOptions::prior_weight); it is called
+// once per candidate.
 std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
-                            size_t k, const FusionOptions& options);
+                            size_t k, const FusionOptions& options,
+                            const std::function<float(DocId)>* prior = nullptr);
 
 }  // namespace engram

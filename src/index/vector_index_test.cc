@@ -154,5 +154,24 @@ TEST(FusionTest, ScoreSumNormalisesAndWeights) {
   EXPECT_EQ(rrf[0].doc, 1u);  // ranks 1 and 2
 }
 
+TEST(FusionTest, PriorLiftsCandidatesRelativeToTheBest) {
+  std::vector<ScoredDoc> bm25 = {{1, 10}, {2, 6}, {3, 5.8f}};
+  std::vector<ScoredDoc> vec = {{1, 0.9f}, {2, 0.6f}, {3, 0.58f}};
+  std::function<float(DocId)> prior = [](DocId d) { return d == 3 ? 1.0f : 0.0f; };
+  for (FusionMethod method : {FusionMethod::kZScore, FusionMethod::kScoreSum}) {
+    FusionOptions options{.method = method};
+    auto plain = Fuse(bm25, vec, 10, options, &prior);  // weight 0: no effect
+    EXPECT_EQ(plain[1].doc, 2u);
+    options.prior_weight = 0.1f;
+    auto lifted = Fuse(bm25, vec, 10, options, &prior);
+    ASSERT_EQ(lifted.size(), 3u);
+    EXPECT_EQ(lifted[0].doc, 1u) << "a small weight does not overturn a clear winner";
+    EXPECT_EQ(lifted[1].doc, 3u) << "but lifts a candidate above its close neighbour";
+    if (method == FusionMethod::kZScore) {
+      for (const auto& s : lifted) EXPECT_LT(s.score, 1.0f);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace engram

@@ -24,6 +24,7 @@ std::vector<std::string> Seeds() {
       R"({"text":"new text","metadata":{"b":[1,2]}})",
       "user_id=a%20b&page_size=10&page_number=2",
       "2024-01-02T03:04:05.123456+02:00",
+      "between August 11th and 15 of Sept 2023, 2024-02-29, December 2023",
       "getUserName snake_case src/index/bm25.cc std::vector 我喜欢喝咖啡 ＡＢＣ",
       "[[[[{\"a\":[1,2,{\"b\":null}]}]]]]",
   };

@@ -1,7 +1,7 @@
 // Fuzz target for everything that parses untrusted request bytes: JSON object parsing with the
 // depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), memory
 // add/search/update validation with the filter grammar, query strings, the ISO 8601 parser, base64,
-// and the text analyzer. Any input must yield a value or a clean Status —
+// the text analyzer and the query date parser. Any input must yield a value or a clean Status —
 // never a crash, hang, sanitizer report or exception.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): as a libFuzzer binary with clang
@@ -18,6 +18,7 @@
 #include "common/codec.h"
 #include "common/time_util.h"
 #include "index/analyzer.h"
+#include "index/query_dates.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
@@ -35,5 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)engram::IsValidUtf8(input);
   static const engram::Analyzer analyzer;
   (void)analyzer.Analyze(input.substr(0, 4096));
+  (void)engram::ParseQueryDates(input.substr(0, 4096));
   return 0;
 }

@@ -1,0 +1,30 @@
+// Calendar dates named in a search query ("on 11 December, 2023", "in June 2022",
+// "between August 11 and August 15 2023", "2023-05-07"), for ranking turns from around that
+// time higher.
+//
+// Recognised forms (English month names or three-letter abbreviations, any case; ordinal
+// suffixes allowed): "D Month YYYY", "D(th) of Month YYYY", "Month D, YYYY", "Month YYYY",
+// "YYYY-MM-DD". A day and month without a year ("August 11") take the year of the nearest dated
+// phrase in the same query, and are ignored when there is none. Relative phrases ("last May")
+// are not resolved: a search has no reference time of its own.
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace engram {
+
+// [begin_us, end_us): microseconds since the epoch, UTC.
+struct TimeRange {
+  int64_t begin_us = 0;
+  int64_t end_us = 0;
+};
+
+// The smallest range covering every date the query names (a day covers 24 h, a month the whole
+// month); nullopt when it names none.
+std::optional<TimeRange> ParseQueryDates(std::string_view query);
+
+}  // namespace engram

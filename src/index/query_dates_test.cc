@@ -1,0 +1,53 @@
+#include "index/query_dates.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/time_util.h"
+
+namespace engram {
+namespace {
+
+constexpr int64_t kDay = 86400LL * 1000 * 1000;
+
+int64_t Day(int y, unsigned m, unsigned d) { return DaysFromCivil(y, m, d) * kDay; }
+
+void ExpectRange(const std::string& query, int64_t begin, int64_t end) {
+  auto r = ParseQueryDates(query);
+  ASSERT_TRUE(r.has_value()) << query;
+  EXPECT_EQ(r->begin_us, begin) << query;
+  EXPECT_EQ(r->end_us, end) << query;
+}
+
+TEST(QueryDatesTest, DayMonthYearForms) {
+  ExpectRange("What did they discuss on 11 December, 2023?", Day(2023, 12, 11), Day(2023, 12, 12));
+  ExpectRange("what happened on December 11, 2023", Day(2023, 12, 11), Day(2023, 12, 12));
+  ExpectRange("the 3rd of march 2021 trip", Day(2021, 3, 3), Day(2021, 3, 4));
+  ExpectRange("Dec 1st 2022", Day(2022, 12, 1), Day(2022, 12, 2));
+  ExpectRange("logs from 2024-02-29 please", Day(2024, 2, 29), Day(2024, 3, 1));
+}
+
+TEST(QueryDatesTest, MonthYearCoversTheMonth) {
+  ExpectRange("Who did Nate invite to his party in June 2022?", Day(2022, 6, 1), Day(2022, 7, 1));
+  ExpectRange("in December 2023", Day(2023, 12, 1), Day(2024, 1, 1));
+}
+
+TEST(QueryDatesTest, RangesAndBorrowedYears) {
+  ExpectRange("Where was John between August 11 and August 15 2023?", Day(2023, 8, 11),
+              Day(2023, 8, 16));
+  ExpectRange("from 2 May 2022 to 9 June 2023", Day(2022, 5, 2), Day(2023, 6, 10));
+}
+
+TEST(QueryDatesTest, NothingToAnchor) {
+  EXPECT_FALSE(ParseQueryDates("What may Caroline do next?").has_value());
+  EXPECT_FALSE(ParseQueryDates("What happened on August 11?").has_value());  // no year
+  EXPECT_FALSE(ParseQueryDates("call me in 2023").has_value());  // a bare year is too broad
+  EXPECT_FALSE(ParseQueryDates("February 30, 2023").has_value());
+  EXPECT_FALSE(ParseQueryDates("2023-13-01 and 2023-02-29").has_value());
+  EXPECT_FALSE(ParseQueryDates("").has_value());
+  EXPECT_FALSE(ParseQueryDates("99999999999999999999 march 123456").has_value());
+}
+
+}  // namespace
+}  // namespace engram
