@@ -44,7 +44,7 @@ struct ServeOptions {
   std::string neighbour_placement = "scored";  // "scored" (ranked by inherited score) or "after"
   double neighbour_weight = 0.9;
   double window_share = 0.5;  // BM25 over conversation windows; 0 = each turn alone
-  double time_weight = 0.4;   // boost of turns near dates the query names; 0 = off
+  double time_weight = 0.8;   // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;
   std::string log_level = "info";
   // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible

@@ -40,7 +40,7 @@ struct RetrievalOptions {
   // Dates the query names ("on 11 December, 2023", "in June 2022"): turns from that range gain
   // time_weight x the best fused score; the gain fades linearly over time_days_before before the
   // range and time_days_after after it (people talk about an event in the days after it). 0 off.
-  float time_weight = 0.4f;
+  float time_weight = 0.8f;
   int time_days_before = 3;
   int time_days_after = 14;
 };

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 namespace engram {
 namespace {
 
@@ -135,6 +139,58 @@ TEST_F(ScopeShardTest, DatesNamedInTheQueryLiftTurnsFromThen) {
   opts.time_weight = 0;
   hits = shard.Search(analyzer_.AnalyzeQuery(question), {}, 3, opts, dates);
   EXPECT_EQ(hits[0].doc.id, "m-3");
+}
+
+TEST_F(ScopeShardTest, WindowedRankingMatchesBruteForce) {
+  // Random turns in sessions of 7 over a small vocabulary (so many turns match and the pruning
+  // has work to do); the shard's top-k must be the brute-force top-k of the window formula.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> word(0, 40), length(1, 12);
+  std::vector<MemoryRecord> records;
+  std::vector<std::vector<std::string>> terms;
+  for (int i = 0; i < 600; ++i) {
+    std::string text;
+    for (int w = length(rng); w > 0; --w) text += "w" + std::to_string(word(rng) * word(rng) / 40) + " ";
+    records.push_back(Rec(i + 1, "s" + std::to_string(i / 7), i, text));
+    terms.push_back(analyzer_.Analyze(text));
+  }
+  ScopeShard shard(&analyzer_, opts_);
+  shard.Apply(records);
+  Bm25Index reference;
+  for (size_t i = 0; i < terms.size(); ++i) reference.Add(static_cast<DocId>(i), terms[i]);
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  opts.neighbours = 0;
+  for (int q = 0; q < 40; ++q) {
+    std::vector<std::string> query;
+    for (int w = 1 + q % 4; w > 0; --w) query.push_back("w" + std::to_string(word(rng) * word(rng) / 40));
+    std::map<DocId, std::map<size_t, float>> own;
+    reference.ForEachContribution(query, [&](size_t t, DocId d, float c) { own[d][t] = c; });
+    std::vector<std::pair<float, std::string>> expected;
+    for (DocId d = 0; d < terms.size(); ++d) {
+      std::map<size_t, float> best = own.count(d) ? own[d] : std::map<size_t, float>{};
+      for (long n : {static_cast<long>(d) - 1, static_cast<long>(d) + 1}) {
+        if (n < 0 || n >= static_cast<long>(terms.size()) || n / 7 != static_cast<long>(d) / 7) continue;
+        if (!own.count(static_cast<DocId>(n))) continue;
+        for (const auto& [t, c] : own[static_cast<DocId>(n)]) best[t] = std::max(best[t], 0.5f * c);
+      }
+      float score = 0;
+      for (const auto& [t, c] : best) score += c;
+      if (score > 0) expected.push_back({score, records[d].id});
+    }
+    std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const size_t k = 15;
+    auto hits = shard.Search(query, {}, k, opts);
+    ASSERT_EQ(hits.size(), std::min(k, expected.size())) << q;
+    for (size_t i = 0; i < hits.size(); ++i) {
+      // Equal scores may come in either order; compare the score at each rank instead of the id
+      // when the expected scores tie.
+      auto it = std::find_if(expected.begin(), expected.end(),
+                             [&](const auto& e) { return e.second == hits[i].doc.id; });
+      ASSERT_NE(it, expected.end());
+      EXPECT_NEAR(it->first, expected[i].first, 1e-4) << "query " << q << " rank " << i;
+    }
+  }
 }
 
 TEST_F(ScopeShardTest, HybridFindsWhatBm25Misses) {

@@ -193,14 +193,7 @@ std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_t
   std::vector<ScoredDoc> result;
   if (k == 0 || live_docs_ == 0 || query_terms.empty()) return result;
 
-  std::vector<uint32_t> ids;
-  ids.reserve(query_terms.size());
-  for (const std::string& term : query_terms) {
-    auto it = dictionary_.find(std::string_view(term));
-    if (it != dictionary_.end() && postings_[it->second].live_df > 0) ids.push_back(it->second);
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const std::vector<uint32_t> ids = DistinctLiveTermIds(query_terms);
   if (ids.empty()) return result;
 
   const float n = static_cast<float>(live_docs_);
@@ -253,10 +246,8 @@ std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_t
   return result;
 }
 
-size_t Bm25Index::ForEachContribution(
-    const std::vector<std::string>& query_terms,
-    const std::function<void(size_t, DocId, float)>& fn) const {
-  if (live_docs_ == 0) return 0;
+std::vector<uint32_t> Bm25Index::DistinctLiveTermIds(
+    const std::vector<std::string>& query_terms) const {
   std::vector<uint32_t> ids;
   ids.reserve(query_terms.size());
   for (const std::string& term : query_terms) {
@@ -265,23 +256,7 @@ size_t Bm25Index::ForEachContribution(
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  const float n = static_cast<float>(live_docs_);
-  const float avgdl = std::max(1.0f, static_cast<float>(live_length_sum_) / n);
-  const float k1 = options_.k1;
-  const float norm_base = k1 * (1.0f - options_.b);
-  const float norm_per_len = k1 * options_.b / avgdl;
-  for (size_t t = 0; t < ids.size(); ++t) {
-    const PostingList& list = postings_[ids[t]];
-    const float df = static_cast<float>(list.live_df);
-    const float weight = std::log(1.0f + (n - df + 0.5f) / (df + 0.5f)) * (k1 + 1.0f);
-    for (const Posting& p : list.entries) {
-      if (doc_meta_[p.doc].state != DocState::kLive) continue;
-      const float tf = static_cast<float>(p.tf);
-      fn(t, p.doc,
-         weight * tf / (tf + norm_base + norm_per_len * static_cast<float>(doc_length_[p.doc])));
-    }
-  }
-  return ids.size();
+  return ids;
 }
 
 size_t Bm25Index::MemoryBytes() const {

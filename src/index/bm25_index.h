@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstddef>
 #include <cstdint>
@@ -93,8 +94,9 @@ class Bm25Index {
   // doc containing one of the distinct query terms; term_index numbers the distinct query terms
   // present in the index, 0..n-1, and n is returned. A doc's Search score is the sum of its
   // contributions.
-  size_t ForEachContribution(const std::vector<std::string>& query_terms,
-                             const std::function<void(size_t, DocId, float)>& fn) const;
+  // A template so the per-posting call inlines (it runs once per posting of every query term).
+  template <typename Fn>
+  size_t ForEachContribution(const std::vector<std::string>& query_terms, Fn&& fn) const;
 
   // Number of live docs.
   size_t doc_count() const { return live_docs_; }
@@ -127,6 +129,8 @@ class Bm25Index {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
 
+  // Ids of the distinct query terms that have live postings, sorted.
+  std::vector<uint32_t> DistinctLiveTermIds(const std::vector<std::string>& query_terms) const;
   void EnsureDocSlot(DocId doc);
   // Drops the postings of a dead doc right away (used when a dead id is added again).
   void PurgeDead(DocId doc);
@@ -147,5 +151,29 @@ class Bm25Index {
   size_t dead_postings_ = 0;
   size_t dead_forward_ = 0;  // forward_ entries of dead or replaced docs.
 };
+
+template <typename Fn>
+size_t Bm25Index::ForEachContribution(const std::vector<std::string>& query_terms,
+                                      Fn&& fn) const {
+  const std::vector<uint32_t> ids = DistinctLiveTermIds(query_terms);
+  if (ids.empty()) return 0;
+  const float n = static_cast<float>(live_docs_);
+  const float avgdl = std::max(1.0f, static_cast<float>(live_length_sum_) / n);
+  const float k1 = options_.k1;
+  const float norm_base = k1 * (1.0f - options_.b);
+  const float norm_per_len = k1 * options_.b / avgdl;
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const PostingList& list = postings_[ids[t]];
+    const float df = static_cast<float>(list.live_df);
+    const float weight = std::log(1.0f + (n - df + 0.5f) / (df + 0.5f)) * (k1 + 1.0f);
+    for (const Posting& p : list.entries) {
+      if (doc_meta_[p.doc].state != DocState::kLive) continue;
+      const float tf = static_cast<float>(p.tf);
+      fn(t, p.doc,
+         weight * tf / (tf + norm_base + norm_per_len * static_cast<float>(doc_length_[p.doc])));
+    }
+  }
+  return ids.size();
+}
 
 }  // namespace engram
