@@ -29,6 +29,7 @@
 #include "core/memory_filter.h"
 #include "core/memory_shard.h"
 #include "index/analyzer.h"
+#include "index/zipf_vocabulary.h"
 
 namespace engram {
 namespace {
@@ -38,29 +39,17 @@ constexpr int kTopics = 8;
 constexpr int kDim = 512;
 constexpr size_t kVocabulary = 5000;
 constexpr const char* kModel = "bench-model";
-constexpr const char* kStopHead[] = {"the", "a",  "to",   "and", "of",  "in",   "is", "for",
-                                     "on",  "my", "with", "at",  "was", "that", "it", "user"};
-constexpr size_t kStopCount = std::size(kStopHead);
-
 class Corpus {
  public:
-  Corpus() : rng_(7) {
-    std::uniform_int_distribution<int> length(3, 9);
-    std::uniform_int_distribution<int> letter(0, 25);
-    for (const char* stop : kStopHead) words_.emplace_back(stop);
-    while (words_.size() < kVocabulary) {
-      std::string word;
-      const int n = length(rng_);
-      for (int i = 0; i < n; ++i) word.push_back(static_cast<char>('a' + letter(rng_)));
-      if (words_.size() % 6 == 0) word += "ing";
-      words_.push_back(std::move(word));
-    }
-    std::vector<double> weights(kVocabulary);
-    for (size_t r = 0; r < kVocabulary; ++r) weights[r] = 1.0 / static_cast<double>(r + 1);
-    all_ranks_ = std::discrete_distribution<size_t>(weights.begin(), weights.end());
-    std::fill(weights.begin(), weights.begin() + kStopCount, 0.0);
-    content_ranks_ = std::discrete_distribution<size_t>(weights.begin(), weights.end());
-  }
+  Corpus()
+      : rng_(7),
+        words_({.size = kVocabulary,
+                .head = {"the", "a", "to", "and", "of", "in", "is", "for", "on", "my", "with",
+                         "at", "was", "that", "it", "user"},
+                .min_length = 3,
+                .max_length = 9,
+                .ing_every = 6},
+               rng_) {}
 
   // A short memory: "User prefers ..."-like sentences of 8 to 20 words.
   std::string Memory() {
@@ -68,7 +57,7 @@ class Corpus {
     std::string text = "User";
     for (int i = words(rng_); i > 0; --i) {
       text += ' ';
-      text += words_[all_ranks_(rng_)];
+      text += words_.Any(rng_);
     }
     text += '.';
     return text;
@@ -78,7 +67,7 @@ class Corpus {
     std::string text;
     for (int i = 0; i < 4; ++i) {
       if (i > 0) text += ' ';
-      text += words_[content_ranks_(rng_)];
+      text += words_.Content(rng_);
     }
     return text;
   }
@@ -98,9 +87,7 @@ class Corpus {
 
  private:
   std::mt19937_64 rng_;
-  std::vector<std::string> words_;
-  std::discrete_distribution<size_t> all_ranks_;
-  std::discrete_distribution<size_t> content_ranks_;
+  ZipfVocabulary words_;
 };
 
 constexpr int64_t kStartUs = 1'700'000'000'000'000;  // 2023-11-14

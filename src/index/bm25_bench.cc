@@ -21,6 +21,7 @@
 
 #include "index/analyzer.h"
 #include "index/bm25_index.h"
+#include "index/zipf_vocabulary.h"
 
 namespace engram {
 namespace {
@@ -28,37 +29,24 @@ namespace {
 constexpr size_t kVocabulary = 30000;
 constexpr size_t kWordsPerDoc = 30;
 constexpr size_t kWordsPerQuery = 8;
-constexpr const char* kStopHead[] = {
-    "the",  "of", "and", "to",  "a",    "in", "is", "that", "it",  "was",  "for", "on", "are",
-    "with", "as", "i",   "his", "they", "be", "at", "what", "did", "when", "how", "you"};
-constexpr size_t kStopCount = std::size(kStopHead);
-
 class Corpus {
  public:
-  Corpus() : rng_(42) {
-    std::uniform_int_distribution<int> length(3, 10);
-    std::uniform_int_distribution<int> letter(0, 25);
-    for (const char* stop : kStopHead) words_.emplace_back(stop);
-    while (words_.size() < kVocabulary) {
-      std::string word;
-      const int n = length(rng_);
-      for (int i = 0; i < n; ++i) word.push_back(static_cast<char>('a' + letter(rng_)));
-      // Some inflected forms so the stemmer has work to do.
-      if (words_.size() % 5 == 0) word += "ing";
-      if (words_.size() % 7 == 0) word += "s";
-      words_.push_back(std::move(word));
-    }
-    std::vector<double> weights(kVocabulary);
-    for (size_t r = 0; r < kVocabulary; ++r) weights[r] = 1.0 / static_cast<double>(r + 1);
-    all_ranks_ = std::discrete_distribution<size_t>(weights.begin(), weights.end());
-    std::fill(weights.begin(), weights.begin() + kStopCount, 0.0);
-    content_ranks_ = std::discrete_distribution<size_t>(weights.begin(), weights.end());
-  }
+  Corpus()
+      : rng_(42),
+        words_({.size = kVocabulary,
+                .head = {"the", "of", "and", "to", "a", "in", "is", "that", "it", "was", "for",
+                         "on", "are", "with", "as", "i", "his", "they", "be", "at", "what", "did",
+                         "when", "how", "you"},
+                .min_length = 3,
+                .max_length = 10,
+                .ing_every = 5,  // some inflected forms so the stemmer has work to do
+                .s_every = 7},
+               rng_) {}
 
   std::string Doc() {
     std::string text;
     for (size_t i = 0; i < kWordsPerDoc; ++i) {
-      std::string word = words_[all_ranks_(rng_)];
+      std::string word = words_.Any(rng_);
       if (i == 0) word[0] = static_cast<char>(word[0] - 'a' + 'A');
       text += word;
       text += (i + 1 == kWordsPerDoc) ? "." : (i % 9 == 8 ? ", " : " ");
@@ -70,16 +58,14 @@ class Corpus {
     std::string text;
     for (size_t i = 0; i < kWordsPerQuery; ++i) {
       if (i > 0) text += ' ';
-      text += words_[content_ranks_(rng_)];
+      text += words_.Content(rng_);
     }
     return text;
   }
 
  private:
   std::mt19937_64 rng_;
-  std::vector<std::string> words_;
-  std::discrete_distribution<size_t> all_ranks_;
-  std::discrete_distribution<size_t> content_ranks_;
+  ZipfVocabulary words_;
 };
 
 struct Fixture {
