@@ -12,33 +12,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class KbStoreTest : public testing::StoreBackendTest {
+class KbStoreTest : public testing::LeasedStoreTest {
  protected:
-  // Short, so a restarted PostgreSQL node takes over its predecessor's documents quickly.
-  static constexpr std::chrono::milliseconds kLease{150};
-
-  void SetUp() override {
-    StoreBackendTest::SetUp();
-    if (IsSkipped()) return;
-    store_ = Open();
-    ASSERT_NE(store_, nullptr);
-  }
-  void TearDown() override {
-    store_.reset();
-    StoreBackendTest::TearDown();
-  }
-
-  std::unique_ptr<Store> Open(std::string node_id = "") {
-    return OpenStore({.node_id = std::move(node_id), .lease = kLease});
-  }
-
   // The documents a restart resumes: the store is closed and opened again. On PostgreSQL the
   // documents belong to the closed node until its lease runs out; then the new node claims them.
   std::vector<KbDocRecord> UnfinishedAfterRestart() {
-    store_.reset();
-    if (is_postgres()) std::this_thread::sleep_for(kLease + 100ms);
-    store_ = Open();
-    if (store_ == nullptr) return {};
+    if (!Restart()) return {};
     auto docs = store_->UnfinishedKbDocs();
     EXPECT_TRUE(docs.ok()) << docs.status().ToString();
     return docs.ok() ? std::move(docs).value() : std::vector<KbDocRecord>{};
@@ -70,7 +49,6 @@ class KbStoreTest : public testing::StoreBackendTest {
     return v.ok() ? *v : -1;
   }
 
-  std::unique_ptr<Store> store_;
 };
 
 TEST_P(KbStoreTest, UploadFinishLoadListDelete) {

@@ -13,33 +13,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class SkillsStoreTest : public testing::StoreBackendTest {
+class SkillsStoreTest : public testing::LeasedStoreTest {
  protected:
-  // Short, so a restarted PostgreSQL node takes over its predecessor's tasks quickly.
-  static constexpr std::chrono::milliseconds kLease{150};
-
-  void SetUp() override {
-    StoreBackendTest::SetUp();
-    if (IsSkipped()) return;
-    store_ = Open();
-    ASSERT_NE(store_, nullptr);
-  }
-  void TearDown() override {
-    store_.reset();
-    StoreBackendTest::TearDown();
-  }
-
-  std::unique_ptr<Store> Open(std::string node_id = "") {
-    return OpenStore({.node_id = std::move(node_id), .lease = kLease});
-  }
-
   // The tasks a restart resumes: the store is closed and opened again. On PostgreSQL the tasks
   // belong to the closed node until its lease runs out; then the new node claims them.
   std::vector<SkillTaskRecord> UnfinishedAfterRestart() {
-    store_.reset();
-    if (is_postgres()) std::this_thread::sleep_for(kLease + 100ms);
-    store_ = Open();
-    if (store_ == nullptr) return {};
+    if (!Restart()) return {};
     auto tasks = store_->UnfinishedSkillTasks();
     EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
     return tasks.ok() ? std::move(tasks).value() : std::vector<SkillTaskRecord>{};
@@ -113,7 +92,6 @@ class SkillsStoreTest : public testing::StoreBackendTest {
     EXPECT_EQ(got.vector_model, want.vector_model);
   }
 
-  std::unique_ptr<Store> store_;
 };
 
 TEST_P(SkillsStoreTest, InsertGetLoad) {

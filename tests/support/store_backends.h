@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "pg_test_db.h"
 #include "store/pg_store.h"
@@ -57,6 +59,40 @@ class StoreBackendTest : public ::testing::TestWithParam<std::string> {
  private:
   std::string dir_;
   std::unique_ptr<PgTestDatabase> pg_;
+};
+
+// A StoreBackendTest with one store opened for each test (store_) and short job leases, for the
+// job-queue tests: Restart() closes the store and opens it again the way a restarted node would
+// (on PostgreSQL the closed node's jobs stay its own until the lease runs out, so it waits that
+// long).
+class LeasedStoreTest : public StoreBackendTest {
+ protected:
+  static constexpr std::chrono::milliseconds kLease{150};
+
+  void SetUp() override {
+    StoreBackendTest::SetUp();
+    if (IsSkipped()) return;
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    store_.reset();
+    StoreBackendTest::TearDown();
+  }
+
+  std::unique_ptr<Store> Open(std::string node_id = "") {
+    return OpenStore({.node_id = std::move(node_id), .lease = kLease});
+  }
+
+  // False (and store_ null) when the store did not open again.
+  bool Restart() {
+    store_.reset();
+    if (is_postgres()) std::this_thread::sleep_for(kLease + std::chrono::milliseconds(100));
+    store_ = Open();
+    return store_ != nullptr;
+  }
+
+  std::unique_ptr<Store> store_;
 };
 
 }  // namespace engram::testing
