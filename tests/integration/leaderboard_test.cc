@@ -445,6 +445,32 @@ TEST_F(LeaderboardTest, MessageWithoutTimestampGetsServerTime) {
   EXPECT_LE(*created, after + 2'000'000) << data[0].dump();
 }
 
+TEST_F(LeaderboardTest, DateNamedInTheQueryRanksTurnsFromThenFirst) {
+  std::string user = UniqueId("user");
+  constexpr int64_t kDayMs = 24 * kHourMs;
+  // Same words, different days (2024-01-01, 2024-03-05, 2024-06-20): only the date can decide.
+  // Among everyday notes, as in a real conversation (scores are relative to the candidates).
+  json messages = json::array({Message("I went on a trip to Oslo.", kJan1),
+                               Message("I went on a trip to Rome.", kJan1 + 64 * kDayMs),
+                               Message("I went on a trip to Lima.", kJan1 + 171 * kDayMs)});
+  const char* kNotes[] = {"Bought groceries and cooked a curry.", "The printer jammed again.",
+                          "Watched a documentary about whales.", "Called my sister tonight.",
+                          "Fixed the leaking kitchen tap.", "My trip planner app crashed."};
+  for (int i = 0; i < 30; ++i) {
+    messages.push_back(Message(kNotes[i % 6], kJan1 + (7 + 9 * i) * kDayMs));
+  }
+  AddOk(user, messages);
+  for (const auto& [query, city] : std::vector<std::pair<std::string, std::string>>{
+           {"Where did I go on my trip in March 2024?", "Rome"},
+           {"Which trip did I take on 20 June, 2024?", "Lima"},
+           {"What trip happened on January 1st, 2024?", "Oslo"}}) {
+    json data = CheckSearchShape(client().Post(kSearchPath, SearchBody(user, query, 3)), 3);
+    ASSERT_FALSE(data.empty()) << query;
+    EXPECT_NE(ContentText(data[0]["content"]).find(city), std::string::npos)
+        << query << " -> " << data.dump();
+  }
+}
+
 }  // namespace
 }  // namespace engram::testing
 
