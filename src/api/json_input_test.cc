@@ -21,6 +21,18 @@ TEST(JsonInputTest, RejectsDeepNesting) {
   EXPECT_TRUE(ParseJsonObject("{\"a\":\"" + std::string(500, '[') + "\"}").ok());
 }
 
+TEST(JsonInputTest, RefusesNulCharactersNamingWhere) {
+  EXPECT_EQ(ParseJsonObject(R"({"messages":[{"content":"a\u0000b"}]})").status().message(),
+            "messages[0].content must not contain NUL characters");
+  EXPECT_EQ(ParseJsonObject(R"({"metadata":{"k\u0000":1}})").status().message(),
+            "metadata key must not contain NUL characters");
+  EXPECT_EQ(ParseJsonObject(R"({"\u0000":1})").status().message(),
+            "request body key must not contain NUL characters");
+  // An escaped backslash followed by the letters u0000 is text, not a NUL.
+  EXPECT_TRUE(ParseJsonObject(R"({"a":"\\u0000"})").ok());
+  EXPECT_TRUE(ParseJsonObject(R"({"a":"\u0001"})").ok());
+}
+
 TEST(JsonInputTest, StringRules) {
   auto j = nlohmann::json::parse(R"({"s":"abc","e":"  ","n":5})");
   EXPECT_EQ(**GetString(j, "s", "s", {}), "abc");

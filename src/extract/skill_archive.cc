@@ -175,7 +175,8 @@ Result<std::vector<SkillPackage>> ParseSkillArchive(std::string_view zip,
     auto md = skill_files.find("SKILL.md");
     if (md == skill_files.end()) return Invalid(fmt::format("{}: SKILL.md is missing", who));
     for (const auto& [path, content] : skill_files) {
-      if (!IsValidUtf8(content)) {
+      // NUL bytes mean binary content (and text stores cannot hold them).
+      if (!IsValidUtf8(content) || content.find('\0') != std::string::npos) {
         return Invalid(fmt::format("{}: {} is not UTF-8 text", who, Shown(path)));
       }
     }

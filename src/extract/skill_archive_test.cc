@@ -89,6 +89,9 @@ TEST(SkillArchiveTest, NamesTheSkillAndTheProblem) {
   EXPECT_EQ(Error({{"x/SKILL.md", "---\nname: a\ndescription: caf\xe9\n---\n"}}),
             "skill folder 'x': SKILL.md is not UTF-8 text");
   EXPECT_EQ(Error({{"x/SKILL.md", SkillMd({"name: a", "description: d"})},
+                   {"x/run.sh", std::string("echo\0hi", 7)}}),
+            "skill folder 'x': run.sh is not UTF-8 text");
+  EXPECT_EQ(Error({{"x/SKILL.md", SkillMd({"name: a", "description: d"})},
                    {"y/SKILL.md", SkillMd({"name: a", "description: d"})}}),
             "skill folder 'y': another skill of the archive is also named 'a'");
   EXPECT_EQ(Error({{"SKILL.md", SkillMd({"name: a", "description: d"})}, {"_meta.json", "[1]"}}),

@@ -74,6 +74,9 @@ std::vector<Case> BuildCases(const std::string& user, std::vector<std::string>* 
            R"(", "session_id": "s", "messages": [{"role": "user", "content": "bad )" +
            std::string("\xff\xfe\xc3") + R"( bytes"}]})",
        400, kBad, ""},
+      {"add_nul_in_content", "POST", add_path,
+       add2([](json& m) { m["content"] = std::string("before\0after", 12); }), 400, kBad,
+       "messages[1].content"},
       {"add_deeply_nested_body", "POST", add_path,
        std::string(100000, '[') + std::string(100000, ']'), 400, kBad, ""},
       {"add_deeply_nested_content", "POST", add_path, add2([](json& m) {

@@ -301,6 +301,9 @@ Result<std::string> ExtractDocumentText(DocType type, std::string_view bytes,
       break;
   }
   if (!text.ok()) return text;
+  // Extracted text (a JSON "\u0000", a PDF's odd glyph) may hold NUL characters: they carry no
+  // meaning in text and no text store keeps them.
+  text->erase(std::remove(text->begin(), text->end(), '\0'), text->end());
   if (text->size() > limits.max_text_bytes) return TooLarge(text->size(), limits);
   if (!ValidUtf8(*text)) {
     return Status::InvalidParameter(

@@ -118,6 +118,12 @@ TEST(DocumentTextTest, JsonIsFlattenedToPaths) {
   EXPECT_NE(text.find("tags[1]: b"), std::string::npos) << text;
 }
 
+TEST(DocumentTextTest, NulCharactersAreDroppedFromExtractedText) {
+  std::string text = Extract(R"({"note": "tea\u0000time"})", "n.json", DocType::kJson);
+  EXPECT_EQ(text.find('\0'), std::string::npos);
+  EXPECT_NE(text.find("note: teatime"), std::string::npos) << text;
+}
+
 TEST(DocumentTextTest, DeepJsonIsRefused) {
   std::string deep(100000, '[');
   EXPECT_FALSE(JsonToText(deep, {}).ok());
