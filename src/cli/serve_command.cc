@@ -99,7 +99,15 @@ int RunServe(ServeOptions options) {
   std::unique_ptr<Embedder> embedder;
   if (options.embedder == "builtin") {
     std::string dir = options.model_dir.empty() ? DefaultModelDir() : options.model_dir;
-    auto loaded = UseLiteEmbedder::Load(dir);
+    UseLiteOptions model_options;
+    if (options.embed_precision == "bf16") {
+      model_options.kernels = Avx512Bf16Kernels();
+      if (model_options.kernels == nullptr) {
+        spdlog::error("--embed-precision bf16 needs a CPU with AVX512_BF16; this one lacks it");
+        return 2;
+      }
+    }
+    auto loaded = UseLiteEmbedder::Load(dir, model_options);
     if (!loaded.ok()) {
       spdlog::error("cannot load the built-in embedding model from {}: {} (run scripts/setup.sh, "
                     "or pass --model-dir, or --embedder none for BM25 only)",

@@ -48,6 +48,13 @@ UseLiteEmbedder* Avx2Model() {
   return model;
 }
 
+// The model with bfloat16 products (nullptr when the CPU has no AVX512_BF16).
+UseLiteEmbedder* Bf16Model() {
+  static UseLiteEmbedder* model =
+      Avx512Bf16Kernels() != nullptr ? LoadModel(Avx512Bf16Kernels()) : nullptr;
+  return model;
+}
+
 const std::vector<std::string> kWords = {"the",     "agent",    "remembers", "that",      "our",
                                          "user",    "prefers",  "green",     "tea",       "in",
                                          "morning", "meetings", "about",     "quarterly", "budget",
@@ -104,6 +111,11 @@ ENGRAM_MODEL_BENCH(BM_Sentence16TokensAvx2, benchmark::kMicrosecond, {TextWithTo
 ENGRAM_MODEL_BENCH(BM_Window128TokensAvx2, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
                    Avx2Model());
 ENGRAM_MODEL_BENCH(BM_Batch32SentencesAvx2, benchmark::kMicrosecond, Batch32(), Avx2Model());
+ENGRAM_MODEL_BENCH(BM_Sentence16TokensBf16, benchmark::kMicrosecond, {TextWithTokens(16, 0)},
+                   Bf16Model());
+ENGRAM_MODEL_BENCH(BM_Window128TokensBf16, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
+                   Bf16Model());
+ENGRAM_MODEL_BENCH(BM_Batch32SentencesBf16, benchmark::kMicrosecond, Batch32(), Bf16Model());
 
 void BM_Dot512(benchmark::State& state) {
   std::mt19937 rng(1);

@@ -1,5 +1,7 @@
 #include "embed/simd_kernels.h"
 
+#include <cstring>
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -327,13 +329,124 @@ __attribute__((target("avx512f"))) void GemmPackedAvx512(int m, const float* a, 
   }
 }
 
+// bfloat16 micro-tile: C[kRows x 32] (+)= A * B over `pairs` row pairs of B, A given as
+// bf16 pairs (one uint32 per pair of columns of A's row), B as two bf16 panels (64 bytes per pair).
+template <int kRows>
+__attribute__((target("avx512f,avx512bf16"))) void MicroTileBf16(int pairs, const uint32_t* a,
+                                                                int lda_pairs, const uint16_t* b0,
+                                                                const uint16_t* b1, float* c,
+                                                                int ldc, bool load_c) {
+  __m512 acc[kRows][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+    acc[r][0] = load_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
+    acc[r][1] = load_c ? _mm512_loadu_ps(c + r * ldc + 16) : _mm512_setzero_ps();
+  }
+  for (int q = 0; q < pairs; ++q) {
+    const __m512bh w0 = (__m512bh)_mm512_loadu_si512(b0 + static_cast<size_t>(q) * 32);
+    const __m512bh w1 = (__m512bh)_mm512_loadu_si512(b1 + static_cast<size_t>(q) * 32);
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      const __m512bh av =
+          (__m512bh)_mm512_set1_epi32(static_cast<int>(a[static_cast<size_t>(r) * lda_pairs + q]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, w0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, w1);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+    _mm512_storeu_ps(c + r * ldc, acc[r][0]);
+    _mm512_storeu_ps(c + r * ldc + 16, acc[r][1]);
+  }
+}
+
+// Same as above for a single panel (16 columns).
+template <int kRows>
+__attribute__((target("avx512f,avx512bf16"))) void MicroTileBf16One(int pairs, const uint32_t* a,
+                                                                   int lda_pairs,
+                                                                   const uint16_t* b0, float* c,
+                                                                   int ldc, bool load_c) {
+  __m512 acc[kRows];
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) acc[r] = load_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
+  for (int q = 0; q < pairs; ++q) {
+    const __m512bh w0 = (__m512bh)_mm512_loadu_si512(b0 + static_cast<size_t>(q) * 32);
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      const __m512bh av =
+          (__m512bh)_mm512_set1_epi32(static_cast<int>(a[static_cast<size_t>(r) * lda_pairs + q]));
+      acc[r] = _mm512_dpbf16_ps(acc[r], av, w0);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) _mm512_storeu_ps(c + r * ldc, acc[r]);
+}
+
+__attribute__((target("avx512f,avx512bf16"))) void GemmPackedBf16(int m, const float* a, int lda,
+                                                                 const PackedMatrix& b, float* c,
+                                                                 int ldc, bool accumulate) {
+  if (!b.has_bf16()) {  // a matrix packed without bf16: the float32 kernel, never a wrong answer
+    GemmPackedAvx512(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  const int depth = b.rows();
+  const int pairs = (depth + 1) / 2;
+  // A rounded to bf16 pairs once per call (m x pairs); thread-local so calls do not allocate.
+  thread_local std::vector<uint32_t> a_pairs;
+  a_pairs.resize(static_cast<size_t>(m) * pairs);
+  for (int r = 0; r < m; ++r) {
+    const float* row = a + static_cast<size_t>(r) * lda;
+    uint32_t* dst = a_pairs.data() + static_cast<size_t>(r) * pairs;
+    for (int q = 0; q < pairs; ++q) {
+      const uint32_t lo = FloatToBf16(row[2 * q]);
+      const uint32_t hi = 2 * q + 1 < depth ? FloatToBf16(row[2 * q + 1]) : 0;
+      dst[q] = lo | (hi << 16);
+    }
+  }
+  const int panels = b.cols() / kPanel;
+  for (int p = 0; p < panels; p += 2) {
+    const bool pair = p + 1 < panels;
+    for (int r = 0; r < m; r += kRowsPerTile512) {
+      const int rows = std::min(kRowsPerTile512, m - r);
+      const uint32_t* a_block = a_pairs.data() + static_cast<size_t>(r) * pairs;
+      float* c_block = c + static_cast<size_t>(r) * ldc + p * kPanel;
+#define ENGRAM_BF16_TILE(R)                                                                   \
+  case R:                                                                                    \
+    if (pair) {                                                                              \
+      MicroTileBf16<R>(pairs, a_block, pairs, b.bf16_panel(p), b.bf16_panel(p + 1), c_block, \
+                       ldc, accumulate);                                                     \
+    } else {                                                                                 \
+      MicroTileBf16One<R>(pairs, a_block, pairs, b.bf16_panel(p), c_block, ldc, accumulate); \
+    }                                                                                        \
+    break;
+      switch (rows) {
+        ENGRAM_BF16_TILE(12)
+        ENGRAM_BF16_TILE(11) ENGRAM_BF16_TILE(10) ENGRAM_BF16_TILE(9) ENGRAM_BF16_TILE(8)
+        ENGRAM_BF16_TILE(7) ENGRAM_BF16_TILE(6) ENGRAM_BF16_TILE(5) ENGRAM_BF16_TILE(4)
+        ENGRAM_BF16_TILE(3) ENGRAM_BF16_TILE(2) ENGRAM_BF16_TILE(1) default : break;
+      }
+#undef ENGRAM_BF16_TILE
+    }
+  }
+}
+
 constexpr KernelTable kScalarTable{KernelIsa::kScalar, DotScalar, GemmScalar, GemmPackedScalar};
 constexpr KernelTable kAvx2Table{KernelIsa::kAvx2, DotAvx2, GemmAvx2, GemmPackedAvx2};
 constexpr KernelTable kAvx512Table{KernelIsa::kAvx512, DotAvx512, GemmAvx512, GemmPackedAvx512};
+constexpr KernelTable kAvx512Bf16Table{KernelIsa::kAvx512Bf16, DotAvx512, GemmAvx512,
+                                       GemmPackedBf16};
 
 }  // namespace
 
-PackedMatrix PackedMatrix::Pack(const float* row_major, int rows, int cols) {
+uint16_t FloatToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7F800000u) == 0x7F800000u) return static_cast<uint16_t>(u >> 16);  // inf / nan
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+PackedMatrix PackedMatrix::Pack(const float* row_major, int rows, int cols, bool bf16) {
   PackedMatrix m;
   m.rows_ = rows;
   m.cols_ = cols;
@@ -346,7 +459,24 @@ PackedMatrix PackedMatrix::Pack(const float* row_major, int rows, int cols) {
       std::copy(src, src + kPanelWidth, dst + static_cast<size_t>(r) * kPanelWidth);
     }
   }
+  if (bf16) m.AddBf16();
   return m;
+}
+
+void PackedMatrix::AddBf16() {
+  const int pairs = (rows_ + 1) / 2;
+  const int panels = cols_ / kPanelWidth;
+  bf16_.assign(static_cast<size_t>(panels) * pairs * 2 * kPanelWidth, 0);
+  for (int p = 0; p < panels; ++p) {
+    const float* src = panel(p);
+    uint16_t* dst = bf16_.data() + static_cast<size_t>(p) * pairs * 2 * kPanelWidth;
+    for (int r = 0; r < rows_; ++r) {
+      for (int col = 0; col < kPanelWidth; ++col) {
+        dst[static_cast<size_t>(r / 2) * 2 * kPanelWidth + 2 * col + (r % 2)] =
+            FloatToBf16(src[static_cast<size_t>(r) * kPanelWidth + col]);
+      }
+    }
+  }
 }
 
 const KernelTable& ScalarKernels() { return kScalarTable; }
@@ -364,6 +494,16 @@ const KernelTable* Avx512Kernels() {
   static const KernelTable* table = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") ? &kAvx512Table : nullptr;
+  }();
+  return table;
+}
+
+const KernelTable* Avx512Bf16Kernels() {
+  static const KernelTable* table = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")
+               ? &kAvx512Bf16Table
+               : nullptr;
   }();
   return table;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace engram {
@@ -22,8 +23,9 @@ class PackedMatrix {
   static constexpr int kPanelWidth = 16;
 
   PackedMatrix() = default;
-  // `cols` must be a multiple of kPanelWidth (all of the model's matrices are).
-  static PackedMatrix Pack(const float* row_major, int rows, int cols);
+  // `cols` must be a multiple of kPanelWidth (all of the model's matrices are). With `bf16`, the
+  // matrix is also kept rounded to bfloat16 for the bf16 kernels (see Avx512Bf16Kernels).
+  static PackedMatrix Pack(const float* row_major, int rows, int cols, bool bf16 = false);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -31,15 +33,28 @@ class PackedMatrix {
   const float* panel(int p) const {
     return data_.data() + static_cast<size_t>(p) * rows_ * kPanelWidth;
   }
+  bool has_bf16() const { return !bf16_.empty(); }
+  // Adds the bfloat16 copy to a matrix packed without it.
+  void AddBf16();
+  // bfloat16 panel p, as pairs of rows: for q in [0, (rows+1)/2), 32 values, column c's rows
+  // 2q and 2q+1 at [2c] and [2c+1] (the operand layout of AVX512_BF16's dot-product
+  // instruction); an odd last row is paired with zeros.
+  const uint16_t* bf16_panel(int p) const {
+    return bf16_.data() + static_cast<size_t>(p) * ((rows_ + 1) / 2) * 2 * kPanelWidth;
+  }
 
  private:
   int rows_ = 0;
   int cols_ = 0;
   std::vector<float> data_;
+  std::vector<uint16_t> bf16_;
 };
 
+// Round-to-nearest-even float -> bfloat16 (the top 16 bits of the float).
+uint16_t FloatToBf16(float f);
+
 // Which instruction set a kernel table uses.
-enum class KernelIsa { kScalar, kAvx2, kAvx512 };
+enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Bf16 };
 
 // One implementation of every kernel. Obtain with Kernels(); tests compare the two tables.
 struct KernelTable {
@@ -60,6 +75,12 @@ const KernelTable& ScalarKernels();
 const KernelTable* Avx2Kernels();
 // The AVX-512F table, or nullptr when the CPU lacks AVX-512F.
 const KernelTable* Avx512Kernels();
+// The AVX-512 table with bfloat16 packed products (AVX512_BF16: twice the multiply-adds per
+// instruction of float32 FMA), or nullptr when the CPU lacks it. gemm_packed rounds A and B to
+// bfloat16 and accumulates in float32 (relative error ~1e-3), so it needs matrices packed with
+// bf16 = true; every other kernel is the float32 AVX-512 one. Opt-in only: never returned by
+// Kernels().
+const KernelTable* Avx512Bf16Kernels();
 // The fastest table this CPU supports.
 const KernelTable& Kernels();
 

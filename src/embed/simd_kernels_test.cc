@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -78,6 +79,46 @@ TEST_P(SimdKernelsTest, PackedGemmMatchesScalarAndPlainGemm) {
     ExpectClose(c1, c2);
     ExpectClose(c2, c3);
   }
+}
+
+TEST(Bf16KernelsTest, PackedGemmIsCloseToFloat32) {
+  const KernelTable* bf16 = Avx512Bf16Kernels();
+  if (bf16 == nullptr) GTEST_SKIP() << "CPU lacks AVX512_BF16";
+  std::mt19937 rng(7);
+  // Odd depths pair the last row with zeros; 48 columns = a panel pair and a single panel.
+  for (auto [m, k, n] : {std::tuple{1, 256, 512}, std::tuple{13, 512, 1536},
+                         std::tuple{40, 1536, 512}, std::tuple{25, 63, 48}}) {
+    auto a = Random(static_cast<size_t>(m) * k, rng);
+    auto w = Random(static_cast<size_t>(k) * n, rng);
+    PackedMatrix packed = PackedMatrix::Pack(w.data(), k, n, /*bf16=*/true);
+    for (bool accumulate : {false, true}) {
+      auto c1 = Random(static_cast<size_t>(m) * n, rng);
+      auto c2 = c1;
+      bf16->gemm_packed(m, a.data(), k, packed, c1.data(), n, accumulate);
+      ScalarKernels().gemm(m, n, k, a.data(), k, w.data(), n, c2.data(), n, accumulate);
+      // bf16 keeps 8 bits of mantissa: each product is off by ~2^-8 relative, and k of them
+      // (values in [-1, 1]) add up to an error of ~sqrt(k) * 2^-8 * 0.5.
+      double worst = 0;
+      for (size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, double(std::fabs(c1[i] - c2[i])));
+      EXPECT_LT(worst, 0.02 * std::sqrt(double(k))) << m << "x" << k << "x" << n;
+      EXPECT_GT(worst, 0.0) << "bf16 rounding should show";  // it really ran the bf16 path
+    }
+  }
+  // Without bf16 panels the float32 kernel runs: exact to float rounding.
+  auto a = Random(5 * 64, rng), w = Random(64 * 32, rng);
+  PackedMatrix plain = PackedMatrix::Pack(w.data(), 64, 32);
+  std::vector<float> c1(5 * 32), c2(5 * 32);
+  bf16->gemm_packed(5, a.data(), 64, plain, c1.data(), 32, false);
+  ScalarKernels().gemm(5, 32, 64, a.data(), 64, w.data(), 32, c2.data(), 32, false);
+  ExpectClose(c1, c2);
+}
+
+TEST(Bf16KernelsTest, RoundsToNearestEven) {
+  EXPECT_EQ(FloatToBf16(1.0f), 0x3F80);
+  EXPECT_EQ(FloatToBf16(-2.0f), 0xC000);
+  EXPECT_EQ(FloatToBf16(1.00390625f), 0x3F80);   // exactly halfway: ties to even (down)
+  EXPECT_EQ(FloatToBf16(1.01171875f), 0x3F82);   // halfway above an odd value: up to even
+  EXPECT_EQ(FloatToBf16(1.005f), 0x3F81);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, SimdKernelsTest,

@@ -323,7 +323,10 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
   ENGRAM_RETURN_IF_ERROR(w.Load(model_dir, model["weightsManifest"]));
 
   std::unique_ptr<UseLiteEmbedder> e(new UseLiteEmbedder());
-  e->model_id_ = kModelId;
+  // bf16 products give slightly different vectors: stored vectors record it, so switching
+  // precision re-embeds in the background like any model change.
+  const bool bf16 = options.kernels != nullptr && options.kernels->isa == KernelIsa::kAvx512Bf16;
+  e->model_id_ = bf16 ? std::string(kModelId) + "+bf16" : std::string(kModelId);
   EMBED_ASSIGN_OR_RETURN(e->tokenizer_,
                          SentencePieceTokenizer::LoadVocabJson(model_dir + "/vocab.json"));
 
@@ -368,6 +371,16 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
                                     kWidth, kDimension, &e->head_));
   EMBED_ASSIGN_OR_RETURN(e->head_bias_,
                          w.Floats("module/Encoder_en/hidden_layers/tanh_layer_0/bias", kDimension));
+
+  if (bf16) {
+    for (Layer& layer : e->layers_) {
+      for (PackedMatrix* m : {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in,
+                              &layer.ffn_out}) {
+        m->AddBf16();
+      }
+    }
+    e->head_.AddBf16();
+  }
 
   options.window_tokens = std::clamp(options.window_tokens, 1, e->max_tokens_);
   options.window_stride = std::clamp(options.window_stride, 1, options.window_tokens);

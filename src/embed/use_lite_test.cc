@@ -140,6 +140,38 @@ TEST_F(UseLiteTest, EveryKernelPathMatchesReference) {
   }
 }
 
+// bfloat16 products are opt-in and not reference-exact; they must stay close to the reference
+// (cosine per sentence) and keep the model id distinct so stored vectors are not mixed.
+TEST_F(UseLiteTest, Bf16PathStaysCloseToReference) {
+  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "CPU lacks AVX512_BF16";
+  std::ifstream in(ReferencePath());
+  if (!in) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto ref = nlohmann::json::parse(buffer.str(), nullptr, false);
+  ASSERT_FALSE(ref.is_discarded());
+  const auto sentences = ref["S"].get<std::vector<std::string>>();
+  const auto expected = ref["E"].get<std::vector<std::vector<float>>>();
+  UseLiteOptions options;
+  options.kernels = Avx512Bf16Kernels();
+  auto model = UseLiteEmbedder::Load(ModelDir(), options);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_NE((*model)->model_id(), model_->model_id());
+  auto got = (*model)->EmbedBatch(sentences);
+  ASSERT_TRUE(got.ok());
+  float worst_cosine = 1, worst_diff = 0;
+  for (size_t s = 0; s < sentences.size(); ++s) {
+    worst_cosine = std::min(worst_cosine, CosineOf((*got)[s], expected[s]));
+    for (size_t i = 0; i < expected[s].size(); ++i) {
+      worst_diff = std::max(worst_diff, std::fabs((*got)[s][i] - expected[s][i]));
+    }
+  }
+  std::cout << "[ reference ] bf16: worst cosine " << worst_cosine << ", max abs diff "
+            << worst_diff << "\n";
+  EXPECT_GE(worst_cosine, 0.995f);
+  EXPECT_GT(worst_diff, 1e-5f) << "bf16 rounding should show (is the bf16 path running?)";
+}
+
 TEST_F(UseLiteTest, SemanticSanity) {
   auto coffee = EmbedOne("I like coffee");
   auto espresso = EmbedOne("I enjoy espresso");
