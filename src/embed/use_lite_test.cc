@@ -51,6 +51,24 @@ std::string LongText(int words) {
   return text;
 }
 
+// The reference runtime's sentences and vectors (../shared/data); empty when the file is absent.
+struct Reference {
+  std::vector<std::string> sentences;
+  std::vector<std::vector<float>> vectors;
+};
+Reference LoadReference() {
+  std::ifstream in(ReferencePath());
+  if (!in) return {};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto ref = nlohmann::json::parse(buffer.str(), nullptr, false);
+  if (ref.is_discarded() || !ref.contains("S") || !ref.contains("E")) {
+    ADD_FAILURE() << "malformed reference file " << ReferencePath();
+    return {};
+  }
+  return {ref["S"].get<std::vector<std::string>>(), ref["E"].get<std::vector<std::vector<float>>>()};
+}
+
 class UseLiteTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -85,14 +103,10 @@ TEST_F(UseLiteTest, IdentityAndDimension) {
 }
 
 TEST_F(UseLiteTest, MatchesReferenceVectors) {
-  std::ifstream in(ReferencePath());
-  if (!in) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto ref = nlohmann::json::parse(buffer.str(), nullptr, false);
-  ASSERT_FALSE(ref.is_discarded());
-  const auto sentences = ref["S"].get<std::vector<std::string>>();
-  const auto expected = ref["E"].get<std::vector<std::vector<float>>>();
+  const Reference reference = LoadReference();
+  if (reference.sentences.empty()) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
+  const auto& sentences = reference.sentences;
+  const auto& expected = reference.vectors;
   ASSERT_EQ(sentences.size(), expected.size());
 
   auto got = model_->EmbedBatch(sentences);
@@ -112,14 +126,10 @@ TEST_F(UseLiteTest, MatchesReferenceVectors) {
 // The fallback paths (AVX2 on CPUs without AVX-512, scalar without AVX2) must match the reference
 // too, not just agree with each other kernel by kernel.
 TEST_F(UseLiteTest, EveryKernelPathMatchesReference) {
-  std::ifstream in(ReferencePath());
-  if (!in) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto ref = nlohmann::json::parse(buffer.str(), nullptr, false);
-  ASSERT_FALSE(ref.is_discarded());
-  const auto sentences = ref["S"].get<std::vector<std::string>>();
-  const auto expected = ref["E"].get<std::vector<std::vector<float>>>();
+  const Reference reference = LoadReference();
+  if (reference.sentences.empty()) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
+  const auto& sentences = reference.sentences;
+  const auto& expected = reference.vectors;
   for (const KernelTable* table : {&ScalarKernels(), Avx2Kernels(), Avx512Kernels()}) {
     if (table == nullptr) continue;
     UseLiteOptions options;
@@ -144,14 +154,10 @@ TEST_F(UseLiteTest, EveryKernelPathMatchesReference) {
 // (cosine per sentence) and keep the model id distinct so stored vectors are not mixed.
 TEST_F(UseLiteTest, Bf16PathStaysCloseToReference) {
   if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "CPU lacks AVX512_BF16";
-  std::ifstream in(ReferencePath());
-  if (!in) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto ref = nlohmann::json::parse(buffer.str(), nullptr, false);
-  ASSERT_FALSE(ref.is_discarded());
-  const auto sentences = ref["S"].get<std::vector<std::string>>();
-  const auto expected = ref["E"].get<std::vector<std::vector<float>>>();
+  const Reference reference = LoadReference();
+  if (reference.sentences.empty()) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
+  const auto& sentences = reference.sentences;
+  const auto& expected = reference.vectors;
   UseLiteOptions options;
   options.kernels = Avx512Bf16Kernels();
   auto model = UseLiteEmbedder::Load(ModelDir(), options);
