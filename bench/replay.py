@@ -15,6 +15,7 @@ import ast
 import json
 import lzma
 import os
+import random
 import re
 import sqlite3
 import sys
@@ -81,10 +82,38 @@ class User:
 
 
 class Question:
-    __slots__ = ("qid", "user", "query", "gold", "category")
+    __slots__ = ("qid", "user", "query", "gold", "category", "answer", "options")
 
-    def __init__(self, qid, user, query, gold, category):
+    def __init__(self, qid, user, query, gold, category, answer=None):
         self.qid, self.user, self.query, self.gold, self.category = qid, user, query, gold, category
+        self.answer = None if answer is None else str(answer).strip() or None
+        self.options = None  # set by add_synthetic_options
+
+
+def add_synthetic_options(questions, n, seed):
+    """Multiple-choice options for datasets that have none: the question's own gold answer plus
+    n - 1 answers of other questions to the same user (else of the whole dataset), shuffled and
+    lettered "A. …". The dev files carry no options, yet the Leaderboard sends them with
+    multiple-choice questions; this measures how a search uses them. Questions without an answer
+    get none. Deterministic for a seed."""
+    by_user = {}
+    for q in questions:
+        if q.answer:
+            by_user.setdefault(q.user.key, []).append(q.answer)
+    everyone = sorted({a for lst in by_user.values() for a in lst})
+    given = 0
+    for q in questions:
+        if not q.answer:
+            continue
+        rng = random.Random(f"{seed}:{q.qid}")
+        pool = sorted({a for a in by_user.get(q.user.key, []) if a != q.answer})
+        if len(pool) < n - 1:
+            pool = [a for a in everyone if a != q.answer]
+        opts = [q.answer] + rng.sample(pool, min(n - 1, len(pool)))
+        rng.shuffle(opts)
+        q.options = [f"{chr(ord('A') + i)}. {o}" for i, o in enumerate(opts)]
+        given += 1
+    return given
 
 
 class Dataset:
@@ -160,7 +189,7 @@ def load_locomo(path, limit):
                 dropped_empty += 1
                 continue
             questions.append(Question(f"{sid}:q{i}", user, qa["question"], gold,
-                                      LOCOMO_CATEGORIES[cat]))
+                                      LOCOMO_CATEGORIES[cat], qa.get("answer")))
     notes = [f"categories 1-4; {dropped_empty} question(s) without any valid evidence id skipped",
              f"{dropped_ids} evidence id(s) not found among the turns ignored; "
              f"{fixed_ids} malformed id(s) normalised (D:11:26 -> D11:26, 'a; b' split)"]
@@ -203,7 +232,8 @@ def load_longmemeval(path, limit):
         if not gold:
             no_gold += 1
             continue
-        questions.append(Question(qid, user, q["question"], gold, q["question_type"]))
+        questions.append(Question(qid, user, q["question"], gold, q["question_type"],
+                                  q.get("answer")))
     notes = [f"{no_gold} question(s) without any has_answer turn (abstention) skipped from recall, "
              f"their haystacks still added",
              f"{skipped_empty} empty message(s) not sent"]
@@ -246,7 +276,8 @@ def load_memgallery(path, limit):
                 # the question carries an image; this dev file only has its caption
                 query = f"{query}\n[image: {qa['image_caption']}]"
                 with_image += 1
-            questions.append(Question(f"{name}:q{i}", user, query, gold, qa.get("point", "?")))
+            questions.append(Question(f"{name}:q{i}", user, query, gold, qa.get("point", "?"),
+                                      qa.get("answer")))
     notes = [f"gold = the QA's 'clue' rounds; {no_clue} QA(s) with an empty clue list skipped",
              f"{bad_clue} clue id(s) not found ignored; {with_image} question(s) with an image: "
              f"caption appended to the query text",
@@ -501,6 +532,8 @@ def run_engram(ds, client, label, run_id, concurrency, search_concurrency):
     def search(q):
         user_id = f"eval:{run_id}:{ds.name}:{q.user.key}"
         body = {"query": q.query, "user_id": user_id, "top_k": TOP_K}
+        if q.options:
+            body["options"] = q.options
         try:
             resp, dt = client.post_json("/leaderboard/search", body)
         except (HttpError, OSError) as e:
@@ -632,6 +665,9 @@ def main():
                     help="concurrent search clients (default 1: clean latencies)")
     ap.add_argument("--keep-data", action="store_true", help="keep the temp server data dir")
     ap.add_argument("--per-question", action="store_true", help="include per-question rows in --json-out")
+    ap.add_argument("--synthetic-options", type=int, default=0, metavar="N",
+                    help="send N multiple-choice options per question: its gold answer and N-1 other "
+                         "questions' answers (the dev files have no options; 0 = none)")
     args = ap.parse_args()
 
     path = args.data_file or os.path.join(DEFAULT_DATA_DIR, DATASET_FILES[args.dataset])
@@ -649,6 +685,10 @@ def main():
     dup = sum(1 for u in ds.users for c, ts in u.by_content.items() if len(ts) > 1)
     log(f"{args.dataset}: {len(ds.users)} users, {n_msgs} messages, {len(ds.questions)} questions "
         f"(loaded in {time.perf_counter() - t0:.1f}s); {dup} text(s) sent for more than one turn")
+    if args.synthetic_options > 1:
+        given = add_synthetic_options(ds.questions, min(args.synthetic_options, 10), seed=42)
+        ds.notes.append(f"synthetic multiple-choice options ({args.synthetic_options}: the gold "
+                        f"answer + other questions' answers) sent with {given} question(s)")
     for n in ds.notes:
         log("  note:", n)
 
