@@ -51,15 +51,16 @@ HttpResponse App::Handle(const HttpRequest& request) {
     }
     ctx.params = std::move(match.params);
     std::string workspace = match.route->fixed_workspace;
-    if (auto it = ctx.params.find("workspace"); it != ctx.params.end()) {
-      workspace = it->second;
-      if (!ValidWorkspaceName(workspace)) {
-        return Status::InvalidParameter(
-            "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
-      }
-    }
+    const auto named = ctx.params.find("workspace");
+    if (named != ctx.params.end()) workspace = named->second;
+    // Authentication first: a caller without a valid key learns nothing about the request
+    // beyond "401", not even that its workspace name is malformed.
     if (match.route->auth == AuthMode::kApiKey) {
       ENGRAM_RETURN_IF_ERROR(auth_->Check(request, workspace));
+    }
+    if (named != ctx.params.end() && !ValidWorkspaceName(workspace)) {
+      return Status::InvalidParameter(
+          "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
     }
     if (auto it = ctx.params.find("service_id"); it != ctx.params.end() && it->second != kServiceId) {
       return Status(StatusCode::kServiceIdNotExist,

@@ -34,29 +34,41 @@ void Router::Add(Route route) {
 Router::Match Router::Find(std::string_view method, std::string_view path) const {
   Match result;
   auto segs = Split(path);
-  // A trailing slash is tolerated; an empty segment in the middle is not a match.
+  // Among the patterns that match the path, the one with the most literal segments names it:
+  // "memories/add" is the add action even though "memories/{memory_id}" matches it too, so GET on
+  // it is a 405, not a lookup of a memory called "add". A trailing slash is tolerated; an empty
+  // segment in the middle is not a match.
+  int best_literals = -1;
   for (size_t r = 0; r < routes_.size(); ++r) {
     const auto& pattern = compiled_[r].segments;
     if (pattern.size() != segs.size()) continue;
     std::unordered_map<std::string, std::string> params;
     bool ok = true;
+    int literals = 0;
     for (size_t i = 0; i < pattern.size() && ok; ++i) {
       const std::string& p = pattern[i];
       if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
         params.emplace(p.substr(1, p.size() - 2), std::string(segs[i]));
       } else if (p != segs[i]) {
         ok = false;
+      } else {
+        ++literals;
       }
     }
-    if (!ok) continue;
+    if (!ok || literals < best_literals) continue;
+    if (literals > best_literals) {  // a more specific path: forget what less specific ones said
+      best_literals = literals;
+      result = Match{};
+    }
     if (routes_[r].method != method) {
-      result.method_mismatch = true;
+      if (!result.route) result.method_mismatch = true;
       continue;
     }
-    result.route = &routes_[r];
-    result.params = std::move(params);
-    result.method_mismatch = false;
-    return result;
+    if (!result.route) {
+      result.route = &routes_[r];
+      result.params = std::move(params);
+      result.method_mismatch = false;
+    }
   }
   return result;
 }

@@ -36,5 +36,36 @@ TEST(RouterTest, MatchesLiteralAndParams) {
   EXPECT_NE(router.Find("POST", "/leaderboard/add/").route, nullptr);
 }
 
+TEST(RouterTest, TheMostSpecificPatternNamesThePath) {
+  Router router;
+  const std::string base = "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/";
+  router.Add(R("GET", base + "{memory_id}", "get"));
+  router.Add(R("DELETE", base + "{memory_id}", "delete"));
+  router.Add(R("POST", base + "add", "add"));
+  router.Add(R("POST", base + "search", "search"));
+  const std::string p = "/v4/openapi/workspaces/w/memory/agentic-memory/memories/";
+
+  // "add" is the action, not a memory id: other methods on it are a 405, whatever the order in
+  // which the routes were added.
+  for (const char* method : {"GET", "DELETE", "PUT"}) {
+    auto m = router.Find(method, p + "add");
+    EXPECT_EQ(m.route, nullptr) << method;
+    EXPECT_TRUE(m.method_mismatch) << method;
+  }
+  auto add = router.Find("POST", p + "add");
+  ASSERT_NE(add.route, nullptr);
+  EXPECT_EQ(add.route->name, "add");
+  EXPECT_TRUE(add.params.count("memory_id") == 0);
+
+  // Ids still reach the parameter routes.
+  auto get = router.Find("GET", p + "m-1");
+  ASSERT_NE(get.route, nullptr);
+  EXPECT_EQ(get.route->name, "get");
+  EXPECT_EQ(get.params["memory_id"], "m-1");
+  auto post_id = router.Find("POST", p + "m-1");
+  EXPECT_EQ(post_id.route, nullptr);
+  EXPECT_TRUE(post_id.method_mismatch);
+}
+
 }  // namespace
 }  // namespace engram

@@ -11,6 +11,7 @@
 #include "api/leaderboard_api.h"
 #include "api/kb_api.h"
 #include "api/memory_api.h"
+#include "api/openapi_check.h"
 #include "api/ops_api.h"
 #include "api/skills_api.h"
 #include "core/leaderboard_service.h"
@@ -273,7 +274,8 @@ int RunServe(ServeOptions options) {
   Metrics metrics;
   Store* store_ptr = (*store).get();
   VectorBackfill* backfill_ptr = backfill.get();
-  metrics.AddGaugeSource([&shards, &memories, &knowledge, store_ptr, backfill_ptr](std::string& out) {
+  metrics.AddGaugeSource([&shards, &memories, &knowledge, &skills, store_ptr,
+                          backfill_ptr](std::string& out) {
     auto stats = store_ptr->GetStats();
     out += "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
     out += "engram_shards_loaded " + std::to_string(shards.shard_count()) + "\n";
@@ -299,6 +301,8 @@ int RunServe(ServeOptions options) {
     out += "engram_agent_memories " + std::to_string(memories.shard_memories()) + "\n";
     out += "# HELP engram_kb_jobs_queued Knowledge-base documents waiting or being ingested.\n# TYPE engram_kb_jobs_queued gauge\n";
     out += "engram_kb_jobs_queued " + std::to_string(knowledge.queued_jobs()) + "\n";
+    out += "# HELP engram_skill_tasks_queued Skill extraction tasks waiting or running.\n# TYPE engram_skill_tasks_queued gauge\n";
+    out += "engram_skill_tasks_queued " + std::to_string(skills.queued_tasks()) + "\n";
   });
 
   Router router;
@@ -307,6 +311,11 @@ int RunServe(ServeOptions options) {
   RegisterMemoryRoutes(router, &memories, MemoryApiLimits{});
   RegisterKbRoutes(router, &knowledge, KbApiLimits{});  // knowledge bases
   RegisterSkillRoutes(router, &skills, SkillApiLimits{.max_zip_bytes = options.skill_max_bytes});
+  // The served /openapi.json must describe exactly these routes (see openapi_check.h).
+  if (auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument()); !problems.empty()) {
+    for (const auto& p : problems) spdlog::error("route table and openapi.json disagree: {}", p);
+    return 1;
+  }
   App app(std::move(router), &*auth, &metrics);
 
   HttpServerOptions http;

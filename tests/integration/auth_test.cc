@@ -68,6 +68,16 @@ TEST_F(AuthTest, AcceptedKeyForms) {
   }
 }
 
+TEST_F(AuthTest, MissingKeyIs401BeforeTheWorkspaceNameIsLookedAt) {
+  // A caller without a key learns nothing about its request, not even that the workspace name
+  // is malformed; with the key, the same request gets the 400 naming the problem.
+  const std::string bad = "/v4/openapi/workspaces/bad%20name!/memory/agentic-memory/memories/search";
+  const json body = {{"query", "q"}, {"user_id", "u"}};
+  EXPECT_TRUE(IsError(client().Post(bad, body), 401, "InvalidApiKey"));
+  EXPECT_TRUE(IsError(client().Post(bad, body, {{"Authorization", "Bearer k1"}}), 400,
+                      "InvalidParameter"));
+}
+
 TEST_F(AuthTest, HealthzNeedsNoKey) {
   HttpResponse resp = client().Get("/healthz");
   EXPECT_EQ(resp.status, 200) << resp.Describe();

@@ -323,6 +323,25 @@ TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
                       400, "ServiceIdNotExist"));
 }
 
+TEST_F(MemoryApiTest, OtherMethodsOnActionPathsAre405) {
+  // "memories/add" and "memories/search" name actions, not memories called "add" or "search".
+  for (const char* action : {"add", "search"}) {
+    SCOPED_TRACE(action);
+    const std::string path = Prefix() + "/memories/" + action;
+    EXPECT_TRUE(IsError(client().Get(path), 405, "MethodNotAllowed"));
+    EXPECT_TRUE(IsError(client().Delete(path), 405, "MethodNotAllowed"));
+    EXPECT_TRUE(IsError(client().Request("PUT", path, R"({"text":"x"})",
+                                         {{"Content-Type", "application/json"}}),
+                        405, "MethodNotAllowed"));
+  }
+  // Skills' action paths likewise.
+  const std::string p3 = "/v3/openapi/workspaces/default/memory/agentic-memory/skills/";
+  for (const char* action : {"add", "search", "import"}) {
+    SCOPED_TRACE(action);
+    EXPECT_TRUE(IsError(client().Get(p3 + action), 405, "MethodNotAllowed"));
+  }
+}
+
 TEST_F(MemoryApiTest, WorkspacesAndUsersAreIsolated) {
   const std::string user = UniqueId("u");
   const std::string other_user = UniqueId("u");
