@@ -57,6 +57,17 @@ int main(int argc, char** argv) {
       ->envname("ENGRAM_MAX_BODY_BYTES")->capture_default_str();
   serve_cmd->add_option("--max-header-bytes", serve.max_header_bytes, "request header limit")
       ->envname("ENGRAM_MAX_HEADER_BYTES")->capture_default_str();
+  serve_cmd->add_option("--max-image-bytes", serve.max_image_bytes, "largest decoded image")
+      ->envname("ENGRAM_MAX_IMAGE_BYTES")->capture_default_str();
+  serve_cmd->add_option("--max-request-image-bytes", serve.max_request_image_bytes,
+                        "decoded image bytes per request")
+      ->envname("ENGRAM_MAX_REQUEST_IMAGE_BYTES")->capture_default_str();
+  serve_cmd->add_option("--max-top-k", serve.max_top_k,
+                        "largest top_k of memory and knowledge-base searches (leaderboard: 100)")
+      ->envname("ENGRAM_MAX_TOP_K")->capture_default_str();
+  serve_cmd->add_option("--max-metadata-bytes", serve.max_metadata_bytes,
+                        "largest memory metadata (as JSON)")
+      ->envname("ENGRAM_MAX_METADATA_BYTES")->capture_default_str();
   serve_cmd->add_option("--header-timeout-ms", serve.header_timeout_ms, "time allowed to send headers")
       ->envname("ENGRAM_HEADER_TIMEOUT_MS")->capture_default_str();
   serve_cmd->add_option("--body-timeout-ms", serve.body_timeout_ms, "time allowed to send the body")

@@ -307,9 +307,17 @@ int RunServe(ServeOptions options) {
 
   Router router;
   RegisterOpsRoutes(router, store_ptr, &metrics);
-  RegisterLeaderboardRoutes(router, &leaderboard, LeaderboardApiLimits{});
-  RegisterMemoryRoutes(router, &memories, MemoryApiLimits{});
-  RegisterKbRoutes(router, &knowledge, KbApiLimits{});  // knowledge bases
+  LeaderboardApiLimits leaderboard_limits;
+  leaderboard_limits.content.max_image_bytes = options.max_image_bytes;
+  leaderboard_limits.content.max_total_image_bytes = options.max_request_image_bytes;
+  RegisterLeaderboardRoutes(router, &leaderboard, leaderboard_limits);
+  MemoryApiLimits memory_limits;
+  memory_limits.max_top_k = options.max_top_k;
+  memory_limits.max_metadata_bytes = options.max_metadata_bytes;
+  RegisterMemoryRoutes(router, &memories, memory_limits);
+  KbApiLimits kb_limits;
+  kb_limits.max_top_k = options.max_top_k;
+  RegisterKbRoutes(router, &knowledge, kb_limits);  // knowledge bases
   RegisterSkillRoutes(router, &skills, SkillApiLimits{.max_zip_bytes = options.skill_max_bytes});
   // The served /openapi.json must describe exactly these routes (see openapi_check.h).
   if (auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument()); !problems.empty()) {

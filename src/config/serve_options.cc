@@ -41,6 +41,14 @@ Status ServeOptions::Validate() {
   }
   if (max_body_bytes < 1024) return Status::InvalidParameter("--max-body-bytes must be at least 1024");
   if (max_header_bytes < 1024) return Status::InvalidParameter("--max-header-bytes must be at least 1024");
+  // Image limits above the body limit are harmless (the body limit answers first), so lowering
+  // --max-body-bytes alone stays valid.
+  if (max_image_bytes < 1024) return Status::InvalidParameter("--max-image-bytes must be at least 1024");
+  if (max_request_image_bytes < max_image_bytes) {
+    return Status::InvalidParameter("--max-request-image-bytes must be at least --max-image-bytes");
+  }
+  if (max_top_k < 1 || max_top_k > 10000) return Status::InvalidParameter("--max-top-k must be 1-10000");
+  if (max_metadata_bytes < 2) return Status::InvalidParameter("--max-metadata-bytes must be at least 2");
   if (header_timeout_ms < 1 || body_timeout_ms < 1 || idle_timeout_ms < 1) {
     return Status::InvalidParameter("timeouts must be positive");
   }

@@ -19,6 +19,11 @@ struct ServeOptions {
   int worker_threads = 16;  // handlers block on fsync; more workers let group commit batch more
   uint64_t max_body_bytes = 64ull << 20;
   uint64_t max_header_bytes = 16 << 10;
+  // Request content limits (../shared/API.md "Common"); each 4xx names the limit it hit.
+  uint64_t max_image_bytes = 10ull << 20;          // per decoded image
+  uint64_t max_request_image_bytes = 30ull << 20;  // decoded images per request
+  int max_top_k = 1000;                            // memory and knowledge-base search
+  uint64_t max_metadata_bytes = 64 << 10;          // a memory's metadata, as JSON
   int64_t header_timeout_ms = 10000;
   int64_t body_timeout_ms = 60000;
   int64_t idle_timeout_ms = 30000;

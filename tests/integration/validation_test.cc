@@ -2,6 +2,7 @@
 // stays up, and nothing of a rejected request is stored (../shared/API.md, Common + section 2).
 #include <functional>
 
+#include "common/codec.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -264,6 +265,42 @@ TEST(ValidationLimitTest, BodyJustUnderLimitIsAccepted) {
   if (resp.status == 200) {
     EXPECT_EQ(CountContaining(SearchData(client, user, word), word), 1);
   }
+  server.Kill();
+}
+
+TEST(ValidationLimitTest, ConfiguredLimitsApply) {
+  // API.md: "Limits (configurable)". Small limits, each hit names what it limits; nothing stored.
+  ENGRAM_REQUIRE_BINARY();
+  ServerOptions options;
+  options.extra_args = {"--max-top-k", "5", "--max-metadata-bytes", "100", "--max-image-bytes",
+                        "2048", "--max-request-image-bytes", "4096"};
+  ServerProcess server(options);
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  const std::string p4 = "/v4/openapi/workspaces/default/memory/agentic-memory/memories/";
+  EXPECT_TRUE(IsError(client.Post(p4 + "search", json{{"query", "q"}, {"user_id", "u"}, {"top_k", 6}}),
+                      400, "InvalidParameter", "top_k"));
+  EXPECT_EQ(client.Post(p4 + "search", json{{"query", "q"}, {"user_id", "u"}, {"top_k", 5}}).status,
+            200);
+  json add = {{"messages", "I like tea"}, {"user_id", "u"}, {"infer", false},
+              {"metadata", {{"note", std::string(200, 'x')}}}};
+  EXPECT_TRUE(IsError(client.Post(p4 + "add", add), 400, "InvalidParameter", "metadata"));
+  add["metadata"] = {{"note", "short"}};
+  EXPECT_EQ(client.Post(p4 + "add", add).status, 200);
+
+  // A 3 KiB image behind a real PNG signature is over the 2 KiB per-image limit.
+  std::string user = UniqueId("user");
+  std::string word = UniqueWord();
+  std::string bytes = TinyPngBytes();
+  bytes.resize(3 << 10, '\0');
+  json content =
+      json::array({{{"type", "text"}, {"text", "Picture " + word}},
+                   {{"type", "image_url"},
+                    {"image_url", {{"url", "data:image/png;base64," + Base64Encode(bytes)}}}}});
+  HttpResponse resp = client.Post(
+      kAddPath, AddBody(UniqueId("eval:run:img"), user, "s", json::array({Message(content)})));
+  EXPECT_TRUE(IsError(resp, 413, "PayloadTooLarge")) << resp.Describe();
+  EXPECT_EQ(CountContaining(SearchData(client, user, word), word), 0);
   server.Kill();
 }
 
