@@ -129,6 +129,15 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--hnsw-threshold", serve.hnsw_threshold,
                         "vectors in a scope before an HNSW graph replaces the exact scan (0: never)")
       ->envname("ENGRAM_HNSW_THRESHOLD")->capture_default_str();
+  serve_cmd->add_option("--rerank", serve.rerank,
+                        "leaderboard search reranking: none, or llm (the --llm-* endpoint; off by default)")
+      ->envname("ENGRAM_RERANK")->capture_default_str();
+  serve_cmd->add_option("--rerank-candidates", serve.rerank_candidates,
+                        "best results of a search the reranker reorders")
+      ->envname("ENGRAM_RERANK_CANDIDATES")->capture_default_str();
+  serve_cmd->add_option("--rerank-timeout-ms", serve.rerank_timeout_ms,
+                        "time a rerank may take (no retries); past it the search keeps its own order")
+      ->envname("ENGRAM_RERANK_TIMEOUT_MS")->capture_default_str();
   serve_cmd->add_option("--extractor", serve.extractor,
                         "memory extraction: rules (built-in, offline) or llm (chat completions)")
       ->envname("ENGRAM_EXTRACTOR")->capture_default_str();

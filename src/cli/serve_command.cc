@@ -24,6 +24,7 @@
 #include "embed/use_lite.h"
 #include "extract/ocr/image_text.h"
 #include "extract/llm_extractor.h"
+#include "extract/llm_reranker.h"
 #include "extract/rule_based_extractor.h"
 #include "extract/skill_llm_extractor.h"
 #include "core/skill_service.h"
@@ -162,8 +163,30 @@ int RunServe(ServeOptions options) {
   lb_options.retrieval.neighbour_placement = options.neighbour_placement == "scored"
                                                  ? RetrievalOptions::NeighbourPlacement::kByScore
                                                  : RetrievalOptions::NeighbourPlacement::kAfterHit;
+  lb_options.rerank_candidates = static_cast<size_t>(options.rerank_candidates);
   LeaderboardService leaderboard((*store).get(), &shards, &analyzer, embedder.get(), backfill.get(),
                                  lb_options);
+  std::unique_ptr<Reranker> reranker;
+  if (options.rerank == "llm") {
+    LlmRerankerOptions rr;
+    rr.chat.base_url = options.llm_url;
+    rr.chat.model = options.llm_model;
+    rr.chat.api_key = options.llm_api_key;
+    // A search waits for it: one bounded attempt, no retries; a short answer suffices.
+    rr.chat.request_timeout = std::chrono::milliseconds(options.rerank_timeout_ms);
+    rr.chat.connect_timeout = std::chrono::milliseconds(std::min<int64_t>(2000, options.rerank_timeout_ms));
+    rr.chat.max_retries = 0;
+    rr.chat.max_tokens = 1024;
+    auto created = LlmReranker::Create(std::move(rr));
+    if (!created.ok()) {
+      spdlog::error("cannot use the LLM reranker: {}", created.status().ToString());
+      return 2;
+    }
+    reranker = std::move(*created);
+    leaderboard.SetReranker(reranker.get());
+    spdlog::info("leaderboard search reranking: LLM, best {} results, {} ms budget",
+                 options.rerank_candidates, options.rerank_timeout_ms);
+  }
   // --- OCR: text in leaderboard images is indexed with the message ---
   std::unique_ptr<ImageTextExtractor> ocr;
   if (options.ocr) {
@@ -274,7 +297,7 @@ int RunServe(ServeOptions options) {
   Metrics metrics;
   Store* store_ptr = (*store).get();
   VectorBackfill* backfill_ptr = backfill.get();
-  metrics.AddGaugeSource([&shards, &memories, &knowledge, &skills, store_ptr,
+  metrics.AddGaugeSource([&shards, &memories, &knowledge, &skills, &leaderboard, store_ptr,
                           backfill_ptr](std::string& out) {
     auto stats = store_ptr->GetStats();
     out += "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
@@ -303,6 +326,10 @@ int RunServe(ServeOptions options) {
     out += "engram_kb_jobs_queued " + std::to_string(knowledge.queued_jobs()) + "\n";
     out += "# HELP engram_skill_tasks_queued Skill extraction tasks waiting or running.\n# TYPE engram_skill_tasks_queued gauge\n";
     out += "engram_skill_tasks_queued " + std::to_string(skills.queued_tasks()) + "\n";
+    out += "# HELP engram_reranks_total Leaderboard searches sent to the reranker.\n# TYPE engram_reranks_total counter\n";
+    out += "engram_reranks_total " + std::to_string(leaderboard.reranks()) + "\n";
+    out += "# HELP engram_rerank_failures_total Reranks that failed (the search kept its own order).\n# TYPE engram_rerank_failures_total counter\n";
+    out += "engram_rerank_failures_total " + std::to_string(leaderboard.rerank_failures()) + "\n";
   });
 
   Router router;

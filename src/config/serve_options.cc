@@ -102,6 +102,16 @@ Status ServeOptions::Validate() {
     return Status::InvalidParameter("--llm-timeout-ms must be 100-600000");
   }
   if (llm_retries < 0 || llm_retries > 10) return Status::InvalidParameter("--llm-retries must be 0-10");
+  if (rerank != "none" && rerank != "llm") return Status::InvalidParameter("--rerank must be none or llm");
+  if (rerank == "llm" && (llm_url.empty() || llm_model.empty())) {
+    return Status::InvalidParameter("--rerank llm needs --llm-url and --llm-model");
+  }
+  if (rerank_candidates < 2 || rerank_candidates > 100) {
+    return Status::InvalidParameter("--rerank-candidates must be 2-100");
+  }
+  if (rerank_timeout_ms < 100 || rerank_timeout_ms > 600000) {
+    return Status::InvalidParameter("--rerank-timeout-ms must be 100-600000");
+  }
   if (event_workers < 1 || event_workers > 64) {
     return Status::InvalidParameter("--event-workers must be 1-64");
   }

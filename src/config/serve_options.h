@@ -63,6 +63,11 @@ struct ServeOptions {
   std::string llm_api_key;
   int64_t llm_timeout_ms = 60000;
   int llm_retries = 2;
+  // Leaderboard search reranking: "none" or "llm" (the --llm-* endpoint reorders the best
+  // rerank_candidates results; on any failure the search answers in its own order).
+  std::string rerank = "none";
+  int rerank_candidates = 30;
+  int64_t rerank_timeout_ms = 10000;
   int event_workers = 2;  // threads running memory events (extraction)
   // --- Skills --- limits of an imported skill ZIP (decompressed bytes are counted as read).
   uint64_t skill_max_files = 256;

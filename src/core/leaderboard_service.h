@@ -15,6 +15,7 @@
 // Thread-safety: safe for concurrent use. Does not own the store, registry or analyzer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
@@ -28,6 +29,7 @@
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
 #include "embed/embedder.h"
+#include "extract/reranker.h"
 #include "index/analyzer.h"
 #include "store/store.h"
 
@@ -89,6 +91,8 @@ struct LeaderboardOptions {
   // ...but only when at most this much text is pending for the scope (≈ half a second of model
   // work); more would stall the search, so it answers with BM25 and the vectors it has.
   size_t vector_wait_max_bytes = 64 << 10;
+  // With a reranker (SetReranker): how many of a search's best results it reorders.
+  size_t rerank_candidates = 30;
 };
 
 class LeaderboardService {
@@ -102,6 +106,12 @@ class LeaderboardService {
   // OCR of images (see the header comment); null (the default): images add no text. Set before
   // the first Add; not owned.
   void SetImageText(const ImageTextExtractor* ocr) { ocr_ = ocr; }
+  // An optional reranker for the best options().rerank_candidates results of each search (see
+  // extract/reranker.h); null (the default): none. Its failure never fails a search: the search
+  // answers in its own order. Set before the first Search; not owned.
+  void SetReranker(const Reranker* reranker) { reranker_ = reranker; }
+  uint64_t reranks() const { return reranks_.load(); }
+  uint64_t rerank_failures() const { return rerank_failures_.load(); }
 
   // Returns the response JSON to send (the remembered one for a retry).
   Result<std::string> Add(const LeaderboardAddRequest& request);
@@ -115,6 +125,8 @@ class LeaderboardService {
     std::shared_future<Result<std::string>> result;
   };
   Result<std::string> DoAdd(const LeaderboardAddRequest& request, const std::string& key);
+  // Reorders the best hits by the reranker's opinion; leaves them as they are when it fails.
+  void Rerank(const LeaderboardSearchRequest& request, std::vector<ShardHit>* hits);
 
   Store* store_;
   ShardRegistry* shards_;
@@ -123,6 +135,9 @@ class LeaderboardService {
   VectorBackfill* vectors_;
   LeaderboardOptions options_;
   const ImageTextExtractor* ocr_ = nullptr;
+  const Reranker* reranker_ = nullptr;
+  std::atomic<uint64_t> reranks_{0};
+  std::atomic<uint64_t> rerank_failures_{0};
 
   std::mutex inflight_mu_;
   std::map<std::string, InFlight> inflight_;  // guarded by inflight_mu_

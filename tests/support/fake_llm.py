@@ -53,6 +53,12 @@ by "-"), "description": "Learned from: <user message>", "goal": <user message>,
     user "Bake sourdough bread please", assistant "1. Mix.\n2. Bake."  ->
     {"skills": [{"name": "llm-bake-sourdough-bread-please", ..., "steps": ["Mix.", "Bake."]}]}
 
+"Task: engram.rerank_memories.v1" (search reranking, src/extract/llm_reranker.cc). The user
+message is JSON {"question": q, "memories": [{"id", "text"}, ...]}. The ranking is every offered
+id in reverse order (the last offered first), leaving out memories whose text contains
+"FAKE_LLM_IRRELEVANT". Content: {"ranking": [...]}.
+    memories with ids 0, 1, 2  ->  {"ranking": [2, 1, 0]}
+
 Any other request (no system message, or an unknown first line) -> 400 naming the problem, so that
 a change of the prompts' task lines shows up as a clear test failure.
 """
@@ -68,6 +74,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 EXTRACT_TASK = "Task: engram.extract_facts.v1"
 RECONCILE_TASK = "Task: engram.reconcile_memories.v1"
 SKILLS_TASK = "Task: engram.extract_skills.v1"
+RERANK_TASK = "Task: engram.rerank_memories.v1"
 SLOW_SECONDS = 5.0
 MALFORMED_CONTENT = "this is not JSON {"
 
@@ -172,6 +179,16 @@ def extract_skills(messages):
     return {"skills": [s for s in skills if s["steps"]]}
 
 
+def rerank(messages):
+    payload = parse_json_object(user_payload(messages), "rerank")
+    memories = payload.get("memories")
+    if not isinstance(payload.get("question"), str) or not isinstance(memories, list):
+        raise BadRequest('fake_llm: rerank request needs a "question" string and a "memories" array')
+    ids = [m.get("id") for m in memories
+           if isinstance(m, dict) and "FAKE_LLM_IRRELEVANT" not in str(m.get("text", ""))]
+    return {"ranking": list(reversed(ids))}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as libcurl expects from a real API
     server_version = "fake_llm"
@@ -233,6 +250,8 @@ class Handler(BaseHTTPRequestHandler):
                 answer = reconcile(messages)
             elif task == SKILLS_TASK:
                 answer = extract_skills(messages)
+            elif task == RERANK_TASK:
+                answer = rerank(messages)
             elif task is None:
                 raise BadRequest("fake_llm: no system message, cannot tell the request kind")
             else:
