@@ -43,6 +43,17 @@ std::string DefaultModelDir() {
 }
 
 // SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
+// The --llm-* endpoint as every LLM user (extractors, reranker) starts from.
+ChatClientOptions LlmChatOptions(const ServeOptions& options) {
+  ChatClientOptions chat;
+  chat.base_url = options.llm_url;
+  chat.model = options.llm_model;
+  chat.api_key = options.llm_api_key;
+  chat.request_timeout = std::chrono::milliseconds(options.llm_timeout_ms);
+  chat.max_retries = options.llm_retries;
+  return chat;
+}
+
 Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
   if (!options.store_url.empty()) {
     auto pg = PgStore::Open({.url = options.store_url,
@@ -169,9 +180,7 @@ int RunServe(ServeOptions options) {
   std::unique_ptr<Reranker> reranker;
   if (options.rerank == "llm") {
     LlmRerankerOptions rr;
-    rr.chat.base_url = options.llm_url;
-    rr.chat.model = options.llm_model;
-    rr.chat.api_key = options.llm_api_key;
+    rr.chat = LlmChatOptions(options);
     // A search waits for it: one bounded attempt, no retries; a short answer suffices.
     rr.chat.request_timeout = std::chrono::milliseconds(options.rerank_timeout_ms);
     rr.chat.connect_timeout = std::chrono::milliseconds(std::min<int64_t>(2000, options.rerank_timeout_ms));
@@ -204,11 +213,7 @@ int RunServe(ServeOptions options) {
   std::unique_ptr<MemoryExtractor> extractor;
   if (options.extractor == "llm") {
     LlmExtractorOptions llm;
-    llm.chat.base_url = options.llm_url;
-    llm.chat.model = options.llm_model;
-    llm.chat.api_key = options.llm_api_key;
-    llm.chat.request_timeout = std::chrono::milliseconds(options.llm_timeout_ms);
-    llm.chat.max_retries = options.llm_retries;
+    llm.chat = LlmChatOptions(options);
     auto created = LlmExtractor::Create(std::move(llm));
     if (!created.ok()) {
       spdlog::error("cannot use the LLM extractor: {}", created.status().ToString());
@@ -264,11 +269,7 @@ int RunServe(ServeOptions options) {
   std::unique_ptr<SkillExtractor> skill_extractor;
   if (options.extractor == "llm") {
     LlmSkillExtractorOptions llm;
-    llm.chat.base_url = options.llm_url;
-    llm.chat.model = options.llm_model;
-    llm.chat.api_key = options.llm_api_key;
-    llm.chat.request_timeout = std::chrono::milliseconds(options.llm_timeout_ms);
-    llm.chat.max_retries = options.llm_retries;
+    llm.chat = LlmChatOptions(options);
     auto created = LlmSkillExtractor::Create(std::move(llm));
     if (!created.ok()) {
       spdlog::error("cannot use the LLM skill extractor: {}", created.status().ToString());
