@@ -419,8 +419,7 @@ TEST_F(LeaderboardTest, ImageOverPerImageLimitIsRejected) {
   bytes.resize(11 << 20, '\0');
   json content =
       json::array({{{"type", "text"}, {"text", "Huge picture " + word}},
-                   {{"type", "image_url"},
-                    {"image_url", {{"url", "data:image/png;base64," + Base64Encode(bytes)}}}}});
+                   ImagePart(bytes)});
   json body = AddBody(UniqueId("eval:run:huge"), user, "s", json::array({Message(content)}));
   HttpResponse resp = client().Post(kAddPath, body);
   if (resp.status == 413) {

@@ -37,11 +37,6 @@ std::string RenderPng(const std::string& text) {
   return png;
 }
 
-json ImagePart(const std::string& bytes) {
-  return {{"type", "image_url"},
-          {"image_url", {{"url", "data:image/png;base64," + Base64Encode(bytes)}}}};
-}
-
 class OcrTest : public SharedServerTest {};
 
 TEST_F(OcrTest, WordShownOnlyInAnImageIsFound) {

@@ -197,4 +197,9 @@ int CountContaining(const nlohmann::json& data, std::string_view needle) {
 
 std::string TinyPngBytes() { return *Base64Decode(kTinyPngBase64); }
 
+nlohmann::json ImagePart(const std::string& bytes) {
+  return {{"type", "image_url"},
+          {"image_url", {{"url", "data:image/png;base64," + Base64Encode(bytes)}}}};
+}
+
 }  // namespace engram::testing

@@ -84,5 +84,7 @@ inline constexpr char kTinyPngBase64[] =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg"
     "==";
 std::string TinyPngBytes();
+// A ContentPart {"type": "image_url", "image_url": {"url": "data:image/png;base64,…"}} of `bytes`.
+nlohmann::json ImagePart(const std::string& bytes);
 
 }  // namespace engram::testing

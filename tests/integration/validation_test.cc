@@ -2,7 +2,6 @@
 // stays up, and nothing of a rejected request is stored (../shared/API.md, Common + section 2).
 #include <functional>
 
-#include "common/codec.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -295,8 +294,7 @@ TEST(ValidationLimitTest, ConfiguredLimitsApply) {
   bytes.resize(3 << 10, '\0');
   json content =
       json::array({{{"type", "text"}, {"text", "Picture " + word}},
-                   {{"type", "image_url"},
-                    {"image_url", {{"url", "data:image/png;base64," + Base64Encode(bytes)}}}}});
+                   ImagePart(bytes)});
   HttpResponse resp = client.Post(
       kAddPath, AddBody(UniqueId("eval:run:img"), user, "s", json::array({Message(content)})));
   EXPECT_TRUE(IsError(resp, 413, "PayloadTooLarge")) << resp.Describe();
