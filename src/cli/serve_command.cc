@@ -193,7 +193,7 @@ int RunServe(ServeOptions options) {
     }
     reranker = std::move(*created);
     leaderboard.SetReranker(reranker.get());
-    spdlog::info("leaderboard search reranking: LLM, best {} results, {} ms budget",
+    spdlog::info("search reranking (leaderboard, memories): LLM, best {} results, {} ms budget",
                  options.rerank_candidates, options.rerank_timeout_ms);
   }
   // --- OCR: text in leaderboard images is indexed with the message ---
@@ -232,6 +232,7 @@ int RunServe(ServeOptions options) {
   memory_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   MemoryService memories((*store).get(), &analyzer, embedder.get(), extractor.get(),
                          memory_options);
+  memories.SetReranker(reranker.get(), static_cast<size_t>(options.rerank_candidates));
   if (Status st = memories.Start(); !st.ok()) {
     spdlog::error("cannot resume memory events: {}", st.ToString());
     return 1;
@@ -327,10 +328,12 @@ int RunServe(ServeOptions options) {
     out += "engram_kb_jobs_queued " + std::to_string(knowledge.queued_jobs()) + "\n";
     out += "# HELP engram_skill_tasks_queued Skill extraction tasks waiting or running.\n# TYPE engram_skill_tasks_queued gauge\n";
     out += "engram_skill_tasks_queued " + std::to_string(skills.queued_tasks()) + "\n";
-    out += "# HELP engram_reranks_total Leaderboard searches sent to the reranker.\n# TYPE engram_reranks_total counter\n";
-    out += "engram_reranks_total " + std::to_string(leaderboard.reranks()) + "\n";
+    out += "# HELP engram_reranks_total Searches sent to the reranker.\n# TYPE engram_reranks_total counter\n";
+    out += "engram_reranks_total{api=\"leaderboard\"} " + std::to_string(leaderboard.rerank().calls()) + "\n";
+    out += "engram_reranks_total{api=\"memory\"} " + std::to_string(memories.rerank().calls()) + "\n";
     out += "# HELP engram_rerank_failures_total Reranks that failed (the search kept its own order).\n# TYPE engram_rerank_failures_total counter\n";
-    out += "engram_rerank_failures_total " + std::to_string(leaderboard.rerank_failures()) + "\n";
+    out += "engram_rerank_failures_total{api=\"leaderboard\"} " + std::to_string(leaderboard.rerank().failures()) + "\n";
+    out += "engram_rerank_failures_total{api=\"memory\"} " + std::to_string(memories.rerank().failures()) + "\n";
   });
 
   Router router;

@@ -205,7 +205,12 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
   LeaderboardSearchResult result;
   auto hits = (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),
                                options_.retrieval, ParseQueryDates(request.query));
-  if (reranker_ != nullptr && hits.size() > 1) Rerank(request, &hits);
+  if (rerank_.enabled()) {
+    // The options of a multiple-choice question tell the reranker what to look for.
+    std::string question = request.query;
+    for (const auto& option : request.options) question += "\n" + option;
+    rerank_.Apply(question, &hits, [](const ShardHit& h) { return std::string_view(h.doc.text); });
+  }
   std::vector<std::string> wanted;
   for (auto& h : hits) {
     LeaderboardHit hit;
@@ -227,52 +232,6 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     for (auto& img : *images) result.images.emplace(img.sha256, std::move(img));
   }
   return result;
-}
-
-void LeaderboardService::Rerank(const LeaderboardSearchRequest& request,
-                                std::vector<ShardHit>* hits) {
-  const size_t n = std::min(options_.rerank_candidates, hits->size());
-  if (n < 2) return;
-  std::vector<std::string_view> texts;
-  texts.reserve(n);
-  for (size_t i = 0; i < n; ++i) texts.emplace_back((*hits)[i].doc.text);
-  // The options of a multiple-choice question tell the reranker what to look for.
-  std::string question = request.query;
-  for (const auto& option : request.options) question += "\n" + option;
-  const auto start = std::chrono::steady_clock::now();
-  auto order = reranker_->Rerank(question, texts);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  reranks_.fetch_add(1);
-  if (!order.ok()) {
-    rerank_failures_.fetch_add(1);
-    // The status may quote the endpoint's error message; only its code is logged.
-    spdlog::warn("rerank failed after {:.0f} ms ({}); search answered in its own order", ms,
-                 ApiCodeOf(order.status().code()));
-    return;
-  }
-  // Ranked first, then the rest of the reranked block in their order, then everything after it.
-  // The block's scores are handed out again in decreasing order, so scores keep decreasing with
-  // rank.
-  std::vector<float> scores;
-  scores.reserve(n);
-  for (size_t i = 0; i < n; ++i) scores.push_back((*hits)[i].score);
-  std::sort(scores.begin(), scores.end(), std::greater<float>());
-  std::vector<bool> placed(n, false);
-  std::vector<ShardHit> block;
-  block.reserve(n);
-  for (size_t i : *order) {
-    placed[i] = true;
-    block.push_back(std::move((*hits)[i]));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (!placed[i]) block.push_back(std::move((*hits)[i]));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    block[i].score = scores[i];
-    (*hits)[i] = std::move(block[i]);
-  }
-  spdlog::debug("reranked {} results in {:.0f} ms ({} ranked)", n, ms, order->size());
 }
 
 }  // namespace engram

@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "core/rerank_stage.h"
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
 #include "embed/embedder.h"
-#include "extract/reranker.h"
 #include "index/analyzer.h"
 #include "store/store.h"
 
@@ -109,9 +109,8 @@ class LeaderboardService {
   // An optional reranker for the best options().rerank_candidates results of each search (see
   // extract/reranker.h); null (the default): none. Its failure never fails a search: the search
   // answers in its own order. Set before the first Search; not owned.
-  void SetReranker(const Reranker* reranker) { reranker_ = reranker; }
-  uint64_t reranks() const { return reranks_.load(); }
-  uint64_t rerank_failures() const { return rerank_failures_.load(); }
+  void SetReranker(const Reranker* reranker) { rerank_.Set(reranker, options_.rerank_candidates); }
+  const RerankStage& rerank() const { return rerank_; }
 
   // Returns the response JSON to send (the remembered one for a retry).
   Result<std::string> Add(const LeaderboardAddRequest& request);
@@ -125,8 +124,6 @@ class LeaderboardService {
     std::shared_future<Result<std::string>> result;
   };
   Result<std::string> DoAdd(const LeaderboardAddRequest& request, const std::string& key);
-  // Reorders the best hits by the reranker's opinion; leaves them as they are when it fails.
-  void Rerank(const LeaderboardSearchRequest& request, std::vector<ShardHit>* hits);
 
   Store* store_;
   ShardRegistry* shards_;
@@ -135,9 +132,7 @@ class LeaderboardService {
   VectorBackfill* vectors_;
   LeaderboardOptions options_;
   const ImageTextExtractor* ocr_ = nullptr;
-  const Reranker* reranker_ = nullptr;
-  std::atomic<uint64_t> reranks_{0};
-  std::atomic<uint64_t> rerank_failures_{0};
+  RerankStage rerank_{"leaderboard search"};
 
   std::mutex inflight_mu_;
   std::map<std::string, InFlight> inflight_;  // guarded by inflight_mu_

@@ -106,7 +106,12 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.k = request.top_k;
   query.threshold = request.threshold;
   query.now_us = NowMicros();
-  return (*shard)->Search(query);
+  auto hits = (*shard)->Search(query);
+  if (hits.ok() && rerank_.enabled()) {
+    rerank_.Apply(request.query, &*hits,
+                  [](const MemoryHit& h) { return std::string_view(h.memory.text); });
+  }
+  return hits;
 }
 
 Result<AgentMemory> MemoryService::Get(const std::string& workspace, const std::string& id) {

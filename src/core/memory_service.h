@@ -37,6 +37,7 @@
 #include "core/job_queue.h"
 #include "core/memory_filter.h"
 #include "core/memory_shard.h"
+#include "core/rerank_stage.h"
 #include "embed/embedder.h"
 #include "extract/memory_extractor.h"
 #include "index/analyzer.h"
@@ -111,6 +112,12 @@ class MemoryService {
   Result<size_t> DeleteAll(const std::string& workspace, const MemoryFilter& filter);
   Result<std::vector<HistoryRecord>> History(const std::string& workspace, const std::string& id);
 
+  // An optional reranker for the best `candidates` results of each search (see
+  // core/rerank_stage.h); its failure never fails a search. Set before the first Search; not
+  // owned.
+  void SetReranker(const Reranker* reranker, size_t candidates) { rerank_.Set(reranker, candidates); }
+  const RerankStage& rerank() const { return rerank_; }
+
   // Events waiting for a worker plus those running (0 = idle).
   size_t queued_events() const;
   size_t shard_memories() const;
@@ -149,6 +156,7 @@ class MemoryService {
   const Embedder* embedder_;
   const MemoryExtractor* extractor_;
   MemoryServiceOptions options_;
+  RerankStage rerank_{"memory search"};
 
   mutable std::mutex shards_mu_;
   std::map<std::string, std::shared_ptr<MemoryShard>> shards_;  // guarded by shards_mu_

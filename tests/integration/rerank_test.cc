@@ -1,6 +1,9 @@
-// Optional LLM reranking of leaderboard search results (--rerank llm), against the fake
+// Optional LLM reranking of Leaderboard and V4 memory search results (--rerank llm), against the fake
 // chat-completions endpoint (tests/support/fake_llm.py reverses the offered order). A server
 // without reranking, given the same memories, gives the order the reranked one starts from.
+#include <chrono>
+#include <thread>
+
 #include "python_fake.h"
 #include "test_util.h"
 
@@ -84,8 +87,39 @@ TEST_F(RerankTest, AFailingOrSlowEndpointLeavesTheSearchInItsOwnOrder) {
     EXPECT_EQ(a, b);
   }
   HttpResponse metrics = reranked.Get("/metrics");
-  EXPECT_NE(metrics.body.find("engram_rerank_failures_total 3"), std::string::npos)
-      << metrics.body.substr(0, 200);
+  EXPECT_NE(metrics.body.find("engram_rerank_failures_total{api=\"leaderboard\"} 3"),
+            std::string::npos);
+}
+
+TEST_F(RerankTest, MemorySearchIsRerankedToo) {
+  HttpClient plain(plain_->BaseUrl()), reranked(reranked_->BaseUrl());
+  const std::string p4 = "/v4/openapi/workspaces/default/memory/agentic-memory/memories/";
+  const std::string user = UniqueId("user"), word = UniqueWord();
+  for (HttpClient* c : {&plain, &reranked}) {
+    for (int i = 0; i < 5; ++i) {
+      std::string text = "Memory " + std::to_string(i) + " about " + word;
+      for (int r = 0; r < 5 - i; ++r) text += " " + word;
+      json add = {{"messages", text}, {"user_id", user}, {"infer", false}};
+      HttpResponse r = c->Post(p4 + "add", add);
+      ASSERT_EQ(r.status, 200) << r.Describe();
+    }
+  }
+  auto texts = [&](HttpClient& c) {
+    std::vector<std::string> out;
+    for (int attempt = 0; attempt < 100; ++attempt) {  // events finish asynchronously
+      const json got = c.Post(p4 + "search", json{{"query", word}, {"user_id", user}}).Json();
+      out.clear();
+      if (!got.is_object() || !got.contains("results")) continue;
+      for (const auto& item : got["results"]) out.push_back(item.value("memory", ""));
+      if (out.size() == 5) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return out;
+  };
+  const auto before = texts(plain), after = texts(reranked);
+  ASSERT_EQ(before.size(), 5u);
+  ASSERT_EQ(after.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(after[i], before[i < 3 ? 2 - i : i]) << i;
 }
 
 }  // namespace
