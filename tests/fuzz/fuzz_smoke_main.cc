@@ -27,6 +27,7 @@ std::vector<std::string> Seeds() {
       "between August 11th and 15 of Sept 2023, 2024-02-29, December 2023",
       "getUserName snake_case src/index/bm25.cc std::vector 我喜欢喝咖啡 ＡＢＣ",
       "[[[[{\"a\":[1,2,{\"b\":null}]}]]]]",
+      R"({"ranking": [3, 0, 29, 7]})",
   };
 }
 

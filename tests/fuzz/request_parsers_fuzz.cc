@@ -1,7 +1,7 @@
 // Fuzz target for everything that parses untrusted request bytes: JSON object parsing with the
 // depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), memory
 // add/search/update validation with the filter grammar, query strings, the ISO 8601 parser, base64,
-// the text analyzer and the query date parser. Any input must yield a value or a clean Status —
+// the text analyzer, the query date parser and the reranker's reading of a model's answer. Any input must yield a value or a clean Status —
 // never a crash, hang, sanitizer report or exception.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): as a libFuzzer binary with clang
@@ -9,6 +9,7 @@
 // and deterministic mutations of it.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "api/json_input.h"
@@ -17,6 +18,7 @@
 #include "api/query_params.h"
 #include "common/codec.h"
 #include "common/time_util.h"
+#include "extract/llm_reranker.h"
 #include "index/analyzer.h"
 #include "index/query_dates.h"
 
@@ -37,5 +39,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const engram::Analyzer analyzer;
   (void)analyzer.Analyze(input.substr(0, 4096));
   (void)engram::ParseQueryDates(input.substr(0, 4096));
+  (void)engram::LlmReranker::ParseAnswer(std::string(input.substr(0, 4096)), 30);
   return 0;
 }
