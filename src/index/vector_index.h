@@ -62,10 +62,10 @@ class VectorIndex {
  private:
   class Hnsw;
   void MaybeBuildHnsw();
-  // Exact scan of the docs `next` yields (it returns false when done), keeping the k best of
-  // those `admit` accepts (asked only for docs that would enter the top-k).
+  // Exact scan of the (doc, score) pairs `next` yields (it returns false when done), keeping the
+  // k best of those `admit` accepts (asked only for docs that would enter the top-k).
   template <typename Next, typename Admit>
-  std::vector<ScoredDoc> Scan(float qs, const int8_t* q, size_t k, Next next, Admit admit) const;
+  std::vector<ScoredDoc> Scan(size_t k, Next next, Admit admit) const;
   const int8_t* code(DocId d) const { return codes_.data() + static_cast<size_t>(d) * options_.dim; }
 
   VectorIndexOptions options_;

@@ -44,6 +44,26 @@ TEST(Int8VectorsTest, SimdMatchesScalar) {
   }
 }
 
+TEST(Int8VectorsTest, ManyMatchesScalar) {
+  // The batched path (AVX-512 VNNI where present) against the scalar one, including the extreme
+  // codes (-127, 127) and dims that are not a multiple of 64.
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> d(-127, 127);
+  for (int dim : {1, 63, 64, 65, 512, 515}) {
+    const size_t n = 37;
+    std::vector<int8_t> q(dim), codes(n * dim);
+    for (auto& x : q) x = static_cast<int8_t>(d(rng));
+    for (auto& x : codes) x = static_cast<int8_t>(d(rng));
+    for (int i = 0; i < dim; i += 7) codes[i] = (i % 2) ? 127 : -127;
+    q[0] = -127;
+    std::vector<int32_t> out(n, -1);
+    DotInt8Many(q.data(), codes.data(), dim, n, out.data());
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(out[i], DotInt8Scalar(q.data(), codes.data() + i * dim, dim)) << dim << " " << i;
+    }
+  }
+}
+
 TEST(Int8VectorsTest, QuantisedDotIsClose) {
   std::mt19937 rng(2);
   for (int t = 0; t < 50; ++t) {
