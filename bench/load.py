@@ -4,7 +4,8 @@
 Phases (each bounded in time and count; only 127.0.0.1 / localhost targets):
   1. load: add --memories synthetic messages to one user, --chunk messages per add
      (--load-concurrency clients, default 1 for clean per-chunk latencies); RSS before/after.
-  2. search: --clients concurrent clients for --seconds each, top_k 10 then top_k 100.
+  2. search: --clients concurrent clients for --seconds each, top_k 10 then top_k 100; with
+     --rates, also open-loop searches at those rates (bench/open_loop.py) after the top_k 10 phase.
   3. add: --clients concurrent adders for --add-seconds, unique request_ids, into a second user
      (so the searched scope stays at --memories).
   4. cold start (only with --engram): restart the server on the same data dir and time the first
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import urllib.parse
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, dir_bytes, log, percentile,  # noqa: E402
                       require_loopback, rss_kib)
+from open_loop import run_open_loop  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -210,6 +213,9 @@ def main():
                     help="cap per phase for the Python client (wrk is bounded by duration)")
     ap.add_argument("--no-wrk", action="store_true", help="use the Python client even if wrk exists")
     ap.add_argument("--no-cold", action="store_true", help="skip the restart / cold-shard phase")
+    ap.add_argument("--rates", default="",
+                    help="comma-separated request rates for an open-loop search phase (top_k 10, "
+                         "--clients connections, --seconds each; bench/open_loop.py), e.g. 200,400")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--json-out", metavar="FILE")
     ap.add_argument("--keep-data", action="store_true")
@@ -325,6 +331,15 @@ def main():
                                lambda tid, seq, b=bodies: b[(seq + tid * 7919) % len(b)].encode(),
                                args.clients, args.seconds, args.max_requests)
             result[f"search_top{top_k}"] = r
+            if top_k == 10 and args.rates:
+                host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+                result["open_loop"] = []
+                for rate in [float(x) for x in args.rates.split(",") if x.strip()]:
+                    log(f"phase 2b: open loop at {rate:g} searches/s, {args.clients} connections, "
+                        f"{args.seconds}s")
+                    result["open_loop"].append(run_open_loop(
+                        host, port, "/leaderboard/search", bodies, rate, args.seconds, args.clients,
+                        args.api_key))
 
         # -- phase 3: concurrent adds
         arng = random.Random(args.seed + 2)
@@ -406,6 +421,16 @@ def print_report(r):
         print(f"| {name} | {x.get('requests')} | {_f(x.get('req_per_s'), 1)} | {_f(x.get('p50_ms'))} | "
               f"{_f(x.get('p99_ms'))} | {x.get('non_2xx', 0) + x.get('socket_errors', 0)} |")
     print()
+    if r.get("open_loop"):
+        print(f"Open loop (search top_k 10; requests on a fixed schedule over {r['clients']} "
+              f"connections, latency from the due time):\n")
+        print("| offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | errors |")
+        print("|---|---|---|---|---|---|---|")
+        for x in r["open_loop"]:
+            print(f"| {x['rate']:g} | {_f(x.get('achieved_per_s'), 1)} | {_f(x.get('p50_ms'))} | "
+                  f"{_f(x.get('p90_ms'))} | {_f(x.get('p99_ms'))} | {_f(x.get('max_ms'))} | "
+                  f"{x['non_200'] + x['connection_failures']} |")
+        print()
     if r.get("rss_kib_start") is not None:
         print(f"RSS: start {r['rss_kib_start'] / 1024:.1f} MiB, after load "
               f"{_f((r.get('rss_kib_after_load') or 0) / 1024, 1)} MiB, end "
