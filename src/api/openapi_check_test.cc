@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "api/ops_api.h"
 
 namespace engram {
@@ -48,6 +50,21 @@ TEST(OpenApiCheckTest, TheShippedDocumentParses) {
   auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument());
   ASSERT_FALSE(problems.empty());
   EXPECT_NE(problems.front().find("documented but not routed"), std::string::npos) << problems.front();
+}
+
+TEST(OpenApiCheckTest, EveryOperationDescribesItsSuccessBody) {
+  // Clients generate code from the document: each operation's 2xx answer names its content.
+  const auto doc = nlohmann::json::parse(OpenApiDocument());
+  for (const auto& [path, item] : doc["paths"].items()) {
+    for (const auto& [method, op] : item.items()) {
+      if (method == "parameters") continue;
+      bool described = false;
+      for (const auto& [code, response] : op["responses"].items()) {
+        if (code.size() == 3 && code[0] == '2' && response.contains("content")) described = true;
+      }
+      EXPECT_TRUE(described) << method << " " << path;
+    }
+  }
 }
 
 }  // namespace
