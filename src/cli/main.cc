@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
                         "vectors in a scope before an HNSW graph replaces the exact scan (0: never)")
       ->envname("ENGRAM_HNSW_THRESHOLD")->capture_default_str();
   serve_cmd->add_option("--rerank", serve.rerank,
-                        "leaderboard search reranking: none, or llm (the --llm-* endpoint; off by default)")
+                        "Leaderboard and memory search reranking: none, or llm (the --llm-* endpoint; off by default)")
       ->envname("ENGRAM_RERANK")->capture_default_str();
   serve_cmd->add_option("--rerank-candidates", serve.rerank_candidates,
                         "best results of a search the reranker reorders")

@@ -42,7 +42,6 @@ std::string DefaultModelDir() {
   return (exe.parent_path().parent_path() / "third_party/model/package/dist").string();
 }
 
-// SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
 // The --llm-* endpoint as every LLM user (extractors, reranker) starts from.
 ChatClientOptions LlmChatOptions(const ServeOptions& options) {
   ChatClientOptions chat;
@@ -54,6 +53,7 @@ ChatClientOptions LlmChatOptions(const ServeOptions& options) {
   return chat;
 }
 
+// SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
 Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
   if (!options.store_url.empty()) {
     auto pg = PgStore::Open({.url = options.store_url,

@@ -63,8 +63,8 @@ struct ServeOptions {
   std::string llm_api_key;
   int64_t llm_timeout_ms = 60000;
   int llm_retries = 2;
-  // Leaderboard search reranking: "none" or "llm" (the --llm-* endpoint reorders the best
-  // rerank_candidates results; on any failure the search answers in its own order).
+  // Leaderboard and V4 memory search reranking: "none" or "llm" (the --llm-* endpoint reorders
+  // the best rerank_candidates results; on any failure the search answers in its own order).
   std::string rerank = "none";
   int rerank_candidates = 30;
   int64_t rerank_timeout_ms = 10000;

@@ -2,9 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "common/ids.h"

@@ -15,7 +15,6 @@
 // Thread-safety: safe for concurrent use. Does not own the store, registry or analyzer.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>

@@ -138,7 +138,8 @@ std::vector<ScoredDoc> VectorIndex::Scan(size_t k, Next next, Admit admit) const
   heap.reserve(k + 1);
   DocId d;
   float s;
-  while (next(&d, &s)) {    if (heap.size() < k) {
+  while (next(&d, &s)) {
+    if (heap.size() < k) {
       if (!admit(d)) continue;
       heap.push_back({d, s});
       std::push_heap(heap.begin(), heap.end(), RanksBefore);
