@@ -42,4 +42,10 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+size_t Utf8Floor(std::string_view s, size_t limit) {
+  if (limit >= s.size()) return s.size();
+  while (limit > 0 && (static_cast<unsigned char>(s[limit]) & 0xC0) == 0x80) --limit;
+  return limit;
+}
+
 }  // namespace engram

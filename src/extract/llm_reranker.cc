@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace engram {
 namespace {
 
@@ -32,14 +34,6 @@ When no memory helps, answer {"ranking": []}.)";
   return p;
 }
 
-// The longest prefix of `text` of at most `max` bytes that does not split a UTF-8 sequence.
-std::string_view Utf8Prefix(std::string_view text, size_t max) {
-  if (text.size() <= max) return text;
-  size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return text.substr(0, n);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<LlmReranker>> LlmReranker::Create(LlmRerankerOptions options) {
@@ -60,9 +54,10 @@ Result<std::vector<size_t>> LlmReranker::Rerank(
   json memories = json::array();
   for (size_t i = 0; i < candidates.size(); ++i) {
     // Invalid UTF-8 would make dump() throw; stored texts are validated on the way in, and the
-    // cut above never splits a sequence, but the replace handler keeps this total anyway.
-    memories.push_back({{"id", i}, {"text", std::string(Utf8Prefix(candidates[i],
-                                                                    options_.max_candidate_chars))}});
+    // cut below never splits a sequence, but the replace handler keeps this total anyway.
+    const std::string_view text = candidates[i];
+    memories.push_back(
+        {{"id", i}, {"text", std::string(text.substr(0, Utf8Floor(text, options_.max_candidate_chars)))}});
   }
   const json user = {{"question", query}, {"memories", std::move(memories)}};
   auto content = chat_->Complete(

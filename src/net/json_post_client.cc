@@ -13,6 +13,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/utf8.h"
+
 namespace engram {
 namespace {
 
@@ -90,9 +92,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
 // Cuts at most `max` bytes without splitting a UTF-8 sequence.
 std::string TruncateUtf8(std::string s, size_t max) {
   if (s.size() <= max) return s;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  s.resize(cut);
+  s.resize(Utf8Floor(s, max));
   return s + "...";
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/utf8.h"
+
 namespace engram {
 
 namespace {
@@ -49,13 +51,6 @@ std::vector<Block> SplitBlocks(std::string_view text) {
   }
   flush();
   return blocks;
-}
-
-// Largest n <= limit such that s[0, n) does not end inside a UTF-8 character.
-size_t Utf8Floor(std::string_view s, size_t limit) {
-  if (limit >= s.size()) return s.size();
-  while (limit > 0 && (static_cast<unsigned char>(s[limit]) & 0xC0) == 0x80) --limit;
-  return limit;
 }
 
 // Where to cut `s` to at most `limit` bytes: after the last newline, else sentence end, else
