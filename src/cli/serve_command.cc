@@ -119,6 +119,12 @@ int RunServe(ServeOptions options) {
         spdlog::error("--embed-precision bf16 needs a CPU with AVX512_BF16; this one lacks it");
         return 2;
       }
+    } else if (options.embed_precision == "int8") {
+      model_options.kernels = Avx512Int8Kernels();
+      if (model_options.kernels == nullptr) {
+        spdlog::error("--embed-precision int8 needs a CPU with AVX512_VNNI; this one lacks it");
+        return 2;
+      }
     }
     auto loaded = UseLiteEmbedder::Load(dir, model_options);
     if (!loaded.ok()) {

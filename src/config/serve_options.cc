@@ -57,8 +57,8 @@ Status ServeOptions::Validate() {
   if (embedder != "builtin" && embedder != "openai" && embedder != "none") {
     return Status::InvalidParameter("--embedder must be builtin, openai or none");
   }
-  if (embed_precision != "fp32" && embed_precision != "bf16") {
-    return Status::InvalidParameter("--embed-precision must be fp32 or bf16");
+  if (embed_precision != "fp32" && embed_precision != "bf16" && embed_precision != "int8") {
+    return Status::InvalidParameter("--embed-precision must be fp32, bf16 or int8");
   }
   if (embedder == "openai" && (embed_url.empty() || embed_model.empty())) {
     return Status::InvalidParameter("--embedder openai needs --embed-url and --embed-model");

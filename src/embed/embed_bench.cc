@@ -55,6 +55,13 @@ UseLiteEmbedder* Bf16Model() {
   return model;
 }
 
+// The model with int8 products (nullptr when the CPU has no AVX512_VNNI).
+UseLiteEmbedder* Int8Model() {
+  static UseLiteEmbedder* model =
+      Avx512Int8Kernels() != nullptr ? LoadModel(Avx512Int8Kernels()) : nullptr;
+  return model;
+}
+
 const std::vector<std::string> kWords = {"the",     "agent",    "remembers", "that",      "our",
                                          "user",    "prefers",  "green",     "tea",       "in",
                                          "morning", "meetings", "about",     "quarterly", "budget",
@@ -116,6 +123,11 @@ ENGRAM_MODEL_BENCH(BM_Sentence16TokensBf16, benchmark::kMicrosecond, {TextWithTo
 ENGRAM_MODEL_BENCH(BM_Window128TokensBf16, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
                    Bf16Model());
 ENGRAM_MODEL_BENCH(BM_Batch32SentencesBf16, benchmark::kMicrosecond, Batch32(), Bf16Model());
+ENGRAM_MODEL_BENCH(BM_Sentence16TokensInt8, benchmark::kMicrosecond, {TextWithTokens(16, 0)},
+                   Int8Model());
+ENGRAM_MODEL_BENCH(BM_Window128TokensInt8, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
+                   Int8Model());
+ENGRAM_MODEL_BENCH(BM_Batch32SentencesInt8, benchmark::kMicrosecond, Batch32(), Int8Model());
 
 void BM_Dot512(benchmark::State& state) {
   std::mt19937 rng(1);

@@ -34,6 +34,7 @@ class PackedMatrix {
     return data_.data() + static_cast<size_t>(p) * rows_ * kPanelWidth;
   }
   bool has_bf16() const { return !bf16_.empty(); }
+  bool has_int8() const { return !int8_.empty(); }
   // Adds the bfloat16 copy to a matrix packed without it.
   void AddBf16();
   // bfloat16 panel p, as pairs of rows: for q in [0, (rows+1)/2), 32 values, column c's rows
@@ -42,19 +43,34 @@ class PackedMatrix {
   const uint16_t* bf16_panel(int p) const {
     return bf16_.data() + static_cast<size_t>(p) * ((rows_ + 1) / 2) * 2 * kPanelWidth;
   }
+  // Adds the int8 copy to a matrix packed without it: each column quantised symmetrically with
+  // its own scale (max |w| / 127), for the int8 kernels (see Avx512Int8Kernels).
+  void AddInt8();
+  // int8 panel p, as quads of rows: for q in [0, (rows+3)/4), 64 bytes, column c's rows 4q..4q+3
+  // at [4c..4c+3] (the operand layout of AVX512_VNNI's vpdpbusd); rows past the end are zero.
+  const int8_t* int8_panel(int p) const {
+    return int8_.data() + static_cast<size_t>(p) * ((rows_ + 3) / 4) * 4 * kPanelWidth;
+  }
+  // Per column: the scale of its codes, and 128 x the sum of its codes (the kernels feed
+  // activations as unsigned bytes offset by 128 and take this back out).
+  const float* int8_scales() const { return int8_scales_.data(); }
+  const int32_t* int8_offsets() const { return int8_offsets_.data(); }
 
  private:
   int rows_ = 0;
   int cols_ = 0;
   std::vector<float> data_;
   std::vector<uint16_t> bf16_;
+  std::vector<int8_t> int8_;
+  std::vector<float> int8_scales_;
+  std::vector<int32_t> int8_offsets_;
 };
 
 // Round-to-nearest-even float -> bfloat16 (the top 16 bits of the float).
 uint16_t FloatToBf16(float f);
 
 // Which instruction set a kernel table uses.
-enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Bf16 };
+enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Bf16, kAvx512Int8 };
 
 // One implementation of every kernel. Obtain with Kernels(); tests compare the two tables.
 struct KernelTable {
@@ -81,6 +97,12 @@ const KernelTable* Avx512Kernels();
 // bf16 = true; every other kernel is the float32 AVX-512 one. Opt-in only: never returned by
 // Kernels().
 const KernelTable* Avx512Bf16Kernels();
+// The AVX-512 table with int8 packed products (AVX512_VNNI: four times the multiply-adds per
+// instruction of float32 FMA), or nullptr when the CPU lacks it. gemm_packed quantises each row
+// of A to 8 bits with its own scale and uses B's per-column int8 codes, accumulating exactly in
+// int32 (relative error ~1e-2), so it needs matrices with AddInt8(); every other kernel is the
+// float32 AVX-512 one. Opt-in only: never returned by Kernels().
+const KernelTable* Avx512Int8Kernels();
 // The fastest table this CPU supports.
 const KernelTable& Kernels();
 

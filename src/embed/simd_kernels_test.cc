@@ -113,6 +113,55 @@ TEST(Bf16KernelsTest, PackedGemmIsCloseToFloat32) {
   ExpectClose(c1, c2);
 }
 
+TEST(Int8KernelsTest, PackedGemmIsCloseToFloat32) {
+  const KernelTable* int8 = Avx512Int8Kernels();
+  if (int8 == nullptr) GTEST_SKIP() << "CPU lacks AVX512_VNNI";
+  std::mt19937 rng(11);
+  // Depths that are not a multiple of 4 pad the last quad; 48 columns = a panel pair and a single
+  // panel; 13 and 40 rows leave partial micro-tiles.
+  for (auto [m, k, n] : {std::tuple{1, 256, 512}, std::tuple{13, 512, 1536},
+                         std::tuple{40, 1536, 512}, std::tuple{25, 63, 48}, std::tuple{3, 2, 16}}) {
+    auto a = Random(static_cast<size_t>(m) * k, rng);
+    auto w = Random(static_cast<size_t>(k) * n, rng);
+    PackedMatrix packed = PackedMatrix::Pack(w.data(), k, n);
+    packed.AddInt8();
+    for (bool accumulate : {false, true}) {
+      auto c1 = Random(static_cast<size_t>(m) * n, rng);
+      auto c2 = c1;
+      int8->gemm_packed(m, a.data(), k, packed, c1.data(), n, accumulate);
+      ScalarKernels().gemm(m, n, k, a.data(), k, w.data(), n, c2.data(), n, accumulate);
+      // Both operands carry a rounding error of up to half a step (1/254 of their row's or
+      // column's largest magnitude, here ~1): k products of values in [-1, 1] add up to an error
+      // of ~sqrt(k) * 2 * (1/254) * 0.6.
+      double worst = 0;
+      for (size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, double(std::fabs(c1[i] - c2[i])));
+      EXPECT_LT(worst, 0.03 * std::sqrt(double(k))) << m << "x" << k << "x" << n;
+      EXPECT_GT(worst, 0.0) << "int8 rounding should show";  // it really ran the int8 path
+    }
+  }
+  // Values on the quantisation grid are exact: integers in [-127, 127] times one scale per row
+  // and per column, including rows and columns of zeros.
+  const int m = 4, k = 9, n = 16;
+  std::vector<float> a(m * k), w(k * n);
+  for (int i = 0; i < m * k; ++i) a[i] = (i / k == 2) ? 0.0f : float((i * 37) % 255 - 127) * 0.5f;
+  for (int i = 0; i < k * n; ++i) w[i] = (i % n == 5) ? 0.0f : float((i * 53) % 255 - 127) * 0.25f;
+  for (int r = 0; r < m; ++r) a[r * k] = r == 2 ? 0.0f : 63.5f;  // largest magnitude: 127 steps
+  for (int col = 0; col < n; ++col) w[col] = col == 5 ? 0.0f : -31.75f;
+  PackedMatrix exact = PackedMatrix::Pack(w.data(), k, n);
+  exact.AddInt8();
+  std::vector<float> c1(m * n), c2(m * n);
+  int8->gemm_packed(m, a.data(), k, exact, c1.data(), n, false);
+  ScalarKernels().gemm(m, n, k, a.data(), k, w.data(), n, c2.data(), n, false);
+  for (size_t i = 0; i < c1.size(); ++i) EXPECT_NEAR(c1[i], c2[i], 1e-3f * (1 + std::fabs(c2[i]))) << i;
+  // Without int8 codes the float32 kernel runs: exact to float rounding.
+  auto a2 = Random(5 * 64, rng), w2 = Random(64 * 32, rng);
+  PackedMatrix plain = PackedMatrix::Pack(w2.data(), 64, 32);
+  std::vector<float> c3(5 * 32), c4(5 * 32);
+  int8->gemm_packed(5, a2.data(), 64, plain, c3.data(), 32, false);
+  ScalarKernels().gemm(5, 32, 64, a2.data(), 64, w2.data(), 32, c4.data(), 32, false);
+  ExpectClose(c3, c4);
+}
+
 TEST(Bf16KernelsTest, RoundsToNearestEven) {
   EXPECT_EQ(FloatToBf16(1.0f), 0x3F80);
   EXPECT_EQ(FloatToBf16(-2.0f), 0xC000);

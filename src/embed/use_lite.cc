@@ -323,10 +323,12 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
   ENGRAM_RETURN_IF_ERROR(w.Load(model_dir, model["weightsManifest"]));
 
   std::unique_ptr<UseLiteEmbedder> e(new UseLiteEmbedder());
-  // bf16 products give slightly different vectors: stored vectors record it, so switching
-  // precision re-embeds in the background like any model change.
-  const bool bf16 = options.kernels != nullptr && options.kernels->isa == KernelIsa::kAvx512Bf16;
-  e->model_id_ = bf16 ? std::string(kModelId) + "+bf16" : std::string(kModelId);
+  // bf16 and int8 products give slightly different vectors: stored vectors record it, so
+  // switching precision re-embeds in the background like any model change.
+  const KernelIsa isa = options.kernels != nullptr ? options.kernels->isa : KernelIsa::kScalar;
+  const bool bf16 = isa == KernelIsa::kAvx512Bf16;
+  const bool int8 = isa == KernelIsa::kAvx512Int8;
+  e->model_id_ = std::string(kModelId) + (bf16 ? "+bf16" : int8 ? "+int8" : "");
   EMBED_ASSIGN_OR_RETURN(e->tokenizer_,
                          SentencePieceTokenizer::LoadVocabJson(model_dir + "/vocab.json"));
 
@@ -380,6 +382,16 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
       }
     }
     e->head_.AddBf16();
+  }
+  if (int8) {
+    // The head runs once per text, not per token: it stays float32 (the int8 kernel falls back
+    // to float32 for a matrix without codes), which keeps quantisation error out of the output.
+    for (Layer& layer : e->layers_) {
+      for (PackedMatrix* m : {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in,
+                              &layer.ffn_out}) {
+        m->AddInt8();
+      }
+    }
   }
 
   options.window_tokens = std::clamp(options.window_tokens, 1, e->max_tokens_);

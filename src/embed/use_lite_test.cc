@@ -92,6 +92,9 @@ class UseLiteTest : public ::testing::Test {
     EXPECT_TRUE(v.ok()) << v.status().ToString();
     return v.ok() ? *v : std::vector<float>(UseLiteEmbedder::kDimension, 0.0f);
   }
+  // Embeds the reference sentences with `table` (model id suffix `name`) and expects every vector
+  // within `min_cosine` of the reference, and visibly not identical to it.
+  void ExpectCloseToReference(const KernelTable* table, const char* name, float min_cosine);
 
   static UseLiteEmbedder* model_;  // shared: loading takes ~0.1 s and the model is immutable
 };
@@ -150,19 +153,20 @@ TEST_F(UseLiteTest, EveryKernelPathMatchesReference) {
   }
 }
 
-// bfloat16 products are opt-in and not reference-exact; they must stay close to the reference
-// (cosine per sentence) and keep the model id distinct so stored vectors are not mixed.
-TEST_F(UseLiteTest, Bf16PathStaysCloseToReference) {
-  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "CPU lacks AVX512_BF16";
+// bfloat16 and int8 products are opt-in and not reference-exact; they must stay close to the
+// reference (cosine per sentence) and keep the model id distinct so stored vectors are not mixed.
+void UseLiteTest::ExpectCloseToReference(const KernelTable* table, const char* name,
+                                         float min_cosine) {
   const Reference reference = LoadReference();
   if (reference.sentences.empty()) GTEST_SKIP() << "reference vectors missing: " << ReferencePath();
   const auto& sentences = reference.sentences;
   const auto& expected = reference.vectors;
   UseLiteOptions options;
-  options.kernels = Avx512Bf16Kernels();
+  options.kernels = table;
   auto model = UseLiteEmbedder::Load(ModelDir(), options);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_NE((*model)->model_id(), model_->model_id());
+  EXPECT_EQ((*model)->model_id(), model_->model_id() + "+" + name);
   auto got = (*model)->EmbedBatch(sentences);
   ASSERT_TRUE(got.ok());
   float worst_cosine = 1, worst_diff = 0;
@@ -172,10 +176,20 @@ TEST_F(UseLiteTest, Bf16PathStaysCloseToReference) {
       worst_diff = std::max(worst_diff, std::fabs((*got)[s][i] - expected[s][i]));
     }
   }
-  std::cout << "[ reference ] bf16: worst cosine " << worst_cosine << ", max abs diff "
+  std::cout << "[ reference ] " << name << ": worst cosine " << worst_cosine << ", max abs diff "
             << worst_diff << "\n";
-  EXPECT_GE(worst_cosine, 0.995f);
-  EXPECT_GT(worst_diff, 1e-5f) << "bf16 rounding should show (is the bf16 path running?)";
+  EXPECT_GE(worst_cosine, min_cosine);
+  EXPECT_GT(worst_diff, 1e-5f) << name << " rounding should show (is its path running?)";
+}
+
+TEST_F(UseLiteTest, Bf16PathStaysCloseToReference) {
+  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "CPU lacks AVX512_BF16";
+  ExpectCloseToReference(Avx512Bf16Kernels(), "bf16", 0.995f);
+}
+
+TEST_F(UseLiteTest, Int8PathStaysCloseToReference) {
+  if (Avx512Int8Kernels() == nullptr) GTEST_SKIP() << "CPU lacks AVX512_VNNI";
+  ExpectCloseToReference(Avx512Int8Kernels(), "int8", 0.99f);
 }
 
 TEST_F(UseLiteTest, SemanticSanity) {
