@@ -106,8 +106,8 @@ class ScopeShard {
   // Position of a doc in its session's turn order.
   bool TurnBefore(DocId a, DocId b) const;
   // Calls fn for each turn within options.neighbours of `doc` in its session, skipping long ones.
-  void ForEachNeighbour(DocId doc, const RetrievalOptions& options,
-                        const std::function<void(DocId)>& fn) const;
+  template <typename Fn>
+  void ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn&& fn) const;
   // BM25 over conversation windows (RetrievalOptions::window_share): the best `k` turns.
   std::vector<ScoredDoc> WindowedBm25(const std::vector<std::string>& terms, size_t k,
                                       float share) const;
@@ -137,8 +137,8 @@ class ScopeShard {
   // The turn before / after each doc in its session (kNoDoc at either end); guarded by mu_.
   static constexpr DocId kNoDoc = UINT32_MAX;
   std::vector<DocId> prev_, next_;
-  Bm25Index bm25_;                                                // guarded by mu_
-  VectorIndex vectors_;                                           // guarded by mu_
+  Bm25Index bm25_;       // guarded by mu_
+  VectorIndex vectors_;  // guarded by mu_
 };
 
 }  // namespace engram

@@ -1,11 +1,10 @@
 #include "embed/simd_kernels.h"
 
-#include <cstring>
-
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace engram {
 namespace {
@@ -269,8 +268,9 @@ __attribute__((target("avx512f"))) void MicroTileDispatch512(int rows, int k, co
     break;
   switch (rows) {
     ENGRAM_TILE(12)
-    ENGRAM_TILE(11) ENGRAM_TILE(10) ENGRAM_TILE(9) ENGRAM_TILE(8) ENGRAM_TILE(7) ENGRAM_TILE(6)
-        ENGRAM_TILE(5) ENGRAM_TILE(4) ENGRAM_TILE(3) ENGRAM_TILE(2) ENGRAM_TILE(1) default : break;
+    ENGRAM_TILE(11)
+    ENGRAM_TILE(10) ENGRAM_TILE(9) ENGRAM_TILE(8) ENGRAM_TILE(7) ENGRAM_TILE(6) ENGRAM_TILE(5)
+        ENGRAM_TILE(4) ENGRAM_TILE(3) ENGRAM_TILE(2) ENGRAM_TILE(1) default : break;
   }
 #undef ENGRAM_TILE
 }
@@ -336,9 +336,9 @@ __attribute__((target("avx512f"))) void GemmPackedAvx512(int m, const float* a, 
 // bf16 pairs (one uint32 per pair of columns of A's row), B as two bf16 panels (64 bytes per pair).
 template <int kRows>
 __attribute__((target("avx512f,avx512bf16"))) void MicroTileBf16(int pairs, const uint32_t* a,
-                                                                int lda_pairs, const uint16_t* b0,
-                                                                const uint16_t* b1, float* c,
-                                                                int ldc, bool load_c) {
+                                                                 int lda_pairs, const uint16_t* b0,
+                                                                 const uint16_t* b1, float* c,
+                                                                 int ldc, bool load_c) {
   __m512 acc[kRows][2];
 #pragma GCC unroll 12
   for (int r = 0; r < kRows; ++r) {
@@ -366,12 +366,13 @@ __attribute__((target("avx512f,avx512bf16"))) void MicroTileBf16(int pairs, cons
 // Same as above for a single panel (16 columns).
 template <int kRows>
 __attribute__((target("avx512f,avx512bf16"))) void MicroTileBf16One(int pairs, const uint32_t* a,
-                                                                   int lda_pairs,
-                                                                   const uint16_t* b0, float* c,
-                                                                   int ldc, bool load_c) {
+                                                                    int lda_pairs,
+                                                                    const uint16_t* b0, float* c,
+                                                                    int ldc, bool load_c) {
   __m512 acc[kRows];
 #pragma GCC unroll 12
-  for (int r = 0; r < kRows; ++r) acc[r] = load_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
+  for (int r = 0; r < kRows; ++r)
+    acc[r] = load_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
   for (int q = 0; q < pairs; ++q) {
     const __m512bh w0 = (__m512bh)_mm512_loadu_si512(b0 + static_cast<size_t>(q) * 32);
 #pragma GCC unroll 12
@@ -386,8 +387,8 @@ __attribute__((target("avx512f,avx512bf16"))) void MicroTileBf16One(int pairs, c
 }
 
 __attribute__((target("avx512f,avx512bf16"))) void GemmPackedBf16(int m, const float* a, int lda,
-                                                                 const PackedMatrix& b, float* c,
-                                                                 int ldc, bool accumulate) {
+                                                                  const PackedMatrix& b, float* c,
+                                                                  int ldc, bool accumulate) {
   if (!b.has_bf16()) {  // a matrix packed without bf16: the float32 kernel, never a wrong answer
     GemmPackedAvx512(m, a, lda, b, c, ldc, accumulate);
     return;
@@ -413,20 +414,21 @@ __attribute__((target("avx512f,avx512bf16"))) void GemmPackedBf16(int m, const f
       const int rows = std::min(kRowsPerTile512, m - r);
       const uint32_t* a_block = a_pairs.data() + static_cast<size_t>(r) * pairs;
       float* c_block = c + static_cast<size_t>(r) * ldc + p * kPanel;
-#define ENGRAM_BF16_TILE(R)                                                                   \
-  case R:                                                                                    \
-    if (pair) {                                                                              \
-      MicroTileBf16<R>(pairs, a_block, pairs, b.bf16_panel(p), b.bf16_panel(p + 1), c_block, \
-                       ldc, accumulate);                                                     \
-    } else {                                                                                 \
-      MicroTileBf16One<R>(pairs, a_block, pairs, b.bf16_panel(p), c_block, ldc, accumulate); \
-    }                                                                                        \
+#define ENGRAM_BF16_TILE(R)                                                                       \
+  case R:                                                                                         \
+    if (pair) {                                                                                   \
+      MicroTileBf16<R>(pairs, a_block, pairs, b.bf16_panel(p), b.bf16_panel(p + 1), c_block, ldc, \
+                       accumulate);                                                               \
+    } else {                                                                                      \
+      MicroTileBf16One<R>(pairs, a_block, pairs, b.bf16_panel(p), c_block, ldc, accumulate);      \
+    }                                                                                             \
     break;
       switch (rows) {
         ENGRAM_BF16_TILE(12)
-        ENGRAM_BF16_TILE(11) ENGRAM_BF16_TILE(10) ENGRAM_BF16_TILE(9) ENGRAM_BF16_TILE(8)
-        ENGRAM_BF16_TILE(7) ENGRAM_BF16_TILE(6) ENGRAM_BF16_TILE(5) ENGRAM_BF16_TILE(4)
-        ENGRAM_BF16_TILE(3) ENGRAM_BF16_TILE(2) ENGRAM_BF16_TILE(1) default : break;
+        ENGRAM_BF16_TILE(11)
+        ENGRAM_BF16_TILE(10) ENGRAM_BF16_TILE(9) ENGRAM_BF16_TILE(8) ENGRAM_BF16_TILE(7)
+            ENGRAM_BF16_TILE(6) ENGRAM_BF16_TILE(5) ENGRAM_BF16_TILE(4) ENGRAM_BF16_TILE(3)
+                ENGRAM_BF16_TILE(2) ENGRAM_BF16_TILE(1) default : break;
       }
 #undef ENGRAM_BF16_TILE
     }
@@ -505,9 +507,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void MicroTileInt8(
 
 // Each row of A as unsigned bytes: round(a / s) + 128 with s = max |a| / 127 (s = 0 for a zero
 // row, whose bytes are then all 128, i.e. zero), four per uint32, depth padded with 128.
-__attribute__((target("avx512f,avx512bw"))) void QuantizeRowsUint8(int m, const float* a,
-                                                                  int lda, int depth,
-                                                                  uint32_t* out, float* scales) {
+__attribute__((target("avx512f,avx512bw"))) void QuantizeRowsUint8(int m, const float* a, int lda,
+                                                                   int depth, uint32_t* out,
+                                                                   float* scales) {
   const int quads = (depth + 3) / 4;
   const int full = depth / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1);
@@ -533,7 +535,8 @@ __attribute__((target("avx512f,avx512bw"))) void QuantizeRowsUint8(int m, const 
     }
     for (int i = full; i < 4 * quads; ++i) {
       const float x = i < depth ? row[i] * (largest > 0 ? 127.0f / largest : 0.0f) : 0.0f;
-      dst[i] = static_cast<uint8_t>(std::clamp(static_cast<int>(std::nearbyint(x)), -127, 127) + 128);
+      dst[i] =
+          static_cast<uint8_t>(std::clamp(static_cast<int>(std::nearbyint(x)), -127, 127) + 128);
     }
   }
 }
@@ -568,22 +571,26 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void GemmPackedInt8(
         const int rows = std::min(kRowsPerTile512, m - r);
         const uint32_t* a_block = a_quads.data() + static_cast<size_t>(r) * quads + q0;
         int32_t* acc_block = acc.data() + static_cast<size_t>(r) * 2 * kPanel;
-        const Int8Tile out{a_scales.data() + r, b.int8_scales() + p * kPanel,
+        const Int8Tile out{a_scales.data() + r,
+                           b.int8_scales() + p * kPanel,
                            b.int8_offsets() + p * kPanel,
-                           c + static_cast<size_t>(r) * ldc + p * kPanel, ldc, accumulate};
-#define ENGRAM_INT8_TILE(R)                                                                  \
-  case R:                                                                                   \
-    if (pair) {                                                                             \
-      MicroTileInt8<R, 2>(qc, a_block, quads, b0, b1, acc_block, first, finish, out);       \
-    } else {                                                                                \
-      MicroTileInt8<R, 1>(qc, a_block, quads, b0, b0, acc_block, first, finish, out);       \
-    }                                                                                       \
+                           c + static_cast<size_t>(r) * ldc + p * kPanel,
+                           ldc,
+                           accumulate};
+#define ENGRAM_INT8_TILE(R)                                                           \
+  case R:                                                                             \
+    if (pair) {                                                                       \
+      MicroTileInt8<R, 2>(qc, a_block, quads, b0, b1, acc_block, first, finish, out); \
+    } else {                                                                          \
+      MicroTileInt8<R, 1>(qc, a_block, quads, b0, b0, acc_block, first, finish, out); \
+    }                                                                                 \
     break;
         switch (rows) {
           ENGRAM_INT8_TILE(12)
-          ENGRAM_INT8_TILE(11) ENGRAM_INT8_TILE(10) ENGRAM_INT8_TILE(9) ENGRAM_INT8_TILE(8)
-          ENGRAM_INT8_TILE(7) ENGRAM_INT8_TILE(6) ENGRAM_INT8_TILE(5) ENGRAM_INT8_TILE(4)
-          ENGRAM_INT8_TILE(3) ENGRAM_INT8_TILE(2) ENGRAM_INT8_TILE(1) default : break;
+          ENGRAM_INT8_TILE(11)
+          ENGRAM_INT8_TILE(10) ENGRAM_INT8_TILE(9) ENGRAM_INT8_TILE(8) ENGRAM_INT8_TILE(7)
+              ENGRAM_INT8_TILE(6) ENGRAM_INT8_TILE(5) ENGRAM_INT8_TILE(4) ENGRAM_INT8_TILE(3)
+                  ENGRAM_INT8_TILE(2) ENGRAM_INT8_TILE(1) default : break;
         }
 #undef ENGRAM_INT8_TILE
       }

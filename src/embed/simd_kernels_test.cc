@@ -99,7 +99,8 @@ TEST(Bf16KernelsTest, PackedGemmIsCloseToFloat32) {
       // bf16 keeps 8 bits of mantissa: each product is off by ~2^-8 relative, and k of them
       // (values in [-1, 1]) add up to an error of ~sqrt(k) * 2^-8 * 0.5.
       double worst = 0;
-      for (size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, double(std::fabs(c1[i] - c2[i])));
+      for (size_t i = 0; i < c1.size(); ++i)
+        worst = std::max(worst, double(std::fabs(c1[i] - c2[i])));
       EXPECT_LT(worst, 0.02 * std::sqrt(double(k))) << m << "x" << k << "x" << n;
       EXPECT_GT(worst, 0.0) << "bf16 rounding should show";  // it really ran the bf16 path
     }
@@ -134,7 +135,8 @@ TEST(Int8KernelsTest, PackedGemmIsCloseToFloat32) {
       // column's largest magnitude, here ~1): k products of values in [-1, 1] add up to an error
       // of ~sqrt(k) * 2 * (1/254) * 0.6.
       double worst = 0;
-      for (size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, double(std::fabs(c1[i] - c2[i])));
+      for (size_t i = 0; i < c1.size(); ++i)
+        worst = std::max(worst, double(std::fabs(c1[i] - c2[i])));
       EXPECT_LT(worst, 0.03 * std::sqrt(double(k))) << m << "x" << k << "x" << n;
       EXPECT_GT(worst, 0.0) << "int8 rounding should show";  // it really ran the int8 path
     }
@@ -152,7 +154,8 @@ TEST(Int8KernelsTest, PackedGemmIsCloseToFloat32) {
   std::vector<float> c1(m * n), c2(m * n);
   int8->gemm_packed(m, a.data(), k, exact, c1.data(), n, false);
   ScalarKernels().gemm(m, n, k, a.data(), k, w.data(), n, c2.data(), n, false);
-  for (size_t i = 0; i < c1.size(); ++i) EXPECT_NEAR(c1[i], c2[i], 1e-3f * (1 + std::fabs(c2[i]))) << i;
+  for (size_t i = 0; i < c1.size(); ++i)
+    EXPECT_NEAR(c1[i], c2[i], 1e-3f * (1 + std::fabs(c2[i]))) << i;
   // Without int8 codes the float32 kernel runs: exact to float rounding.
   auto a2 = Random(5 * 64, rng), w2 = Random(64 * 32, rng);
   PackedMatrix plain = PackedMatrix::Pack(w2.data(), 64, 32);
@@ -165,8 +168,8 @@ TEST(Int8KernelsTest, PackedGemmIsCloseToFloat32) {
 TEST(Bf16KernelsTest, RoundsToNearestEven) {
   EXPECT_EQ(FloatToBf16(1.0f), 0x3F80);
   EXPECT_EQ(FloatToBf16(-2.0f), 0xC000);
-  EXPECT_EQ(FloatToBf16(1.00390625f), 0x3F80);   // exactly halfway: ties to even (down)
-  EXPECT_EQ(FloatToBf16(1.01171875f), 0x3F82);   // halfway above an odd value: up to even
+  EXPECT_EQ(FloatToBf16(1.00390625f), 0x3F80);  // exactly halfway: ties to even (down)
+  EXPECT_EQ(FloatToBf16(1.01171875f), 0x3F82);  // halfway above an odd value: up to even
   EXPECT_EQ(FloatToBf16(1.005f), 0x3F81);
 }
 

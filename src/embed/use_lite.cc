@@ -376,8 +376,8 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
 
   if (bf16) {
     for (Layer& layer : e->layers_) {
-      for (PackedMatrix* m : {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in,
-                              &layer.ffn_out}) {
+      for (PackedMatrix* m :
+           {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in, &layer.ffn_out}) {
         m->AddBf16();
       }
     }
@@ -387,8 +387,8 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
     // The head runs once per text, not per token: it stays float32 (the int8 kernel falls back
     // to float32 for a matrix without codes), which keeps quantisation error out of the output.
     for (Layer& layer : e->layers_) {
-      for (PackedMatrix* m : {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in,
-                              &layer.ffn_out}) {
+      for (PackedMatrix* m :
+           {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in, &layer.ffn_out}) {
         m->AddInt8();
       }
     }

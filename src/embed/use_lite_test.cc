@@ -66,7 +66,8 @@ Reference LoadReference() {
     ADD_FAILURE() << "malformed reference file " << ReferencePath();
     return {};
   }
-  return {ref["S"].get<std::vector<std::string>>(), ref["E"].get<std::vector<std::vector<float>>>()};
+  return {ref["S"].get<std::vector<std::string>>(),
+          ref["E"].get<std::vector<std::vector<float>>>()};
 }
 
 class UseLiteTest : public ::testing::Test {
