@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <queue>
 
 #include "index/int8_vectors.h"
@@ -43,8 +44,9 @@ class Int8Space final : public hnswlib::SpaceInterface<float> {
 class VectorIndex::Hnsw {
  public:
   Hnsw(const VectorIndexOptions& o, size_t capacity)
-      : space_(o.dim), graph_(&space_, capacity, static_cast<size_t>(o.hnsw_m),
-                              static_cast<size_t>(o.hnsw_ef_construction)) {
+      : space_(o.dim),
+        graph_(&space_, capacity, static_cast<size_t>(o.hnsw_m),
+               static_cast<size_t>(o.hnsw_ef_construction)) {
     graph_.setEf(static_cast<size_t>(o.hnsw_ef_search));
   }
   void Add(DocId doc, float scale, const int8_t* code, int dim) {
@@ -63,7 +65,8 @@ class VectorIndex::Hnsw {
       // Not in the graph (never added or already deleted): nothing to do.
     }
   }
-  std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k, size_t ef) const {
+  std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k,
+                                size_t ef) const {
     std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
     std::memcpy(buf.data(), &scale, sizeof(float));
     std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
@@ -164,31 +167,37 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
                          std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
   }
   // Every stored code in DocId order, a block at a time: DotInt8Many prepares the query once per
-  // block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it).
+  // block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it). A code is looked at
+  // further only when it beats the k-th best so far (`floor`): codes come in increasing DocId
+  // order, so an equal score never ranks before the kept one (RanksBefore breaks ties by lower
+  // DocId). Candidates collect in a buffer cut back to the best k whenever it reaches 2k, which
+  // costs O(1) per candidate where a heap of k = 200 cost a sift each (~40 % of a 10,000-vector
+  // scan on random data).
   constexpr size_t kBlock = 256;
   int32_t dots[kBlock];
+  std::vector<ScoredDoc> best;
+  best.reserve(2 * k);
+  float floor = -std::numeric_limits<float>::infinity();
+  auto cut = [&] {
+    std::nth_element(best.begin(), best.begin() + static_cast<long>(k - 1), best.end(),
+                     RanksBefore);
+    best.resize(k);
+    floor = best[k - 1].score;
+  };
   const size_t total = present_.size();
-  size_t begin = 0, n = 0, j = 0;
-  return Scan(
-      k,
-      [&](DocId* out, float* score) {
-        for (;;) {
-          if (j == n) {
-            begin += n;
-            if (begin >= total) return false;
-            n = std::min(kBlock, total - begin);
-            j = 0;
-            DotInt8Many(q.data(), code(static_cast<DocId>(begin)), options_.dim, n, dots);
-          }
-          const DocId d = static_cast<DocId>(begin + j);
-          const int32_t dot = dots[j++];
-          if (!present_[d]) continue;
-          *out = d;
-          *score = qs * scales_[d] * static_cast<float>(dot);
-          return true;
-        }
-      },
-      [filter](DocId doc) { return filter == nullptr || (*filter)(doc); });
+  for (size_t begin = 0; begin < total; begin += kBlock) {
+    const size_t n = std::min(kBlock, total - begin);
+    DotInt8Many(q.data(), code(static_cast<DocId>(begin)), options_.dim, n, dots);
+    for (size_t j = 0; j < n; ++j) {
+      const DocId d = static_cast<DocId>(begin + j);
+      const float score = qs * scales_[d] * static_cast<float>(dots[j]);
+      if (score <= floor || !present_[d] || (filter != nullptr && !(*filter)(d))) continue;
+      best.push_back({d, score});
+      if (best.size() == 2 * k) cut();
+    }
+  }
+  KeepTopK(best, k);
+  return best;
 }
 
 std::vector<ScoredDoc> VectorIndex::SearchAmong(const float* query, size_t k,
