@@ -1,5 +1,7 @@
 #include "embed/use_lite.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -269,6 +271,78 @@ void AddBias(float* x, int rows, int width, int ld, const std::vector<float>& bi
   }
 }
 
+// GCC 12 reports the AVX-512 intrinsics' deliberately undefined pass-through operands
+// (_mm512_undefined_*) as uninitialised once they are inlined here; they are never read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// AVX-512 versions of the two element-wise steps (~8 % of an int8 model pass in scalar code),
+// used with the AVX-512 kernel tables. AddBias gives the same floats as the scalar loop; LayerNorm
+// sums in double as the scalar loop does, in 16 lanes instead of one (a different order of
+// double additions: differences ~1e-16 relative, far below the reference tolerance).
+__attribute__((target("avx512f"))) inline __mmask16 TailMask(int left) {
+  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+__attribute__((target("avx512f"))) void LayerNormAvx512(const float* x, int rows, int width,
+                                                        const std::vector<float>& scale,
+                                                        const std::vector<float>& bias,
+                                                        float epsilon, float* y) {
+  for (int r = 0; r < rows; ++r) {
+    const float* in = x + static_cast<size_t>(r) * width;
+    float* out = y + static_cast<size_t>(r) * width;
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    for (int i = 0; i < width; i += 16) {
+      const __m512 v = _mm512_maskz_loadu_ps(TailMask(width - i), in + i);
+      lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+      hi = _mm512_add_pd(
+          hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    }
+    const float mean = static_cast<float>(_mm512_reduce_add_pd(_mm512_add_pd(lo, hi)) / width);
+    const __m512 m = _mm512_set1_ps(mean);
+    lo = _mm512_setzero_pd();
+    hi = _mm512_setzero_pd();
+    for (int i = 0; i < width; i += 16) {
+      const __mmask16 mask = TailMask(width - i);
+      // Masked-off lanes load 0 and subtract to -mean: keep them at 0.
+      const __m512 d = _mm512_maskz_sub_ps(mask, _mm512_maskz_loadu_ps(mask, in + i), m);
+      const __m512d dlo = _mm512_cvtps_pd(_mm512_castps512_ps256(d));
+      const __m512d dhi =
+          _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1)));
+      lo = _mm512_add_pd(lo, _mm512_mul_pd(dlo, dlo));
+      hi = _mm512_add_pd(hi, _mm512_mul_pd(dhi, dhi));
+    }
+    const double sq = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+    const __m512 inv = _mm512_set1_ps(1.0f / std::sqrt(static_cast<float>(sq / width) + epsilon));
+    for (int i = 0; i < width; i += 16) {
+      const __mmask16 mask = TailMask(width - i);
+      const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(mask, in + i), m);
+      const __m512 scaled =
+          _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, scale.data() + i), inv), d);
+      _mm512_mask_storeu_ps(out + i, mask,
+                            _mm512_add_ps(scaled, _mm512_maskz_loadu_ps(mask, bias.data() + i)));
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) void AddBiasAvx512(float* x, int rows, int width, int ld,
+                                                      const std::vector<float>& bias, bool relu) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<size_t>(r) * ld;
+    for (int i = 0; i < width; i += 16) {
+      const __mmask16 mask = TailMask(width - i);
+      __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row + i),
+                               _mm512_maskz_loadu_ps(mask, bias.data() + i));
+      if (relu) v = _mm512_max_ps(v, zero);
+      _mm512_mask_storeu_ps(row + i, mask, v);
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
 // Grows a scratch vector; capacity is kept across calls, so steady state does not allocate.
 float* Ensure(std::vector<float>& v, size_t n) {
   if (v.size() < n) v.resize(n);
@@ -443,6 +517,10 @@ void UseLiteEmbedder::Attention(const Layer& layer, const Window* windows, int c
 void UseLiteEmbedder::RunWindows(const std::vector<std::vector<int>>& ids, const Window* windows,
                                  int count, float* pooled_sum, Scratch& s) const {
   const KernelTable& k = kernels();
+  const bool avx512 = k.isa == KernelIsa::kAvx512 || k.isa == KernelIsa::kAvx512Bf16 ||
+                      k.isa == KernelIsa::kAvx512Int8;
+  auto* const layer_norm = avx512 ? LayerNormAvx512 : LayerNorm;
+  auto* const add_bias = avx512 ? AddBiasAvx512 : AddBias;
   int rows = 0;
   for (int w = 0; w < count; ++w) rows += windows[w].length;
   const size_t r = static_cast<size_t>(rows);
@@ -473,23 +551,23 @@ void UseLiteEmbedder::RunWindows(const std::vector<std::vector<int>>& ids, const
     const float* layer_in = li == 0 ? input : x;
     const int width = layer.width;
     // Attention block: x' = residual(x) + out(attention(LN(x))).
-    LayerNorm(layer_in, rows, width, layer.ln_scale, layer.ln_bias, layer_norm_epsilon_, normed);
+    layer_norm(layer_in, rows, width, layer.ln_scale, layer.ln_bias, layer_norm_epsilon_, normed);
     k.gemm_packed(rows, normed, width, layer.qkv, wide, 3 * width, false);
-    AddBias(wide, rows, 3 * width, 3 * width, layer.qkv_bias, false);
+    add_bias(wide, rows, 3 * width, 3 * width, layer.qkv_bias, false);
     Attention(layer, windows, count, s);
     if (layer.residual.cols() > 0) {
       k.gemm_packed(rows, layer_in, width, layer.residual, x, kWidth, false);
-      AddBias(x, rows, kWidth, kWidth, layer.residual_bias, false);
+      add_bias(x, rows, kWidth, kWidth, layer.residual_bias, false);
     }
     k.gemm_packed(rows, s.attn.data(), width, layer.out, x, kWidth, /*accumulate=*/true);
-    AddBias(x, rows, kWidth, kWidth, layer.out_bias, false);
+    add_bias(x, rows, kWidth, kWidth, layer.out_bias, false);
     // Feed-forward block: x' = x + W2 relu(W1 LN(x) + b1) + b2.
     const int ffn = layer.ffn_in.cols();
-    LayerNorm(x, rows, kWidth, layer.ffn_ln_scale, layer.ffn_ln_bias, layer_norm_epsilon_, normed);
+    layer_norm(x, rows, kWidth, layer.ffn_ln_scale, layer.ffn_ln_bias, layer_norm_epsilon_, normed);
     k.gemm_packed(rows, normed, kWidth, layer.ffn_in, wide, ffn, false);
-    AddBias(wide, rows, ffn, ffn, layer.ffn_in_bias, /*relu=*/true);
+    add_bias(wide, rows, ffn, ffn, layer.ffn_in_bias, /*relu=*/true);
     k.gemm_packed(rows, wide, ffn, layer.ffn_out, x, kWidth, /*accumulate=*/true);
-    AddBias(x, rows, kWidth, kWidth, layer.ffn_out_bias, false);
+    add_bias(x, rows, kWidth, kWidth, layer.ffn_out_bias, false);
   }
 
   for (int w = 0; w < count; ++w) {
