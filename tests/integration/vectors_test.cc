@@ -63,5 +63,60 @@ TEST(VectorsTest, ModelChangeReembedsInTheBackgroundAndKeepsServing) {
   EXPECT_NE(ContentText(data[0]["content"]).find("espresso"), std::string::npos) << resp.body;
 }
 
+// Switching the built-in model's arithmetic (here float32 -> int8) changes the vectors' model id:
+// the stored float32 vectors are not used for int8 queries but re-embedded in the background, and
+// the int8 vectors, once stored, are used as they are after the next restart.
+TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
+  ENGRAM_REQUIRE_BINARY();
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw")) {
+    GTEST_SKIP() << "CPU lacks AVX512_VNNI: --embed-precision int8 is refused there";
+  }
+  const std::string user = UniqueId("eval:run:precision");
+  std::string data_dir;
+  {
+    ServerProcess fp32({.extra_args = {"--retrieval", "vector"}});
+    fp32.KeepDataDir(true);
+    ASSERT_TRUE(fp32.Start());
+    data_dir = fp32.data_dir();
+    HttpClient client(fp32.BaseUrl());
+    json body = AddBody(UniqueId("eval:run:prec"), user, "s",
+                        json::array({Message("I enjoy espresso after lunch.", 1704067200000),
+                                     Message("The train leaves at noon.", 1704067260000)}));
+    ASSERT_EQ(client.Post(kAddPath, body).status, 200);
+    bool found = false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!found && std::chrono::steady_clock::now() < deadline) {
+      found = Found(client, user, "what drinks do I like", "espresso");
+      if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(found) << "float32 vectors were never stored";
+    ASSERT_TRUE(fp32.Stop().exited);
+  }
+  for (int run = 0; run < 2; ++run) {
+    ServerProcess int8({.extra_args = {"--retrieval", "vector", "--embed-precision", "int8"},
+                        .data_dir = data_dir});
+    int8.KeepDataDir(run == 0);
+    ASSERT_TRUE(int8.Start());
+    HttpClient client(int8.BaseUrl());
+    bool found = false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!found && std::chrono::steady_clock::now() < deadline) {
+      found = Found(client, user, "what drinks do I like", "espresso");
+      if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(found) << "run " << run;
+    HttpResponse resp = client.Post(kSearchPath, SearchBody(user, "what drinks do I like", 2));
+    json data = json::parse(resp.body)["data"];
+    ASSERT_EQ(data.size(), 2u);
+    EXPECT_NE(ContentText(data[0]["content"]).find("espresso"), std::string::npos) << resp.body;
+    ASSERT_TRUE(int8.Stop().exited);
+    // The first int8 server re-embeds both memories; the second finds int8 vectors stored.
+    const bool backfilled =
+        int8.Output().find("vector backfill: 2 memories queued") != std::string::npos;
+    EXPECT_EQ(backfilled, run == 0) << "run " << run << ":\n" << int8.Output();
+  }
+}
+
 }  // namespace
 }  // namespace engram::testing
