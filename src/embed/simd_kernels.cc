@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace engram {
 namespace {
@@ -192,6 +193,54 @@ constexpr int kRowsPerTile512 = 12;  // 12 rows x 2 vectors = 24 of the 32 zmm r
 // per panel.
 constexpr int kInt8DepthBlock = 128;
 
+// Calls fn(std::integral_constant<int, R>{}) for R = rows in 1..kRowsPerTile512: the AVX-512
+// micro-tiles take their row count as a template argument so that their accumulators stay in
+// registers, and every kernel picks the instance for a block's rows this one way.
+template <typename Fn>
+void ForTileRows(int rows, Fn&& fn) {
+  static_assert(kRowsPerTile512 == 12, "one case per row count");
+  switch (rows) {
+    case 12:
+      fn(std::integral_constant<int, 12>{});
+      break;
+    case 11:
+      fn(std::integral_constant<int, 11>{});
+      break;
+    case 10:
+      fn(std::integral_constant<int, 10>{});
+      break;
+    case 9:
+      fn(std::integral_constant<int, 9>{});
+      break;
+    case 8:
+      fn(std::integral_constant<int, 8>{});
+      break;
+    case 7:
+      fn(std::integral_constant<int, 7>{});
+      break;
+    case 6:
+      fn(std::integral_constant<int, 6>{});
+      break;
+    case 5:
+      fn(std::integral_constant<int, 5>{});
+      break;
+    case 4:
+      fn(std::integral_constant<int, 4>{});
+      break;
+    case 3:
+      fn(std::integral_constant<int, 3>{});
+      break;
+    case 2:
+      fn(std::integral_constant<int, 2>{});
+      break;
+    case 1:
+      fn(std::integral_constant<int, 1>{});
+      break;
+    default:
+      break;
+  }
+}
+
 __attribute__((target("avx512f"))) float DotAvx512(const float* a, const float* b, int n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
   int i = 0;
@@ -262,17 +311,9 @@ __attribute__((target("avx512f"))) void MicroTileDispatch512(int rows, int k, co
                                                              int lda, const float* b0,
                                                              const float* b1, int ldb, float* c,
                                                              int ldc, bool load_c, __mmask16 mask) {
-#define ENGRAM_TILE(R)                                                       \
-  case R:                                                                    \
-    MicroTileAvx512<R, kVecs>(k, a, lda, b0, b1, ldb, c, ldc, load_c, mask); \
-    break;
-  switch (rows) {
-    ENGRAM_TILE(12)
-    ENGRAM_TILE(11)
-    ENGRAM_TILE(10) ENGRAM_TILE(9) ENGRAM_TILE(8) ENGRAM_TILE(7) ENGRAM_TILE(6) ENGRAM_TILE(5)
-        ENGRAM_TILE(4) ENGRAM_TILE(3) ENGRAM_TILE(2) ENGRAM_TILE(1) default : break;
-  }
-#undef ENGRAM_TILE
+  ForTileRows(rows, [&](auto r) {
+    MicroTileAvx512<decltype(r)::value, kVecs>(k, a, lda, b0, b1, ldb, c, ldc, load_c, mask);
+  });
 }
 
 __attribute__((target("avx512f"))) void GemmAvx512(int m, int n, int k, const float* a, int lda,
@@ -414,23 +455,15 @@ __attribute__((target("avx512f,avx512bf16"))) void GemmPackedBf16(int m, const f
       const int rows = std::min(kRowsPerTile512, m - r);
       const uint32_t* a_block = a_pairs.data() + static_cast<size_t>(r) * pairs;
       float* c_block = c + static_cast<size_t>(r) * ldc + p * kPanel;
-#define ENGRAM_BF16_TILE(R)                                                                       \
-  case R:                                                                                         \
-    if (pair) {                                                                                   \
-      MicroTileBf16<R>(pairs, a_block, pairs, b.bf16_panel(p), b.bf16_panel(p + 1), c_block, ldc, \
-                       accumulate);                                                               \
-    } else {                                                                                      \
-      MicroTileBf16One<R>(pairs, a_block, pairs, b.bf16_panel(p), c_block, ldc, accumulate);      \
-    }                                                                                             \
-    break;
-      switch (rows) {
-        ENGRAM_BF16_TILE(12)
-        ENGRAM_BF16_TILE(11)
-        ENGRAM_BF16_TILE(10) ENGRAM_BF16_TILE(9) ENGRAM_BF16_TILE(8) ENGRAM_BF16_TILE(7)
-            ENGRAM_BF16_TILE(6) ENGRAM_BF16_TILE(5) ENGRAM_BF16_TILE(4) ENGRAM_BF16_TILE(3)
-                ENGRAM_BF16_TILE(2) ENGRAM_BF16_TILE(1) default : break;
-      }
-#undef ENGRAM_BF16_TILE
+      ForTileRows(rows, [&](auto rc) {
+        constexpr int R = decltype(rc)::value;
+        if (pair) {
+          MicroTileBf16<R>(pairs, a_block, pairs, b.bf16_panel(p), b.bf16_panel(p + 1), c_block,
+                           ldc, accumulate);
+        } else {
+          MicroTileBf16One<R>(pairs, a_block, pairs, b.bf16_panel(p), c_block, ldc, accumulate);
+        }
+      });
     }
   }
 }
@@ -577,22 +610,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void GemmPackedInt8(
                            c + static_cast<size_t>(r) * ldc + p * kPanel,
                            ldc,
                            accumulate};
-#define ENGRAM_INT8_TILE(R)                                                           \
-  case R:                                                                             \
-    if (pair) {                                                                       \
-      MicroTileInt8<R, 2>(qc, a_block, quads, b0, b1, acc_block, first, finish, out); \
-    } else {                                                                          \
-      MicroTileInt8<R, 1>(qc, a_block, quads, b0, b0, acc_block, first, finish, out); \
-    }                                                                                 \
-    break;
-        switch (rows) {
-          ENGRAM_INT8_TILE(12)
-          ENGRAM_INT8_TILE(11)
-          ENGRAM_INT8_TILE(10) ENGRAM_INT8_TILE(9) ENGRAM_INT8_TILE(8) ENGRAM_INT8_TILE(7)
-              ENGRAM_INT8_TILE(6) ENGRAM_INT8_TILE(5) ENGRAM_INT8_TILE(4) ENGRAM_INT8_TILE(3)
-                  ENGRAM_INT8_TILE(2) ENGRAM_INT8_TILE(1) default : break;
-        }
-#undef ENGRAM_INT8_TILE
+        ForTileRows(rows, [&](auto rc) {
+          constexpr int R = decltype(rc)::value;
+          if (pair) {
+            MicroTileInt8<R, 2>(qc, a_block, quads, b0, b1, acc_block, first, finish, out);
+          } else {
+            MicroTileInt8<R, 1>(qc, a_block, quads, b0, b0, acc_block, first, finish, out);
+          }
+        });
       }
     }
   }
