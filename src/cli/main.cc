@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
                         "builtin (Universal Sentence Encoder lite), openai (OpenAI-compatible endpoint) or none")
       ->envname("ENGRAM_EMBEDDER")->capture_default_str();
   serve_cmd->add_option("--embed-precision", serve.embed_precision,
-                        "built-in model arithmetic: fp32 (reference-exact), bf16 (faster; needs AVX512_BF16) or int8 (fastest; needs AVX512_VNNI)")
+                        "built-in model arithmetic: auto (int8 where the CPU has AVX512_VNNI, else fp32), fp32 (reference-exact), bf16 (needs AVX512_BF16) or int8 (fastest; needs AVX512_VNNI)")
       ->envname("ENGRAM_EMBED_PRECISION")->capture_default_str();
   serve_cmd->add_option("--embed-url", serve.embed_url, "OpenAI-compatible base URL, e.g. http://host:8000/v1")
       ->envname("ENGRAM_EMBED_URL");

@@ -14,41 +14,51 @@ Status ServeOptions::Validate() {
     return Status::InvalidParameter(fmt::format("--listen must be HOST:PORT, got \"{}\"", listen));
   }
   host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   std::string port_text = listen.substr(colon + 1);
   int64_t p = 0;
   for (char c : port_text) {
     if (c < '0' || c > '9' || p > 65535) {
-      return Status::InvalidParameter(fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
+      return Status::InvalidParameter(
+          fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
     }
     p = p * 10 + (c - '0');
   }
   if (p > 65535) {
-    return Status::InvalidParameter(fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
+    return Status::InvalidParameter(
+        fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
   }
   port = static_cast<uint16_t>(p);
   bool has_keys = false;
   for (const auto& k : api_keys) has_keys |= !k.empty();
   if (!has_keys && !IsLoopbackHost(host)) {
-    return Status::InvalidParameter(fmt::format(
-        "no API key configured: development mode only listens on loopback; refusing {} "
-        "(set --api-key or ENGRAM_API_KEYS)", host));
+    return Status::InvalidParameter(
+        fmt::format("no API key configured: development mode only listens on loopback; refusing {} "
+                    "(set --api-key or ENGRAM_API_KEYS)",
+                    host));
   }
   if (data_dir.empty()) return Status::InvalidParameter("--data-dir must not be empty");
-  if (io_threads < 1 || io_threads > 256) return Status::InvalidParameter("--io-threads must be 1-256");
+  if (io_threads < 1 || io_threads > 256)
+    return Status::InvalidParameter("--io-threads must be 1-256");
   if (worker_threads < 1 || worker_threads > 1024) {
     return Status::InvalidParameter("--worker-threads must be 1-1024");
   }
-  if (max_body_bytes < 1024) return Status::InvalidParameter("--max-body-bytes must be at least 1024");
-  if (max_header_bytes < 1024) return Status::InvalidParameter("--max-header-bytes must be at least 1024");
+  if (max_body_bytes < 1024)
+    return Status::InvalidParameter("--max-body-bytes must be at least 1024");
+  if (max_header_bytes < 1024)
+    return Status::InvalidParameter("--max-header-bytes must be at least 1024");
   // Image limits above the body limit are harmless (the body limit answers first), so lowering
   // --max-body-bytes alone stays valid.
-  if (max_image_bytes < 1024) return Status::InvalidParameter("--max-image-bytes must be at least 1024");
+  if (max_image_bytes < 1024)
+    return Status::InvalidParameter("--max-image-bytes must be at least 1024");
   if (max_request_image_bytes < max_image_bytes) {
     return Status::InvalidParameter("--max-request-image-bytes must be at least --max-image-bytes");
   }
-  if (max_top_k < 1 || max_top_k > 10000) return Status::InvalidParameter("--max-top-k must be 1-10000");
-  if (max_metadata_bytes < 2) return Status::InvalidParameter("--max-metadata-bytes must be at least 2");
+  if (max_top_k < 1 || max_top_k > 10000)
+    return Status::InvalidParameter("--max-top-k must be 1-10000");
+  if (max_metadata_bytes < 2)
+    return Status::InvalidParameter("--max-metadata-bytes must be at least 2");
   if (header_timeout_ms < 1 || body_timeout_ms < 1 || idle_timeout_ms < 1) {
     return Status::InvalidParameter("timeouts must be positive");
   }
@@ -57,8 +67,9 @@ Status ServeOptions::Validate() {
   if (embedder != "builtin" && embedder != "openai" && embedder != "none") {
     return Status::InvalidParameter("--embedder must be builtin, openai or none");
   }
-  if (embed_precision != "fp32" && embed_precision != "bf16" && embed_precision != "int8") {
-    return Status::InvalidParameter("--embed-precision must be fp32, bf16 or int8");
+  if (embed_precision != "auto" && embed_precision != "fp32" && embed_precision != "bf16" &&
+      embed_precision != "int8") {
+    return Status::InvalidParameter("--embed-precision must be auto, fp32, bf16 or int8");
   }
   if (embedder == "openai" && (embed_url.empty() || embed_model.empty())) {
     return Status::InvalidParameter("--embedder openai needs --embed-url and --embed-model");
@@ -73,12 +84,14 @@ Status ServeOptions::Validate() {
     return Status::InvalidParameter("--retrieval must be hybrid, bm25 or vector");
   }
   if (retrieval != "bm25" && embedder == "none") {
-    return Status::InvalidParameter("--retrieval " + retrieval + " needs an embedder (--embedder builtin)");
+    return Status::InvalidParameter("--retrieval " + retrieval +
+                                    " needs an embedder (--embedder builtin)");
   }
   if (fusion != "score" && fusion != "zscore" && fusion != "rrf") {
     return Status::InvalidParameter("--fusion must be score, zscore or rrf");
   }
-  if (vector_weight < 0 || vector_weight > 1) return Status::InvalidParameter("--vector-weight must be in 0..1");
+  if (vector_weight < 0 || vector_weight > 1)
+    return Status::InvalidParameter("--vector-weight must be in 0..1");
   if (neighbours < 0 || neighbours > 5) return Status::InvalidParameter("--neighbours must be 0-5");
   if (neighbour_placement != "after" && neighbour_placement != "scored") {
     return Status::InvalidParameter("--neighbour-placement must be after or scored");
@@ -101,8 +114,10 @@ Status ServeOptions::Validate() {
   if (llm_timeout_ms < 100 || llm_timeout_ms > 600000) {
     return Status::InvalidParameter("--llm-timeout-ms must be 100-600000");
   }
-  if (llm_retries < 0 || llm_retries > 10) return Status::InvalidParameter("--llm-retries must be 0-10");
-  if (rerank != "none" && rerank != "llm") return Status::InvalidParameter("--rerank must be none or llm");
+  if (llm_retries < 0 || llm_retries > 10)
+    return Status::InvalidParameter("--llm-retries must be 0-10");
+  if (rerank != "none" && rerank != "llm")
+    return Status::InvalidParameter("--rerank must be none or llm");
   if (rerank == "llm" && (llm_url.empty() || llm_model.empty())) {
     return Status::InvalidParameter("--rerank llm needs --llm-url and --llm-model");
   }
@@ -123,7 +138,8 @@ Status ServeOptions::Validate() {
   if (skill_max_bytes < 1024 || skill_max_bytes > (4ull << 30)) {
     return Status::InvalidParameter("--skill-max-bytes must be between 1024 and 4294967296");
   }
-  if (skill_workers < 1 || skill_workers > 64) return Status::InvalidParameter("--skill-workers must be 1-64");
+  if (skill_workers < 1 || skill_workers > 64)
+    return Status::InvalidParameter("--skill-workers must be 1-64");
   // --- Several nodes ---
   if (!store_url.empty() && store_url.rfind("postgresql://", 0) != 0 &&
       store_url.rfind("postgres://", 0) != 0) {
@@ -145,8 +161,10 @@ Status ServeOptions::Validate() {
   if (kb_chunk_overlap < 0 || kb_chunk_overlap > kb_chunk_size / 2) {
     return Status::InvalidParameter("--kb-chunk-overlap must be 0 to half of --kb-chunk-size");
   }
-  if (kb_workers < 1 || kb_workers > 64) return Status::InvalidParameter("--kb-workers must be 1-64");
-  if (kb_max_doc_bytes < 1024) return Status::InvalidParameter("--kb-max-doc-bytes must be at least 1024");
+  if (kb_workers < 1 || kb_workers > 64)
+    return Status::InvalidParameter("--kb-workers must be 1-64");
+  if (kb_max_doc_bytes < 1024)
+    return Status::InvalidParameter("--kb-max-doc-bytes must be at least 1024");
   if (kb_pdf_timeout_ms < 100 || kb_pdf_timeout_ms > 600000) {
     return Status::InvalidParameter("--kb-pdf-timeout-ms must be 100-600000");
   }

@@ -37,8 +37,8 @@ struct ServeOptions {
   std::string model_dir;  // empty: <binary dir>/../third_party/model/package/dist
   // Built-in model arithmetic: "fp32" (matches the reference runtime to 1e-5), "bf16"
   // (bfloat16 products on CPUs with AVX512_BF16) or "int8" (8-bit products on CPUs with
-  // AVX512_VNNI): faster, vectors differ slightly.
-  std::string embed_precision = "fp32";
+  // AVX512_VNNI): faster, vectors differ slightly. "auto": int8 where the CPU has it, else fp32.
+  std::string embed_precision = "auto";
   std::string embed_url;  // e.g. http://127.0.0.1:8000/v1
   std::string embed_model;
   std::string embed_api_key;

@@ -63,7 +63,8 @@ TEST(VectorsTest, ModelChangeReembedsInTheBackgroundAndKeepsServing) {
   EXPECT_NE(ContentText(data[0]["content"]).find("espresso"), std::string::npos) << resp.body;
 }
 
-// Switching the built-in model's arithmetic (here float32 -> int8) changes the vectors' model id:
+// Switching the built-in model's arithmetic (here float32 -> int8, e.g. a data directory moved to
+// a CPU where `--embed-precision auto` picks int8) changes the vectors' model id:
 // the stored float32 vectors are not used for int8 queries but re-embedded in the background, and
 // the int8 vectors, once stored, are used as they are after the next restart.
 TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
@@ -75,7 +76,7 @@ TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
   const std::string user = UniqueId("eval:run:precision");
   std::string data_dir;
   {
-    ServerProcess fp32({.extra_args = {"--retrieval", "vector"}});
+    ServerProcess fp32({.extra_args = {"--retrieval", "vector", "--embed-precision", "fp32"}});
     fp32.KeepDataDir(true);
     ASSERT_TRUE(fp32.Start());
     data_dir = fp32.data_dir();
