@@ -474,12 +474,7 @@ __attribute__((target("avx512f,avx512bf16"))) void GemmPackedBf16(int m, const f
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// int8 micro-tile over one depth block: acc[kRows x 16*kVecs] (+)= A * B over `quads` quads of
-// depth, in int32 (exact). A is given as unsigned bytes (a row's int8 codes + 128, four per
-// uint32), B as int8 panels. `acc` (leading dimension 32) carries the sums between depth blocks;
-// after the last block (`finish`) the tile is written to C instead: the column offsets (128 x
-// the column's code sum) turn the unsigned products back into signed ones, then the row and
-// column scales apply.
+// Where a finished int8 tile goes: its rows' and columns' scales, the columns' offsets, and C.
 struct Int8Tile {
   const float* a_scales;
   const float* b_scales;
@@ -489,6 +484,12 @@ struct Int8Tile {
   bool load_c;
 };
 
+// int8 micro-tile over one depth block: acc[kRows x 16*kVecs] (+)= A * B over `quads` quads of
+// depth, in int32 (exact). A is given as unsigned bytes (a row's int8 codes + 128, four per
+// uint32), B as int8 panels. `acc` (leading dimension 32) carries the sums between depth blocks;
+// after the last block (`finish`) the tile is written to C instead: the column offsets (128 x
+// the column's code sum) turn the unsigned products back into signed ones, then the row and
+// column scales apply.
 template <int kRows, int kVecs>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void MicroTileInt8(
     int quads, const uint32_t* a, int lda_quads, const int8_t* b0, const int8_t* b1,
@@ -556,7 +557,8 @@ __attribute__((target("avx512f,avx512bw"))) void QuantizeRowsUint8(int m, const 
       max_abs = _mm512_max_ps(max_abs, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail, row + full)));
     }
     const float largest = _mm512_reduce_max_ps(max_abs);
-    const __m512 inv = _mm512_set1_ps(largest > 0 ? 127.0f / largest : 0.0f);
+    const float inv_scalar = largest > 0 ? 127.0f / largest : 0.0f;
+    const __m512 inv = _mm512_set1_ps(inv_scalar);
     scales[r] = largest / 127.0f;
     uint8_t* dst = reinterpret_cast<uint8_t*>(out + static_cast<size_t>(r) * quads);
     const __m512i offset = _mm512_set1_epi32(128);
@@ -567,7 +569,7 @@ __attribute__((target("avx512f,avx512bw"))) void QuantizeRowsUint8(int m, const 
                        _mm512_cvtepi32_epi8(_mm512_add_epi32(code, offset)));
     }
     for (int i = full; i < 4 * quads; ++i) {
-      const float x = i < depth ? row[i] * (largest > 0 ? 127.0f / largest : 0.0f) : 0.0f;
+      const float x = i < depth ? row[i] * inv_scalar : 0.0f;
       dst[i] =
           static_cast<uint8_t>(std::clamp(static_cast<int>(std::nearbyint(x)), -127, 127) + 128);
     }

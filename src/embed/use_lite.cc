@@ -448,25 +448,22 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
   EMBED_ASSIGN_OR_RETURN(e->head_bias_,
                          w.Floats("module/Encoder_en/hidden_layers/tanh_layer_0/bias", kDimension));
 
-  if (bf16) {
+  // The reduced-precision copies of the per-token matrices. The head runs once per text, not per
+  // token: in int8 it stays float32 (the int8 kernel falls back to float32 for a matrix without
+  // codes), which keeps quantisation error out of the output.
+  if (bf16 || int8) {
     for (Layer& layer : e->layers_) {
       for (PackedMatrix* m :
            {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in, &layer.ffn_out}) {
-        m->AddBf16();
-      }
-    }
-    e->head_.AddBf16();
-  }
-  if (int8) {
-    // The head runs once per text, not per token: it stays float32 (the int8 kernel falls back
-    // to float32 for a matrix without codes), which keeps quantisation error out of the output.
-    for (Layer& layer : e->layers_) {
-      for (PackedMatrix* m :
-           {&layer.qkv, &layer.out, &layer.residual, &layer.ffn_in, &layer.ffn_out}) {
-        m->AddInt8();
+        if (bf16) {
+          m->AddBf16();
+        } else {
+          m->AddInt8();
+        }
       }
     }
   }
+  if (bf16) e->head_.AddBf16();
 
   options.window_tokens = std::clamp(options.window_tokens, 1, e->max_tokens_);
   options.window_stride = std::clamp(options.window_stride, 1, options.window_tokens);
