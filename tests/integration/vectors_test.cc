@@ -23,6 +23,17 @@ bool Found(const HttpClient& client, const std::string& user, const std::string&
   return body.is_object() && body.contains("data") && CountContaining(body["data"], needle) > 0;
 }
 
+// Found(), asked again every 100 ms for up to 30 s: vectors are stored in the background.
+bool FoundSoon(const HttpClient& client, const std::string& user, const std::string& query,
+               const std::string& needle) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    if (Found(client, user, query, needle)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 TEST(VectorsTest, ModelChangeReembedsInTheBackgroundAndKeepsServing) {
   ENGRAM_REQUIRE_BINARY();
   // 1. Store memories with no embedder at all: BM25 only, no vectors in the store.
@@ -49,12 +60,7 @@ TEST(VectorsTest, ModelChangeReembedsInTheBackgroundAndKeepsServing) {
   with_model.KeepDataDir(false);
   ASSERT_TRUE(with_model.Start());
   HttpClient client(with_model.BaseUrl());
-  bool found = false;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!found && std::chrono::steady_clock::now() < deadline) {
-    found = Found(client, user, "what drinks do I like", "espresso");
-    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  const bool found = FoundSoon(client, user, "what drinks do I like", "espresso");
   EXPECT_TRUE(found) << "the re-embedded memory was never found by vector search";
   // Semantic ranking: the coffee memory ranks above the train one for a drinks question.
   HttpResponse resp = client.Post(kSearchPath, SearchBody(user, "what drinks do I like", 2));
@@ -85,12 +91,7 @@ TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
                         json::array({Message("I enjoy espresso after lunch.", 1704067200000),
                                      Message("The train leaves at noon.", 1704067260000)}));
     ASSERT_EQ(client.Post(kAddPath, body).status, 200);
-    bool found = false;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!found && std::chrono::steady_clock::now() < deadline) {
-      found = Found(client, user, "what drinks do I like", "espresso");
-      if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    const bool found = FoundSoon(client, user, "what drinks do I like", "espresso");
     ASSERT_TRUE(found) << "float32 vectors were never stored";
     ASSERT_TRUE(fp32.Stop().exited);
   }
@@ -100,12 +101,7 @@ TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
     int8.KeepDataDir(run == 0);
     ASSERT_TRUE(int8.Start());
     HttpClient client(int8.BaseUrl());
-    bool found = false;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!found && std::chrono::steady_clock::now() < deadline) {
-      found = Found(client, user, "what drinks do I like", "espresso");
-      if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    const bool found = FoundSoon(client, user, "what drinks do I like", "espresso");
     EXPECT_TRUE(found) << "run " << run;
     HttpResponse resp = client.Post(kSearchPath, SearchBody(user, "what drinks do I like", 2));
     json data = json::parse(resp.body)["data"];
