@@ -15,8 +15,8 @@ namespace engram {
 namespace {
 
 Status OpenConnection(const std::string& path, bool read_only, sqlite3** out) {
-  int flags = SQLITE_OPEN_NOMUTEX | (read_only ? SQLITE_OPEN_READONLY
-                                               : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  int flags = SQLITE_OPEN_NOMUTEX |
+              (read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   int rc = sqlite3_open_v2(path.c_str(), out, flags, nullptr);
   if (rc != SQLITE_OK) {
     Status st = sqlite::ErrorStatus(*out, rc, fmt::format("open {}", path));
@@ -43,9 +43,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
 Status SqliteStore::Init() {
   ENGRAM_RETURN_IF_ERROR(OpenConnection(options_.path, /*read_only=*/false, &writer_db_));
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA journal_mode=WAL;"));
-  ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(
-      writer_db_, options_.synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=OFF;"));
+  ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, options_.synchronous_full
+                                                            ? "PRAGMA synchronous=FULL;"
+                                                            : "PRAGMA synchronous=OFF;"));
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA foreign_keys=ON;"));
+  // A WAL that grew while the checkpoint thread was behind is cut back to this size when SQLite
+  // restarts it, instead of keeping its largest size on disk.
+  ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA journal_size_limit=67108864;"));
   auto version = ApplyMigrations(writer_db_, SqliteMigrations());
   if (!version.ok()) return version.status();
   schema_version_ = *version;
@@ -56,6 +60,13 @@ Status SqliteStore::Init() {
     all_readers_.push_back(db);
     idle_readers_.push_back(db);
   }
+  WalCheckpointerOptions ckpt;
+  ckpt.path = options_.path;
+  ckpt.trigger_pages = std::max(1, options_.wal_checkpoint_pages);
+  ckpt.synchronous_full = options_.synchronous_full;
+  auto checkpointer = WalCheckpointer::Start(std::move(ckpt), writer_db_);
+  if (!checkpointer.ok()) return checkpointer.status();
+  checkpointer_ = std::move(*checkpointer);
   writer_ = std::thread([this] { WriterLoop(); });
   return Status::Ok();
 }
@@ -67,6 +78,7 @@ SqliteStore::~SqliteStore() {
   }
   queue_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  checkpointer_.reset();
   for (sqlite3* db : all_readers_) sqlite3_close(db);
   if (writer_db_) {
     // Checkpoint so the next start does not replay a long WAL.
@@ -198,11 +210,12 @@ Result<std::vector<MemoryRecord>> SqliteStore::LoadScope(std::string_view worksp
   std::vector<MemoryRecord> out;
   Status st;
   {
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memories m LEFT JOIN memory_vectors v "
-                                   "ON v.memory_seq = m.seq WHERE m.workspace = ? AND m.user_id = ? "
-                                   "AND m.kind = 'message' "
-                                   "ORDER BY m.seq",
-                                   sqlite::kMemoryColumns));
+    sqlite::Stmt q(db,
+                   fmt::format("SELECT {} FROM memories m LEFT JOIN memory_vectors v "
+                               "ON v.memory_seq = m.seq WHERE m.workspace = ? AND m.user_id = ? "
+                               "AND m.kind = 'message' "
+                               "ORDER BY m.seq",
+                               sqlite::kMemoryColumns));
     st = q.prepare_status();
     if (st.ok()) {
       q.Bind(1, workspace);

@@ -5,7 +5,8 @@
 // the others), commits once (synchronous=FULL: the WAL is fsynced), then answers every caller.
 // Concurrent writers therefore share one fsync instead of paying one each.
 //
-// Reads use a small pool of separate connections; WAL lets them run beside the writer.
+// Reads use a small pool of separate connections; WAL lets them run beside the writer. The WAL is
+// copied back into the database file by a WalCheckpointer thread, not inside a commit.
 // Thread-safety: all public methods are safe to call concurrently.
 #pragma once
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "store/store.h"
+#include "store/wal_checkpointer.h"
 
 namespace engram {
 
@@ -30,6 +32,7 @@ struct SqliteStoreOptions {
   int read_connections = 4;         // pool size for concurrent reads
   size_t max_batch_writes = 512;    // writes grouped into one transaction at most
   bool synchronous_full = true;     // fsync on every commit; false only for throw-away benchmarks
+  int wal_checkpoint_pages = 1000;  // WAL size that starts a background checkpoint
 };
 
 class SqliteStore final : public Store {
@@ -63,7 +66,8 @@ class SqliteStore final : public Store {
   // --- end Skills ---
   // --- Knowledge bases --- (sqlite_kb.cc)
   Status PutKbDoc(const KbDocRecord& doc) override;
-  Result<bool> FinishKbDoc(const KbDocRecord& doc, const std::vector<KbChunkRecord>& chunks) override;
+  Result<bool> FinishKbDoc(const KbDocRecord& doc,
+                           const std::vector<KbChunkRecord>& chunks) override;
   Result<KbDocRecord> GetKbDoc(std::string_view workspace, std::string_view kb_id,
                                std::string_view id) override;
   Result<std::vector<KbDocRecord>> ListKbDocs(std::string_view workspace, std::string_view kb_id,
@@ -114,6 +118,7 @@ class SqliteStore final : public Store {
   bool stopping_ = false;           // guarded by queue_mu_
   Status last_commit_;              // guarded by queue_mu_
   std::thread writer_;
+  std::unique_ptr<WalCheckpointer> checkpointer_;  // destroyed before writer_db_ is closed
 
   std::mutex readers_mu_;
   std::condition_variable readers_cv_;
