@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, dir_bytes, log, percentile,  # noqa: E402
                       require_loopback, rss_kib)
-from open_loop import run_open_loop  # noqa: E402
+from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -422,15 +422,9 @@ def print_report(r):
               f"{_f(x.get('p99_ms'))} | {x.get('non_2xx', 0) + x.get('socket_errors', 0)} |")
     print()
     if r.get("open_loop"):
-        print(f"Open loop (search top_k 10; requests on a fixed schedule over {r['clients']} "
-              f"connections, latency from the due time):\n")
-        print("| offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | errors |")
-        print("|---|---|---|---|---|---|---|")
-        for x in r["open_loop"]:
-            print(f"| {x['rate']:g} | {_f(x.get('achieved_per_s'), 1)} | {_f(x.get('p50_ms'))} | "
-                  f"{_f(x.get('p90_ms'))} | {_f(x.get('p99_ms'))} | {_f(x.get('max_ms'))} | "
-                  f"{x['non_200'] + x['connection_failures']} |")
-        print()
+        print_open_loop_table(f"Open loop (search top_k 10; requests on a fixed schedule over "
+                              f"{r['clients']} connections, latency from the due time):",
+                              r["open_loop"])
     if r.get("rss_kib_start") is not None:
         print(f"RSS: start {r['rss_kib_start'] / 1024:.1f} MiB, after load "
               f"{_f((r.get('rss_kib_after_load') or 0) / 1024, 1)} MiB, end "

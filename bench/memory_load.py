@@ -14,6 +14,10 @@ Phases (each bounded in time and count; only 127.0.0.1 / localhost targets):
      engram_memory_events_queued on /metrics is 0, so the backlog does not disturb phase 4.
   4. event completion: --events sequential adds (infer: true, the server's extractor; with
      --engram the rule-based one), each timed from the POST to its SUCCEEDED status (2 ms polls).
+  2b/3b. with --rates / --add-rates: open-loop filtered searches / adds at those request rates
+     (bench/open_loop.py: a fixed schedule over --clients connections, latency from the due time,
+     --seconds per search rate, --add-seconds per add rate; the event backlog of each add rate
+     drains before the next).
 Phases 2 and 3 use wrk (bench/search.lua: rotating POST bodies) when it is installed, else the
 Python threaded client of load.py (--no-wrk forces it); quote wrk numbers.
 
@@ -38,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, dir_bytes, log, percentile,  # noqa: E402
                       require_loopback, rss_kib)
 from load import _f, message, query, run_python, run_wrk  # noqa: E402
+from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 P4 = "/v4/openapi/workspaces/default/memory/agentic-memory"
@@ -195,6 +200,8 @@ def main():
     ap.add_argument("--add-seconds", type=int, default=1,
                     help="duration of the add-acknowledgement phase (longer runs fill the server's "
                          "10,000-event queue at ~5,000 acks/s and measure its 429s instead)")
+    ap.add_argument("--rates", help="comma-separated rates for open-loop filtered searches, e.g. 200,400")
+    ap.add_argument("--add-rates", help="comma-separated rates for open-loop adds, e.g. 100,400")
     ap.add_argument("--events", type=int, default=50, help="sequential adds timed to SUCCEEDED (phase 4)")
     ap.add_argument("--queries", type=int, default=500, help="distinct search bodies (default 500)")
     ap.add_argument("--load-timeout", type=int, default=1800, help="bound on phase 1, seconds")
@@ -235,6 +242,25 @@ def main():
         log("ANOMALY:", msg)
         anomalies.append(msg)
 
+    def drain_events():
+        """Waits (bounded) until no event is queued; returns (queued at first, queued at last, s)."""
+        q_after = metric(client, "engram_memory_events_queued")
+        t1 = time.perf_counter()
+        q = q_after
+        while q is not None and q > 0 and time.perf_counter() - t1 < args.drain_timeout:
+            time.sleep(0.25)
+            q = metric(client, "engram_memory_events_queued")
+        drain_s = time.perf_counter() - t1
+        if q is None:
+            anomaly("engram_memory_events_queued missing from /metrics")
+        elif q > 0:
+            anomaly(f"event queue still holds {int(q)} events after {args.drain_timeout} s")
+        time.sleep(0.5)   # the queue gauge excludes the events the workers are running
+        return q_after, q, drain_s
+
+    def rates(text):
+        return [float(x) for x in (text or "").split(",") if x.strip()]
+
     tmp = tempfile.mkdtemp(prefix="engram-memload-")
     server = None
     try:
@@ -246,6 +272,7 @@ def main():
         else:
             url, pid = args.url.rstrip("/"), args.pid
         require_loopback(url)
+        host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
         client = Client(url, args.api_key, timeout=30)
         time.sleep(0.5)
         result["rss_kib_start"] = rss_kib(pid) if pid else None
@@ -350,6 +377,14 @@ def main():
             log(f"phase 2: {name}, top_k 10, {args.clients} clients, {args.seconds}s")
             result[name] = run_post_phase(use_wrk, args, client, url, tmp, name,
                                           P4 + "/memories/search", bodies, args.seconds)
+            if name == "search_filtered" and args.rates:
+                result["search_filtered_open_loop"] = []
+                for rate in rates(args.rates):
+                    log(f"phase 2b: open loop at {rate:g} filtered searches/s, {args.clients} "
+                        f"connections, {args.seconds}s")
+                    result["search_filtered_open_loop"].append(run_open_loop(
+                        host, port, P4 + "/memories/search", bodies, rate, args.seconds,
+                        args.clients, args.api_key))
 
         # -- phase 3: add acknowledgement (infer true, other users)
         arng = random.Random(args.seed + 2)
@@ -358,18 +393,7 @@ def main():
         log(f"phase 3: add acknowledgement, {args.clients} clients, {args.add_seconds}s, 64 other users")
         r = run_post_phase(use_wrk, args, client, url, tmp, "adds", P4 + "/memories/add", bodies,
                            args.add_seconds)
-        q_after = metric(client, "engram_memory_events_queued")
-        t1 = time.perf_counter()
-        q = q_after
-        while q is not None and q > 0 and time.perf_counter() - t1 < args.drain_timeout:
-            time.sleep(0.25)
-            q = metric(client, "engram_memory_events_queued")
-        drain_s = time.perf_counter() - t1
-        if q is None:
-            anomaly("engram_memory_events_queued missing from /metrics")
-        elif q > 0:
-            anomaly(f"event queue still holds {int(q)} events after {args.drain_timeout} s")
-        time.sleep(0.5)   # the queue gauge excludes the events the workers are running
+        q_after, q, drain_s = drain_events()
         r["queued_after"] = None if q_after is None else int(q_after)
         r["drain_s"] = round(drain_s, 2)
         accepted = (r.get("requests") or 0) - (r.get("non_2xx") or 0)
@@ -379,6 +403,15 @@ def main():
         result["add_ack"] = r
         log(f"  {accepted} adds accepted, queue {r['queued_after']} after the phase, "
             f"drained in {drain_s:.1f} s")
+        if args.add_rates:
+            result["add_ack_open_loop"] = []
+            for rate in rates(args.add_rates):
+                log(f"phase 3b: open loop at {rate:g} adds/s, {args.clients} connections, "
+                    f"{args.add_seconds}s")
+                x = run_open_loop(host, port, P4 + "/memories/add", bodies, rate, args.add_seconds,
+                                  args.clients, args.api_key)
+                x["queued_after"], _, x["drain_s"] = drain_events()
+                result["add_ack_open_loop"].append(x)
 
         # -- phase 4: event completion time, sequential
         erng = random.Random(args.seed + 3)
@@ -442,6 +475,13 @@ def print_report(r):
     if a:
         print(f"after the add phase: {a.get('queued_after')} events queued, drained in {a.get('drain_s')} s"
               + (f" (≈ {a['drain_events_per_s']} events/s)" if a.get("drain_events_per_s") else ""))
+    title = (f"Open loop ({{}}; requests on a fixed schedule over {r['clients']} connections, "
+             f"latency from the due time):")
+    if r.get("search_filtered_open_loop"):
+        print_open_loop_table(title.format("search, filters topic + created_at"),
+                              r["search_filtered_open_loop"])
+    if r.get("add_ack_open_loop"):
+        print_open_loop_table(title.format("add ack, infer true, other users"), r["add_ack_open_loop"])
     e = r.get("event_completion")
     if e:
         print(f"event completion (POST → SUCCEEDED, {e['events']} sequential): p50 {_f(e['p50_ms'])} ms, "

@@ -4,8 +4,11 @@ A closed-loop client (wrk, 16 connections each sending its next request when the
 arrives) measures a saturated server: by Little's law its latency is connections / throughput.
 Latency under a given request rate is the other question an operator asks ("at 400 searches/s,
 what is p99?"). Here request i is due at start + i / rate, on connection i mod C (keep-alive,
-HTTP/1.1); its latency counts from when it was due, so a slow answer that delays the next sends on
-its connection is charged to them too (no coordinated omission). Python asyncio, stdlib only;
+HTTP/1.1); when an earlier answer on its connection kept it from being sent on time, its latency
+counts from when it was due, so a slow answer is charged to the sends it delayed too (no
+coordinated omission). When it waited for its due time instead, its latency counts from when it
+was sent: asyncio's timers wake up to a millisecond late (epoll's timeout is in whole
+milliseconds), and that lateness is the client's, not the server's. Python asyncio, stdlib only;
 loopback targets only (the caller checks).
 """
 
@@ -19,9 +22,11 @@ async def _connection(host, port, path, bodies, due_times, headers, lat_ms, erro
     loop = asyncio.get_running_loop()
     try:
         for due, body in zip(due_times, bodies):
+            start = due  # behind schedule: charged from the due time
             delay = due - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
+                start = loop.time()  # on schedule: from the send (timer lateness is ours)
             data = body.encode()
             writer.write((f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
                           f"{headers}Content-Length: {len(data)}\r\n\r\n").encode() + data)
@@ -33,7 +38,7 @@ async def _connection(host, port, path, bodies, due_times, headers, lat_ms, erro
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":", 1)[1])
             await reader.readexactly(length)
-            lat_ms.append((loop.time() - due) * 1000)
+            lat_ms.append((loop.time() - start) * 1000)
             if status != 200:
                 errors.append(status)
     finally:
@@ -66,3 +71,17 @@ def run_open_loop(host, port, path, bodies, rate, seconds, connections, api_key=
             "p50_ms": percentile(lat_ms, 50), "p90_ms": percentile(lat_ms, 90),
             "p99_ms": percentile(lat_ms, 99), "max_ms": max(lat_ms) if lat_ms else None,
             "non_200": len(errors), "connection_failures": len(failures)}
+
+
+def print_open_loop_table(title, rows):
+    """Markdown table of run_open_loop summaries under a one-line title."""
+    def f(v, d=2):
+        return "–" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+    print(title + "\n")
+    print("| offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for x in rows:
+        print(f"| {x['rate']:g} | {f(x.get('achieved_per_s'), 1)} | {f(x.get('p50_ms'))} | "
+              f"{f(x.get('p90_ms'))} | {f(x.get('p99_ms'))} | {f(x.get('max_ms'))} | "
+              f"{x['non_200'] + x['connection_failures']} |")
+    print()
