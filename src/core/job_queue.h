@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_util.h"
+
 namespace engram {
 
 template <typename Job>
@@ -36,6 +38,11 @@ class JobQueue {
     int workers = 1;
     std::chrono::milliseconds idle_interval{0};  // 0: no idle callback
     std::chrono::milliseconds poll_interval{0};  // 0: no poll callback
+    const char* name = "jobs";                   // thread name (the poll thread's is "poll")
+    // Jobs are background work: their workers run at a raised nice value so that the threads
+    // answering requests get the CPU first (measured: V4 add acknowledgement p50 1.8 → 1.3 ms
+    // with event extraction running beside it; the events drained no slower).
+    int nice = 10;
   };
 
   JobQueue() = default;
@@ -55,10 +62,17 @@ class JobQueue {
     idle_ = std::move(idle);
     poll_ = std::move(poll);
     for (int i = 0; i < std::max(1, options_.workers); ++i) {
-      workers_.emplace_back([this] { WorkerLoop(); });
+      workers_.emplace_back([this] {
+        NameThisThread(options_.name);
+        LowerThisThreadPriority(options_.nice);
+        WorkerLoop();
+      });
     }
     if (poll_ && options_.poll_interval.count() > 0) {
-      workers_.emplace_back([this] { PollLoop(); });
+      workers_.emplace_back([this] {
+        NameThisThread("poll");
+        PollLoop();
+      });
     }
   }
 

@@ -51,7 +51,7 @@ Status KbService::Start() {
   std::function<void()> poll;
   if (store_->shared()) poll = [this] { ClaimOrphanedDocs(); };
   jobs_.Start(
-      {.workers = options_.workers, .poll_interval = options_.job_poll_interval},
+      {.workers = options_.workers, .poll_interval = options_.job_poll_interval, .name = "kb-docs"},
       [this](KbDocRecord& doc) { RunJob(std::move(doc)); }, {}, std::move(poll));
   return Status::Ok();
 }

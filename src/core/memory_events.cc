@@ -94,7 +94,8 @@ Status MemoryService::Start() {
       {.workers = options_.event_workers,
        .idle_interval =
            std::chrono::duration_cast<std::chrono::milliseconds>(options_.purge_interval),
-       .poll_interval = options_.job_poll_interval},
+       .poll_interval = options_.job_poll_interval,
+       .name = "mem-events"},
       [this](Job& job) { RunJob(job); }, [this] { PurgeExpired(); }, std::move(poll));
   return Status::Ok();
 }

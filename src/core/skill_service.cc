@@ -357,7 +357,9 @@ Status SkillService::Start() {
   std::function<void()> poll;
   if (store_->shared()) poll = [this] { ClaimOrphanedTasks(); };
   jobs_.Start(
-      {.workers = options_.task_workers, .poll_interval = options_.job_poll_interval},
+      {.workers = options_.task_workers,
+       .poll_interval = options_.job_poll_interval,
+       .name = "skill-tasks"},
       [this](SkillTaskRecord& t) { RunTask(t); }, {}, std::move(poll));
   return Status::Ok();
 }

@@ -2,13 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/thread_util.h"
+
 namespace engram {
 
 VectorBackfill::VectorBackfill(Store* store, const Embedder* embedder,
                                VectorBackfillOptions options)
     : store_(store), embedder_(embedder), options_(options) {
   running_ = static_cast<size_t>(std::max(1, options_.threads));
-  for (size_t i = 0; i < running_; ++i) workers_.emplace_back([this] { Run(); });
+  for (size_t i = 0; i < running_; ++i) {
+    workers_.emplace_back([this] {
+      NameThisThread("vector-embed");
+      LowerThisThreadPriority(options_.nice);
+      Run();
+    });
+  }
 }
 
 VectorBackfill::~VectorBackfill() {

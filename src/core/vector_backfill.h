@@ -13,8 +13,8 @@
 // stops them after their batch in progress.
 #pragma once
 
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -34,6 +34,7 @@ struct VectorBackfillOptions {
   // search may have to wait out stays bounded, and a sustained write load cannot grow the queue
   // without limit.
   size_t max_pending_fresh = 128;
+  int nice = 10;  // background work, as JobQueue's workers: requests get the CPU first
 };
 
 inline size_t TextBytes(const std::vector<std::pair<int64_t, std::string>>& items) {
@@ -86,9 +87,9 @@ class VectorBackfill {
   std::deque<Job> backfill_;         // guarded by mu_
   size_t pending_ = 0;               // guarded by mu_; all queued memories
   size_t pending_fresh_ = 0;         // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
-  size_t storing_ = 0;      // guarded by mu_; workers inside a store call
-  size_t running_ = 0;      // guarded by mu_; workers not yet exited
+  bool stopping_ = false;            // guarded by mu_
+  size_t storing_ = 0;               // guarded by mu_; workers inside a store call
+  size_t running_ = 0;               // guarded by mu_; workers not yet exited
   std::vector<std::thread> workers_;
 };
 

@@ -31,6 +31,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/thread_util.h"
 #include "server/worker_pool.h"
 
 namespace engram {
@@ -575,6 +576,7 @@ Status Core::Start() {
   io_threads_.reserve(options_.io_threads);
   for (int i = 0; i < options_.io_threads; ++i) {
     io_threads_.emplace_back([this] {
+      NameThisThread("http-io");
       for (;;) {
         try {
           ioc_.run();

@@ -3,12 +3,19 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/thread_util.h"
+
 namespace engram {
 
 WorkerPool::WorkerPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   const int n = std::max(1, threads);
   threads_.reserve(n);
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Run(); });
+  for (int i = 0; i < n; ++i) {
+    threads_.emplace_back([this] {
+      NameThisThread("http-worker");
+      Run();
+    });
+  }
 }
 
 WorkerPool::~WorkerPool() { Shutdown(/*discard_pending=*/true); }

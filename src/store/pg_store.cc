@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/ids.h"
+#include "common/thread_util.h"
 
 namespace engram {
 
@@ -95,8 +96,14 @@ Status PgStore::Init() {
     return Status::Ok();
   });
   if (!released.ok()) return released;
-  renewer_ = std::thread([this] { RenewLoop(); });
-  listener_ = std::thread([this] { ListenLoop(); });
+  renewer_ = std::thread([this] {
+    NameThisThread("pg-lease");
+    RenewLoop();
+  });
+  listener_ = std::thread([this] {
+    NameThisThread("pg-listen");
+    ListenLoop();
+  });
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "common/thread_util.h"
 #include "store/migrations.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_util.h"
@@ -67,7 +68,10 @@ Status SqliteStore::Init() {
   auto checkpointer = WalCheckpointer::Start(std::move(ckpt), writer_db_);
   if (!checkpointer.ok()) return checkpointer.status();
   checkpointer_ = std::move(*checkpointer);
-  writer_ = std::thread([this] { WriterLoop(); });
+  writer_ = std::thread([this] {
+    NameThisThread("sqlite-writer");
+    WriterLoop();
+  });
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/thread_util.h"
 #include "store/sqlite_util.h"
 
 namespace engram {
@@ -23,7 +24,10 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(WalCheckpointerO
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(c->db_, c->options_.synchronous_full
                                                         ? "PRAGMA synchronous=FULL;"
                                                         : "PRAGMA synchronous=OFF;"));
-  c->thread_ = std::thread([raw = c.get()] { raw->Loop(); });
+  c->thread_ = std::thread([raw = c.get()] {
+    NameThisThread("sqlite-ckpt");
+    raw->Loop();
+  });
   sqlite3_wal_hook(writer, &WalCheckpointer::Hook, c.get());
   return c;
 }

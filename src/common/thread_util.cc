@@ -1,0 +1,26 @@
+#include "common/thread_util.h"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace engram {
+
+void NameThisThread(std::string_view name) {
+  std::string n(name.substr(0, 15));
+  pthread_setname_np(pthread_self(), n.c_str());
+}
+
+void LowerThisThreadPriority(int increment) {
+  if (increment <= 0) return;
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);
+  if (errno != 0) return;
+  (void)setpriority(PRIO_PROCESS, tid, now + increment);
+}
+
+}  // namespace engram
