@@ -1,6 +1,7 @@
 #include "cli/serve_command.h"
 
 #include <signal.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -54,6 +55,32 @@ ChatClientOptions LlmChatOptions(const ServeOptions& options) {
 }
 
 // SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
+// The group commit's figures (SQLite): how many writes share a commit and how long commits take,
+// which is most of an add's acknowledgement.
+void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
+  out += "# HELP engram_store_commits_total Transactions committed by the store's writer.\n";
+  out += "# TYPE engram_store_commits_total counter\n";
+  out += "engram_store_commits_total " + std::to_string(s.commits) + "\n";
+  out += "# HELP engram_store_writes_total Writes carried by those commits (group commit).\n";
+  out += "# TYPE engram_store_writes_total counter\n";
+  out += "engram_store_writes_total " + std::to_string(s.writes) + "\n";
+  out += "# HELP engram_store_commit_duration_seconds One group transaction, BEGIN to synced ";
+  out += "COMMIT.\n# TYPE engram_store_commit_duration_seconds histogram\n";
+  for (size_t i = 0; i < s.kCommitBuckets.size(); ++i) {
+    out += fmt::format("engram_store_commit_duration_seconds_bucket{{le=\"{}\"}} {}\n",
+                       s.kCommitBuckets[i], s.commit_le[i]);
+  }
+  out += fmt::format("engram_store_commit_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", s.commits);
+  out += fmt::format("engram_store_commit_duration_seconds_sum {:.6f}\n", s.commit_seconds);
+  out += fmt::format("engram_store_commit_duration_seconds_count {}\n", s.commits);
+  out += "# HELP engram_store_checkpoints_total WAL checkpoints, by the background thread or ";
+  out += "inside a commit.\n# TYPE engram_store_checkpoints_total counter\n";
+  out += fmt::format("engram_store_checkpoints_total{{by=\"background\"}} {}\n",
+                     s.checkpoints_background);
+  out +=
+      fmt::format("engram_store_checkpoints_total{{by=\"commit\"}} {}\n", s.checkpoints_in_commit);
+}
+
 Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
   if (!options.store_url.empty()) {
     auto pg = PgStore::Open({.url = options.store_url,
@@ -335,6 +362,7 @@ int RunServe(ServeOptions options) {
     out +=
         "# HELP engram_store_bytes Size of the store on disk.\n# TYPE engram_store_bytes gauge\n";
     out += "engram_store_bytes " + std::to_string(stats.bytes_on_disk) + "\n";
+    if (stats.group_commit) AppendWritePathMetrics(stats, out);
     out +=
         "# HELP engram_shard_bytes Approximate memory held by loaded shards.\n# TYPE "
         "engram_shard_bytes gauge\n";

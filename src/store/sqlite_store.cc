@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "common/thread_util.h"
@@ -117,6 +118,7 @@ void SqliteStore::WriterLoop() {
       }
     }
     results.assign(batch.size(), Status::Ok());
+    const auto began = std::chrono::steady_clock::now();
     Status txn = sqlite::ExecScript(writer_db_, "BEGIN IMMEDIATE");
     if (txn.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -139,6 +141,9 @@ void SqliteStore::WriterLoop() {
       std::lock_guard<std::mutex> lock(queue_mu_);
       last_commit_ = txn;
     }
+    if (txn.ok())
+      RecordCommit(batch.size(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     for (size_t i = 0; i < batch.size(); ++i) {
       batch[i].done.set_value(txn.ok() ? results[i] : txn);
     }
@@ -282,8 +287,28 @@ Status SqliteStore::CheckWritable() {
   return Status::Ok();
 }
 
+void SqliteStore::RecordCommit(size_t writes, double seconds) {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  Stats& s = write_stats_;
+  ++s.commits;
+  s.writes += writes;
+  s.commit_seconds += seconds;
+  for (size_t i = 0; i < Stats::kCommitBuckets.size(); ++i) {
+    if (seconds <= Stats::kCommitBuckets[i]) ++s.commit_le[i];
+  }
+}
+
 SqliteStore::Stats SqliteStore::GetStats() {
   Stats s;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    s = write_stats_;
+  }
+  s.group_commit = true;
+  if (checkpointer_) {
+    s.checkpoints_background = checkpointer_->background_checkpoints();
+    s.checkpoints_in_commit = checkpointer_->inline_checkpoints();
+  }
   sqlite3* db = AcquireReader();
   {
     sqlite::Stmt q(db, "SELECT count(*) FROM memories");

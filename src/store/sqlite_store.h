@@ -97,6 +97,7 @@ class SqliteStore final : public Store {
   Status Init();
   Status Submit(WriteFn fn);  // blocks until committed (or failed)
   void WriterLoop();
+  void RecordCommit(size_t writes, double seconds);
   sqlite3* AcquireReader();
   void ReleaseReader(sqlite3* db);
   // Runs fn with a pooled read connection.
@@ -117,6 +118,9 @@ class SqliteStore final : public Store {
   std::deque<PendingWrite> queue_;  // guarded by queue_mu_
   bool stopping_ = false;           // guarded by queue_mu_
   Status last_commit_;              // guarded by queue_mu_
+  // Write-path figures for GetStats, updated by the writer after each commit.
+  std::mutex stats_mu_;
+  Stats write_stats_;  // guarded by stats_mu_; only the write-path fields are used
   std::thread writer_;
   std::unique_ptr<WalCheckpointer> checkpointer_;  // destroyed before writer_db_ is closed
 

@@ -1,10 +1,12 @@
-// The Store interface: the system of record. Everything held in memory (index shards) can be rebuilt
-// from it.
+// The Store interface: the system of record. Everything held in memory (index shards) can be
+// rebuilt from it.
 //
 // Thread-safety: implementations are safe for concurrent use from any number of threads.
 // Durability: a write call returns OK only after its data is durable on disk (fsync).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -146,6 +148,17 @@ class Store {
   struct Stats {
     int64_t memories = 0;
     int64_t bytes_on_disk = 0;
+    // The write path, where the backend has one of its own (SQLite's group commit; elsewhere
+    // group_commit is false and the figures below are not exported).
+    bool group_commit = false;
+    static constexpr std::array<double, 8> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005,
+                                                             0.01,   0.05,  0.25,  1};
+    uint64_t commits = 0;                                     // transactions committed
+    uint64_t writes = 0;                                      // writes they carried (group commit)
+    double commit_seconds = 0;                                // BEGIN to end of COMMIT, summed
+    std::array<uint64_t, kCommitBuckets.size()> commit_le{};  // cumulative counts per bucket
+    uint64_t checkpoints_background = 0;
+    uint64_t checkpoints_in_commit = 0;
   };
   virtual Stats GetStats() = 0;
 };

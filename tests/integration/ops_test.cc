@@ -142,6 +142,40 @@ TEST_F(OpsTest, MetricsCountRequestsAndLatencyPerRouteAndStatus) {
   EXPECT_TRUE(bucket_inf) << "no le=\"+Inf\" bucket counting the searches";
 }
 
+// The SQLite store's group commit: commits, the writes they carried, a commit-duration histogram
+// whose +Inf bucket equals the count, and checkpoints by where they ran.
+TEST_F(OpsTest, MetricsShowTheStoreWritePath) {
+  auto value = [](const std::vector<Sample>& samples, const std::string& name,
+                  const std::string& labels = "") {
+    for (const Sample& s : samples)
+      if (s.name == name && (labels.empty() || s.labels.find(labels) != std::string::npos))
+        return s.value;
+    return -1.0;
+  };
+  std::vector<std::string> bad;
+  std::vector<Sample> before = ParseSamples(client().Get("/metrics").body, &bad);
+  std::string user = UniqueId("user");
+  for (int i = 0; i < 3; ++i) {
+    json add = AddBody(UniqueId("eval:run:w"), user, "s", json::array({Message("Write path.")}));
+    ASSERT_TRUE(IsAddSuccess(client().Post(kAddPath, add), add));
+  }
+  HttpResponse resp = client().Get("/metrics");
+  ASSERT_EQ(resp.status, 200) << resp.Describe();
+  std::vector<Sample> after = ParseSamples(resp.body, &bad);
+  EXPECT_TRUE(bad.empty()) << "lines not in Prometheus text format: " << bad.front();
+  const double commits = value(after, "engram_store_commits_total");
+  ASSERT_GE(commits, 0) << "no engram_store_commits_total:\n" << resp.body.substr(0, 3000);
+  EXPECT_GE(commits - value(before, "engram_store_commits_total"), 1);
+  EXPECT_GE(value(after, "engram_store_writes_total") - value(before, "engram_store_writes_total"),
+            3);
+  EXPECT_GE(value(after, "engram_store_writes_total"), commits);
+  EXPECT_EQ(value(after, "engram_store_commit_duration_seconds_bucket", "le=\"+Inf\""), commits);
+  EXPECT_EQ(value(after, "engram_store_commit_duration_seconds_count"), commits);
+  EXPECT_GT(value(after, "engram_store_commit_duration_seconds_sum"), 0);
+  EXPECT_GE(value(after, "engram_store_checkpoints_total", "by=\"background\""), 0);
+  EXPECT_GE(value(after, "engram_store_checkpoints_total", "by=\"commit\""), 0);
+}
+
 TEST_F(OpsTest, OpenApiDocument) {
   HttpResponse resp = client().Get("/openapi.json");
   ASSERT_EQ(resp.status, 200) << resp.Describe();
