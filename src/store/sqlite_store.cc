@@ -49,9 +49,11 @@ Status SqliteStore::Init() {
                                                             ? "PRAGMA synchronous=FULL;"
                                                             : "PRAGMA synchronous=OFF;"));
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA foreign_keys=ON;"));
-  // A WAL that grew while the checkpoint thread was behind is cut back to this size when SQLite
-  // restarts it, instead of keeping its largest size on disk.
-  ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA journal_size_limit=67108864;"));
+  // A WAL that grew while the checkpoint thread was behind is cut back to twice the checkpoint
+  // trigger when SQLite restarts it, instead of keeping its largest size on disk.
+  const int64_t wal_limit = 2 * int64_t{4096} * std::max(1, options_.wal_checkpoint_pages);
+  ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(
+      writer_db_, fmt::format("PRAGMA journal_size_limit={};", wal_limit).c_str()));
   auto version = ApplyMigrations(writer_db_, SqliteMigrations());
   if (!version.ok()) return version.status();
   schema_version_ = *version;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/thread_util.h"
 #include "store/sqlite_util.h"
 
@@ -58,7 +60,8 @@ void WalCheckpointer::OnCommit(sqlite3* db, int wal_pages) {
     return;
   }
   const int copied = copied_.load(std::memory_order_relaxed);
-  const bool short_tail = copied > 0 && copied <= wal_pages && wal_pages - copied <= trigger / 4;
+  const int tail = std::min(options_.tail_pages, std::max(1, trigger / 4));
+  const bool short_tail = copied > 0 && copied <= wal_pages && wal_pages - copied <= tail;
   const bool runaway = wal_pages >= trigger * options_.inline_factor;
   if (short_tail || runaway) {
     if (runaway) {

@@ -8,9 +8,9 @@
 // this thread runs a PASSIVE checkpoint, which copies what no reader still needs without taking
 // the write lock, so commits go on meanwhile. SQLite restarts the WAL from its start only at a
 // write that begins while everything is copied, which a background copy chasing a busy writer
-// rarely allows; so once the thread has copied all but the last quarter-trigger of pages, the
-// next commit copies that short tail itself (a few hundred pages and one fsync of the database
-// file, instead of the whole WAL), and the write after it restarts the WAL.
+// rarely allows; so once the thread has copied all but the last `tail_pages`, the next commit
+// copies that short tail itself (one fsync of the database file and at most a few hundred
+// pages, instead of the whole WAL), and the write after it restarts the WAL.
 //
 // Durability is unchanged: a commit is durable once its WAL frames are synced; the checkpoint
 // syncs the database file before it lets the WAL be reused (its connection uses the writer's
@@ -37,11 +37,14 @@ namespace engram {
 
 struct WalCheckpointerOptions {
   std::string path;              // the database file (WAL mode)
-  int trigger_pages = 1000;      // WAL size that wakes the checkpoint thread (SQLite's own default)
+  int trigger_pages = 1000;      // WAL size that wakes the checkpoint thread
   bool synchronous_full = true;  // as the writer: false skips the database file's fsync
   // A WAL this many times past the trigger (the thread cannot keep up, or is stuck behind a long
   // reader) makes the committing writer checkpoint inline once, as SQLite would have.
-  int inline_factor = 64;
+  int inline_factor = 4;
+  // The most pages a commit copies to let the WAL restart (and at most a quarter of the trigger);
+  // a longer tail goes back to the thread, whose next, shorter copy leaves a shorter one.
+  int tail_pages = 256;
 };
 
 class WalCheckpointer {

@@ -55,7 +55,8 @@ class WalCheckpointerTest : public ::testing::Test {
 };
 
 TEST_F(WalCheckpointerTest, BackgroundThreadCopiesTheWalIntoTheDatabaseFile) {
-  auto c = WalCheckpointer::Start({.path = path_, .trigger_pages = 16}, writer_);
+  auto c =
+      WalCheckpointer::Start({.path = path_, .trigger_pages = 16, .inline_factor = 64}, writer_);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   InsertRows(200);
   // Rows reach the database file only through checkpoints; the writer ran none (its automatic
@@ -77,7 +78,8 @@ TEST_F(WalCheckpointerTest, BusyWriterStillGetsTheWalRestarted) {
   // A writer that never pauses: the thread's copies alone would chase it, and the WAL would only
   // restart at the runaway backstop (64 × 32 pages). The commits that copy the short tail keep it
   // near the trigger.
-  auto c = WalCheckpointer::Start({.path = path_, .trigger_pages = 32}, writer_);
+  auto c =
+      WalCheckpointer::Start({.path = path_, .trigger_pages = 32, .inline_factor = 64}, writer_);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   InsertRows(3000);
   EXPECT_GT((*c)->background_checkpoints(), 0u);
