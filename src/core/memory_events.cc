@@ -138,6 +138,13 @@ void MemoryService::EnqueueEvent(MemoryEventRecord event) {
   jobs_.Push(std::move(event), stripe);
 }
 
+void MemoryService::EnqueueEvent(MemoryEventRecord event, const MemoryAddRequest& request) {
+  // The request is at hand: no need to decode the JSON just encoded from it.
+  const size_t stripe =
+      ScopeStripe(event.workspace, request.user_id, request.agent_id, request.run_id);
+  jobs_.Push(std::move(event), stripe);
+}
+
 void MemoryService::RunJob(Job& job) {
   if (auto* event = std::get_if<MemoryEventRecord>(&job)) {
     RunEvent(*event);
@@ -159,7 +166,7 @@ Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
   event.created_at_us = event.updated_at_us = NowMicros();
   ENGRAM_RETURN_IF_ERROR(store_->InsertEvent(event));
   std::string id = event.id;
-  EnqueueEvent(std::move(event));
+  EnqueueEvent(std::move(event), request);
   return id;
 }
 

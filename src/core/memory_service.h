@@ -134,7 +134,8 @@ class MemoryService {
   std::mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
                         const std::string& agent_id, const std::string& run_id);
   // Queues an event on its scope's stripe, so events of one scope run in acceptance order.
-  void EnqueueEvent(MemoryEventRecord event);
+  void EnqueueEvent(MemoryEventRecord event);  // decodes the stored request for its scope
+  void EnqueueEvent(MemoryEventRecord event, const MemoryAddRequest& request);
   void RunJob(Job& job);
   // Shared stores: queues the events of dead nodes that the store hands to this node.
   void ClaimOrphanedEvents();
