@@ -1,7 +1,7 @@
 #include "cli/serve_command.h"
 
-#include <signal.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -54,7 +54,6 @@ ChatClientOptions LlmChatOptions(const ServeOptions& options) {
   return chat;
 }
 
-// SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
 // The group commit's figures (SQLite): how many writes share a commit and how long commits take,
 // which is most of an add's acknowledgement.
 void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
@@ -81,6 +80,7 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
       fmt::format("engram_store_checkpoints_total{{by=\"commit\"}} {}\n", s.checkpoints_in_commit);
 }
 
+// SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
 Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
   if (!options.store_url.empty()) {
     auto pg = PgStore::Open({.url = options.store_url,

@@ -130,12 +130,9 @@ void MemoryService::Shutdown() {
 size_t MemoryService::queued_events() const { return jobs_.pending(); }
 
 void MemoryService::EnqueueEvent(MemoryEventRecord event) {
-  size_t stripe = 0;  // an unreadable request fails at once in RunEvent; any stripe will do
   auto request = DecodeAddRequest(event.workspace, event.request_json);
-  if (request.ok()) {
-    stripe = ScopeStripe(event.workspace, request->user_id, request->agent_id, request->run_id);
-  }
-  jobs_.Push(std::move(event), stripe);
+  if (request.ok()) return EnqueueEvent(std::move(event), *request);
+  jobs_.Push(std::move(event), 0);  // fails at once in RunEvent; any stripe will do
 }
 
 void MemoryService::EnqueueEvent(MemoryEventRecord event, const MemoryAddRequest& request) {
