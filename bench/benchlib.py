@@ -39,6 +39,11 @@ def percentile(values, p):
     return s[k]
 
 
+def _f(v, d=2):
+    """A figure for a report table: '–' when missing, floats with d decimals."""
+    return "–" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+
+
 def rss_kib(pid):
     """VmRSS of a process in KiB (None when unknown)."""
     try:

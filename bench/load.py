@@ -34,8 +34,8 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (Client, EngramServer, HttpError, dir_bytes, log, percentile,  # noqa: E402
-                      require_loopback, rss_kib)
+from benchlib import (Client, EngramServer, HttpError, _f, dir_bytes, log,  # noqa: E402
+                      percentile, require_loopback, rss_kib)
 from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -400,10 +400,6 @@ def main():
     return 0
 
 
-def _f(v, d=2):
-    return "–" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
-
-
 def print_report(r):
     print(f"### load: {r['memories']} memories in one scope, {r['clients']} clients "
           f"({r['client_tool']})\n")
@@ -423,7 +419,8 @@ def print_report(r):
     print()
     if r.get("open_loop"):
         print_open_loop_table(f"Open loop (search top_k 10; requests on a fixed schedule over "
-                              f"{r['clients']} connections, latency from the due time):",
+                              f"{r['clients']} connections, latency from the due time when held "
+                              f"up, else from the send):",
                               r["open_loop"])
     if r.get("rss_kib_start") is not None:
         print(f"RSS: start {r['rss_kib_start'] / 1024:.1f} MiB, after load "

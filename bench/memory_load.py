@@ -15,7 +15,8 @@ Phases (each bounded in time and count; only 127.0.0.1 / localhost targets):
   4. event completion: --events sequential adds (infer: true, the server's extractor; with
      --engram the rule-based one), each timed from the POST to its SUCCEEDED status (2 ms polls).
   2b/3b. with --rates / --add-rates: open-loop filtered searches / adds at those request rates
-     (bench/open_loop.py: a fixed schedule over --clients connections, latency from the due time,
+     (bench/open_loop.py: a fixed schedule over --clients connections, latency from the due time
+     when an earlier answer held a request up, else from its send;
      --seconds per search rate, --add-seconds per add rate; the event backlog of each add rate
      drains before the next).
 Phases 2 and 3 use wrk (bench/search.lua: rotating POST bodies) when it is installed, else the
@@ -39,9 +40,9 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (Client, EngramServer, HttpError, dir_bytes, log, percentile,  # noqa: E402
-                      require_loopback, rss_kib)
-from load import _f, message, query, run_python, run_wrk  # noqa: E402
+from benchlib import (Client, EngramServer, HttpError, _f, dir_bytes, log,  # noqa: E402
+                      percentile, require_loopback, rss_kib)
+from load import message, query, run_python, run_wrk  # noqa: E402
 from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -272,7 +273,8 @@ def main():
         else:
             url, pid = args.url.rstrip("/"), args.pid
         require_loopback(url)
-        host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname, parts.port
         client = Client(url, args.api_key, timeout=30)
         time.sleep(0.5)
         result["rss_kib_start"] = rss_kib(pid) if pid else None
@@ -476,7 +478,7 @@ def print_report(r):
         print(f"after the add phase: {a.get('queued_after')} events queued, drained in {a.get('drain_s')} s"
               + (f" (≈ {a['drain_events_per_s']} events/s)" if a.get("drain_events_per_s") else ""))
     title = (f"Open loop ({{}}; requests on a fixed schedule over {r['clients']} connections, "
-             f"latency from the due time):")
+             f"latency from the due time when held up, else from the send):")
     if r.get("search_filtered_open_loop"):
         print_open_loop_table(title.format("search, filters topic + created_at"),
                               r["search_filtered_open_loop"])

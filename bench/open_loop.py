@@ -14,7 +14,7 @@ loopback targets only (the caller checks).
 
 import asyncio
 
-from benchlib import percentile
+from benchlib import _f, percentile
 
 
 async def _connection(host, port, path, bodies, due_times, headers, lat_ms, errors):
@@ -63,7 +63,7 @@ async def _run(host, port, path, bodies, rate, seconds, connections, api_key):
 
 
 def run_open_loop(host, port, path, bodies, rate, seconds, connections, api_key=None):
-    """Sends rate × seconds requests; returns a summary dict (latencies from the due time)."""
+    """Sends rate × seconds requests; returns a summary dict (latencies as the module says)."""
     lat_ms, errors, failures, elapsed = asyncio.run(
         _run(host, port, path, bodies, rate, seconds, connections, api_key))
     return {"rate": rate, "connections": connections, "requests": len(lat_ms),
@@ -75,13 +75,11 @@ def run_open_loop(host, port, path, bodies, rate, seconds, connections, api_key=
 
 def print_open_loop_table(title, rows):
     """Markdown table of run_open_loop summaries under a one-line title."""
-    def f(v, d=2):
-        return "–" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
     print(title + "\n")
     print("| offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | errors |")
     print("|---|---|---|---|---|---|---|")
     for x in rows:
-        print(f"| {x['rate']:g} | {f(x.get('achieved_per_s'), 1)} | {f(x.get('p50_ms'))} | "
-              f"{f(x.get('p90_ms'))} | {f(x.get('p99_ms'))} | {f(x.get('max_ms'))} | "
+        print(f"| {x['rate']:g} | {_f(x.get('achieved_per_s'), 1)} | {_f(x.get('p50_ms'))} | "
+              f"{_f(x.get('p90_ms'))} | {_f(x.get('p99_ms'))} | {_f(x.get('max_ms'))} | "
               f"{x['non_200'] + x['connection_failures']} |")
     print()
