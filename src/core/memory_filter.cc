@@ -264,6 +264,7 @@ struct MemoryFilter::Node {
   Op op = Op::kEq;
   bool exists = true;             // kExists: true = present, false = absent
   bool exact_equality = false;    // metadata eq / in whose keys decide it (ExactlyKeyed)
+  bool scope_decided = false;     // a top-level scope leaf whose values are ScopeKeys() exactly
   std::string key;                // metadata key
   std::string str;                // string operand; icontains: the ASCII fold of the needle
   bool folded_ascii = false;      // icontains: the needle's fold is ASCII (the fast path applies)
@@ -282,6 +283,7 @@ struct MemoryFilter::Node {
 
   bool Matches(const FilterDoc& doc) const;
   bool MatchesGivenEqualities(const FilterDoc& doc) const;
+  bool MatchesGiven(const FilterDoc& doc, bool equalities, bool scope) const;
   bool LeafMatches(const FilterDoc& doc) const;
   bool StringMatches(std::string_view v, bool present) const;
   bool TimeMatches(int64_t t) const;
@@ -312,13 +314,19 @@ bool MemoryFilter::Node::Matches(const FilterDoc& doc) const {
 }
 
 bool MemoryFilter::Node::MatchesGivenEqualities(const FilterDoc& doc) const {
+  return MatchesGiven(doc, /*equalities=*/true, /*scope=*/false);
+}
+
+bool MemoryFilter::Node::MatchesGiven(const FilterDoc& doc, bool equalities, bool scope) const {
   if (kind == Kind::kAnd) {
     for (const auto& child : children) {
-      if (!child->MatchesGivenEqualities(doc)) return false;
+      if (!child->MatchesGiven(doc, equalities, scope)) return false;
     }
     return true;
   }
-  if (kind == Kind::kLeaf && exact_equality) return true;
+  if (kind == Kind::kLeaf && ((equalities && exact_equality) || (scope && scope_decided))) {
+    return true;
+  }
   return Matches(doc);
 }
 
@@ -867,7 +875,30 @@ Result<MemoryFilter> MemoryFilter::Parse(const json& filters, std::string_view p
   Parser parser(limits);
   Status st = parser.Condition(filters, std::string(path), 0, &filter.root_);
   if (!st.ok()) return st;
+  filter.MarkScopeLeaves();
   return filter;
+}
+
+void MemoryFilter::MarkScopeLeaves() {
+  if (!root_) return;
+  const auto keys = root_->Scope();
+  // The top-level conjunction (nested ANDs included), as Equalities walks it.
+  std::vector<Node*> stack = {root_.get()};
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    if (node->kind == Node::Kind::kAnd) {
+      for (auto& child : node->children) stack.push_back(child.get());
+      continue;
+    }
+    node->scope_decided = false;
+    if (!keys || node->kind != Node::Kind::kLeaf || !IsScopeField(node->field) ||
+        (node->op != Op::kEq && node->op != Op::kIn)) {
+      continue;
+    }
+    // Its values are the keys: a memory indexed under one of them satisfies it.
+    node->scope_decided = node->Scope() == keys;
+  }
 }
 
 void MemoryFilter::AndEquals(std::string_view field, std::string_view value) {
@@ -887,6 +918,7 @@ void MemoryFilter::AndEquals(std::string_view field, std::string_view value) {
   }
   if (!root_) {
     root_ = std::move(leaf);
+    MarkScopeLeaves();
     return;
   }
   if (root_->kind != Node::Kind::kAnd) {
@@ -895,12 +927,17 @@ void MemoryFilter::AndEquals(std::string_view field, std::string_view value) {
     root_ = std::move(conj);
   }
   root_->children.push_back(std::move(leaf));
+  MarkScopeLeaves();
 }
 
 bool MemoryFilter::Matches(const FilterDoc& doc) const { return !root_ || root_->Matches(doc); }
 
 bool MemoryFilter::MatchesGivenEqualities(const FilterDoc& doc) const {
   return !root_ || root_->MatchesGivenEqualities(doc);
+}
+
+bool MemoryFilter::MatchesInScope(const FilterDoc& doc, bool equalities_given) const {
+  return !root_ || root_->MatchesGiven(doc, equalities_given, /*scope=*/true);
 }
 
 std::optional<std::vector<ScopeKey>> MemoryFilter::ScopeKeys() const {

@@ -37,12 +37,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "common/status.h"
 
@@ -62,8 +61,8 @@ struct FilterDoc {
 };
 
 struct FilterLimits {
-  int max_depth = 16;        // nesting of AND / OR / NOT
-  size_t max_nodes = 512;    // leaves plus operators
+  int max_depth = 16;      // nesting of AND / OR / NOT
+  size_t max_nodes = 512;  // leaves plus operators
   size_t max_in_values = 1000;
   size_t max_value_bytes = 4096;
 };
@@ -119,6 +118,12 @@ class MemoryFilter {
   // keyed by MetadataValueKeys under all of them): skips those conditions, the JSON lookups of a
   // metadata filter. Any other memory may get a wrong answer.
   bool MatchesGivenEqualities(const FilterDoc& doc) const;
+  // Matches for a memory known to be indexed under one of ScopeKeys() (drawn from an index of
+  // user_id / agent_id / run_id values) and, when equalities_given, to satisfy every exact
+  // MetadataEquality: skips the top-level scope equalities / `in`s whose values are exactly those
+  // keys (the search's own user_id: comparing it read each candidate's id string, a cache miss
+  // apiece, 10 % of a filtered search's CPU). Any other memory may get a wrong answer.
+  bool MatchesInScope(const FilterDoc& doc, bool equalities_given) const;
 
   // Keys such that every matching memory has at least one of them; nullopt when the filter does
   // not confine memories to a finite set of user_id / agent_id / run_id values (e.g. only
@@ -139,6 +144,8 @@ class MemoryFilter {
  private:
   struct Node;
   class Parser;
+  // Marks the scope leaves MatchesInScope may skip; after every change to root_.
+  void MarkScopeLeaves();
   std::unique_ptr<Node> root_;  // null = match all
 };
 

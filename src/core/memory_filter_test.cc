@@ -639,6 +639,38 @@ TEST(MemoryFilterAndEqualsTest, NarrowsAnOrScope) {
   EXPECT_EQ(f.ScopeKeys(), Keys({{"user_id", "a"}, {"user_id", "b"}}));
 }
 
+TEST(MemoryFilterScopeTest, MatchesInScopeSkipsOnlyTheLeavesTheKeysDecide) {
+  // The request's user_id (AndEquals) decides the scope: a doc of another user, which
+  // MatchesInScope must never be asked about, shows the leaf is skipped...
+  MemoryFilter f = MustParse(R"({"created_at": {"gte": "2024-01-01T00:00:00Z"}})");
+  f.AndEquals("user_id", "alice");
+  Doc bob;
+  bob.user_id = "bob";
+  bob.created_at_us = Micros("2024-06-01T00:00:00Z");
+  EXPECT_FALSE(f.Matches(bob.View()));
+  EXPECT_TRUE(f.MatchesInScope(bob.View(), false));
+  // ...while the other conditions are still tested.
+  bob.created_at_us = Micros("2023-06-01T00:00:00Z");
+  EXPECT_FALSE(f.MatchesInScope(bob.View(), false));
+
+  // With two scope conditions only the one that gives the keys is skipped: agent_id "x" still
+  // decides.
+  MemoryFilter g =
+      MustParse(R"({"AND": [{"agent_id": {"in": ["x", "y"]}}, {"user_id": "alice"}]})");
+  ASSERT_EQ(g.ScopeKeys()->size(), 1u);
+  Doc alice;
+  alice.agent_id = "z";
+  EXPECT_FALSE(g.MatchesInScope(alice.View(), false));
+  alice.agent_id = "x";
+  EXPECT_TRUE(g.MatchesInScope(alice.View(), false));
+
+  // Under an OR nothing is skipped: a scope from an OR of branches does not decide any one leaf.
+  MemoryFilter h = MustParse(R"({"OR": [{"user_id": "alice"}, {"user_id": "bob"}]})");
+  Doc carol;
+  carol.user_id = "carol";
+  EXPECT_FALSE(h.MatchesInScope(carol.View(), false));
+}
+
 TEST(MemoryFilterTest, MoveKeepsTheTree) {
   MemoryFilter f = MustParse(R"({"user_id": "alice"})");
   MemoryFilter g = std::move(f);
@@ -780,6 +812,25 @@ RC_GTEST_PROP(MemoryFilterProperty, ScopeKeysCoverEveryMatch, ()) {
       return FieldOf(doc, k.field) == k.value;
     });
     RC_ASSERT(covered);
+  }
+}
+
+// A memory indexed under one of the scope keys gets the same verdict from MatchesInScope (which
+// skips the leaves those keys decide) as from Matches.
+RC_GTEST_PROP(MemoryFilterProperty, MatchesInScopeAgreesInsideTheScope, ()) {
+  const json f = RandomFilter(3);
+  MemoryFilter filter = ParseOrFail(f);
+  if (*rc::gen::arbitrary<bool>()) filter.AndEquals("user_id", kIds[*rc::gen::inRange(1, 4)]);
+  const auto keys = filter.ScopeKeys();
+  if (!keys) return;
+  for (int i = 0; i < 40; ++i) {
+    const Doc doc = RandomDoc();
+    const bool in_scope = std::any_of(keys->begin(), keys->end(), [&](const ScopeKey& k) {
+      return !k.value.empty() && FieldOf(doc, k.field) == k.value;
+    });
+    if (!in_scope) continue;
+    RC_ASSERT(filter.MatchesInScope(doc.View(), /*equalities_given=*/false) ==
+              filter.Matches(doc.View()));
   }
 }
 

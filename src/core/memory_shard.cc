@@ -318,7 +318,8 @@ std::optional<std::vector<DocId>> MemoryShard::MetadataDocs(const MemoryFilter& 
 std::optional<std::vector<DocId>> MemoryShard::Candidates(const MemoryFilter& filter,
                                                           int64_t now_us) const {
   std::optional<std::vector<DocId>> docs;
-  if (auto keys = filter.ScopeKeys()) docs = ScopeDocs(*keys);
+  const auto keys = filter.ScopeKeys();
+  if (keys) docs = ScopeDocs(*keys);
   auto narrowed = MetadataDocs(filter, docs ? &*docs : nullptr);
   const bool indexed = narrowed.has_value();
   if (indexed) docs = std::move(narrowed);
@@ -327,8 +328,12 @@ std::optional<std::vector<DocId>> MemoryShard::Candidates(const MemoryFilter& fi
   for (DocId d : *docs) {
     const Doc& doc = docs_[d];
     if (!doc.live || !doc.memory.VisibleAt(now_us)) continue;
-    // Docs from the metadata index satisfy its exact equalities: only the rest is tested.
-    if (indexed ? filter.MatchesGivenEqualities(ViewOf(doc)) : filter.Matches(ViewOf(doc))) {
+    // Docs from the metadata index satisfy its exact equalities, docs from the scope index the
+    // scope's: only the rest is tested.
+    const bool match = keys      ? filter.MatchesInScope(ViewOf(doc), /*equalities_given=*/indexed)
+                       : indexed ? filter.MatchesGivenEqualities(ViewOf(doc))
+                                 : filter.Matches(ViewOf(doc));
+    if (match) {
       out.push_back(d);
     }
   }
@@ -367,9 +372,8 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     if (v < 0) {
       const Doc& doc = docs_[d];
       bool ok = doc.live && doc.memory.VisibleAt(query.now_us);
-      if (ok) {
-        ok = indexed ? filter.MatchesGivenEqualities(ViewOf(doc)) : filter.Matches(ViewOf(doc));
-      }
+      // Every doc here came from ScopeDocs(keys) (maybe narrowed by the metadata index).
+      if (ok) ok = filter.MatchesInScope(ViewOf(doc), /*equalities_given=*/indexed);
       v = ok ? 1 : 0;
     }
     return v == 1;
