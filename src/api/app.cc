@@ -34,6 +34,11 @@ bool ValidWorkspaceName(const std::string& ws) {
 App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics)
     : router_(std::move(router)), auth_(auth), metrics_(metrics) {}
 
+bool App::IsComputeBound(const HttpRequest& request) const {
+  const auto match = router_.Find(request.method, request.path);
+  return match.route != nullptr && match.route->compute_bound;
+}
+
 HttpResponse App::Handle(const HttpRequest& request) {
   RequestContext ctx;
   ctx.start_ns = SteadyNowNs();

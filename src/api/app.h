@@ -20,6 +20,8 @@ class App {
 
   HttpResponse Handle(const HttpRequest& request);
   HttpResponse RenderTransportError(StatusCode code, const std::string& message);
+  // Whether the request goes to a route marked compute_bound (unknown paths: false).
+  bool IsComputeBound(const HttpRequest& request) const;
 
  private:
   Router router_;

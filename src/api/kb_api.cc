@@ -204,7 +204,8 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
                               {"score", h.score}});
          }
          return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
-       }});
+       },
+       .compute_bound = true});
 }
 
 }  // namespace engram

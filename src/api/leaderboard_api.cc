@@ -219,7 +219,8 @@ void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
                 nlohmann::json data = nlohmann::json::array();
                 for (const auto& hit : result->hits) data.push_back(RenderHit(hit, *result));
                 return JsonResponse(200, nlohmann::json{{"data", std::move(data)}});
-              }});
+              },
+              .compute_bound = true});
 }
 
 }  // namespace engram

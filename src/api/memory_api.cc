@@ -331,7 +331,8 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                   results.push_back(std::move(item));
                 }
                 return JsonResponse(200, json{{"results", std::move(results)}});
-              }});
+              },
+              .compute_bound = true});
   router.Add({.method = "GET",
               .pattern = p + "/memories",
               .name = "memory_list",

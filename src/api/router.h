@@ -39,6 +39,11 @@ struct Route {
   // path parameter.
   std::string fixed_workspace;
   RouteHandler handler;
+  // The handler computes on memory and the local store only (searches): with a local store and
+  // model the server runs it on an I/O thread, one per core at a time
+  // (HttpServerOptions::is_compute_bound). Handlers that wait (fsync, model or LLM endpoints) must
+  // leave it false.
+  bool compute_bound = false;
 };
 
 class Router {

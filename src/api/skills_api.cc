@@ -315,7 +315,8 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                 }
                 return V3Response(json{{"results", std::move(results)}}, ctx.request_id,
                                   ctx.ElapsedMs());
-              }});
+              },
+              .compute_bound = true});
   router.Add({.method = "GET",
               .pattern = p + "/{skill_id}",
               .name = "skill_get",

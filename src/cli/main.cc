@@ -49,10 +49,16 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--api-key", serve.api_keys,
                         "API key, repeatable; KEY or KEY:ws1:ws2 to limit it to workspaces "
                         "(env ENGRAM_API_KEYS, comma-separated)");
-  serve_cmd->add_option("--io-threads", serve.io_threads, "network I/O threads")
+  serve_cmd
+      ->add_option("--io-threads", serve.io_threads,
+                   "network I/O threads, which also run searches (0: one per core, at least 2)")
       ->envname("ENGRAM_IO_THREADS")->capture_default_str();
   serve_cmd->add_option("--worker-threads", serve.worker_threads, "request handler threads")
       ->envname("ENGRAM_WORKER_THREADS")->capture_default_str();
+  serve_cmd
+      ->add_option("--compute-slots", serve.compute_slots,
+                   "searches run at once when store and model are local (0: one per core)")
+      ->envname("ENGRAM_COMPUTE_SLOTS")->capture_default_str();
   serve_cmd->add_option("--max-body-bytes", serve.max_body_bytes, "request body limit")
       ->envname("ENGRAM_MAX_BODY_BYTES")->capture_default_str();
   serve_cmd->add_option("--max-header-bytes", serve.max_header_bytes, "request header limit")

@@ -4,9 +4,11 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "api/app.h"
 #include "api/kb_api.h"
@@ -168,8 +170,11 @@ int RunServe(ServeOptions options) {
       return 1;
     }
     model = std::move(*loaded);
-    // Concurrent callers (searches, the vector queue) share model passes.
-    embedder = std::make_unique<BatchingEmbedder>(model.get());
+    // Concurrent callers (searches, the vector queue) share model passes, one pass per core at
+    // a time.
+    embedder = std::make_unique<BatchingEmbedder>(
+        model.get(), BatchingEmbedderOptions{
+                         .max_leaders = static_cast<int>(std::thread::hardware_concurrency())});
   } else if (options.embedder == "openai") {
     auto remote = OpenAiEmbedder::Create(
         {.base_url = options.embed_url,
@@ -183,7 +188,9 @@ int RunServe(ServeOptions options) {
       return 1;
     }
     model = std::move(*remote);
-    embedder = std::make_unique<BatchingEmbedder>(model.get());
+    // Requests to the endpoint wait on the network, not on a core: a few may be in flight.
+    embedder = std::make_unique<BatchingEmbedder>(model.get(),
+                                                  BatchingEmbedderOptions{.max_leaders = 4});
   }
   if (embedder)
     spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
@@ -440,8 +447,18 @@ int RunServe(ServeOptions options) {
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.port;
-  http.io_threads = options.io_threads;
+  http.io_threads = options.io_threads > 0
+                        ? options.io_threads
+                        : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   http.worker_threads = options.worker_threads;
+  // Searches wait on nothing but the cores when the store, the embedding model and the ranking
+  // are local: they run on the I/O threads, one per core at a time. A PostgreSQL store (each
+  // search checks the scope's version), an embedding endpoint or an LLM reranker makes them wait
+  // on the network, where so few at once would idle the cores; they then go to the worker pool.
+  if (options.store_url.empty() && options.embedder != "openai" && options.rerank != "llm") {
+    http.compute_slots = options.compute_slots;
+    http.is_compute_bound = [&app](const HttpRequest& r) { return app.IsComputeBound(r); };
+  }
   http.max_body_bytes = options.max_body_bytes;
   http.max_header_bytes = options.max_header_bytes;
   http.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);

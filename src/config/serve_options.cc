@@ -39,10 +39,13 @@ Status ServeOptions::Validate() {
                     host));
   }
   if (data_dir.empty()) return Status::InvalidParameter("--data-dir must not be empty");
-  if (io_threads < 1 || io_threads > 256)
-    return Status::InvalidParameter("--io-threads must be 1-256");
+  if (io_threads < 0 || io_threads > 256)
+    return Status::InvalidParameter("--io-threads must be 0-256 (0: one per core)");
   if (worker_threads < 1 || worker_threads > 1024) {
     return Status::InvalidParameter("--worker-threads must be 1-1024");
+  }
+  if (compute_slots < 0 || compute_slots > 1024) {
+    return Status::InvalidParameter("--compute-slots must be 0-1024 (0: one per core)");
   }
   if (max_body_bytes < 1024)
     return Status::InvalidParameter("--max-body-bytes must be at least 1024");

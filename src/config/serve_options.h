@@ -15,8 +15,11 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free port
   std::string data_dir = "data";          // SQLite database and other state
   std::vector<std::string> api_keys;      // "KEY" or "KEY:ws1:ws2"; none = development mode
-  int io_threads = 2;
+  int io_threads = 0;  // 0: one per core (at least 2); they also run searches (compute_slots)
   int worker_threads = 16;  // handlers block on fsync; more workers let group commit batch more
+  // Searches run on the I/O threads, this many at once (0: one per core), when the store and the
+  // model are local (HttpServerOptions::is_compute_bound).
+  int compute_slots = 0;
   uint64_t max_body_bytes = 64ull << 20;
   uint64_t max_header_bytes = 16 << 10;
   // Request content limits (../shared/API.md "Common"); each 4xx names the limit it hit.

@@ -1,11 +1,14 @@
 #include "embed/batching_embedder.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace engram {
 
 BatchingEmbedder::BatchingEmbedder(const Embedder* inner, BatchingEmbedderOptions options)
-    : inner_(inner), options_(options) {}
+    : inner_(inner), options_(options) {
+  options_.max_leaders = std::max(options_.max_leaders, 1);
+}
 
 Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
     const std::vector<std::string>& texts) const {
@@ -16,13 +19,14 @@ Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
   queue_.push_back(&self);
   for (;;) {
     if (self.done) return std::move(self.result);
-    if (leader_active_) {
+    // Every leader busy, or ours is already in a running batch (nothing left to lead): wait.
+    if (leaders_active_ >= options_.max_leaders || queue_.empty()) {
       cv_.wait(lock);
       continue;
     }
     // Lead one batch: the oldest queued requests, up to max_batch_texts texts. If ours is not
     // among them, the loop comes back here and we lead (or wait for) a later batch.
-    leader_active_ = true;
+    ++leaders_active_;
     std::vector<Request*> batch;
     std::vector<std::string> all;
     while (!queue_.empty() &&
@@ -48,7 +52,7 @@ Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
       at += r->texts->size();
       r->done = true;
     }
-    leader_active_ = false;
+    --leaders_active_;
     cv_.notify_all();
   }
 }

@@ -3,10 +3,13 @@
 // Running the built-in model on one short text streams all of its weights for a handful of token
 // rows; running it on 16 texts at once streams them once for all (measured: ~3 ms for one
 // sentence, ~1.1 ms per sentence in a batch of 32). Under concurrent searches this raises
-// throughput and cuts queueing. It works like group commit: the first caller to find no batch
-// running becomes the leader, takes everything queued (up to max_batch_texts), embeds it and hands
-// each caller its vectors; callers that arrive meanwhile wait for the next batch. An idle server
-// adds no delay: a lone caller is its own batch.
+// throughput and cuts queueing. It works like group commit: a caller that finds fewer than
+// max_leaders batches running becomes a leader, takes everything queued (up to max_batch_texts),
+// embeds it and hands each caller its vectors; callers that arrive while every leader is busy wait
+// for the next batch. An idle server adds no delay: a lone caller is its own batch. One leader per
+// core keeps every core busy: with a single leader the model ran on one core while the others
+// waited (int8 passes cost the same per token batched or not, so a second concurrent batch there
+// is pure gain; a search's query no longer waits behind a background batch while a core is free).
 //
 // Thread-safety: safe for concurrent use. Does not own the wrapped embedder.
 #pragma once
@@ -21,6 +24,8 @@ namespace engram {
 
 struct BatchingEmbedderOptions {
   size_t max_batch_texts = 32;
+  // Batches run at once (each on its caller's thread); at least 1.
+  int max_leaders = 1;
 };
 
 class BatchingEmbedder final : public Embedder {
@@ -44,7 +49,7 @@ class BatchingEmbedder final : public Embedder {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable std::deque<Request*> queue_;  // guarded by mu_
-  mutable bool leader_active_ = false;  // guarded by mu_
+  mutable int leaders_active_ = 0;  // guarded by mu_
 };
 
 }  // namespace engram

@@ -16,12 +16,19 @@ class CountingEmbedder final : public Embedder {
   Result<std::vector<std::vector<float>>> EmbedBatch(
       const std::vector<std::string>& texts) const override {
     ++calls;
+    const int now = ++running;
+    int seen = most_running.load();
+    while (now > seen && !most_running.compare_exchange_weak(seen, now)) {
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    --running;
     std::vector<std::vector<float>> out;
     for (const auto& t : texts) out.push_back({static_cast<float>(t.size()), 1.0f});
     return out;
   }
   mutable std::atomic<int> calls{0};
+  mutable std::atomic<int> running{0};
+  mutable std::atomic<int> most_running{0};
 
  private:
   std::string id_ = "counting";
@@ -47,6 +54,27 @@ TEST(BatchingEmbedderTest, EveryCallerGetsItsOwnVectors) {
   // 320 texts in batches of at most 8: fewer inner calls than the 160 requests.
   EXPECT_LT(inner.calls.load(), 160);
   EXPECT_EQ(batching.model_id(), "counting");
+}
+
+// Up to max_leaders batches run at once, never more; every caller still gets its own vectors.
+TEST(BatchingEmbedderTest, LeadersRunBatchesSideBySide) {
+  for (int leaders : {1, 2, 3}) {
+    CountingEmbedder inner;
+    BatchingEmbedder batching(&inner, {.max_batch_texts = 4, .max_leaders = leaders});
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 12; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 8; ++i) {
+          auto r = batching.EmbedBatch({std::string(static_cast<size_t>(t * 10 + i + 1), 'x')});
+          if (!r.ok() || r->size() != 1 || (*r)[0][0] != t * 10 + i + 1) ++wrong;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0) << leaders;
+    EXPECT_EQ(inner.most_running.load(), leaders);
+  }
 }
 
 }  // namespace

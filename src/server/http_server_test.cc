@@ -5,12 +5,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -590,6 +593,105 @@ TEST_F(HttpServerTest, FullQueueIs503) {
   // The 503 kept the connection usable.
   ASSERT_TRUE(SendAll(c, "GET /c2 HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(ReadResponse(c, pc).status, 200);
+  ::close(a);
+  ::close(b);
+  ::close(c);
+}
+
+// Compute-bound requests (/cpu/...) run on the I/O threads, never more at once than the slots,
+// each answered; the others go to the worker pool meanwhile.
+TEST_F(HttpServerTest, ComputeBoundRequestsRunOnIoThreadsWithinTheSlots) {
+  HttpServerOptions o = TestOptions();
+  o.io_threads = 3;
+  o.compute_slots = 2;
+  o.is_compute_bound = [](const HttpRequest& r) { return r.path.starts_with("/cpu/"); };
+  std::atomic<int> running{0}, most{0}, on_workers{0};
+  std::mutex names_mu;
+  std::set<std::string> compute_threads;
+  HttpServer server(
+      o,
+      [&](const HttpRequest& r) {
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof(name));
+        if (!r.path.starts_with("/cpu/")) {
+          if (std::string(name) == "http-worker") ++on_workers;
+          return Echo(r);
+        }
+        {
+          std::lock_guard<std::mutex> lock(names_mu);
+          compute_threads.insert(name);
+        }
+        const int now = ++running;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(20ms);
+        --running;
+        return Echo(r);
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  std::vector<std::future<bool>> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.push_back(std::async(std::launch::async, [&, c] {
+      CURL* curl = curl_easy_init();
+      bool ok = true;
+      for (int i = 0; i < 5; ++i) {
+        const std::string path = (c == 0 ? "/other/" : "/cpu/") + std::to_string(i);
+        CurlResult r = Fetch(curl, Url(server, path));
+        ok = ok && r.code == CURLE_OK && r.status == 200 && r.body == "GET|" + path + "|||loopback";
+      }
+      curl_easy_cleanup(curl);
+      return ok;
+    }));
+  }
+  for (auto& c : clients) EXPECT_TRUE(c.get());
+  server.Stop();
+  EXPECT_EQ(most.load(), 2);  // 7 clients wanted more at once
+  EXPECT_EQ(compute_threads, std::set<std::string>{"http-io"});
+  EXPECT_EQ(on_workers.load(), 5);
+}
+
+// Queued compute-bound requests are bounded like the worker queue: the overflow gets 503, and
+// a graceful stop still answers what was queued.
+TEST_F(HttpServerTest, ComputeQueueIsBoundedAndDrainedOnStop) {
+  HttpServerOptions o = TestOptions();
+  o.io_threads = 2;
+  o.compute_slots = 1;
+  o.max_queued_requests = 1;
+  o.is_compute_bound = [](const HttpRequest&) { return true; };
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> first{true};
+  HttpServer server(
+      o,
+      [&](const HttpRequest& r) {
+        if (first.exchange(false)) {
+          entered.set_value();
+          released.wait();
+        }
+        return Echo(r);
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  const int a = Connect(server.port()), b = Connect(server.port()), c = Connect(server.port());
+  std::string pa, pb, pc;
+  ASSERT_TRUE(SendAll(a, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"));
+  entered.get_future().wait();  // the only slot is busy (and one I/O thread with it)
+  ASSERT_TRUE(SendAll(b, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"));
+  std::this_thread::sleep_for(100ms);  // /b waits for the slot
+  ASSERT_TRUE(SendAll(c, "GET /c HTTP/1.1\r\nHost: h\r\n\r\n"));
+  EXPECT_EQ(ReadResponse(c, pc).status, 503);
+  auto stopped = std::async(std::launch::async, [&] { server.Stop(5000ms); });
+  std::this_thread::sleep_for(50ms);
+  release.set_value();
+  RawResponse ra = ReadResponse(a, pa);
+  RawResponse rb = ReadResponse(b, pb);
+  EXPECT_EQ(ra.status, 200);
+  EXPECT_EQ(rb.status, 200);
+  EXPECT_EQ(rb.body, "GET|/b|||loopback");
+  stopped.get();
   ::close(a);
   ::close(b);
   ::close(c);
