@@ -14,8 +14,15 @@ void NameThisThread(std::string_view name) {
   pthread_setname_np(pthread_self(), n.c_str());
 }
 
+namespace {
+thread_local bool background = false;
+}  // namespace
+
+bool ThisThreadIsBackground() { return background; }
+
 void LowerThisThreadPriority(int increment) {
   if (increment <= 0) return;
+  background = true;
   const auto tid = static_cast<id_t>(syscall(SYS_gettid));
   errno = 0;
   const int now = getpriority(PRIO_PROCESS, tid);

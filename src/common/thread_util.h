@@ -13,7 +13,11 @@ void NameThisThread(std::string_view name);
 
 // Raises the calling thread's nice value by `increment` (Linux schedules threads, not processes,
 // so this leaves the rest of the process alone). Best effort: an error is ignored, the thread then
-// keeps its priority.
+// keeps its priority. Marks the thread as background work either way (ThisThreadIsBackground).
 void LowerThisThreadPriority(int increment);
+
+// Whether the calling thread called LowerThisThreadPriority with a positive increment: it runs
+// background work, which shared resources may serve after requests (see BatchingEmbedder).
+bool ThisThreadIsBackground();
 
 }  // namespace engram

@@ -29,23 +29,30 @@ TEST(ThreadUtilTest, NamesTheCallingThreadTruncatedTo15Bytes) {
 TEST(ThreadUtilTest, LowersOnlyTheCallingThread) {
   const int before = MyNice();
   int inside = 0;
+  bool background = false;
   std::thread([&] {
     LowerThisThreadPriority(5);
     inside = MyNice();
+    background = ThisThreadIsBackground();
   }).join();
   EXPECT_EQ(inside, std::min(19, before + 5));
+  EXPECT_TRUE(background);
   EXPECT_EQ(MyNice(), before);  // this thread (and the process) unchanged
+  EXPECT_FALSE(ThisThreadIsBackground());
 }
 
 TEST(ThreadUtilTest, ZeroOrNegativeIncrementChangesNothing) {
   int inside = 0;
+  bool background = true;
   const int before = MyNice();
   std::thread([&] {
     LowerThisThreadPriority(0);
     LowerThisThreadPriority(-3);
     inside = MyNice();
+    background = ThisThreadIsBackground();
   }).join();
   EXPECT_EQ(inside, before);
+  EXPECT_FALSE(background);
 }
 
 }  // namespace

@@ -3,36 +3,41 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/thread_util.h"
+
 namespace engram {
 
 BatchingEmbedder::BatchingEmbedder(const Embedder* inner, BatchingEmbedderOptions options)
     : inner_(inner), options_(options) {
-  options_.max_leaders = std::max(options_.max_leaders, 1);
+  requests_.max_leaders = std::max(options_.max_leaders, 1);
+  background_.max_leaders = std::max(options_.max_background_leaders, 1);
 }
 
 Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
     const std::vector<std::string>& texts) const {
-  // Large requests gain nothing from merging: run them directly.
-  if (texts.size() >= options_.max_batch_texts) return inner_->EmbedBatch(texts);
+  Lane& lane = ThisThreadIsBackground() ? background_ : requests_;
   Request self{&texts};
   std::unique_lock<std::mutex> lock(mu_);
-  queue_.push_back(&self);
+  lane.queue.push_back(&self);
   for (;;) {
     if (self.done) return std::move(self.result);
-    // Every leader busy, or ours is already in a running batch (nothing left to lead): wait.
-    if (leaders_active_ >= options_.max_leaders || queue_.empty()) {
+    // Every leader of the lane busy, or ours is already in a running batch (nothing left to
+    // lead): wait.
+    if (lane.leaders_active >= lane.max_leaders || lane.queue.empty()) {
       cv_.wait(lock);
       continue;
     }
-    // Lead one batch: the oldest queued requests, up to max_batch_texts texts. If ours is not
-    // among them, the loop comes back here and we lead (or wait for) a later batch.
-    ++leaders_active_;
+    // Lead one batch: the oldest queued requests of the lane, up to max_batch_texts texts (a
+    // larger request is a batch of its own). If ours is not among them, the loop comes back
+    // here and we lead (or wait for) a later batch.
+    ++lane.leaders_active;
     std::vector<Request*> batch;
     std::vector<std::string> all;
-    while (!queue_.empty() &&
-           (batch.empty() || all.size() + queue_.front()->texts->size() <= options_.max_batch_texts)) {
-      Request* r = queue_.front();
-      queue_.pop_front();
+    while (!lane.queue.empty() &&
+           (batch.empty() ||
+            all.size() + lane.queue.front()->texts->size() <= options_.max_batch_texts)) {
+      Request* r = lane.queue.front();
+      lane.queue.pop_front();
       batch.push_back(r);
       all.insert(all.end(), r->texts->begin(), r->texts->end());
     }
@@ -52,7 +57,7 @@ Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
       at += r->texts->size();
       r->done = true;
     }
-    --leaders_active_;
+    --lane.leaders_active;
     cv_.notify_all();
   }
 }
