@@ -89,6 +89,41 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void DotInt8ManyVnni(
   }
 }
 
+// (q + 128) · c = q · c + 128 · Σc: the query's bytes, offset to unsigned by flipping their top
+// bit, go into vpdpbusd as they are and each code needs no per-block sign fix-up; its sum takes
+// the offset back out. A dimension beyond the last whole 64 bytes is added in scalar code.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void DotInt8ManySummedVnni(
+    const int8_t* query, const int8_t* codes, const int32_t* sums, int dim, size_t n,
+    int32_t* out) {
+  const int blocks = dim / 64;
+  const int tail = dim - blocks * 64;
+  constexpr int kMaxBlocks = 32;
+  if (blocks > kMaxBlocks) {
+    for (size_t i = 0; i < n; ++i) out[i] = DotInt8Scalar(query, codes + i * dim, dim);
+    return;
+  }
+  __m512i shifted_q[kMaxBlocks];
+  const __m512i top_bit = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int b = 0; b < blocks; ++b) {
+    shifted_q[b] = _mm512_xor_si512(_mm512_loadu_si512(query + b * 64), top_bit);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int8_t* c = codes + i * static_cast<size_t>(dim);
+    __m512i acc = _mm512_setzero_si512();
+    for (int b = 0; b < blocks; ++b) {
+      acc = _mm512_dpbusd_epi32(acc, shifted_q[b], _mm512_loadu_si512(c + b * 64));
+    }
+    int32_t body_sum = sums[i];
+    int32_t total = 0;
+    for (int t = 0; t < tail; ++t) {
+      const int32_t v = c[blocks * 64 + t];
+      body_sum -= v;
+      total += static_cast<int32_t>(query[blocks * 64 + t]) * v;
+    }
+    out[i] = total + _mm512_reduce_add_epi32(acc) - 128 * body_sum;
+  }
+}
+
 void DotInt8ManyEach(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
   for (size_t i = 0; i < n; ++i) out[i] = DotInt8(query, codes + i * static_cast<size_t>(dim), dim);
 }
@@ -100,6 +135,20 @@ ManyFn PickMany() {
   return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")
              ? DotInt8ManyVnni
              : DotInt8ManyEach;
+}
+
+using SummedFn = void (*)(const int8_t*, const int8_t*, const int32_t*, int, size_t, int32_t*);
+
+void DotInt8ManySummedPortable(const int8_t* query, const int8_t* codes, const int32_t*, int dim,
+                               size_t n, int32_t* out) {
+  DotInt8Many(query, codes, dim, n, out);
+}
+
+SummedFn PickSummed() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")
+             ? DotInt8ManySummedVnni
+             : DotInt8ManySummedPortable;
 }
 
 using DotFn = int32_t (*)(const int8_t*, const int8_t*, int);
@@ -119,6 +168,18 @@ int32_t DotInt8(const int8_t* a, const int8_t* b, int dim) {
 void DotInt8Many(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
   static const ManyFn fn = PickMany();
   fn(query, codes, dim, n, out);
+}
+
+int32_t CodeSum(const int8_t* code, int dim) {
+  int32_t s = 0;
+  for (int i = 0; i < dim; ++i) s += code[i];
+  return s;
+}
+
+void DotInt8ManySummed(const int8_t* query, const int8_t* codes, const int32_t* sums, int dim,
+                       size_t n, int32_t* out) {
+  static const SummedFn fn = PickSummed();
+  fn(query, codes, sums, dim, n, out);
 }
 
 }  // namespace engram

@@ -23,6 +23,16 @@ int32_t DotInt8(const int8_t* a, const int8_t* b, int dim);
 // AVX-512 VNNI each 64 bytes of a code cost one masked negate and one vpdpbusd.
 void DotInt8Many(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out);
 
+// Sum of a code's `dim` values (what DotInt8ManySummed needs per code).
+int32_t CodeSum(const int8_t* code, int dim);
+
+// DotInt8Many given each code's CodeSum (sums[i] for codes + i * dim): on AVX-512 VNNI the query
+// is shifted once to unsigned bytes (q + 128) so that each 64 bytes of a code cost one vpdpbusd,
+// and the shift comes back out as 128 × the code's sum (exact in int32). Without VNNI it is
+// DotInt8Many. Measured on a 10,000-code scan: 156 µs with DotInt8Many, ~125 µs with this.
+void DotInt8ManySummed(const int8_t* query, const int8_t* codes, const int32_t* sums, int dim,
+                       size_t n, int32_t* out);
+
 // The scalar version, for tests.
 int32_t DotInt8Scalar(const int8_t* a, const int8_t* b, int dim);
 

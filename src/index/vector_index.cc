@@ -101,10 +101,12 @@ void VectorIndex::Set(DocId doc, const float* vector) {
     size_t n = static_cast<size_t>(doc) + 1;
     codes_.resize(n * dim);
     scales_.resize(n, 0.0f);
+    sums_.resize(n, 0);
     present_.resize(n, false);
   }
   int8_t* c = codes_.data() + static_cast<size_t>(doc) * dim;
   scales_[doc] = QuantizeInt8(vector, options_.dim, c);
+  sums_[doc] = CodeSum(c, options_.dim);
   if (!present_[doc]) {
     present_[doc] = true;
     ++count_;
@@ -166,7 +168,7 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
     return hnsw_->Search(qs, q.data(), options_.dim, k,
                          std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
   }
-  // Every stored code in DocId order, a block at a time: DotInt8Many prepares the query once per
+  // Every stored code in DocId order, a block at a time: DotInt8ManySummed prepares the query once per
   // block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it). A code is looked at
   // further only when it beats the k-th best so far (`floor`): codes come in increasing DocId
   // order, so an equal score never ranks before the kept one (RanksBefore breaks ties by lower
@@ -187,7 +189,8 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
   const size_t total = present_.size();
   for (size_t begin = 0; begin < total; begin += kBlock) {
     const size_t n = std::min(kBlock, total - begin);
-    DotInt8Many(q.data(), code(static_cast<DocId>(begin)), options_.dim, n, dots);
+    DotInt8ManySummed(q.data(), code(static_cast<DocId>(begin)), sums_.data() + begin,
+                      options_.dim, n, dots);
     for (size_t j = 0; j < n; ++j) {
       const DocId d = static_cast<DocId>(begin + j);
       const float score = qs * scales_[d] * static_cast<float>(dots[j]);
@@ -232,7 +235,8 @@ std::optional<float> VectorIndex::Similarity(const float* query, DocId doc) cons
 }
 
 size_t VectorIndex::MemoryBytes() const {
-  size_t bytes = codes_.capacity() + scales_.capacity() * sizeof(float) + present_.capacity() / 8;
+  size_t bytes = codes_.capacity() + scales_.capacity() * sizeof(float) +
+                 sums_.capacity() * sizeof(int32_t) + present_.capacity() / 8;
   if (hnsw_) bytes += hnsw_->MemoryBytes();
   return bytes;
 }

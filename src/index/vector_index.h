@@ -71,6 +71,7 @@ class VectorIndex {
   VectorIndexOptions options_;
   std::vector<int8_t> codes_;   // DocId-major, dim bytes each
   std::vector<float> scales_;   // per DocId; 0 with present_ false = absent
+  std::vector<int32_t> sums_;   // per DocId: CodeSum of its code (DotInt8ManySummed)
   std::vector<bool> present_;
   size_t count_ = 0;
   std::unique_ptr<Hnsw> hnsw_;

@@ -56,10 +56,14 @@ TEST(Int8VectorsTest, ManyMatchesScalar) {
     for (auto& x : codes) x = static_cast<int8_t>(d(rng));
     for (int i = 0; i < dim; i += 7) codes[i] = (i % 2) ? 127 : -127;
     q[0] = -127;
-    std::vector<int32_t> out(n, -1);
+    std::vector<int32_t> out(n, -1), summed(n, -1), sums(n);
+    for (size_t i = 0; i < n; ++i) sums[i] = CodeSum(codes.data() + i * dim, dim);
     DotInt8Many(q.data(), codes.data(), dim, n, out.data());
+    DotInt8ManySummed(q.data(), codes.data(), sums.data(), dim, n, summed.data());
     for (size_t i = 0; i < n; ++i) {
-      EXPECT_EQ(out[i], DotInt8Scalar(q.data(), codes.data() + i * dim, dim)) << dim << " " << i;
+      const int32_t want = DotInt8Scalar(q.data(), codes.data() + i * dim, dim);
+      EXPECT_EQ(out[i], want) << dim << " " << i;
+      EXPECT_EQ(summed[i], want) << dim << " " << i;
     }
   }
 }
