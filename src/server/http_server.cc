@@ -224,6 +224,7 @@ class Core {
   std::mutex compute_mu_;
   std::deque<std::function<void()>> compute_pending_;  // guarded by compute_mu_
   int compute_running_ = 0;                            // guarded by compute_mu_
+  std::atomic<bool> io_joined_{false};                 // Stop has joined the I/O threads
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -412,8 +413,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
     state_ = State::kHandling;
     stream_.expires_never();  // the handler may take long; write_timeout starts with the write
-    // The worker reads req_ while the strand leaves it alone (state kHandling), then posts the
-    // response back to the strand.
+    // The handler (on a worker, or on an I/O thread for a compute-bound request) reads req_ while
+    // the strand leaves it alone (state kHandling), then hands the response back to the strand.
     auto task = [self = shared_from_this()] {
       HttpResponse res = self->core_.RunHandler(self->req_);
       // On this session's strand already (run by Dispatch itself) the write starts at once; from
@@ -647,6 +648,9 @@ void Core::NextCompute() {
   // keep the strand of the session just served (the caller's) busy, and that session could not
   // finish its write nor read its next request until the queue ran dry (measured: p99 0.2-0.4 s).
   net::post(ioc_, [this, next = std::move(next)]() mutable {
+    // After Stop joined the I/O threads it drains leftover handlers against closed sockets: a
+    // search must not start then.
+    if (io_joined_.load(std::memory_order_acquire)) return;
     next();
     NextCompute();
   });
@@ -740,6 +744,7 @@ void Core::Stop(std::chrono::milliseconds grace) {
   ioc_.stop();
   for (auto& t : io_threads_) t.join();
   io_threads_.clear();
+  io_joined_.store(true, std::memory_order_release);
   pool_->Shutdown(/*discard_pending=*/true);
   DiscardPendingCompute();  // nothing runs them now: their sessions are closed below
   for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->ForceClose(); });
