@@ -194,6 +194,28 @@ bool HeadHas(const RawResponse& r, const std::string& needle) {
   return lower.find(needle) != std::string::npos;
 }
 
+// A handler that echoes, except that its first request waits for Release().
+class BlockFirstRequest {
+ public:
+  HttpHandler Handler() {
+    return [this](const HttpRequest& r) {
+      if (first_.exchange(false)) {
+        entered_.set_value();
+        released_.wait();
+      }
+      return Echo(r);
+    };
+  }
+  void WaitEntered() { entered_.get_future().wait(); }
+  void Release() { release_.set_value(); }
+
+ private:
+  std::promise<void> entered_;
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  std::atomic<bool> first_{true};
+};
+
 class HttpServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -562,32 +584,20 @@ TEST_F(HttpServerTest, FullQueueIs503) {
   HttpServerOptions o = TestOptions();
   o.worker_threads = 1;
   o.max_queued_requests = 1;
-  std::promise<void> entered;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::atomic<bool> first{true};
-  HttpServer server(
-      o,
-      [&](const HttpRequest& r) {
-        if (first.exchange(false)) {
-          entered.set_value();
-          released.wait();
-        }
-        return Echo(r);
-      },
-      RenderError);
+  BlockFirstRequest block;
+  HttpServer server(o, block.Handler(), RenderError);
   ASSERT_TRUE(server.Start().ok());
   const int a = Connect(server.port()), b = Connect(server.port()), c = Connect(server.port());
   std::string pa, pb, pc;
   ASSERT_TRUE(SendAll(a, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"));
-  entered.get_future().wait();  // the only worker is busy
+  block.WaitEntered();  // the only worker is busy
   ASSERT_TRUE(SendAll(b, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"));
   std::this_thread::sleep_for(100ms);  // /b takes the only queue slot
   ASSERT_TRUE(SendAll(c, "GET /c HTTP/1.1\r\nHost: h\r\n\r\n"));
   RawResponse rc = ReadResponse(c, pc);
   EXPECT_EQ(rc.status, 503);
   EXPECT_NE(rc.body.find("ServiceUnavailable"), std::string::npos);
-  release.set_value();
+  block.Release();
   EXPECT_EQ(ReadResponse(a, pa).status, 200);
   EXPECT_EQ(ReadResponse(b, pb).status, 200);
   // The 503 kept the connection usable.
@@ -660,32 +670,20 @@ TEST_F(HttpServerTest, ComputeQueueIsBoundedAndDrainedOnStop) {
   o.compute_slots = 1;
   o.max_queued_requests = 1;
   o.is_compute_bound = [](const HttpRequest&) { return true; };
-  std::promise<void> entered;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::atomic<bool> first{true};
-  HttpServer server(
-      o,
-      [&](const HttpRequest& r) {
-        if (first.exchange(false)) {
-          entered.set_value();
-          released.wait();
-        }
-        return Echo(r);
-      },
-      RenderError);
+  BlockFirstRequest block;
+  HttpServer server(o, block.Handler(), RenderError);
   ASSERT_TRUE(server.Start().ok());
   const int a = Connect(server.port()), b = Connect(server.port()), c = Connect(server.port());
   std::string pa, pb, pc;
   ASSERT_TRUE(SendAll(a, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"));
-  entered.get_future().wait();  // the only slot is busy (and one I/O thread with it)
+  block.WaitEntered();  // the only slot is busy (and one I/O thread with it)
   ASSERT_TRUE(SendAll(b, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"));
   std::this_thread::sleep_for(100ms);  // /b waits for the slot
   ASSERT_TRUE(SendAll(c, "GET /c HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(ReadResponse(c, pc).status, 503);
   auto stopped = std::async(std::launch::async, [&] { server.Stop(5000ms); });
   std::this_thread::sleep_for(50ms);
-  release.set_value();
+  block.Release();
   RawResponse ra = ReadResponse(a, pa);
   RawResponse rb = ReadResponse(b, pb);
   EXPECT_EQ(ra.status, 200);
