@@ -6,6 +6,7 @@
 
 #include "api/envelope.h"
 #include "common/ids.h"
+#include "common/thread_util.h"
 
 namespace engram {
 
@@ -73,6 +74,13 @@ HttpResponse App::Handle(const HttpRequest& request) {
     }
     return match.route->handler(request, ctx);
   }();
+  if (!result.ok() && result.status().code() == StatusCode::kWouldBlock &&
+      ThisThreadAvoidsLongWaits()) {
+    // Not an answer: the transport runs the request again on a worker (not counted twice).
+    HttpResponse again;
+    again.run_on_worker = true;
+    return again;
+  }
 
   HttpResponse response = result.ok() ? std::move(*result)
                                       : ErrorResponse(result.status(), ctx.request_id, ctx.ElapsedMs());

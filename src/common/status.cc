@@ -16,6 +16,7 @@ int HttpStatusOf(StatusCode code) {
     case StatusCode::kThrottled: return 429;
     case StatusCode::kInternal: return 500;
     case StatusCode::kUnavailable: return 503;
+    case StatusCode::kWouldBlock: return 503;
   }
   return 500;
 }
@@ -34,6 +35,7 @@ const char* ApiCodeOf(StatusCode code) {
     case StatusCode::kThrottled: return "Throttling.RateQuota";
     case StatusCode::kInternal: return "InternalServerError";
     case StatusCode::kUnavailable: return "ServiceUnavailable";
+    case StatusCode::kWouldBlock: return "ServiceUnavailable";
   }
   return "InternalServerError";
 }

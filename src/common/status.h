@@ -26,6 +26,7 @@ enum class StatusCode {
   kThrottled,          // 429 Throttling.RateQuota
   kInternal,           // 500 InternalServerError
   kUnavailable,        // 503 ServiceUnavailable
+  kWouldBlock,         // internal: run again where waiting is fine (AvoidLongWaitsScope); 503
 };
 
 class [[nodiscard]] Status {

@@ -20,4 +20,20 @@ void LowerThisThreadPriority(int increment);
 // background work, which shared resources may serve after requests (see BatchingEmbedder).
 bool ThisThreadIsBackground();
 
+// While alive, marks the calling thread as one that should not wait long: an HTTP I/O thread
+// running a search, which every connection of the server may be waiting for. Code about to wait
+// long (loading a cold scope from the store) checks ThisThreadAvoidsLongWaits() and returns
+// StatusCode::kWouldBlock instead, and the server runs the request again on a worker thread.
+class AvoidLongWaitsScope {
+ public:
+  AvoidLongWaitsScope();
+  ~AvoidLongWaitsScope();
+  AvoidLongWaitsScope(const AvoidLongWaitsScope&) = delete;
+  AvoidLongWaitsScope& operator=(const AvoidLongWaitsScope&) = delete;
+
+ private:
+  bool previous_;
+};
+bool ThisThreadAvoidsLongWaits();
+
 }  // namespace engram

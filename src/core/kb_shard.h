@@ -9,6 +9,7 @@
 // exclusively.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -47,6 +48,8 @@ class KbShard {
 
   // Loads the knowledge base's chunks once; a failed load is retried on the next call.
   Status EnsureLoaded(Store* store, const std::string& workspace, const std::string& kb_id);
+  // Whether EnsureLoaded has finished (any thread, no lock).
+  bool loaded() const { return loaded_.load(std::memory_order_acquire); }
 
   // Replaces every chunk of chunks' document(s) by `chunks` (all of one document, `doc_id`).
   void ReplaceDoc(const std::string& doc_id, const std::vector<KbChunkRecord>& chunks);
@@ -73,7 +76,7 @@ class KbShard {
   const Analyzer* analyzer_;
   KbShardOptions options_;
   std::mutex load_mu_;
-  bool loaded_ = false;  // guarded by load_mu_
+  std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
 
   mutable std::shared_mutex mu_;
   std::vector<Chunk> chunks_;                                   // guarded by mu_; DocId = index

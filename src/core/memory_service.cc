@@ -9,6 +9,7 @@
 
 #include "common/ids.h"
 #include "common/time_util.h"
+#include "common/thread_util.h"
 
 namespace engram {
 
@@ -48,7 +49,12 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   bool created = false;
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
-    auto& slot = shards_[workspace];
+    auto it = shards_.find(workspace);
+    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second->loaded())) {
+      return Status(StatusCode::kWouldBlock,  // see ShardRegistry::Get
+                    "the workspace's memories are not loaded yet");
+    }
+    auto& slot = it != shards_.end() ? it->second : shards_[workspace];
     if (!slot) {
       slot = std::make_shared<MemoryShard>(analyzer_, options_.shard);
       created = true;

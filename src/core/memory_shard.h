@@ -10,6 +10,7 @@
 // exclusively.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -86,6 +87,8 @@ class MemoryShard {
 
   // Loads the workspace from the store once; a failed load is retried on the next call.
   Status EnsureLoaded(Store* store, const std::string& workspace);
+  // Whether EnsureLoaded has finished (any thread, no lock).
+  bool loaded() const { return loaded_.load(std::memory_order_acquire); }
 
   // Shared stores (several nodes): brings the loaded shard up to date with other nodes' writes
   // (a version read, then only the memories changed or deleted since). Nothing otherwise.
@@ -147,7 +150,7 @@ class MemoryShard {
   const Analyzer* analyzer_;
   MemoryShardOptions options_;
   mutable std::mutex load_mu_;  // serialises loading and refreshing
-  bool loaded_ = false;         // guarded by load_mu_
+  std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
   int64_t version_ = 0;         // guarded by load_mu_
 
   mutable std::shared_mutex mu_;

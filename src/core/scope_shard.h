@@ -60,6 +60,8 @@ class ScopeShard {
   // Loads the scope from the store once; later calls return at once. A failed load is retried on
   // the next call.
   Status EnsureLoaded(Store* store, std::string_view workspace, std::string_view user_id);
+  // Whether EnsureLoaded has finished (any thread, no lock).
+  bool loaded() const { return loaded_.load(std::memory_order_acquire); }
 
   // Shared stores (several nodes): brings a loaded shard up to date with what other nodes wrote —
   // one indexed version read, then only the rows changed since the version this shard has seen.
@@ -119,7 +121,7 @@ class ScopeShard {
   const Analyzer* analyzer_;
   ShardOptions options_;
   std::mutex load_mu_;   // serialises loading and refreshing
-  bool loaded_ = false;  // guarded by load_mu_
+  std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
   int64_t version_ = 0;  // guarded by load_mu_: the store's scope version this shard reflects
   std::atomic<int64_t> last_used_{0};
 

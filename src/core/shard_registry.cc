@@ -1,4 +1,5 @@
 #include "core/shard_registry.h"
+#include "common/thread_util.h"
 
 #include <spdlog/spdlog.h>
 
@@ -49,7 +50,13 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
   bool created = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = shards_[{workspace, user_id}];
+    auto it = shards_.find({workspace, user_id});
+    // Loading (or waiting for another thread's load) is the long wait: leave it to a thread that
+    // may wait, before creating the slot so that its creator loads it as usual.
+    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second->loaded())) {
+      return Status(StatusCode::kWouldBlock, "the scope is not loaded yet");
+    }
+    auto& slot = it != shards_.end() ? it->second : shards_[{workspace, user_id}];
     if (!slot) {
       slot = std::make_shared<ScopeShard>(analyzer_, options_);
       created = true;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/ids.h"
+#include "common/thread_util.h"
 #include "pg_test_db.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
@@ -80,6 +81,28 @@ TEST_F(ShardRegistryTest, EvictsLeastRecentlyUsedShardsOverBudgetAndReloadsThem)
   EXPECT_EQ(registry.loads(), loads + 1);
   EXPECT_EQ((*b)->size(), 200u);
   EXPECT_EQ(Find(**b, analyzer_, "note about b").size(), 10u);
+}
+
+// A thread that should not wait long (an HTTP I/O thread running a search) gets kWouldBlock for
+// a scope that is not loaded, and nothing is loaded or created; once another thread has loaded
+// it, the same thread gets the shard.
+TEST_F(ShardRegistryTest, AThreadAvoidingLongWaitsDoesNotLoadAColdScope) {
+  AddMessages("a", 50);
+  ShardRegistry registry(store_.get(), &analyzer_, ShardOptions{});
+  {
+    AvoidLongWaitsScope io_thread;
+    auto cold = registry.Get("w", "a");
+    ASSERT_FALSE(cold.ok());
+    EXPECT_EQ(cold.status().code(), StatusCode::kWouldBlock);
+  }
+  EXPECT_EQ(registry.loads(), 0);
+  EXPECT_EQ(registry.shard_count(), 0u);
+  ASSERT_TRUE(registry.Get("w", "a").ok());  // a thread that may wait loads it
+  EXPECT_EQ(registry.loads(), 1);
+  AvoidLongWaitsScope io_thread;
+  auto warm = registry.Get("w", "a");
+  ASSERT_TRUE(warm.ok());
+  EXPECT_EQ((*warm)->size(), 50u);
 }
 
 TEST_F(ShardRegistryTest, AShardInUseIsNotEvicted) {

@@ -9,6 +9,7 @@
 
 #include "common/ids.h"
 #include "common/time_util.h"
+#include "common/thread_util.h"
 
 namespace engram {
 
@@ -117,6 +118,9 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
     return it->second;
   };
   if (auto index = current()) return index;
+  if (ThisThreadAvoidsLongWaits()) {  // loading embeds skills: see ShardRegistry::Get
+    return Status(StatusCode::kWouldBlock, "the workspace's skills are not loaded yet");
+  }
   std::lock_guard<std::mutex> load(load_mu_);
   if (auto index = current()) return index;
   auto records = store_->LoadSkills(workspace);

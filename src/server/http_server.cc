@@ -415,20 +415,36 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_never();  // the handler may take long; write_timeout starts with the write
     // The handler (on a worker, or on an I/O thread for a compute-bound request) reads req_ while
     // the strand leaves it alone (state kHandling), then hands the response back to the strand.
-    auto task = [self = shared_from_this()] {
-      HttpResponse res = self->core_.RunHandler(self->req_);
-      // On this session's strand already (run by Dispatch itself) the write starts at once; from
-      // another thread it is posted to the session's strand.
-      net::dispatch(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-        self->WriteResponse(std::move(res));
-      });
-    };
-    const bool queued = core_.IsComputeBound(req_) ? core_.RunOrQueueCompute(std::move(task))
-                                                   : core_.Submit(std::move(task));
+    const bool queued = core_.IsComputeBound(req_)
+                            ? core_.RunOrQueueCompute([self = shared_from_this()] {
+                                HttpResponse res = self->core_.RunHandler(self->req_);
+                                // It would wait long (a cold scope): a worker runs it again.
+                                if (res.run_on_worker && !self->core_.Submit(self->HandlerTask())) {
+                                  res = self->core_.RenderError(
+                                      StatusCode::kUnavailable,
+                                      "server is overloaded: too many queued requests");
+                                  res.run_on_worker = false;
+                                }
+                                if (!res.run_on_worker) self->Respond(std::move(res));
+                              })
+                            : core_.Submit(HandlerTask());
     if (!queued) {
       WriteResponse(core_.RenderError(StatusCode::kUnavailable,
                                       "server is overloaded: too many queued requests"));
     }
+  }
+
+  // Runs the handler (on a worker) and answers.
+  std::function<void()> HandlerTask() {
+    return [self = shared_from_this()] { self->Respond(self->core_.RunHandler(self->req_)); };
+  }
+
+  // On this session's strand already (a compute-bound request run by Dispatch itself) the write
+  // starts at once; from another thread it is posted to the session's strand.
+  void Respond(HttpResponse res) {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this(), res = std::move(res)]() mutable {
+      self->WriteResponse(std::move(res));
+    });
   }
 
   // Answers a transport error and closes the connection afterwards.
@@ -628,7 +644,10 @@ bool Core::RunOrQueueCompute(std::function<void()> task) {
     }
     ++compute_running_;
   }
-  task();
+  {
+    AvoidLongWaitsScope on_io_thread;
+    task();
+  }
   NextCompute();
   return true;
 }
@@ -651,7 +670,10 @@ void Core::NextCompute() {
     // After Stop joined the I/O threads it drains leftover handlers against closed sockets: a
     // search must not start then.
     if (io_joined_.load(std::memory_order_acquire)) return;
-    next();
+    {
+      AvoidLongWaitsScope on_io_thread;
+      next();
+    }
     NextCompute();
   });
 }

@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thread_util.h"
+
 namespace engram {
 namespace {
 
@@ -660,6 +662,41 @@ TEST_F(HttpServerTest, ComputeBoundRequestsRunOnIoThreadsWithinTheSlots) {
   EXPECT_EQ(most.load(), 2);  // 7 clients wanted more at once
   EXPECT_EQ(compute_threads, std::set<std::string>{"http-io"});
   EXPECT_EQ(on_workers.load(), 5);
+}
+
+// A compute-bound handler that would wait long on an I/O thread asks for a worker: the request
+// is run again there and answered once.
+TEST_F(HttpServerTest, ComputeBoundRequestThatWouldWaitRunsAgainOnAWorker) {
+  HttpServerOptions o = TestOptions();
+  o.is_compute_bound = [](const HttpRequest&) { return true; };
+  std::atomic<int> completed{0};
+  o.on_complete = [&](const HttpRequest&, const HttpResponse&, double) { ++completed; };
+  std::mutex mu;
+  std::vector<std::string> ran_on;
+  HttpServer server(
+      o,
+      [&](const HttpRequest& r) {
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof(name));
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ran_on.push_back(name);
+        }
+        if (ThisThreadAvoidsLongWaits()) {
+          HttpResponse again;
+          again.run_on_worker = true;
+          return again;
+        }
+        return Echo(r);
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  CurlResult r = FetchOnce(Url(server, "/cold"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "GET|/cold|||loopback");
+  server.Stop();
+  EXPECT_EQ(ran_on, (std::vector<std::string>{"http-io", "http-worker"}));
+  EXPECT_EQ(completed.load(), 1);
 }
 
 // Queued compute-bound requests are bounded like the worker queue: the overflow gets 503, and

@@ -41,10 +41,14 @@ struct HttpResponse {
   // Transfer-Encoding and Connection given here are ignored, except that "Connection: close"
   // makes the server close the connection after this response.
   std::vector<std::pair<std::string, std::string>> headers;
+  // Set by a compute-bound handler run on an I/O thread that found it would wait long (see
+  // AvoidLongWaitsScope): nothing is sent; the transport runs the request again on a worker.
+  bool run_on_worker = false;
 };
 
-// Runs on a worker thread (never on an I/O thread), so it may block. May throw: the transport
-// answers 500 through the error renderer.
+// Runs on a worker thread, so it may block, or, for requests HttpServerOptions::is_compute_bound
+// selects, on an I/O thread inside an AvoidLongWaitsScope. May throw: the transport answers 500
+// through the error renderer.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 // Renders transport-level errors in the API's envelope: 413 body/header too large (kPayloadTooLarge),
