@@ -44,8 +44,9 @@ struct HttpServerOptions {
   // each one's latency, and every hand-off between threads costs a wake-up: 16 clients of
   // filtered searches on 2 cores measured p99 19-22 ms on 16 worker threads, 10-11 ms on 2
   // threads, 8-9 ms run this way with 2 I/O threads (10 ms with 3). While every I/O thread
-  // computes, the other connections wait (they would wait for a core anyway); a handler that runs
-  // long (a cold scope's first search loads it from the store) holds its I/O thread that long.
+  // computes, the other connections wait (they would wait for a core anyway). Such handlers run
+  // inside an AvoidLongWaitsScope: one that would wait long (a cold scope's first search loads
+  // it from the store) answers HttpResponse::run_on_worker and is run again on the worker pool.
   // Called on an I/O thread once the request is read: keep it cheap. Unset: all go to the pool.
   std::function<bool(const HttpRequest&)> is_compute_bound;
   int compute_slots = 0;  // 0 = one per core
