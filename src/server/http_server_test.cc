@@ -196,6 +196,12 @@ bool HeadHas(const RawResponse& r, const std::string& needle) {
   return lower.find(needle) != std::string::npos;
 }
 
+std::string ThisThreadName() {
+  char name[16] = {};
+  pthread_getname_np(pthread_self(), name, sizeof(name));
+  return name;
+}
+
 // A handler that echoes, except that its first request waits for Release().
 class BlockFirstRequest {
  public:
@@ -623,10 +629,9 @@ TEST_F(HttpServerTest, ComputeBoundRequestsRunOnIoThreadsWithinTheSlots) {
   HttpServer server(
       o,
       [&](const HttpRequest& r) {
-        char name[16] = {};
-        pthread_getname_np(pthread_self(), name, sizeof(name));
+        const std::string name = ThisThreadName();
         if (!r.path.starts_with("/cpu/")) {
-          if (std::string(name) == "http-worker") ++on_workers;
+          if (name == "http-worker") ++on_workers;
           return Echo(r);
         }
         {
@@ -676,8 +681,7 @@ TEST_F(HttpServerTest, ComputeBoundRequestThatWouldWaitRunsAgainOnAWorker) {
   HttpServer server(
       o,
       [&](const HttpRequest& r) {
-        char name[16] = {};
-        pthread_getname_np(pthread_self(), name, sizeof(name));
+        const std::string name = ThisThreadName();
         {
           std::lock_guard<std::mutex> lock(mu);
           ran_on.push_back(name);
