@@ -53,42 +53,6 @@ __attribute__((target("avx2"))) int32_t DotInt8Avx2(const int8_t* a, const int8_
   return total;
 }
 
-// vpdpbusd multiplies unsigned by signed bytes, so as in the AVX2 path the query gives its
-// absolute values and its signs move onto the code: |q| * (c * sign(q)). Codes are within
-// [-127, 127], so negating never overflows; groups of four products add into int32 exactly.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void DotInt8ManyVnni(
-    const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
-  const int blocks = dim / 64;
-  const int tail = dim - blocks * 64;
-  constexpr int kMaxBlocks = 32;  // dims up to 2048 through the vector path
-  if (blocks > kMaxBlocks) {
-    for (size_t i = 0; i < n; ++i) out[i] = DotInt8Scalar(query, codes + i * dim, dim);
-    return;
-  }
-  __m512i abs_q[kMaxBlocks];
-  __mmask64 negative[kMaxBlocks];
-  for (int b = 0; b < blocks; ++b) {
-    const __m512i q = _mm512_loadu_si512(query + b * 64);
-    abs_q[b] = _mm512_abs_epi8(q);
-    negative[b] = _mm512_movepi8_mask(q);
-  }
-  const __m512i zero = _mm512_setzero_si512();
-  for (size_t i = 0; i < n; ++i) {
-    const int8_t* c = codes + i * static_cast<size_t>(dim);
-    __m512i acc = _mm512_setzero_si512();
-    for (int b = 0; b < blocks; ++b) {
-      __m512i v = _mm512_loadu_si512(c + b * 64);
-      v = _mm512_mask_sub_epi8(v, negative[b], zero, v);
-      acc = _mm512_dpbusd_epi32(acc, abs_q[b], v);
-    }
-    int32_t total = _mm512_reduce_add_epi32(acc);
-    for (int t = 0; t < tail; ++t) {
-      total += static_cast<int32_t>(query[blocks * 64 + t]) * c[blocks * 64 + t];
-    }
-    out[i] = total;
-  }
-}
-
 // (q + 128) · c = q · c + 128 · Σc: the query's bytes, offset to unsigned by flipping their top
 // bit, go into vpdpbusd as they are and each code needs no per-block sign fix-up; its sum takes
 // the offset back out. A dimension beyond the last whole 64 bytes is added in scalar code.
@@ -128,20 +92,11 @@ void DotInt8ManyEach(const int8_t* query, const int8_t* codes, int dim, size_t n
   for (size_t i = 0; i < n; ++i) out[i] = DotInt8(query, codes + i * static_cast<size_t>(dim), dim);
 }
 
-using ManyFn = void (*)(const int8_t*, const int8_t*, int, size_t, int32_t*);
-
-ManyFn PickMany() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")
-             ? DotInt8ManyVnni
-             : DotInt8ManyEach;
-}
-
 using SummedFn = void (*)(const int8_t*, const int8_t*, const int32_t*, int, size_t, int32_t*);
 
 void DotInt8ManySummedPortable(const int8_t* query, const int8_t* codes, const int32_t*, int dim,
                                size_t n, int32_t* out) {
-  DotInt8Many(query, codes, dim, n, out);
+  DotInt8ManyEach(query, codes, dim, n, out);
 }
 
 SummedFn PickSummed() {
@@ -166,8 +121,15 @@ int32_t DotInt8(const int8_t* a, const int8_t* b, int dim) {
 }
 
 void DotInt8Many(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
-  static const ManyFn fn = PickMany();
-  fn(query, codes, dim, n, out);
+  // One VNNI kernel serves both: the codes' sums are taken here, a block at a time.
+  constexpr size_t kBlock = 256;
+  int32_t sums[kBlock];
+  for (size_t begin = 0; begin < n; begin += kBlock) {
+    const size_t m = std::min(kBlock, n - begin);
+    const int8_t* block = codes + begin * static_cast<size_t>(dim);
+    for (size_t i = 0; i < m; ++i) sums[i] = CodeSum(block + i * static_cast<size_t>(dim), dim);
+    DotInt8ManySummed(query, block, sums, dim, m, out + begin);
+  }
 }
 
 int32_t CodeSum(const int8_t* code, int dim) {

@@ -19,8 +19,8 @@ float QuantizeInt8(const float* x, int dim, int8_t* code);
 int32_t DotInt8(const int8_t* a, const int8_t* b, int dim);
 
 // out[i] = DotInt8(query, codes + i * dim, dim) for i < n: one query against n codes stored one
-// after another (an exact scan). Faster than n DotInt8 calls: the query is prepared once, and on
-// AVX-512 VNNI each 64 bytes of a code cost one masked negate and one vpdpbusd.
+// after another (an exact scan). DotInt8ManySummed with the codes' sums taken on the way; callers
+// that keep the sums (VectorIndex) call that directly.
 void DotInt8Many(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out);
 
 // Sum of a code's `dim` values (what DotInt8ManySummed needs per code).
