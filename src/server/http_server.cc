@@ -173,6 +173,10 @@ class Core {
   }
   HttpResponse RunHandler(const HttpRequest& request) noexcept;
   HttpResponse RenderError(StatusCode code, const std::string& message) noexcept;
+  // The 503 for a request no queue can take.
+  HttpResponse Overloaded() noexcept {
+    return RenderError(StatusCode::kUnavailable, "server is overloaded: too many queued requests");
+  }
   void NotifyComplete(const HttpRequest& req, const HttpResponse& res, double ms) noexcept {
     if (!options_.on_complete) return;
     try {
@@ -189,6 +193,8 @@ class Core {
   }
 
  private:
+  // Runs a compute-bound request's task on this I/O thread, then passes its slot on.
+  void RunCompute(const std::function<void()>& task);
   void NextCompute();
   void DiscardPendingCompute();
   void DoAccept();
@@ -419,19 +425,13 @@ class Session : public std::enable_shared_from_this<Session> {
                             ? core_.RunOrQueueCompute([self = shared_from_this()] {
                                 HttpResponse res = self->core_.RunHandler(self->req_);
                                 // It would wait long (a cold scope): a worker runs it again.
-                                if (res.run_on_worker && !self->core_.Submit(self->HandlerTask())) {
-                                  res = self->core_.RenderError(
-                                      StatusCode::kUnavailable,
-                                      "server is overloaded: too many queued requests");
-                                  res.run_on_worker = false;
+                                if (!res.run_on_worker) return self->Respond(std::move(res));
+                                if (!self->core_.Submit(self->HandlerTask())) {
+                                  self->Respond(self->core_.Overloaded());
                                 }
-                                if (!res.run_on_worker) self->Respond(std::move(res));
                               })
                             : core_.Submit(HandlerTask());
-    if (!queued) {
-      WriteResponse(core_.RenderError(StatusCode::kUnavailable,
-                                      "server is overloaded: too many queued requests"));
-    }
+    if (!queued) WriteResponse(core_.Overloaded());
   }
 
   // Runs the handler (on a worker) and answers.
@@ -644,12 +644,16 @@ bool Core::RunOrQueueCompute(std::function<void()> task) {
     }
     ++compute_running_;
   }
+  RunCompute(task);
+  return true;
+}
+
+void Core::RunCompute(const std::function<void()>& task) {
   {
     AvoidLongWaitsScope on_io_thread;
     task();
   }
   NextCompute();
-  return true;
 }
 
 void Core::NextCompute() {
@@ -670,11 +674,7 @@ void Core::NextCompute() {
     // After Stop joined the I/O threads it drains leftover handlers against closed sockets: a
     // search must not start then.
     if (io_joined_.load(std::memory_order_acquire)) return;
-    {
-      AvoidLongWaitsScope on_io_thread;
-      next();
-    }
-    NextCompute();
+    RunCompute(next);
   });
 }
 
