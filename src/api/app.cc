@@ -36,8 +36,8 @@ App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics)
     : router_(std::move(router)), auth_(auth), metrics_(metrics) {}
 
 bool App::IsComputeBound(const HttpRequest& request) const {
-  const auto match = router_.Find(request.method, request.path);
-  return match.route != nullptr && match.route->compute_bound;
+  const Route* route = router_.FindRoute(request.method, request.path);
+  return route != nullptr && route->compute_bound;
 }
 
 HttpResponse App::Handle(const HttpRequest& request) {

@@ -31,25 +31,29 @@ void Router::Add(Route route) {
   routes_.push_back(std::move(route));
 }
 
-Router::Match Router::Find(std::string_view method, std::string_view path) const {
-  Match result;
-  auto segs = Split(path);
+namespace {
+bool IsParam(const std::string& segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+}  // namespace
+
+const Route* Router::Resolve(std::string_view method, const std::vector<std::string_view>& segs,
+                             bool* method_mismatch, size_t* index) const {
   // Among the patterns that match the path, the one with the most literal segments names it:
   // "memories/add" is the add action even though "memories/{memory_id}" matches it too, so GET on
   // it is a 405, not a lookup of a memory called "add". A trailing slash is tolerated; an empty
   // segment in the middle is not a match.
+  const Route* found = nullptr;
+  bool mismatch = false;
   int best_literals = -1;
   for (size_t r = 0; r < routes_.size(); ++r) {
     const auto& pattern = compiled_[r].segments;
     if (pattern.size() != segs.size()) continue;
-    std::unordered_map<std::string, std::string> params;
     bool ok = true;
     int literals = 0;
     for (size_t i = 0; i < pattern.size() && ok; ++i) {
-      const std::string& p = pattern[i];
-      if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
-        params.emplace(p.substr(1, p.size() - 2), std::string(segs[i]));
-      } else if (p != segs[i]) {
+      if (IsParam(pattern[i])) continue;
+      if (pattern[i] != segs[i]) {
         ok = false;
       } else {
         ++literals;
@@ -58,19 +62,43 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
     if (!ok || literals < best_literals) continue;
     if (literals > best_literals) {  // a more specific path: forget what less specific ones said
       best_literals = literals;
-      result = Match{};
+      found = nullptr;
+      mismatch = false;
     }
     if (routes_[r].method != method) {
-      if (!result.route) result.method_mismatch = true;
+      if (!found) mismatch = true;
       continue;
     }
-    if (!result.route) {
-      result.route = &routes_[r];
-      result.params = std::move(params);
-      result.method_mismatch = false;
+    if (!found) {
+      found = &routes_[r];
+      *index = r;
+      mismatch = false;
+    }
+  }
+  *method_mismatch = mismatch;
+  return found;
+}
+
+Router::Match Router::Find(std::string_view method, std::string_view path) const {
+  Match result;
+  const auto segs = Split(path);
+  size_t index = 0;
+  result.route = Resolve(method, segs, &result.method_mismatch, &index);
+  if (result.route) {  // the parameters of the route that names the path, and only of it
+    const auto& pattern = compiled_[index].segments;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      if (IsParam(pattern[i])) {
+        result.params.emplace(pattern[i].substr(1, pattern[i].size() - 2), std::string(segs[i]));
+      }
     }
   }
   return result;
+}
+
+const Route* Router::FindRoute(std::string_view method, std::string_view path) const {
+  bool mismatch = false;
+  size_t index = 0;
+  return Resolve(method, Split(path), &mismatch, &index);
 }
 
 }  // namespace engram

@@ -56,6 +56,8 @@ class Router {
     std::unordered_map<std::string, std::string> params;
   };
   Match Find(std::string_view method, std::string_view path) const;
+  // Find's route without its parameters (null: none under this method).
+  const Route* FindRoute(std::string_view method, std::string_view path) const;
 
   const std::vector<Route>& routes() const { return routes_; }
 
@@ -64,6 +66,9 @@ class Router {
     std::vector<std::string> segments;  // "{name}" marks a parameter
   };
   static std::vector<std::string_view> Split(std::string_view path);
+  // The route that names the path (index into routes_), or null; *method_mismatch as in Match.
+  const Route* Resolve(std::string_view method, const std::vector<std::string_view>& segs,
+                       bool* method_mismatch, size_t* index) const;
   std::vector<Route> routes_;
   std::vector<Compiled> compiled_;
 };
