@@ -1,6 +1,8 @@
 // Per-thread settings for the threads Engram starts: a name (shown by top -H, ps -L, gdb and perf,
-// so an operator can tell the HTTP workers from the event workers) and, for background work, a
-// lower scheduling priority.
+// so an operator can tell the HTTP workers from the event workers); for background work, a lower
+// scheduling priority and a mark shared resources can read (ThisThreadIsBackground); and, for I/O
+// threads running a search, a mark that long waits are to be left to a worker
+// (AvoidLongWaitsScope).
 // Thread-safety: each function affects only the calling thread.
 #pragma once
 

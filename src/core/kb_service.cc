@@ -7,8 +7,8 @@
 #include <functional>
 
 #include "common/ids.h"
-#include "common/time_util.h"
 #include "common/thread_util.h"
+#include "common/time_util.h"
 
 namespace engram {
 
@@ -90,15 +90,14 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
     const std::string key = ShardKey(workspace, kb_id);
-    if (ThisThreadAvoidsLongWaits()) {  // see ShardRegistry::Get
-      auto it = shards_.find(key);
-      if (it == shards_.end() || !it->second->loaded() || shard_versions_[key] < version) {
-        return Status(StatusCode::kWouldBlock, "the knowledge base is not loaded yet");
-      }
-    }
     auto& slot = shards_[key];
     int64_t& slot_version = shard_versions_[key];
-    if (!slot || slot_version < version) {
+    const bool stale = !slot || slot_version < version;
+    if (ThisThreadAvoidsLongWaits() && (stale || !slot->loaded())) {
+      return Status(StatusCode::kWouldBlock,  // see ShardRegistry::Get
+                    "the knowledge base is not loaded yet");
+    }
+    if (stale) {
       slot = std::make_shared<KbShard>(analyzer_, options_.shard);
       slot_version = version;
     }

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/ids.h"
-#include "common/time_util.h"
 #include "common/thread_util.h"
+#include "common/time_util.h"
 
 namespace engram {
 

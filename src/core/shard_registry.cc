@@ -1,11 +1,12 @@
 #include "core/shard_registry.h"
-#include "common/thread_util.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <vector>
+
+#include "common/thread_util.h"
 
 namespace engram {
 
