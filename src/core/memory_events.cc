@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_set>
@@ -151,9 +152,18 @@ void MemoryService::RunJob(Job& job) {
 }
 
 Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
+  // Shared: the store's thread may still be inside set_value when the waiter wakes and returns.
+  auto done = std::make_shared<std::promise<Result<std::string>>>();
+  auto result = done->get_future();
+  AddAsync(request, [done](Result<std::string> id) { done->set_value(std::move(id)); });
+  return result.get();
+}
+
+void MemoryService::AddAsync(const MemoryAddRequest& request,
+                             std::function<void(Result<std::string>)> done) {
   if (queued_events() >= options_.max_queued_events) {
-    return Status(StatusCode::kThrottled,
-                  "too many memory events are pending; retry after a short wait");
+    return done(Status(StatusCode::kThrottled,
+                       "too many memory events are pending; retry after a short wait"));
   }
   MemoryEventRecord event;
   event.id = NewId("me");
@@ -161,10 +171,16 @@ Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
   event.status = "PENDING";
   event.request_json = EncodeAddRequest(request);
   event.created_at_us = event.updated_at_us = NowMicros();
-  ENGRAM_RETURN_IF_ERROR(store_->InsertEvent(event));
-  std::string id = event.id;
-  EnqueueEvent(std::move(event), request);
-  return id;
+  const size_t stripe =
+      ScopeStripe(event.workspace, request.user_id, request.agent_id, request.run_id);
+  MemoryEventRecord job = event;
+  store_->AcceptEvent(std::move(event), [this, job = std::move(job), stripe,
+                                         done = std::move(done)](Status st) mutable {
+    if (!st.ok()) return done(st);
+    std::string id = job.id;
+    jobs_.Push(std::move(job), stripe);
+    done(std::move(id));
+  });
 }
 
 Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,

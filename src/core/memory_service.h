@@ -98,6 +98,9 @@ class MemoryService {
 
   // Stores the add as a PENDING event; returns its id. kThrottled when too many are queued.
   Result<std::string> Add(const MemoryAddRequest& request);
+  // As Add, answering through `done` once the event is durable (called once, on the store's
+  // thread or the caller's; it must not block) and queued for the workers.
+  void AddAsync(const MemoryAddRequest& request, std::function<void(Result<std::string>)> done);
   // The event row; result_json holds {"results": [...], "events": [...]} once finished.
   Result<MemoryEventRecord> GetEvent(const std::string& workspace, const std::string& id);
 

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "common/ids.h"
@@ -145,6 +149,46 @@ TEST_P(AgentMemoryStoreTest, MetadataOnlyUpdateKeepsTheVector) {
   EXPECT_EQ((*loaded)[0].metadata_json, R"({"k":1})");
   EXPECT_EQ((*loaded)[0].vector, (std::vector<float>{1.0f, 0.0f}));
   EXPECT_EQ((*loaded)[0].vector_model, "test");
+}
+
+// AcceptEvent answers once the event is durable; from then on GetEvent finds it (even from the
+// callback, before the SQLite row is committed) and a restart resumes it.
+TEST_P(AgentMemoryStoreTest, AcceptedEventsAreFoundAtOnceAndSurviveReopen) {
+  const PgStoreOptions pg{.lease = milliseconds(200)};  // as in the test below
+  std::vector<std::string> ids;
+  {
+    auto store = OpenStore(pg);
+    ASSERT_NE(store, nullptr);
+    std::mutex mu;
+    std::condition_variable cv;
+    int answered = 0, found_in_callback = 0;
+    for (int i = 0; i < 50; ++i) {
+      MemoryEventRecord e = Event();
+      e.request_json = R"({"n":)" + std::to_string(i) + "}";
+      ids.push_back(e.id);
+      store->AcceptEvent(e, [&, id = e.id, workspace = e.workspace](Status st) {
+        EXPECT_TRUE(st.ok()) << st.ToString();
+        auto got = store->GetEvent(workspace, id);
+        std::lock_guard<std::mutex> lock(mu);
+        if (got.ok() && got->status == "PENDING") ++found_in_callback;
+        ++answered;
+        cv.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return answered == 50; }));
+    EXPECT_EQ(found_in_callback, 50);
+    auto one = store->GetEvent("w", ids[7]);
+    ASSERT_TRUE(one.ok());
+    EXPECT_EQ(one->request_json, R"({"n":7})");
+    EXPECT_EQ(store->GetEvent("other", ids[7]).status().code(), StatusCode::kNotFound);
+  }
+  if (is_postgres()) std::this_thread::sleep_for(milliseconds(400));
+  auto store = OpenStore(pg);
+  ASSERT_NE(store, nullptr);
+  auto unfinished = store->UnfinishedEvents();
+  ASSERT_TRUE(unfinished.ok());
+  EXPECT_EQ(unfinished->size(), ids.size());
 }
 
 TEST_P(AgentMemoryStoreTest, UnfinishedEventsSurviveReopen) {
@@ -388,6 +432,88 @@ TEST_P(AgentMemoryStoreTest, TextWithNulIsRefusedBeforeWriting) {
 }
 
 ENGRAM_INSTANTIATE_STORE_BACKENDS(AgentMemoryStoreTest);
+
+// SQLite's intake journal: an acknowledged event whose row never reached the database (the process
+// died first) is stored from the journal at the next open. Simulated by opening a second database
+// on a copy of the first one's journal, taken once the event was acknowledged.
+TEST(SqliteIntakeJournalTest, AcknowledgedEventWithoutItsRowIsStoredAtTheNextOpen) {
+  namespace fs = std::filesystem;
+  char tmpl[] = "/tmp/engram-intake-store-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  MemoryEventRecord e{.id = NewId("me"),
+                      .workspace = "w",
+                      .status = "PENDING",
+                      .request_json = R"({"messages":[]})",
+                      .created_at_us = 42,
+                      .updated_at_us = 42};
+  {
+    auto first = SqliteStore::Open({.path = dir + "/a.db", .intake_journal_dir = dir + "/a"});
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    std::promise<Status> done;
+    (*first)->AcceptEvent(e, [&done](Status st) { done.set_value(st); });
+    ASSERT_TRUE(done.get_future().get().ok());
+    fs::copy(dir + "/a", dir + "/b");
+    fs::copy(dir + "/a", dir + "/b2");
+    ASSERT_FALSE(fs::is_empty(dir + "/b"));
+  }
+  // The event has not ended: its record stays in the journal across a clean stop too.
+  EXPECT_FALSE(fs::is_empty(dir + "/a"));
+  {
+    auto second = SqliteStore::Open({.path = dir + "/b.db", .intake_journal_dir = dir + "/b"});
+    ASSERT_TRUE(second.ok()) << second.status().ToString();
+    auto got = (*second)->GetEvent("w", e.id);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(got->status, "PENDING");
+    EXPECT_EQ(got->request_json, e.request_json);
+    EXPECT_EQ(got->created_at_us, 42);
+    auto unfinished = (*second)->UnfinishedEvents();
+    ASSERT_TRUE(unfinished.ok());
+    ASSERT_EQ(unfinished->size(), 1u);
+    // The read-back records were dropped once stored.
+    EXPECT_TRUE(fs::is_empty(dir + "/b"));
+  }
+  // The same records read back again (a crash before the drop) are not stored twice.
+  fs::copy(dir + "/b2", dir + "/b");
+  {
+    auto again = SqliteStore::Open({.path = dir + "/b.db", .intake_journal_dir = dir + "/b"});
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    auto unfinished = (*again)->UnfinishedEvents();
+    ASSERT_TRUE(unfinished.ok());
+    EXPECT_EQ(unfinished->size(), 1u);
+  }
+  // An event that ends has its row written with its end, and its record released.
+  {
+    auto first = SqliteStore::Open({.path = dir + "/a.db", .intake_journal_dir = dir + "/a"});
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    auto got = (*first)->GetEvent("w", e.id);  // read back from the journal at the open
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    MemoryEventRecord other = e;
+    other.id = NewId("me");
+    std::promise<Status> done;
+    (*first)->AcceptEvent(other, [&done](Status st) { done.set_value(st); });
+    ASSERT_TRUE(done.get_future().get().ok());
+    for (const auto* ev : {&e, &other}) {
+      MemoryChangeBatch batch;
+      batch.workspace = "w";
+      batch.event_id = ev->id;
+      MemoryEventRecord end = *ev;
+      end.status = "SUCCEEDED";
+      end.result_json = R"({"results":[]})";
+      batch.finish_event = end;
+      ASSERT_TRUE((*first)->ApplyMemoryChanges(batch).ok());
+      auto finished = (*first)->GetEvent("w", ev->id);
+      ASSERT_TRUE(finished.ok());
+      EXPECT_EQ(finished->status, "SUCCEEDED");
+      EXPECT_EQ(finished->request_json, e.request_json);
+      EXPECT_EQ(finished->created_at_us, 42);
+    }
+    auto unfinished = (*first)->UnfinishedEvents();
+    ASSERT_TRUE(unfinished.ok());
+    EXPECT_TRUE(unfinished->empty());
+  }
+  EXPECT_TRUE(fs::is_empty(dir + "/a"));
+  fs::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace engram

@@ -122,13 +122,17 @@ Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(IntakeJournalOptions 
   return journal;
 }
 
-IntakeJournal::~IntakeJournal() {
+void IntakeJournal::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+IntakeJournal::~IntakeJournal() {
+  Stop();
   if (fd_ >= 0) ::close(fd_);
   // A clean stop leaves no file behind when every record was released.
   std::vector<std::string> unlink;
@@ -193,8 +197,7 @@ Status IntakeJournal::DropLeftovers() {
   return SyncDir(options_.dir);
 }
 
-uint64_t IntakeJournal::Append(std::string payload, Done done) {
-  uint64_t number = kNoRecord;
+void IntakeJournal::Append(std::string payload, Done done) {
   Status refused;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -206,16 +209,11 @@ uint64_t IntakeJournal::Append(std::string payload, Done done) {
       refused = Status::InvalidParameter("intake journal: record too large");
     } else {
       // Numbered in queue order, which is file order: a file holds a contiguous range.
-      number = next_number_++;
-      queue_.push_back(Pending{std::move(payload), std::move(done), number});
+      queue_.push_back(Pending{std::move(payload), std::move(done), next_number_++});
     }
   }
-  if (!refused.ok()) {
-    done(refused);
-    return number;
-  }
+  if (!refused.ok()) return done(refused, kNoRecord);
   cv_.notify_one();
-  return number;
 }
 
 void IntakeJournal::Release(uint64_t number) {
@@ -282,7 +280,7 @@ void IntakeJournal::Loop() {
       }
       st = failed_;
     }
-    for (auto& p : group) p.done(st);
+    for (auto& p : group) p.done(st, st.ok() ? p.number : kNoRecord);
     group.clear();
   }
 }
@@ -348,6 +346,9 @@ Status IntakeJournal::WriteGroup(const std::vector<Pending>& group) {
   stats_.records += group.size();
   ++stats_.syncs;
   stats_.sync_seconds += seconds;
+  for (size_t i = 0; i < Stats::kSyncBuckets.size(); ++i) {
+    if (seconds <= Stats::kSyncBuckets[i]) ++stats_.sync_le[i];
+  }
   return Status::Ok();
 }
 

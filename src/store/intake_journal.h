@@ -23,10 +23,10 @@
 //
 // Thread-safety: Append and Release may be called from any thread; ReadLeftovers / DropLeftovers
 // by the owner before the first Append. `done` callbacks run on the journal's thread, in append
-// order, and must not block (they may call Append and Release). The destructor writes and syncs
-// what is queued, runs its callbacks, then joins the thread.
+// order, and must not block (they may call Append and Release).
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -50,7 +50,9 @@ struct IntakeJournalOptions {
 
 class IntakeJournal {
  public:
-  using Done = std::function<void(Status)>;
+  // The append's outcome and the record's number (for Release; kNoRecord when refused).
+  using Done = std::function<void(Status, uint64_t number)>;
+  static constexpr uint64_t kNoRecord = UINT64_MAX;
 
   // Opens the directory and finds the files of an earlier run (read with ReadLeftovers).
   static Result<std::unique_ptr<IntakeJournal>> Open(IntakeJournalOptions options);
@@ -64,18 +66,23 @@ class IntakeJournal {
   Status DropLeftovers();
 
   // Queues `payload`; once it is written and synced (with whatever else was queued), `done` is
-  // called with Ok, or with the error that stopped it. Returns the record's number for Release
-  // (kNoRecord when refused at once: `done` has then run already, on the caller's thread).
-  static constexpr uint64_t kNoRecord = UINT64_MAX;
-  uint64_t Append(std::string payload, Done done);
-  // Record `number` no longer needs the journal (its copy elsewhere is durable).
+  // called with Ok, or with the error that stopped it. Refused at once (too large, failed,
+  // stopped): `done` runs on the caller's thread before Append returns.
+  void Append(std::string payload, Done done);
+  // Record `number` no longer needs the journal (its copy elsewhere is durable). Also after Stop.
   void Release(uint64_t number);
+  // Writes and syncs what is queued, runs those callbacks and joins the thread; later Appends
+  // are refused (kUnavailable). The destructor calls it.
+  void Stop();
 
   // Figures for metrics and tests. Thread-safe.
   struct Stats {
+    static constexpr std::array<double, 8> kSyncBuckets = {0.0005, 0.001, 0.002, 0.005,
+                                                           0.01,   0.05,  0.25,  1};
     uint64_t records = 0;     // appended and synced
     uint64_t syncs = 0;       // write + fdatasync groups
     double sync_seconds = 0;  // time spent in them
+    std::array<uint64_t, kSyncBuckets.size()> sync_le{};  // cumulative counts per bucket
     size_t live_files = 0;    // files not yet deleted (this run's)
   };
   Stats GetStats() const;

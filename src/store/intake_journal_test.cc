@@ -33,10 +33,11 @@ class IntakeJournalTest : public ::testing::Test {
   }
   // Appends and waits until it is durable; returns its number.
   static uint64_t AppendSync(IntakeJournal& j, std::string payload) {
-    std::promise<Status> done;
+    std::promise<std::pair<Status, uint64_t>> done;
     auto f = done.get_future();
-    const uint64_t n = j.Append(std::move(payload), [&done](Status st) { done.set_value(st); });
-    EXPECT_TRUE(f.get().ok());
+    j.Append(std::move(payload), [&done](Status st, uint64_t n) { done.set_value({st, n}); });
+    auto [st, n] = f.get();
+    EXPECT_TRUE(st.ok());
     return n;
   }
   std::vector<fs::path> Files() const {
@@ -74,7 +75,7 @@ TEST_F(IntakeJournalTest, AcknowledgedRecordsAreReadBackInOrder) {
           std::promise<Status> done;
           auto f = done.get_future();
           j->Append("t" + std::to_string(t) + ":" + std::to_string(i) + std::string(i % 37, 'x'),
-                    [&done](Status st) { done.set_value(st); });
+                    [&done](Status st, uint64_t) { done.set_value(st); });
           if (!f.get().ok()) ++failures;
         }
       });
@@ -195,10 +196,20 @@ TEST_F(IntakeJournalTest, TooLargeRecordIsRefusedAtOnce) {
   auto j = IntakeJournal::Open({.dir = dir_, .max_record_bytes = 16});
   ASSERT_TRUE(j.ok());
   Status got = Status::Internal("not called");
-  const uint64_t n = (*j)->Append(std::string(17, 'x'), [&got](Status st) { got = st; });
+  uint64_t n = 0;
+  (*j)->Append(std::string(17, 'x'), [&](Status st, uint64_t number) {
+    got = st;
+    n = number;
+  });
   EXPECT_EQ(n, IntakeJournal::kNoRecord);
   EXPECT_EQ(got.code(), StatusCode::kInvalidParameter);
   EXPECT_NE(AppendSync(**j, std::string(16, 'x')), IntakeJournal::kNoRecord);
+  // After Stop: refused, and records already appended can still be released.
+  const uint64_t last = AppendSync(**j, "last");
+  (*j)->Stop();
+  (*j)->Append("late", [&](Status st, uint64_t) { got = st; });
+  EXPECT_EQ(got.code(), StatusCode::kUnavailable);
+  (*j)->Release(last);
 }
 
 TEST_F(IntakeJournalTest, MissingDirectoryIsAnError) {

@@ -1,5 +1,9 @@
 // SqliteStore: agent memories (memory API V4), their history and their events.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
@@ -135,22 +139,44 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
       }
     }
     if (batch.finish_event) {
+      // An event accepted through the intake journal has no row yet: its row is written once,
+      // here, with its end (one random b-tree leaf and one transaction less per add).
       const MemoryEventRecord& e = *batch.finish_event;
-      sqlite::Stmt up(db,
-                      "UPDATE memory_events SET status = ?, result = ?, error_message = ?, "
-                      "updated_at = ? WHERE id = ?");
+      sqlite::Stmt up(db, fmt::format("INSERT INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
+                                      "ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
+                                      "result = excluded.result, "
+                                      "error_message = excluded.error_message, "
+                                      "updated_at = excluded.updated_at",
+                                      kEventColumns));
       ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-      up.Bind(1, e.status);
-      up.Bind(2, e.result_json);
-      up.Bind(3, e.error_message);
-      up.Bind(4, now);
-      up.Bind(5, e.id);
+      up.Bind(1, e.id);
+      up.Bind(2, e.workspace);
+      up.Bind(3, e.status);
+      up.Bind(4, e.request_json);
+      up.Bind(5, e.result_json);
+      up.Bind(6, e.error_message);
+      up.Bind(7, e.created_at_us);
+      up.Bind(8, now);
       ENGRAM_RETURN_IF_ERROR(up.Exec());
     }
     return Status::Ok();
   });
   if (!st.ok()) return st;
+  if (batch.finish_event) ForgetAcceptedEvent(batch.finish_event->id);
   return outcome;
+}
+
+void SqliteStore::ForgetAcceptedEvent(const std::string& id) {
+  if (!journal_) return;
+  uint64_t number = IntakeJournal::kNoRecord;
+  {
+    std::lock_guard<std::mutex> lock(accepted_mu_);
+    auto it = accepted_.find(id);
+    if (it == accepted_.end()) return;
+    number = it->second.number;
+    accepted_.erase(it);
+  }
+  if (number != IntakeJournal::kNoRecord) journal_->Release(number);
 }
 
 Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view workspace,
@@ -187,21 +213,115 @@ Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view work
   });
 }
 
+namespace {
+
+// `or_ignore`: an event already stored (read back from the intake journal again) is left as it is.
+Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, bool or_ignore) {
+  sqlite::Stmt ins(db, fmt::format("INSERT {}INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                                   or_ignore ? "OR IGNORE " : "", kEventColumns));
+  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+  ins.Bind(1, event.id);
+  ins.Bind(2, event.workspace);
+  ins.Bind(3, event.status);
+  ins.Bind(4, event.request_json);
+  ins.Bind(5, event.result_json);
+  ins.Bind(6, event.error_message);
+  ins.Bind(7, event.created_at_us);
+  ins.Bind(8, event.updated_at_us);
+  return ins.Exec();
+}
+
+// An accepted event as an intake journal record.
+std::string EncodeJournalEvent(const MemoryEventRecord& e) {
+  nlohmann::json j = {{"id", e.id},
+                      {"workspace", e.workspace},
+                      {"status", e.status},
+                      {"request", e.request_json},
+                      {"created_at", e.created_at_us},
+                      {"updated_at", e.updated_at_us}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<MemoryEventRecord> DecodeJournalEvent(const std::string& record) {
+  auto j = nlohmann::json::parse(record, nullptr, false);
+  if (!j.is_object()) return Status::Internal("intake journal record is not a JSON object");
+  MemoryEventRecord e;
+  try {
+    e.id = j.at("id").get<std::string>();
+    e.workspace = j.at("workspace").get<std::string>();
+    e.status = j.at("status").get<std::string>();
+    e.request_json = j.at("request").get<std::string>();
+    e.created_at_us = j.at("created_at").get<int64_t>();
+    e.updated_at_us = j.at("updated_at").get<int64_t>();
+  } catch (const nlohmann::json::exception& ex) {
+    return Status::Internal(std::string("intake journal record: ") + ex.what());
+  }
+  return e;
+}
+
+}  // namespace
+
 Status SqliteStore::InsertEvent(const MemoryEventRecord& event) {
-  return Submit([&event](sqlite3* db) -> Status {
-    sqlite::Stmt ins(db, fmt::format("INSERT INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                                     kEventColumns));
-    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-    ins.Bind(1, event.id);
-    ins.Bind(2, event.workspace);
-    ins.Bind(3, event.status);
-    ins.Bind(4, event.request_json);
-    ins.Bind(5, event.result_json);
-    ins.Bind(6, event.error_message);
-    ins.Bind(7, event.created_at_us);
-    ins.Bind(8, event.updated_at_us);
-    return ins.Exec();
-  });
+  return Submit(
+      [&event](sqlite3* db) -> Status { return InsertEventRow(db, event, /*or_ignore=*/false); });
+}
+
+Status SqliteStore::OpenIntakeJournal() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.intake_journal_dir, ec);
+  if (ec) {
+    return Status::Internal(fmt::format("cannot create intake journal directory {}: {}",
+                                        options_.intake_journal_dir, ec.message()));
+  }
+  auto journal = IntakeJournal::Open({.dir = options_.intake_journal_dir,
+                                      .sync = options_.synchronous_full});
+  if (!journal.ok()) return journal.status();
+  auto records = (*journal)->ReadLeftovers();
+  if (!records.ok()) return records.status();
+  if (!records->empty()) {
+    // Events acknowledged and not ended before the last stop (an ended one whose record was not
+    // released yet is already stored: OR IGNORE leaves its row as it is).
+    std::vector<MemoryEventRecord> events;
+    for (const auto& record : *records) {
+      auto event = DecodeJournalEvent(record);
+      // Only a record that passed its checksum gets here: one that does not decode is a bug.
+      if (!event.ok()) return event.status();
+      events.push_back(std::move(*event));
+    }
+    ENGRAM_RETURN_IF_ERROR(Submit([&events](sqlite3* db) -> Status {
+      for (const auto& e : events) ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, e, /*or_ignore=*/true));
+      return Status::Ok();
+    }));
+    spdlog::info("intake journal: {} event(s) read back", events.size());
+  }
+  ENGRAM_RETURN_IF_ERROR((*journal)->DropLeftovers());
+  journal_ = std::move(*journal);
+  return Status::Ok();
+}
+
+void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) {
+  if (!journal_) return done(InsertEvent(event));
+  // The journal record is the event's durable copy until the event ends: its row is written
+  // once, with its end (ApplyMemoryChanges), and the record released then. Meanwhile GetEvent
+  // finds it here, and a restart stores it from the journal as PENDING.
+  std::string record = EncodeJournalEvent(event);
+  const std::string id = event.id;
+  {
+    std::lock_guard<std::mutex> lock(accepted_mu_);
+    accepted_[id] = Accepted{std::move(event), IntakeJournal::kNoRecord};
+  }
+  // Answered on the journal's thread once synced; the caller starts the event only then, so its
+  // end (which releases the record) comes after the number is known.
+  journal_->Append(std::move(record),
+                   [this, id, done = std::move(done)](Status st, uint64_t number) {
+                     {
+                       std::lock_guard<std::mutex> lock(accepted_mu_);
+                       auto it = accepted_.find(id);
+                       if (it != accepted_.end() && st.ok()) it->second.number = number;
+                       if (it != accepted_.end() && !st.ok()) accepted_.erase(it);
+                     }
+                     done(st);
+                   });
 }
 
 Status SqliteStore::UpdateEventStatus(std::string_view id, std::string_view status,
@@ -220,6 +340,21 @@ Status SqliteStore::UpdateEventStatus(std::string_view id, std::string_view stat
 }
 
 Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std::string_view id) {
+  auto stored = ReadEvent(workspace, id);
+  if (stored.ok() || stored.status().code() != StatusCode::kNotFound || !journal_) return stored;
+  {
+    std::lock_guard<std::mutex> lock(accepted_mu_);
+    auto it = accepted_.find(std::string(id));
+    if (it != accepted_.end()) {
+      if (it->second.event.workspace != workspace) return stored;
+      return it->second.event;
+    }
+  }
+  // It may have ended (its row committed, the entry dropped) since the first read.
+  return ReadEvent(workspace, id);
+}
+
+Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<MemoryEventRecord> {
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE id = ? AND workspace = ?",
                                    kEventColumns));

@@ -75,16 +75,20 @@ Status SqliteStore::Init() {
     NameThisThread("sqlite-writer");
     WriterLoop();
   });
+  if (!options_.intake_journal_dir.empty()) ENGRAM_RETURN_IF_ERROR(OpenIntakeJournal());
   return Status::Ok();
 }
 
 SqliteStore::~SqliteStore() {
+  // No more appends; the events' writes still queued for the writer drain below.
+  if (journal_) journal_->Stop();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stopping_ = true;
   }
   queue_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  journal_.reset();  // after the writer: its callbacks released the committed rows' records
   checkpointer_.reset();
   for (sqlite3* db : all_readers_) sqlite3_close(db);
   if (writer_db_) {
@@ -95,15 +99,24 @@ SqliteStore::~SqliteStore() {
 }
 
 Status SqliteStore::Submit(WriteFn fn) {
-  std::future<Status> done;
+  // Shared: the writer may still be inside set_value when the waiter wakes and returns.
+  auto done = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = done->get_future();
+  SubmitAsync(std::move(fn), [done](Status st) { done->set_value(std::move(st)); });
+  return result.get();
+}
+
+void SqliteStore::SubmitAsync(WriteFn fn, std::function<void(Status)> done) {
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    if (stopping_) return Status::Unavailable("store is shutting down");
-    queue_.push_back(PendingWrite{std::move(fn), {}});
-    done = queue_.back().done.get_future();
+    if (!stopping_) {
+      queue_.push_back(PendingWrite{std::move(fn), std::move(done)});
+      queued = true;
+    }
   }
-  queue_cv_.notify_one();
-  return done.get();
+  if (queued) return queue_cv_.notify_one();
+  done(Status::Unavailable("store is shutting down"));
 }
 
 void SqliteStore::WriterLoop() {
@@ -147,7 +160,7 @@ void SqliteStore::WriterLoop() {
       RecordCommit(batch.size(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i].done.set_value(txn.ok() ? results[i] : txn);
+      batch[i].done(txn.ok() ? results[i] : txn);
     }
     batch.clear();
   }
@@ -310,6 +323,16 @@ SqliteStore::Stats SqliteStore::GetStats() {
   if (checkpointer_) {
     s.checkpoints_background = checkpointer_->background_checkpoints();
     s.checkpoints_in_commit = checkpointer_->inline_checkpoints();
+  }
+  if (journal_) {
+    const IntakeJournal::Stats j = journal_->GetStats();
+    static_assert(IntakeJournal::Stats::kSyncBuckets == Stats::kCommitBuckets);
+    s.intake_journal = true;
+    s.intake_records = j.records;
+    s.intake_syncs = j.syncs;
+    s.intake_sync_seconds = j.sync_seconds;
+    s.intake_sync_le = j.sync_le;
+    s.intake_files = j.live_files;
   }
   sqlite3* db = AcquireReader();
   {

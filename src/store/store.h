@@ -50,6 +50,12 @@ class Store {
 
   // Stores a new PENDING event durably.
   virtual Status InsertEvent(const MemoryEventRecord& event) = 0;
+  // As InsertEvent, answering through `done` (called once, from any thread, and must not block)
+  // when the event is durable; GetEvent finds it from then on. A store with a faster way to make
+  // it durable than its own transaction (SQLite's intake journal) overrides it.
+  virtual void AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) {
+    done(InsertEvent(event));
+  }
   // Sets an event's status (and error message), e.g. RUNNING or FAILED.
   virtual Status UpdateEventStatus(std::string_view id, std::string_view status,
                                    std::string_view error_message) = 0;
@@ -159,6 +165,13 @@ class Store {
     std::array<uint64_t, kCommitBuckets.size()> commit_le{};  // cumulative counts per bucket
     uint64_t checkpoints_background = 0;
     uint64_t checkpoints_in_commit = 0;
+    // SQLite's intake journal (accepted memory events), when it has one.
+    bool intake_journal = false;
+    uint64_t intake_records = 0;
+    uint64_t intake_syncs = 0;
+    double intake_sync_seconds = 0;
+    std::array<uint64_t, kCommitBuckets.size()> intake_sync_le{};  // same buckets as commits
+    uint64_t intake_files = 0;
   };
   virtual Stats GetStats() = 0;
 };
