@@ -40,6 +40,11 @@ bool App::IsComputeBound(const HttpRequest& request) const {
   return route != nullptr && route->compute_bound;
 }
 
+bool App::RunsInline(const HttpRequest& request) const {
+  const Route* route = router_.FindRoute(request.method, request.path);
+  return route != nullptr && route->runs_inline;
+}
+
 HttpResponse App::Handle(const HttpRequest& request) {
   RequestContext ctx;
   ctx.start_ns = SteadyNowNs();
@@ -84,12 +89,28 @@ HttpResponse App::Handle(const HttpRequest& request) {
 
   HttpResponse response = result.ok() ? std::move(*result)
                                       : ErrorResponse(result.status(), ctx.request_id, ctx.ElapsedMs());
+  if (response.deferred) {
+    // The answer comes later: it gets its request id and is counted then.
+    response.deferred = [this, start = std::move(response.deferred), ctx = std::move(ctx),
+                         route_name = std::move(route_name), method = request.method,
+                         in_bytes = request.body.size()](HttpReply reply) {
+      start([this, reply = std::move(reply), ctx, route_name, method,
+             in_bytes](HttpResponse answer) { reply(Finish(std::move(answer), ctx, route_name, method, in_bytes)); });
+    };
+    return response;
+  }
+  return Finish(std::move(response), ctx, route_name, request.method, request.body.size());
+}
+
+HttpResponse App::Finish(HttpResponse response, const RequestContext& ctx,
+                         const std::string& route_name, const std::string& method,
+                         size_t in_bytes) {
   response.headers.emplace_back("X-Request-Id", ctx.request_id);
   double ms = ctx.ElapsedMs();
-  metrics_->ObserveRequest(route_name, request.method, response.status, ms / 1000.0);
+  metrics_->ObserveRequest(route_name, method, response.status, ms / 1000.0);
   spdlog::debug("request id={} route={} method={} status={} in_bytes={} out_bytes={} ms={:.3f}",
-               ctx.request_id, route_name, request.method, response.status, request.body.size(),
-               response.body.size(), ms);
+                ctx.request_id, route_name, method, response.status, in_bytes,
+                response.body.size(), ms);
   return response;
 }
 

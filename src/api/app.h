@@ -22,8 +22,13 @@ class App {
   HttpResponse RenderTransportError(StatusCode code, const std::string& message);
   // Whether the request goes to a route marked compute_bound (unknown paths: false).
   bool IsComputeBound(const HttpRequest& request) const;
+  // Whether the request goes to a route marked runs_inline (unknown paths: false).
+  bool RunsInline(const HttpRequest& request) const;
 
  private:
+  // Adds the request id, counts the request and logs its figures (never its content).
+  HttpResponse Finish(HttpResponse response, const RequestContext& ctx,
+                      const std::string& route_name, const std::string& method, size_t in_bytes);
   Router router_;
   const ApiKeyAuth* auth_;
   Metrics* metrics_;

@@ -39,4 +39,18 @@ HttpResponse V3Response(const nlohmann::json& result, const std::string& request
   return JsonResponse(http_status, body);
 }
 
+HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start) {
+  HttpResponse r;
+  r.deferred = [start = std::move(start), request_id = ctx.request_id,
+                start_ns = ctx.start_ns](HttpReply reply) {
+    start([reply = std::move(reply), request_id, start_ns](Result<HttpResponse> answer) {
+      if (answer.ok()) return reply(std::move(*answer));
+      RequestContext elapsed;
+      elapsed.start_ns = start_ns;
+      reply(ErrorResponse(answer.status(), request_id, elapsed.ElapsedMs()));
+    });
+  };
+  return r;
+}
+
 }  // namespace engram

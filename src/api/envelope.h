@@ -3,9 +3,11 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "api/router.h"
 #include "common/status.h"
 #include "server/http_types.h"
 
@@ -20,6 +22,12 @@ HttpResponse JsonResponse(int http_status, const nlohmann::json& body);
 // {"request_id", "latency", "status": "OK", "result": result} (V3 envelope).
 HttpResponse V3Response(const nlohmann::json& result, const std::string& request_id,
                         double latency_ms, int http_status = 200);
+
+// A handler's answer that comes later (HttpResponse::deferred): `start` runs once, on the
+// handler's thread, with `finish`, which it (or whoever it hands the work to) calls once, from any
+// thread, with the answer or the error; an error is rendered as ErrorResponse.
+using DeferredFinish = std::function<void(Result<HttpResponse>)>;
+HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start);
 
 // nlohmann dump that replaces invalid UTF-8 instead of throwing.
 std::string DumpJson(const nlohmann::json& j);

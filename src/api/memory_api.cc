@@ -301,13 +301,20 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
               .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
                 auto parsed = ParseMemoryAdd(req.body, ws(ctx), limits);
                 if (!parsed.ok()) return parsed.status();
-                auto id = service->Add(*parsed);
-                if (!id.ok()) return id.status();
-                return JsonResponse(
-                    200, json{{"message", "Memory creation accepted; poll the event endpoint for status."},
-                              {"status", "PENDING"},
-                              {"event_id", *id}});
-              }});
+                // Answered once the event is durable, from the thread that made it so.
+                return DeferredResponse(ctx, [service, add = std::move(*parsed)](
+                                                 DeferredFinish finish) {
+                  service->AddAsync(add, [finish = std::move(finish)](Result<std::string> id) {
+                    if (!id.ok()) return finish(id.status());
+                    finish(JsonResponse(
+                        200, json{{"message",
+                                   "Memory creation accepted; poll the event endpoint for status."},
+                                  {"status", "PENDING"},
+                                  {"event_id", *id}}));
+                  });
+                });
+              },
+              .runs_inline = true});
   router.Add({.method = "GET",
               .pattern = p + "/events/{event_id}",
               .name = "memory_event",

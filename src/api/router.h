@@ -44,6 +44,11 @@ struct Route {
   // (HttpServerOptions::is_compute_bound). Handlers that wait (fsync, model or LLM endpoints) must
   // leave it false.
   bool compute_bound = false;
+  // The handler only parses, validates and hands its work to another thread, answering through
+  // HttpResponse::deferred (an add answered once its event is durable): with a local store the
+  // server runs it on the I/O thread that read it (HttpServerOptions::runs_inline). Handlers that
+  // may wait must leave it false.
+  bool runs_inline = false;
 };
 
 class Router {

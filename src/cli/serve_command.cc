@@ -479,6 +479,11 @@ int RunServe(ServeOptions options) {
     http.compute_slots = options.compute_slots;
     http.is_compute_bound = [&app](const HttpRequest& r) { return app.IsComputeBound(r); };
   }
+  // With SQLite an add only appends its event to the intake journal, whose thread answers it once
+  // synced: the I/O thread that read it runs it. PostgreSQL's insert waits on the network.
+  if (options.store_url.empty()) {
+    http.runs_inline = [&app](const HttpRequest& r) { return app.RunsInline(r); };
+  }
   http.max_body_bytes = options.max_body_bytes;
   http.max_header_bytes = options.max_header_bytes;
   http.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);

@@ -164,12 +164,21 @@ class Core {
   // False when the wait queue is full.
   bool RunOrQueueCompute(std::function<void()> task);
   bool IsComputeBound(const HttpRequest& request) const noexcept {
-    if (!options_.is_compute_bound) return false;
-    try {
-      return options_.is_compute_bound(request);
-    } catch (...) {
-      return false;  // the worker pool serves anything
-    }
+    return Ask(options_.is_compute_bound, request);
+  }
+  bool RunsInline(const HttpRequest& request) const noexcept {
+    return Ask(options_.runs_inline, request);
+  }
+  // Deferred answers started and not yet replied to; Stop waits for them.
+  void BeginDeferred() {
+    std::lock_guard<std::mutex> lock(deferred_mu_);
+    ++deferred_;
+  }
+  void EndDeferred() {
+    // Notified under the lock: once Stop sees zero it may return and this object be destroyed.
+    std::lock_guard<std::mutex> lock(deferred_mu_);
+    --deferred_;
+    deferred_cv_.notify_all();
   }
   HttpResponse RunHandler(const HttpRequest& request) noexcept;
   HttpResponse RenderError(StatusCode code, const std::string& message) noexcept;
@@ -193,6 +202,19 @@ class Core {
   }
 
  private:
+  static bool Ask(const std::function<bool(const HttpRequest&)>& predicate,
+                  const HttpRequest& request) noexcept {
+    if (!predicate) return false;
+    try {
+      return predicate(request);
+    } catch (...) {
+      return false;  // the worker pool serves anything
+    }
+  }
+  void WaitForDeferred() {
+    std::unique_lock<std::mutex> lock(deferred_mu_);
+    deferred_cv_.wait(lock, [this] { return deferred_ == 0; });
+  }
   // Runs a compute-bound request's task on this I/O thread, then passes its slot on.
   void RunCompute(const std::function<void()>& task);
   void NextCompute();
@@ -231,6 +253,9 @@ class Core {
   std::deque<std::function<void()>> compute_pending_;  // guarded by compute_mu_
   int compute_running_ = 0;                            // guarded by compute_mu_
   std::atomic<bool> io_joined_{false};                 // Stop has joined the I/O threads
+  std::mutex deferred_mu_;
+  std::condition_variable deferred_cv_;
+  int deferred_ = 0;  // guarded by deferred_mu_
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -421,14 +446,17 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_never();  // the handler may take long; write_timeout starts with the write
     // The handler (on a worker, or on an I/O thread for a compute-bound request) reads req_ while
     // the strand leaves it alone (state kHandling), then hands the response back to the strand.
+    if (core_.RunsInline(req_)) {
+      HttpResponse res;
+      {
+        AvoidLongWaitsScope on_io_thread;
+        res = core_.RunHandler(req_);
+      }
+      return AnswerOrRetryOnWorker(std::move(res));
+    }
     const bool queued = core_.IsComputeBound(req_)
                             ? core_.RunOrQueueCompute([self = shared_from_this()] {
-                                HttpResponse res = self->core_.RunHandler(self->req_);
-                                // It would wait long (a cold scope): a worker runs it again.
-                                if (!res.run_on_worker) return self->Respond(std::move(res));
-                                if (!self->core_.Submit(self->HandlerTask())) {
-                                  self->Respond(self->core_.Overloaded());
-                                }
+                                self->AnswerOrRetryOnWorker(self->core_.RunHandler(self->req_));
                               })
                             : core_.Submit(HandlerTask());
     if (!queued) WriteResponse(core_.Overloaded());
@@ -436,7 +464,52 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Runs the handler (on a worker) and answers.
   std::function<void()> HandlerTask() {
-    return [self = shared_from_this()] { self->Respond(self->core_.RunHandler(self->req_)); };
+    return [self = shared_from_this()] { self->Deliver(self->core_.RunHandler(self->req_)); };
+  }
+
+  // The answer of a handler run on an I/O thread, unless it would wait long (a cold scope): then a
+  // worker runs it again.
+  void AnswerOrRetryOnWorker(HttpResponse res) {
+    if (!res.run_on_worker) return Deliver(std::move(res));
+    if (!core_.Submit(HandlerTask())) Respond(core_.Overloaded());
+  }
+
+  // A handler's answer: sent, or for a deferred one (HttpResponse::deferred) started here and
+  // sent when its reply comes.
+  void Deliver(HttpResponse res) {
+    if (!res.deferred) return Respond(std::move(res));
+    // Copies of the reply hold only this state: the session reference leaves it at the first
+    // call, so a copy that outlives the server does not keep the session (which calls into Core
+    // when destroyed) alive.
+    struct Pending {
+      std::mutex mu;
+      std::shared_ptr<Session> session;  // guarded by mu; taken by the first reply
+      Core* core;
+    };
+    auto pending = std::make_shared<Pending>();
+    pending->session = shared_from_this();
+    pending->core = &core_;
+    core_.BeginDeferred();
+    HttpReply reply = [pending](HttpResponse answer) {
+      std::shared_ptr<Session> session;
+      {
+        std::lock_guard<std::mutex> lock(pending->mu);
+        session.swap(pending->session);
+      }
+      if (!session) return;  // answered already
+      Core* core = pending->core;
+      if (answer.deferred) {
+        answer = core->RenderError(StatusCode::kInternal, "handler deferred its answer twice");
+      }
+      session->Respond(std::move(answer));
+      session.reset();
+      core->EndDeferred();
+    };
+    try {
+      res.deferred(reply);
+    } catch (...) {
+      reply(core_.RenderError(StatusCode::kInternal, "internal error while handling the request"));
+    }
   }
 
   // On this session's strand already (a compute-bound request run by Dispatch itself) the write
@@ -769,6 +842,7 @@ void Core::Stop(std::chrono::milliseconds grace) {
   io_joined_.store(true, std::memory_order_release);
   pool_->Shutdown(/*discard_pending=*/true);
   DiscardPendingCompute();  // nothing runs them now: their sessions are closed below
+  WaitForDeferred();        // their replies post to the stopped io_context, drained below
   for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->ForceClose(); });
   ioc_.restart();
   ioc_.poll();

@@ -3,7 +3,8 @@
 // Life of a request: an I/O thread reads the header (deadline header_timeout) and the body
 // (deadline body_timeout) with size limits, then hands the request to a bounded worker pool, whose
 // handler may block (fsync), or runs it itself if the options call it compute-bound (at most
-// compute_slots at once). The response is posted back to the connection's strand and written
+// compute_slots at once) or inline (short, answering later through HttpResponse::deferred). The
+// response is posted back to the connection's strand and written
 // (deadline write_timeout). Keep-alive connections then wait up to
 // idle_timeout for the next request. Transport errors (limits, malformed HTTP, overload, handler
 // exceptions) are answered through the HttpErrorRenderer; the transport itself never logs.
@@ -50,6 +51,13 @@ struct HttpServerOptions {
   // Called on an I/O thread once the request is read: keep it cheap. Unset: all go to the pool.
   std::function<bool(const HttpRequest&)> is_compute_bound;
   int compute_slots = 0;  // 0 = one per core
+  // Requests this returns true for are short and never wait (they parse, validate and hand their
+  // work to another thread, answering through HttpResponse::deferred): they run on the I/O thread
+  // that read them at once, with no slot and no queue, inside an AvoidLongWaitsScope as above.
+  // Each hand-off between threads costs a wake-up, and on busy cores often a wait for one: an add
+  // whose answer waits on a disk sync went I/O thread → worker → syncing thread → worker → I/O
+  // thread; now I/O thread → syncing thread → I/O thread. Unset: all go to the pool.
+  std::function<bool(const HttpRequest&)> runs_inline;
   // Called after each response was written (or the write failed), including transport errors
   // (whose request may be partly empty). Runs on an I/O thread: keep it cheap and non-blocking.
   // latency_ms: from the request's first byte to the end of the response write.
@@ -72,7 +80,8 @@ class HttpServer {
   uint16_t port() const;
   // Graceful: stop accepting, close idle keep-alive connections, let in-flight requests finish and
   // be answered (with "Connection: close") for up to `grace`, then close what is left and join
-  // the threads. A handler still running after `grace` is waited for (it cannot be interrupted).
+  // the threads. A handler still running after `grace` is waited for (it cannot be interrupted),
+  // and so is a deferred answer's reply.
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(10000));
   // Open connections right now.
   size_t active_connections() const;

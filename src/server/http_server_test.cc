@@ -736,6 +736,114 @@ TEST_F(HttpServerTest, ComputeQueueIsBoundedAndDrainedOnStop) {
   ::close(c);
 }
 
+// Inline requests run on the I/O thread that read them; a deferred answer is sent when another
+// thread replies, and the I/O thread serves other connections meanwhile. Only the first reply
+// counts, and the connection stays usable after it.
+TEST_F(HttpServerTest, InlineRequestsAnswerWhenTheirDeferredReplyComes) {
+  HttpServerOptions o = TestOptions();
+  o.io_threads = 1;  // one I/O thread: a blocked one would hold up the second client
+  o.runs_inline = [](const HttpRequest& r) { return r.path.starts_with("/later/"); };
+  std::mutex mu;
+  std::vector<HttpReply> replies;
+  std::vector<std::string> ran_on;
+  HttpServer server(
+      o,
+      [&](const HttpRequest& r) {
+        std::lock_guard<std::mutex> lock(mu);
+        ran_on.push_back(ThisThreadName() + (ThisThreadAvoidsLongWaits() ? "+avoid" : ""));
+        if (!r.path.starts_with("/later/")) return Echo(r);
+        HttpResponse res;
+        // Called once the handler returned (and released the lock).
+        res.deferred = [&](HttpReply reply) {
+          std::lock_guard<std::mutex> lock(mu);
+          replies.push_back(reply);
+        };
+        return res;
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  const int a = Connect(server.port());
+  std::string pa;
+  ASSERT_TRUE(SendAll(a, "GET /later/1 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  // Meanwhile another connection is served.
+  CurlResult other = FetchOnce(Url(server, "/now"));
+  EXPECT_EQ(other.status, 200);
+  HttpReply reply;
+  for (int i = 0; i < 200 && !reply; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!replies.empty()) reply = replies[0];
+    }
+    if (!reply) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(reply);
+  std::thread replier([reply] {
+    HttpResponse r;
+    r.body = "done later";
+    reply(r);
+    HttpResponse twice;
+    twice.body = "a second answer";
+    reply(twice);  // ignored
+  });
+  replier.join();
+  RawResponse ra = ReadResponse(a, pa);
+  EXPECT_EQ(ra.status, 200);
+  EXPECT_EQ(ra.body, "done later");
+  ASSERT_TRUE(SendAll(a, "GET /now2 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  RawResponse again = ReadResponse(a, pa);
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body, "GET|/now2|||loopback");
+  ::close(a);
+  server.Stop();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(ran_on, (std::vector<std::string>{"http-io+avoid", "http-worker", "http-worker"}));
+}
+
+// A graceful stop waits for a deferred reply still to come, and sends it; a deferred start that
+// throws is a 500; one that replies at once is answered at once.
+TEST_F(HttpServerTest, GracefulStopWaitsForDeferredReplies) {
+  HttpServerOptions o = TestOptions();
+  o.runs_inline = [](const HttpRequest&) { return true; };
+  std::promise<HttpReply> got_reply;
+  HttpServer server(
+      o,
+      [&](const HttpRequest& r) {
+        HttpResponse res;
+        if (r.path == "/throw") {
+          res.deferred = [](HttpReply) { throw std::runtime_error("boom"); };
+        } else if (r.path == "/at-once") {
+          // Replies before returning (a refusal found at once), on the I/O thread's strand.
+          res.deferred = [](HttpReply reply) {
+            HttpResponse busy;
+            busy.status = 429;
+            busy.body = "busy";
+            reply(busy);
+          };
+        } else {
+          res.deferred = [&](HttpReply reply) { got_reply.set_value(reply); };
+        }
+        return res;
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  CurlResult thrown = FetchOnce(Url(server, "/throw"));
+  EXPECT_EQ(thrown.status, 500);
+  CurlResult at_once = FetchOnce(Url(server, "/at-once"));
+  EXPECT_EQ(at_once.status, 429);
+  EXPECT_EQ(at_once.body, "busy");
+  auto client = std::async(std::launch::async, [&] { return FetchOnce(Url(server, "/later")); });
+  HttpReply reply = got_reply.get_future().get();
+  auto stopped = std::async(std::launch::async, [&] { server.Stop(5000ms); });
+  EXPECT_EQ(stopped.wait_for(200ms), std::future_status::timeout);  // waits for the reply
+  HttpResponse r;
+  r.body = "late but answered";
+  reply(r);
+  stopped.get();
+  CurlResult answered = client.get();
+  EXPECT_EQ(answered.status, 200);
+  EXPECT_EQ(answered.body, "late but answered");
+}
+
 TEST_F(HttpServerTest, TooManyConnectionsIs503) {
   HttpServerOptions o = TestOptions();
   o.max_connections = 2;

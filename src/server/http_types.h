@@ -33,6 +33,11 @@ struct HttpRequest {
   }
 };
 
+struct HttpResponse;
+// Delivers a deferred answer (see HttpResponse::deferred). Callable from any thread; only its first
+// call counts.
+using HttpReply = std::function<void(HttpResponse)>;
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -44,6 +49,11 @@ struct HttpResponse {
   // Set by a compute-bound handler run on an I/O thread that found it would wait long (see
   // AvoidLongWaitsScope): nothing is sent; the transport runs the request again on a worker.
   bool run_on_worker = false;
+  // Set by a handler that answers later, when work it handed to another thread is done (an add
+  // answered once its event is durable): nothing is sent yet; the transport calls this once, on
+  // the handler's thread, with the HttpReply that sends the answer. It must see that the reply is
+  // called exactly once (the connection waits for it, and so does a graceful stop).
+  std::function<void(HttpReply)> deferred;
 };
 
 // Runs on a worker thread, so it may block, or, for requests HttpServerOptions::is_compute_bound
