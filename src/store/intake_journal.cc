@@ -126,8 +126,10 @@ void IntakeJournal::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    cv_.notify_all();
   }
-  cv_.notify_all();
+  // The thread ends once no write is in progress (a caller writing one drains the queue or
+  // hands it to the thread), so nothing touches the file after this.
   if (thread_.joinable()) thread_.join();
 }
 
@@ -198,6 +200,7 @@ Status IntakeJournal::DropLeftovers() {
 }
 
 void IntakeJournal::Append(std::string payload, Done done) {
+  std::vector<Pending> group;
   Status refused;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -210,10 +213,53 @@ void IntakeJournal::Append(std::string payload, Done done) {
     } else {
       // Numbered in queue order, which is file order: a file holds a contiguous range.
       queue_.push_back(Pending{std::move(payload), std::move(done), next_number_++});
+      if (leading_) return;  // the write in progress, or the one after it, takes it along
+      leading_ = true;
+      group = TakeGroupLocked();
     }
   }
   if (!refused.ok()) return done(refused, kNoRecord);
-  cv_.notify_one();
+  // This caller writes the group itself: no hand-off to the journal's thread, whose wake-up on
+  // busy cores measured 0.7 ms on average (perf sched), twice the fdatasync.
+  SyncGroup(group);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queue_.empty()) {
+    leading_ = false;
+    if (stopping_) cv_.notify_all();  // under the lock: Stop may return and destroy us next
+    return;
+  }
+  // More arrived meanwhile: the journal's thread writes them, so that no caller is kept.
+  hand_off_ = true;
+  cv_.notify_all();
+}
+
+std::vector<IntakeJournal::Pending> IntakeJournal::TakeGroupLocked() {
+  std::vector<Pending> group;
+  size_t bytes = 0;
+  while (!queue_.empty() && (group.empty() || bytes < kMaxGroupBytes)) {
+    bytes += queue_.front().payload.size() + kHeaderBytes;
+    group.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return group;
+}
+
+void IntakeJournal::SyncGroup(std::vector<Pending>& group) {
+  Status st;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    st = failed_;
+  }
+  if (st.ok()) st = WriteGroup(group);
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_.ok()) {
+      failed_ = Status::Unavailable(st.message() + "; the journal refuses writes until a restart");
+    }
+    st = failed_;
+  }
+  for (auto& p : group) p.done(st, st.ok() ? p.number : kNoRecord);
+  group.clear();
 }
 
 void IntakeJournal::Release(uint64_t number) {
@@ -254,34 +300,19 @@ IntakeJournal::Stats IntakeJournal::GetStats() const {
 }
 
 void IntakeJournal::Loop() {
-  std::vector<Pending> group;
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything queued was written
-      size_t bytes = 0;
-      while (!queue_.empty() && (group.empty() || bytes < kMaxGroupBytes)) {
-        bytes += queue_.front().payload.size() + kHeaderBytes;
-        group.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
+    cv_.wait(lock, [this] { return hand_off_ || (stopping_ && !leading_); });
+    if (!hand_off_) return;  // stopping, nobody writing, and nothing queued (a writer drains)
+    hand_off_ = false;
+    // Leads until the queue is empty (leading_ stays set meanwhile).
+    while (!queue_.empty()) {
+      std::vector<Pending> group = TakeGroupLocked();
+      lock.unlock();
+      SyncGroup(group);
+      lock.lock();
     }
-    Status st;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      st = failed_;
-    }
-    if (st.ok()) st = WriteGroup(group);
-    if (!st.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (failed_.ok()) {
-        failed_ = Status::Unavailable(st.message() + "; the journal refuses writes until a restart");
-      }
-      st = failed_;
-    }
-    for (auto& p : group) p.done(st, st.ok() ? p.number : kNoRecord);
-    group.clear();
+    leading_ = false;
   }
 }
 

@@ -3,11 +3,13 @@
 //
 // Why: a V4 add is answered once its event is durable. Through the SQLite writer that meant
 // waiting for the group transaction in progress (which also carries the events' own results:
-// memories, full-text and history rows) and then for its own; under 16 closed-loop adders the
-// acknowledgement's p50 was ~4 ms. Here an accepted record is appended to a journal file by this
-// journal's own thread, which groups every record queued meanwhile into one write() and one
-// fdatasync() (~0.25 ms here), and is then reported durable. The owner copies the record into the
-// database afterwards, off the request's path, and calls Release once that copy is committed.
+// memories, vectors and history rows) and then for its own. Here an accepted record is appended to
+// a journal file with every record queued meanwhile, in one write() and one fdatasync() (~0.3 ms
+// here), and is then reported durable. The caller of an Append that finds no write in progress
+// writes the group itself (leveldb's writer queue: no thread hand-off at low load); records that
+// arrive while it writes are written next by the journal's own thread, so that no caller is kept
+// for more than one group. The owner stores the record elsewhere afterwards, off the request's
+// path, and calls Release once that copy is durable.
 //
 // Files: <dir>/intake-<n>.log, n increasing. A record is [u32 payload length][u32 CRC-32C of
 // length and payload][payload], little-endian. A file closes once past segment_bytes; a closed
@@ -22,8 +24,10 @@
 // kUnavailable until the process restarts and reads the files back.
 //
 // Thread-safety: Append and Release may be called from any thread; ReadLeftovers / DropLeftovers
-// by the owner before the first Append. `done` callbacks run on the journal's thread, in append
-// order, and must not block (they may call Append and Release).
+// by the owner before the first Append. `done` callbacks run in append order on the thread that
+// wrote their group (an Append's caller, possibly for another caller's record, or the journal's
+// thread) and must not block (they may call Append and Release). Append blocks for one group's
+// write and fdatasync when its caller writes it.
 #pragma once
 
 #include <array>
@@ -102,10 +106,15 @@ class IntakeJournal {
   };
 
   explicit IntakeJournal(IntakeJournalOptions options);
+  // The journal's thread: writes the groups an Append's caller handed over.
   void Loop();
-  // Writes and syncs one group into the current file (opening a new one when due).
+  // The queued records up to kMaxGroupBytes (at least one). Caller holds mu_.
+  std::vector<Pending> TakeGroupLocked();
+  // Writes and syncs the group, then runs its callbacks. Only the leader (see leading_).
+  void SyncGroup(std::vector<Pending>& group);
+  // Writes and syncs one group into the current file (opening a new one when due). The leader.
   Status WriteGroup(const std::vector<Pending>& group);
-  Status OpenSegment();  // a new current file (the journal thread)
+  Status OpenSegment();  // a new current file (the leader)
   std::string FilePath(uint64_t file_no) const;
   // Deletes closed, fully released segments. Caller holds mu_; returns the paths to unlink.
   std::vector<std::string> TakeDeletableLocked();
@@ -118,13 +127,15 @@ class IntakeJournal {
   std::deque<Pending> queue_;        // guarded by mu_
   uint64_t next_number_ = 0;         // guarded by mu_
   bool stopping_ = false;            // guarded by mu_
+  bool leading_ = false;             // guarded by mu_; a thread is writing groups (one at a time)
+  bool hand_off_ = false;            // guarded by mu_; the journal's thread is to lead next
   Status failed_;                    // guarded by mu_; not ok: the journal refuses appends
   std::deque<Segment> segments_;     // guarded by mu_; this run's files, oldest first
   uint64_t next_file_no_ = 1;        // guarded by mu_
   Stats stats_;                      // guarded by mu_ (live_files computed on read)
 
-  int fd_ = -1;                // current file; the journal thread only
-  size_t fd_bytes_ = 0;        // its size; the journal thread only
+  int fd_ = -1;                // current file; the leader only
+  size_t fd_bytes_ = 0;        // its size; the leader only
   std::thread thread_;
 };
 

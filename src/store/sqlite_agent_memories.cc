@@ -310,8 +310,9 @@ void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status
     std::lock_guard<std::mutex> lock(accepted_mu_);
     accepted_[id] = Accepted{std::move(event), IntakeJournal::kNoRecord};
   }
-  // Answered on the journal's thread once synced; the caller starts the event only then, so its
-  // end (which releases the record) comes after the number is known.
+  // Answered once synced (on this thread, or the one that wrote the record's group); the caller
+  // starts the event only then, so its end (which releases the record) comes after the number is
+  // known.
   journal_->Append(std::move(record),
                    [this, id, done = std::move(done)](Status st, uint64_t number) {
                      {
