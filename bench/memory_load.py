@@ -17,7 +17,7 @@ Phases (each bounded in time and count; only 127.0.0.1 / localhost targets):
   2b/3b. with --rates / --add-rates: open-loop filtered searches / adds at those request rates
      (bench/open_loop.py: a fixed schedule over --clients connections, latency from the due time
      when an earlier answer held a request up, else from its send;
-     --seconds per search rate, --add-seconds per add rate; the event backlog of each add rate
+     --seconds per search rate, --open-add-seconds per add rate; the event backlog of each add rate
      drains before the next).
 Phases 2 and 3 use wrk (bench/search.lua: rotating POST bodies) when it is installed, else the
 Python threaded client of load.py (--no-wrk forces it); quote wrk numbers.
@@ -203,6 +203,8 @@ def main():
                          "10,000-event queue at ~5,000 acks/s and measure its 429s instead)")
     ap.add_argument("--rates", help="comma-separated rates for open-loop filtered searches, e.g. 200,400")
     ap.add_argument("--add-rates", help="comma-separated rates for open-loop adds, e.g. 100,400")
+    ap.add_argument("--open-add-seconds", type=int,
+                    help="duration of each open-loop add rate (default: --add-seconds)")
     ap.add_argument("--events", type=int, default=50, help="sequential adds timed to SUCCEEDED (phase 4)")
     ap.add_argument("--queries", type=int, default=500, help="distinct search bodies (default 500)")
     ap.add_argument("--load-timeout", type=int, default=1800, help="bound on phase 1, seconds")
@@ -220,6 +222,7 @@ def main():
     args.batch = max(1, min(args.batch, 1000))           # the API accepts at most 1,000 messages
     args.seconds = max(1, min(args.seconds, 600))
     args.add_seconds = max(1, min(args.add_seconds, 600))
+    args.open_add_seconds = max(1, min(args.open_add_seconds or args.add_seconds, 600))
     args.clients = max(1, min(args.clients, 256))
     args.events = max(1, min(args.events, 10000))
     args.queries = max(1, min(args.queries, 100000))
@@ -409,9 +412,9 @@ def main():
             result["add_ack_open_loop"] = []
             for rate in rates(args.add_rates):
                 log(f"phase 3b: open loop at {rate:g} adds/s, {args.clients} connections, "
-                    f"{args.add_seconds}s")
-                x = run_open_loop(host, port, P4 + "/memories/add", bodies, rate, args.add_seconds,
-                                  args.clients, args.api_key)
+                    f"{args.open_add_seconds}s")
+                x = run_open_loop(host, port, P4 + "/memories/add", bodies, rate,
+                                  args.open_add_seconds, args.clients, args.api_key)
                 x["queued_after"], _, x["drain_s"] = drain_events()
                 result["add_ack_open_loop"].append(x)
 
