@@ -428,5 +428,48 @@ TEST(MemoryDurabilityTest, PendingEventsResumeAfterKill9) {
   }
 }
 
+// Adds from several clients at once, killed right after the last acknowledgement: every
+// acknowledged event is found after the restart (most of them only in the intake journal at the
+// kill: an event's row is written with its end) and finishes.
+TEST(MemoryDurabilityTest, ConcurrentlyAcknowledgedEventsSurviveKill9) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerProcess server({.extra_args = {"--event-workers", "1"}});
+  ASSERT_TRUE(server.Start());
+  constexpr int kClients = 8, kPer = 25;
+  std::vector<std::vector<std::string>> events(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      HttpClient client(server.BaseUrl());
+      for (int i = 0; i < kPer; ++i) {
+        HttpResponse r = client.Post(
+            Prefix() + "/memories/add",
+            json{{"messages", json::array({{{"role", "user"},
+                                            {"content", "I keep " + std::to_string(c * 100 + i) +
+                                                            " stamps in my album."}}})},
+                 {"user_id", UniqueId("kill") + "-" + std::to_string(c)}});
+        if (r.status != 200) {
+          ADD_FAILURE() << r.Describe();
+          return;
+        }
+        events[c].push_back(r.Json()["event_id"]);
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  server.Kill();
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  int checked = 0;
+  for (const auto& ids : events) {
+    for (const auto& id : ids) {
+      json e = WaitEvent(client, id);
+      EXPECT_EQ(e.value("status", ""), "SUCCEEDED") << id << " " << e.dump();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, kClients * kPer);
+}
+
 }  // namespace
 }  // namespace engram::testing
