@@ -14,7 +14,7 @@ std::string NewUuid();
 // sub-millisecond time, then 62 random bits. Ids made later sort later (to the microsecond; ties
 // within one are random), so a B-tree keyed by them grows at its right edge: SQLite's unique index
 // on memory ids and the events' primary key write one leaf page per commit instead of one random
-// leaf per row (a 10,000-add load wrote N % fewer bytes; README).
+// leaf per row (bytes written per V4 add in a 10,000-add mix: 68–72 KB → 55–60 KB; README).
 std::string NewTimeOrderedUuid();
 
 // `prefix` + "-" + NewTimeOrderedUuid(), e.g. NewId("m") -> "m-0193f1a2-…". The id tells when it
