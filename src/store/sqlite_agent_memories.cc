@@ -29,6 +29,31 @@ MemoryEventRecord ReadEventRow(const sqlite::Stmt& q) {
 constexpr const char* kEventColumns =
     "id, workspace, status, request, result, error_message, created_at, updated_at";
 
+// What an event row insert does when the id exists: fail; leave the stored row (an event read
+// back from the intake journal again); or set the end (status, result, error) the row carries.
+enum class OnConflict { kFail, kIgnore, kSetEnd };
+
+Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, OnConflict on_conflict) {
+  sqlite::Stmt ins(
+      db, fmt::format("INSERT {}INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?){}",
+                      on_conflict == OnConflict::kIgnore ? "OR IGNORE " : "", kEventColumns,
+                      on_conflict == OnConflict::kSetEnd
+                          ? " ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
+                            "result = excluded.result, error_message = excluded.error_message, "
+                            "updated_at = excluded.updated_at"
+                          : ""));
+  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+  ins.Bind(1, event.id);
+  ins.Bind(2, event.workspace);
+  ins.Bind(3, event.status);
+  ins.Bind(4, event.request_json);
+  ins.Bind(5, event.result_json);
+  ins.Bind(6, event.error_message);
+  ins.Bind(7, event.created_at_us);
+  ins.Bind(8, event.updated_at_us);
+  return ins.Exec();
+}
+
 void BindOptionalText(sqlite::Stmt& s, int i, const std::string* v) {
   if (v == nullptr) {
     s.BindNull(i);
@@ -141,23 +166,9 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
     if (batch.finish_event) {
       // An event accepted through the intake journal has no row yet: its row is written once,
       // here, with its end (one random b-tree leaf and one transaction less per add).
-      const MemoryEventRecord& e = *batch.finish_event;
-      sqlite::Stmt up(db, fmt::format("INSERT INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
-                                      "ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
-                                      "result = excluded.result, "
-                                      "error_message = excluded.error_message, "
-                                      "updated_at = excluded.updated_at",
-                                      kEventColumns));
-      ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-      up.Bind(1, e.id);
-      up.Bind(2, e.workspace);
-      up.Bind(3, e.status);
-      up.Bind(4, e.request_json);
-      up.Bind(5, e.result_json);
-      up.Bind(6, e.error_message);
-      up.Bind(7, e.created_at_us);
-      up.Bind(8, now);
-      ENGRAM_RETURN_IF_ERROR(up.Exec());
+      MemoryEventRecord end = *batch.finish_event;
+      end.updated_at_us = now;
+      ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, end, OnConflict::kSetEnd));
     }
     return Status::Ok();
   });
@@ -215,22 +226,6 @@ Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view work
 
 namespace {
 
-// `or_ignore`: an event already stored (read back from the intake journal again) is left as it is.
-Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, bool or_ignore) {
-  sqlite::Stmt ins(db, fmt::format("INSERT {}INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                                   or_ignore ? "OR IGNORE " : "", kEventColumns));
-  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-  ins.Bind(1, event.id);
-  ins.Bind(2, event.workspace);
-  ins.Bind(3, event.status);
-  ins.Bind(4, event.request_json);
-  ins.Bind(5, event.result_json);
-  ins.Bind(6, event.error_message);
-  ins.Bind(7, event.created_at_us);
-  ins.Bind(8, event.updated_at_us);
-  return ins.Exec();
-}
-
 // An accepted event as an intake journal record.
 std::string EncodeJournalEvent(const MemoryEventRecord& e) {
   nlohmann::json j = {{"id", e.id},
@@ -263,7 +258,7 @@ Result<MemoryEventRecord> DecodeJournalEvent(const std::string& record) {
 
 Status SqliteStore::InsertEvent(const MemoryEventRecord& event) {
   return Submit(
-      [&event](sqlite3* db) -> Status { return InsertEventRow(db, event, /*or_ignore=*/false); });
+      [&event](sqlite3* db) -> Status { return InsertEventRow(db, event, OnConflict::kFail); });
 }
 
 Status SqliteStore::OpenIntakeJournal() {
@@ -289,7 +284,9 @@ Status SqliteStore::OpenIntakeJournal() {
       events.push_back(std::move(*event));
     }
     ENGRAM_RETURN_IF_ERROR(Submit([&events](sqlite3* db) -> Status {
-      for (const auto& e : events) ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, e, /*or_ignore=*/true));
+      for (const auto& e : events) {
+        ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, e, OnConflict::kIgnore));
+      }
       return Status::Ok();
     }));
     spdlog::info("intake journal: {} event(s) read back", events.size());
