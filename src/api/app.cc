@@ -94,8 +94,10 @@ HttpResponse App::Handle(const HttpRequest& request) {
     response.deferred = [this, start = std::move(response.deferred), ctx = std::move(ctx),
                          route_name = std::move(route_name), method = request.method,
                          in_bytes = request.body.size()](HttpReply reply) {
-      start([this, reply = std::move(reply), ctx, route_name, method,
-             in_bytes](HttpResponse answer) { reply(Finish(std::move(answer), ctx, route_name, method, in_bytes)); });
+      start(
+          [this, reply = std::move(reply), ctx, route_name, method, in_bytes](HttpResponse answer) {
+            reply(Finish(std::move(answer), ctx, route_name, method, in_bytes));
+          });
     };
     return response;
   }
@@ -109,8 +111,8 @@ HttpResponse App::Finish(HttpResponse response, const RequestContext& ctx,
   double ms = ctx.ElapsedMs();
   metrics_->ObserveRequest(route_name, method, response.status, ms / 1000.0);
   spdlog::debug("request id={} route={} method={} status={} in_bytes={} out_bytes={} ms={:.3f}",
-                ctx.request_id, route_name, method, response.status, in_bytes,
-                response.body.size(), ms);
+                ctx.request_id, route_name, method, response.status, in_bytes, response.body.size(),
+                ms);
   return response;
 }
 

@@ -39,7 +39,8 @@ HttpResponse V3Response(const nlohmann::json& result, const std::string& request
   return JsonResponse(http_status, body);
 }
 
-HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start) {
+HttpResponse DeferredResponse(const RequestContext& ctx,
+                              std::function<void(DeferredFinish)> start) {
   HttpResponse r;
   r.deferred = [start = std::move(start), request_id = ctx.request_id,
                 start_ns = ctx.start_ns](HttpReply reply) {

@@ -295,26 +295,26 @@ Result<MemoryUpdateRequest> ParseMemoryUpdate(std::string_view body, const std::
 void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimits limits) {
   const std::string p = kPrefix;
   auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
-  router.Add({.method = "POST",
-              .pattern = p + "/memories/add",
-              .name = "memory_add",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed = ParseMemoryAdd(req.body, ws(ctx), limits);
-                if (!parsed.ok()) return parsed.status();
-                // Answered once the event is durable, from the thread that made it so.
-                return DeferredResponse(ctx, [service, add = std::move(*parsed)](
-                                                 DeferredFinish finish) {
-                  service->AddAsync(add, [finish = std::move(finish)](Result<std::string> id) {
-                    if (!id.ok()) return finish(id.status());
-                    finish(JsonResponse(
-                        200, json{{"message",
-                                   "Memory creation accepted; poll the event endpoint for status."},
-                                  {"status", "PENDING"},
-                                  {"event_id", *id}}));
-                  });
-                });
-              },
-              .runs_inline = true});
+  router.Add(
+      {.method = "POST",
+       .pattern = p + "/memories/add",
+       .name = "memory_add",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto parsed = ParseMemoryAdd(req.body, ws(ctx), limits);
+         if (!parsed.ok()) return parsed.status();
+         // Answered once the event is durable, from the thread that made it so.
+         return DeferredResponse(ctx, [service, add = std::move(*parsed)](DeferredFinish finish) {
+           service->AddAsync(add, [finish = std::move(finish)](Result<std::string> id) {
+             if (!id.ok()) return finish(id.status());
+             finish(JsonResponse(
+                 200,
+                 json{{"message", "Memory creation accepted; poll the event endpoint for status."},
+                      {"status", "PENDING"},
+                      {"event_id", *id}}));
+           });
+         });
+       },
+       .runs_inline = true});
   router.Add({.method = "GET",
               .pattern = p + "/events/{event_id}",
               .name = "memory_event",

@@ -85,14 +85,15 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   out += "# HELP engram_intake_records_total Memory events made durable by the intake journal.\n";
   out += "# TYPE engram_intake_records_total counter\n";
   out += fmt::format("engram_intake_records_total {}\n", s.intake_records);
-  out += "# HELP engram_intake_sync_duration_seconds One group of journal records, write to synced.\n";
+  out +=
+      "# HELP engram_intake_sync_duration_seconds One group of journal records, write to synced.\n";
   out += "# TYPE engram_intake_sync_duration_seconds histogram\n";
   for (size_t i = 0; i < s.kCommitBuckets.size(); ++i) {
     out += fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"{}\"}} {}\n",
                        s.kCommitBuckets[i], s.intake_sync_le[i]);
   }
-  out += fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"+Inf\"}} {}\n",
-                     s.intake_syncs);
+  out +=
+      fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", s.intake_syncs);
   out += fmt::format("engram_intake_sync_duration_seconds_sum {:.6f}\n", s.intake_sync_seconds);
   out += fmt::format("engram_intake_sync_duration_seconds_count {}\n", s.intake_syncs);
   out += "# HELP engram_intake_files Intake journal files on disk (events not yet ended).\n";
@@ -113,10 +114,9 @@ Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
                  (*pg)->node_id());
     return std::unique_ptr<Store>(std::move(pg).value());
   }
-  auto sqlite =
-      SqliteStore::Open({.path = (std::filesystem::path(options.data_dir) / "engram.db").string(),
-                         .intake_journal_dir =
-                             (std::filesystem::path(options.data_dir) / "intake").string()});
+  auto sqlite = SqliteStore::Open(
+      {.path = (std::filesystem::path(options.data_dir) / "engram.db").string(),
+       .intake_journal_dir = (std::filesystem::path(options.data_dir) / "intake").string()});
   if (!sqlite.ok()) return sqlite.status();
   spdlog::info("store opened: {} (schema v{})", options.data_dir, (*sqlite)->schema_version());
   return std::unique_ptr<Store>(std::move(sqlite).value());

@@ -46,13 +46,12 @@ std::string NewUuid() {
 }
 
 std::string NewTimeOrderedUuid() {
-  const uint64_t us = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const uint64_t us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
   const uint64_t ms = us / 1000;
   const uint64_t sub_ms = (us % 1000) * 4096 / 1000;  // RFC 9562 method 3: 12 bits of precision
-  const uint64_t hi = ((ms & 0xFFFFFFFFFFFFULL) << 16) | 0x7000ULL | sub_ms;  // version 7
+  const uint64_t hi = ((ms & 0xFFFFFFFFFFFFULL) << 16) | 0x7000ULL | sub_ms;         // version 7
   const uint64_t lo = (Random64() & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // variant 10
   return Format(hi, lo);
 }

@@ -46,10 +46,11 @@
 namespace engram {
 
 struct IntakeJournalOptions {
-  std::string dir;                          // must exist; holds only this journal's files
-  size_t segment_bytes = 4 * 1024 * 1024;   // a file closes past this size
-  size_t max_record_bytes = 64 * 1024 * 1024;  // larger appends fail; larger records read back end a file
-  bool sync = true;                         // fdatasync each group; false only for benchmarks
+  std::string dir;                         // must exist; holds only this journal's files
+  size_t segment_bytes = 4 * 1024 * 1024;  // a file closes past this size
+  // Larger appends fail; a larger length read back ends a file's records.
+  size_t max_record_bytes = 64 * 1024 * 1024;
+  bool sync = true;  // fdatasync each group; false only for benchmarks
 };
 
 class IntakeJournal {
@@ -83,11 +84,11 @@ class IntakeJournal {
   struct Stats {
     static constexpr std::array<double, 8> kSyncBuckets = {0.0005, 0.001, 0.002, 0.005,
                                                            0.01,   0.05,  0.25,  1};
-    uint64_t records = 0;     // appended and synced
-    uint64_t syncs = 0;       // write + fdatasync groups
-    double sync_seconds = 0;  // time spent in them
+    uint64_t records = 0;                                 // appended and synced
+    uint64_t syncs = 0;                                   // write + fdatasync groups
+    double sync_seconds = 0;                              // time spent in them
     std::array<uint64_t, kSyncBuckets.size()> sync_le{};  // cumulative counts per bucket
-    size_t live_files = 0;    // files not yet deleted (this run's)
+    size_t live_files = 0;                                // files not yet deleted (this run's)
   };
   Stats GetStats() const;
 
@@ -124,18 +125,18 @@ class IntakeJournal {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Pending> queue_;        // guarded by mu_
-  uint64_t next_number_ = 0;         // guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
-  bool leading_ = false;             // guarded by mu_; a thread is writing groups (one at a time)
-  bool hand_off_ = false;            // guarded by mu_; the journal's thread is to lead next
-  Status failed_;                    // guarded by mu_; not ok: the journal refuses appends
-  std::deque<Segment> segments_;     // guarded by mu_; this run's files, oldest first
-  uint64_t next_file_no_ = 1;        // guarded by mu_
-  Stats stats_;                      // guarded by mu_ (live_files computed on read)
+  std::deque<Pending> queue_;     // guarded by mu_
+  uint64_t next_number_ = 0;      // guarded by mu_
+  bool stopping_ = false;         // guarded by mu_
+  bool leading_ = false;          // guarded by mu_; a thread is writing groups (one at a time)
+  bool hand_off_ = false;         // guarded by mu_; the journal's thread is to lead next
+  Status failed_;                 // guarded by mu_; not ok: the journal refuses appends
+  std::deque<Segment> segments_;  // guarded by mu_; this run's files, oldest first
+  uint64_t next_file_no_ = 1;     // guarded by mu_
+  Stats stats_;                   // guarded by mu_ (live_files computed on read)
 
-  int fd_ = -1;                // current file; the leader only
-  size_t fd_bytes_ = 0;        // its size; the leader only
+  int fd_ = -1;          // current file; the leader only
+  size_t fd_bytes_ = 0;  // its size; the leader only
   std::thread thread_;
 };
 

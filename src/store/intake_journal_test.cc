@@ -143,7 +143,8 @@ TEST_F(IntakeJournalTest, CallersWriteWhenIdleAndEveryAppendIsAnsweredOnce) {
   for (auto& th : threads) th.join();
   {
     std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return total == kThreads * kPer; }));
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(20), [&] { return total == kThreads * kPer; }));
   }
   for (int k = 0; k < kThreads * kPer; ++k) EXPECT_EQ(answers[k], 1) << k;
   for (int t = 0; t < kThreads; ++t) {

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/time_util.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
-#include "common/time_util.h"
 
 namespace engram {
 
@@ -268,8 +268,8 @@ Status SqliteStore::OpenIntakeJournal() {
     return Status::Internal(fmt::format("cannot create intake journal directory {}: {}",
                                         options_.intake_journal_dir, ec.message()));
   }
-  auto journal = IntakeJournal::Open({.dir = options_.intake_journal_dir,
-                                      .sync = options_.synchronous_full});
+  auto journal =
+      IntakeJournal::Open({.dir = options_.intake_journal_dir, .sync = options_.synchronous_full});
   if (!journal.ok()) return journal.status();
   auto records = (*journal)->ReadLeftovers();
   if (!records.ok()) return records.status();

@@ -42,7 +42,8 @@ json WaitEvent(const HttpClient& client, const std::string& event_id,
 json AddAndWait(const HttpClient& client, const json& body, std::string_view workspace = "default") {
   HttpResponse r = client.Post(Prefix(workspace) + "/memories/add", body);
   EXPECT_EQ(r.status, 200) << r.Describe();
-  EXPECT_TRUE(IsJsonResponse(r));  // answered later (once durable), with its request id all the same
+  // Answered later (once durable), with its request id all the same.
+  EXPECT_TRUE(IsJsonResponse(r));
   json j = r.Json();
   EXPECT_EQ(j.value("status", ""), "PENDING") << r.body;
   EXPECT_EQ(j.value("message", ""), "Memory creation accepted; poll the event endpoint for status.");

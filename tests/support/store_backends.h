@@ -51,7 +51,8 @@ class StoreBackendTest : public ::testing::TestWithParam<std::string> {
       EXPECT_TRUE(s.ok()) << s.status().ToString();
       return s.ok() ? std::unique_ptr<Store>(std::move(s).value()) : nullptr;
     }
-    auto s = SqliteStore::Open({.path = dir_ + "/engram.db", .intake_journal_dir = dir_ + "/intake"});
+    auto s =
+        SqliteStore::Open({.path = dir_ + "/engram.db", .intake_journal_dir = dir_ + "/intake"});
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::unique_ptr<Store>(std::move(s).value()) : nullptr;
   }
