@@ -41,6 +41,9 @@ bool App::IsComputeBound(const HttpRequest& request) const {
 }
 
 bool App::RunsInline(const HttpRequest& request) const {
+  // A large body takes long to parse (a few MB of JSON: tens of milliseconds), too long to hold
+  // an I/O thread: it goes to the worker pool, and its answer is deferred all the same.
+  if (request.body.size() > kMaxInlineBodyBytes) return false;
   const Route* route = router_.FindRoute(request.method, request.path);
   return route != nullptr && route->runs_inline;
 }

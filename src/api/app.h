@@ -22,7 +22,9 @@ class App {
   HttpResponse RenderTransportError(StatusCode code, const std::string& message);
   // Whether the request goes to a route marked compute_bound (unknown paths: false).
   bool IsComputeBound(const HttpRequest& request) const;
-  // Whether the request goes to a route marked runs_inline (unknown paths: false).
+  // Whether the request goes to a route marked runs_inline (unknown paths: false) with a body of
+  // at most kMaxInlineBodyBytes.
+  static constexpr size_t kMaxInlineBodyBytes = 256 * 1024;
   bool RunsInline(const HttpRequest& request) const;
 
  private:
