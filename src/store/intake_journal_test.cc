@@ -127,9 +127,11 @@ TEST_F(IntakeJournalTest, CallersWriteWhenIdleAndEveryAppendIsAnsweredOnce) {
   std::vector<int> answers(kThreads * kPer, 0);
   std::vector<uint64_t> numbers(kThreads * kPer, 0);
   int total = 0;
+  std::atomic<bool> go{false};  // all threads append at once, so their records share groups
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();
       for (int i = 0; i < kPer; ++i) {
         const int k = t * kPer + i;
         j->Append(std::to_string(k), [&, k](Status st, uint64_t n) {
@@ -143,6 +145,7 @@ TEST_F(IntakeJournalTest, CallersWriteWhenIdleAndEveryAppendIsAnsweredOnce) {
       }
     });
   }
+  go = true;
   for (auto& th : threads) th.join();
   {
     std::unique_lock<std::mutex> lock(mu);
