@@ -80,7 +80,7 @@ Status SqliteStore::Init() {
 }
 
 SqliteStore::~SqliteStore() {
-  // No more appends; the events' writes still queued for the writer drain below.
+  // No more appends (the HTTP server and the event workers have stopped before the store).
   if (journal_) journal_->Stop();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -88,7 +88,7 @@ SqliteStore::~SqliteStore() {
   }
   queue_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  journal_.reset();  // after the writer: its callbacks released the committed rows' records
+  journal_.reset();  // after the writer: a queued write that ends an event releases its record
   checkpointer_.reset();
   for (sqlite3* db : all_readers_) sqlite3_close(db);
   if (writer_db_) {
@@ -99,24 +99,15 @@ SqliteStore::~SqliteStore() {
 }
 
 Status SqliteStore::Submit(WriteFn fn) {
-  // Shared: the writer may still be inside set_value when the waiter wakes and returns.
-  auto done = std::make_shared<std::promise<Status>>();
-  std::future<Status> result = done->get_future();
-  SubmitAsync(std::move(fn), [done](Status st) { done->set_value(std::move(st)); });
-  return result.get();
-}
-
-void SqliteStore::SubmitAsync(WriteFn fn, std::function<void(Status)> done) {
-  bool queued = false;
+  std::future<Status> done;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    if (!stopping_) {
-      queue_.push_back(PendingWrite{std::move(fn), std::move(done)});
-      queued = true;
-    }
+    if (stopping_) return Status::Unavailable("store is shutting down");
+    queue_.push_back(PendingWrite{std::move(fn), {}});
+    done = queue_.back().done.get_future();
   }
-  if (queued) return queue_cv_.notify_one();
-  done(Status::Unavailable("store is shutting down"));
+  queue_cv_.notify_one();
+  return done.get();
 }
 
 void SqliteStore::WriterLoop() {
@@ -160,7 +151,7 @@ void SqliteStore::WriterLoop() {
       RecordCommit(batch.size(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i].done(txn.ok() ? results[i] : txn);
+      batch[i].done.set_value(txn.ok() ? results[i] : txn);
     }
     batch.clear();
   }

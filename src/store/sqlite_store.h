@@ -103,7 +103,7 @@ class SqliteStore final : public Store {
   using WriteFn = std::function<Status(sqlite3*)>;
   struct PendingWrite {
     WriteFn fn;
-    std::function<void(Status)> done;  // on the writer thread, after the commit
+    std::promise<Status> done;
   };
 
   explicit SqliteStore(SqliteStoreOptions options);
@@ -114,9 +114,6 @@ class SqliteStore final : public Store {
   Result<MemoryEventRecord> ReadEvent(std::string_view workspace, std::string_view id);
   // An accepted event ended (its row is committed): its journal record is released.
   void ForgetAcceptedEvent(const std::string& id);
-  // Queues fn; done(status) runs on the writer thread once it is committed (or failed). done
-  // must not block.
-  void SubmitAsync(WriteFn fn, std::function<void(Status)> done);
   void WriterLoop();
   void RecordCommit(size_t writes, double seconds);
   sqlite3* AcquireReader();
