@@ -80,25 +80,26 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
                      s.checkpoints_background);
   out +=
       fmt::format("engram_store_checkpoints_total{{by=\"commit\"}} {}\n", s.checkpoints_in_commit);
-  if (!s.intake_journal) return;
+  if (!s.intake) return;
   // The intake journal: an add's acknowledgement waits for one of its syncs.
+  const IntakeJournal::Stats& j = *s.intake;
   out += "# HELP engram_intake_records_total Memory events made durable by the intake journal.\n";
   out += "# TYPE engram_intake_records_total counter\n";
-  out += fmt::format("engram_intake_records_total {}\n", s.intake_records);
+  out += fmt::format("engram_intake_records_total {}\n", j.records);
   out +=
       "# HELP engram_intake_sync_duration_seconds One group of journal records, write to synced.\n";
   out += "# TYPE engram_intake_sync_duration_seconds histogram\n";
-  for (size_t i = 0; i < s.kCommitBuckets.size(); ++i) {
+  for (size_t i = 0; i < j.kSyncBuckets.size(); ++i) {
     out += fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"{}\"}} {}\n",
-                       s.kCommitBuckets[i], s.intake_sync_le[i]);
+                       j.kSyncBuckets[i], j.sync_le[i]);
   }
-  out +=
-      fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", s.intake_syncs);
-  out += fmt::format("engram_intake_sync_duration_seconds_sum {:.6f}\n", s.intake_sync_seconds);
-  out += fmt::format("engram_intake_sync_duration_seconds_count {}\n", s.intake_syncs);
-  out += "# HELP engram_intake_files Intake journal files on disk (events not yet ended).\n";
+  out += fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", j.syncs);
+  out += fmt::format("engram_intake_sync_duration_seconds_sum {:.6f}\n", j.sync_seconds);
+  out += fmt::format("engram_intake_sync_duration_seconds_count {}\n", j.syncs);
+  out += "# HELP engram_intake_files Intake journal files on disk (the current one and any holding "
+         "events not yet ended).\n";
   out += "# TYPE engram_intake_files gauge\n";
-  out += fmt::format("engram_intake_files {}\n", s.intake_files);
+  out += fmt::format("engram_intake_files {}\n", j.live_files);
 }
 
 // SQLite in the data directory, or PostgreSQL shared with other nodes when a URL is given.
@@ -479,7 +480,7 @@ int RunServe(ServeOptions options) {
     http.compute_slots = options.compute_slots;
     http.is_compute_bound = [&app](const HttpRequest& r) { return app.IsComputeBound(r); };
   }
-  // With SQLite an add only appends its event to the intake journal, whose thread answers it once
+  // With SQLite an add only appends its event to the intake journal and is answered once that is
   // synced: the I/O thread that read it runs it. PostgreSQL's insert waits on the network.
   if (options.store_url.empty()) {
     http.runs_inline = [&app](const HttpRequest& r) { return app.RunsInline(r); };

@@ -315,16 +315,7 @@ SqliteStore::Stats SqliteStore::GetStats() {
     s.checkpoints_background = checkpointer_->background_checkpoints();
     s.checkpoints_in_commit = checkpointer_->inline_checkpoints();
   }
-  if (journal_) {
-    const IntakeJournal::Stats j = journal_->GetStats();
-    static_assert(IntakeJournal::Stats::kSyncBuckets == Stats::kCommitBuckets);
-    s.intake_journal = true;
-    s.intake_records = j.records;
-    s.intake_syncs = j.syncs;
-    s.intake_sync_seconds = j.sync_seconds;
-    s.intake_sync_le = j.sync_le;
-    s.intake_files = j.live_files;
-  }
+  if (journal_) s.intake = journal_->GetStats();
   sqlite3* db = AcquireReader();
   {
     sqlite::Stmt q(db, "SELECT count(*) FROM memories");

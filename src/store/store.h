@@ -8,11 +8,13 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "store/intake_journal.h"
 #include "store/kb_types.h"
 #include "store/skill_types.h"
 #include "store/types.h"
@@ -166,12 +168,7 @@ class Store {
     uint64_t checkpoints_background = 0;
     uint64_t checkpoints_in_commit = 0;
     // SQLite's intake journal (accepted memory events), when it has one.
-    bool intake_journal = false;
-    uint64_t intake_records = 0;
-    uint64_t intake_syncs = 0;
-    double intake_sync_seconds = 0;
-    std::array<uint64_t, kCommitBuckets.size()> intake_sync_le{};  // same buckets as commits
-    uint64_t intake_files = 0;
+    std::optional<IntakeJournal::Stats> intake;
   };
   virtual Stats GetStats() = 0;
 };
