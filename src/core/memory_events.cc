@@ -132,15 +132,13 @@ size_t MemoryService::queued_events() const { return jobs_.pending(); }
 
 void MemoryService::EnqueueEvent(MemoryEventRecord event) {
   auto request = DecodeAddRequest(event.workspace, event.request_json);
-  if (request.ok()) return EnqueueEvent(std::move(event), *request);
-  jobs_.Push(std::move(event), 0);  // fails at once in RunEvent; any stripe will do
+  // An undecodable request fails at once in RunEvent; any stripe will do.
+  const size_t stripe = request.ok() ? EventStripe(*request) : 0;
+  jobs_.Push(std::move(event), stripe);
 }
 
-void MemoryService::EnqueueEvent(MemoryEventRecord event, const MemoryAddRequest& request) {
-  // The request is at hand: no need to decode the JSON just encoded from it.
-  const size_t stripe =
-      ScopeStripe(event.workspace, request.user_id, request.agent_id, request.run_id);
-  jobs_.Push(std::move(event), stripe);
+size_t MemoryService::EventStripe(const MemoryAddRequest& request) const {
+  return ScopeStripe(request.workspace, request.user_id, request.agent_id, request.run_id);
 }
 
 void MemoryService::RunJob(Job& job) {
@@ -171,8 +169,8 @@ void MemoryService::AddAsync(const MemoryAddRequest& request,
   event.status = "PENDING";
   event.request_json = EncodeAddRequest(request);
   event.created_at_us = event.updated_at_us = NowMicros();
-  const size_t stripe =
-      ScopeStripe(event.workspace, request.user_id, request.agent_id, request.run_id);
+  // The request is at hand: no need to decode the JSON just encoded from it.
+  const size_t stripe = EventStripe(request);
   MemoryEventRecord job = event;
   store_->AcceptEvent(std::move(event), [this, job = std::move(job), stripe,
                                          done = std::move(done)](Status st) mutable {

@@ -138,7 +138,7 @@ class MemoryService {
                         const std::string& agent_id, const std::string& run_id);
   // Queues an event on its scope's stripe, so events of one scope run in acceptance order.
   void EnqueueEvent(MemoryEventRecord event);  // decodes the stored request for its scope
-  void EnqueueEvent(MemoryEventRecord event, const MemoryAddRequest& request);
+  size_t EventStripe(const MemoryAddRequest& request) const;  // its scope's stripe
   void RunJob(Job& job);
   // Shared stores: queues the events of dead nodes that the store hands to this node.
   void ClaimOrphanedEvents();
