@@ -5,9 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 #include <thread>
 
 #include "api/app.h"
@@ -56,6 +58,20 @@ ChatClientOptions LlmChatOptions(const ServeOptions& options) {
   return chat;
 }
 
+// One unlabelled Prometheus histogram from cumulative per-bucket counts.
+template <size_t N>
+void AppendHistogram(std::string& out, std::string_view name, std::string_view help,
+                     const std::array<double, N>& bounds, const std::array<uint64_t, N>& le,
+                     uint64_t count, double sum) {
+  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  for (size_t i = 0; i < N; ++i) {
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds[i], le[i]);
+  }
+  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, count);
+  out += fmt::format("{}_sum {:.6f}\n", name, sum);
+  out += fmt::format("{}_count {}\n", name, count);
+}
+
 // The group commit's figures (SQLite): how many writes share a commit and how long commits take,
 // which is most of an add's acknowledgement.
 void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
@@ -65,15 +81,9 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   out += "# HELP engram_store_writes_total Writes carried by those commits (group commit).\n";
   out += "# TYPE engram_store_writes_total counter\n";
   out += "engram_store_writes_total " + std::to_string(s.writes) + "\n";
-  out += "# HELP engram_store_commit_duration_seconds One group transaction, BEGIN to synced ";
-  out += "COMMIT.\n# TYPE engram_store_commit_duration_seconds histogram\n";
-  for (size_t i = 0; i < s.kCommitBuckets.size(); ++i) {
-    out += fmt::format("engram_store_commit_duration_seconds_bucket{{le=\"{}\"}} {}\n",
-                       s.kCommitBuckets[i], s.commit_le[i]);
-  }
-  out += fmt::format("engram_store_commit_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", s.commits);
-  out += fmt::format("engram_store_commit_duration_seconds_sum {:.6f}\n", s.commit_seconds);
-  out += fmt::format("engram_store_commit_duration_seconds_count {}\n", s.commits);
+  AppendHistogram(out, "engram_store_commit_duration_seconds",
+                  "One group transaction, BEGIN to synced COMMIT.", s.kCommitBuckets, s.commit_le,
+                  s.commits, s.commit_seconds);
   out += "# HELP engram_store_checkpoints_total WAL checkpoints, by the background thread or ";
   out += "inside a commit.\n# TYPE engram_store_checkpoints_total counter\n";
   out += fmt::format("engram_store_checkpoints_total{{by=\"background\"}} {}\n",
@@ -86,16 +96,9 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   out += "# HELP engram_intake_records_total Memory events made durable by the intake journal.\n";
   out += "# TYPE engram_intake_records_total counter\n";
   out += fmt::format("engram_intake_records_total {}\n", j.records);
-  out +=
-      "# HELP engram_intake_sync_duration_seconds One group of journal records, write to synced.\n";
-  out += "# TYPE engram_intake_sync_duration_seconds histogram\n";
-  for (size_t i = 0; i < j.kSyncBuckets.size(); ++i) {
-    out += fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"{}\"}} {}\n",
-                       j.kSyncBuckets[i], j.sync_le[i]);
-  }
-  out += fmt::format("engram_intake_sync_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", j.syncs);
-  out += fmt::format("engram_intake_sync_duration_seconds_sum {:.6f}\n", j.sync_seconds);
-  out += fmt::format("engram_intake_sync_duration_seconds_count {}\n", j.syncs);
+  AppendHistogram(out, "engram_intake_sync_duration_seconds",
+                  "One group of journal records, write to synced.", j.kSyncBuckets, j.sync_le,
+                  j.syncs, j.sync_seconds);
   out += "# HELP engram_intake_files Intake journal files on disk (the current one and any holding "
          "events not yet ended).\n";
   out += "# TYPE engram_intake_files gauge\n";
