@@ -99,8 +99,9 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   AppendHistogram(out, "engram_intake_sync_duration_seconds",
                   "One group of journal records, write to synced.", j.kSyncBuckets, j.sync_le,
                   j.syncs, j.sync_seconds);
-  out += "# HELP engram_intake_files Intake journal files on disk (the current one and any holding "
-         "events not yet ended).\n";
+  out +=
+      "# HELP engram_intake_files Intake journal files on disk (the current one and any holding "
+      "events not yet ended).\n";
   out += "# TYPE engram_intake_files gauge\n";
   out += fmt::format("engram_intake_files {}\n", j.live_files);
 }
