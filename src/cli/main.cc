@@ -126,6 +126,12 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--neighbour-weight", serve.neighbour_weight,
                         "fraction of a hit's score its neighbours inherit")
       ->envname("ENGRAM_NEIGHBOUR_WEIGHT")->capture_default_str();
+  serve_cmd->add_option("--question-factor", serve.question_factor,
+                        "own-score fraction a short turn ending with ? keeps (1: off)")
+      ->envname("ENGRAM_QUESTION_FACTOR")->capture_default_str();
+  serve_cmd->add_option("--reply-weight", serve.reply_weight,
+                        "fraction of a short asking turn's score its reply inherits")
+      ->envname("ENGRAM_REPLY_WEIGHT")->capture_default_str();
   serve_cmd->add_option("--window-share", serve.window_share,
                         "share of a neighbouring turn's BM25 term scores a turn may use (0: off)")
       ->envname("ENGRAM_WINDOW_SHARE")->capture_default_str();

@@ -245,6 +245,8 @@ int RunServe(ServeOptions options) {
   lb_options.retrieval.fusion.vector_weight = static_cast<float>(options.vector_weight);
   lb_options.retrieval.neighbours = options.neighbours;
   lb_options.retrieval.neighbour_score_factor = static_cast<float>(options.neighbour_weight);
+  lb_options.retrieval.question_factor = static_cast<float>(options.question_factor);
+  lb_options.retrieval.reply_score_factor = static_cast<float>(options.reply_weight);
   lb_options.retrieval.window_share = static_cast<float>(options.window_share);
   lb_options.retrieval.time_weight = static_cast<float>(options.time_weight);
   lb_options.retrieval.neighbour_placement = options.neighbour_placement == "scored"

@@ -108,6 +108,12 @@ Status ServeOptions::Validate() {
   if (neighbour_weight < 0 || neighbour_weight > 1) {
     return Status::InvalidParameter("--neighbour-weight must be in 0..1");
   }
+  if (question_factor < 0 || question_factor > 1) {
+    return Status::InvalidParameter("--question-factor must be in 0..1");
+  }
+  if (reply_weight < 0 || reply_weight > 1) {
+    return Status::InvalidParameter("--reply-weight must be in 0..1");
+  }
   if (extractor != "rules" && extractor != "llm") {
     return Status::InvalidParameter("--extractor must be rules or llm");
   }

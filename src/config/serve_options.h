@@ -55,6 +55,8 @@ struct ServeOptions {
   int neighbours = 1;
   std::string neighbour_placement = "scored";  // "scored" (ranked by inherited score) or "after"
   double neighbour_weight = 0.9;
+  double question_factor = 0.9;  // own-score factor of short turns that ask (end with "?")
+  double reply_weight = 1.0;     // share of a short asking turn's score its reply inherits
   double window_share = 0.5;  // BM25 over conversation windows; 0 = each turn alone
   double time_weight = 0.8;   // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;

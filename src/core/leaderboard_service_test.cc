@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "store/sqlite_store.h"
@@ -95,6 +96,38 @@ TEST_F(LeaderboardServiceTest, RestartRebuildsFromStore) {
   EXPECT_EQ(Count("u", "volcano"), 1u);
   EXPECT_EQ(service_->Add(Req("r1", "u", "volcano photos", "h1")).value(), "{\"rid\":\"r1\"}");
   EXPECT_EQ(Count("u", "volcano"), 1u);
+}
+
+// Records the texts it is asked to embed; every vector is the same unit vector.
+class RecordingEmbedder : public Embedder {
+ public:
+  const std::string& model_id() const override { return id_; }
+  int dimension() const override { return 2; }
+  Result<std::vector<std::vector<float>>> EmbedBatch(
+      const std::vector<std::string>& texts) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_.insert(seen_.end(), texts.begin(), texts.end());
+    return std::vector<std::vector<float>>(texts.size(), {1.0f, 0.0f});
+  }
+  std::vector<std::string> seen() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+
+ private:
+  std::string id_ = "recording";
+  mutable std::mutex mu_;
+  mutable std::vector<std::string> seen_;
+};
+
+TEST_F(LeaderboardServiceTest, QueryIsEmbeddedWithoutItsQuestionMark) {
+  RecordingEmbedder embedder;
+  LeaderboardService service(store_.get(), registry_.get(), &analyzer_, &embedder, nullptr);
+  ASSERT_TRUE(service.Add(Req("r1", "u", "We went to the lake.", "h1")).ok());
+  auto r = service.Search({.query = "Where did they go? ", .user_id = "u", .top_k = 5});
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(embedder.seen().empty());
+  EXPECT_EQ(embedder.seen().back(), "Where did they go");
 }
 
 }  // namespace

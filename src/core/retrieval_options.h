@@ -28,6 +28,16 @@ struct RetrievalOptions {
   size_t neighbour_max_chars = 800;
   // Neighbours get this fraction of the score of the hit that pulled them in.
   float neighbour_score_factor = 0.9f;
+  // Short turns that ask (their text ends with a question mark and has at most
+  // question_max_chars bytes) keep question_factor of their own score, but lend their full score
+  // to their neighbours, and their reply (the next turn) inherits reply_score_factor of it: such a
+  // question shares the words of a query about its topic, while the answer is in the reply.
+  // Longer asking turns usually state something before they ask ("I just got a smoker. Any
+  // recipes?") and are ranked like any other. question_factor 1 and reply_score_factor equal to
+  // neighbour_score_factor turn this off.
+  float question_factor = 0.9f;
+  float reply_score_factor = 1.0f;
+  size_t question_max_chars = 150;
   // Where neighbours go: right after their hit (kAfterHit), or ranked among all results by the
   // score they inherit (kByScore), so the neighbours of a weak hit do not push down a strong one.
   enum class NeighbourPlacement { kAfterHit, kByScore };

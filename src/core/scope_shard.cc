@@ -4,6 +4,8 @@
 #include <functional>
 #include <unordered_set>
 
+#include "index/question_form.h"
+
 namespace engram {
 
 bool ParseRetrievalMode(const std::string& text, RetrievalMode* mode) {
@@ -96,6 +98,7 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
     d.has_source_time = r.source_ts_us.has_value();
     d.time_us = r.source_ts_us.value_or(r.created_at_us);
     d.position = r.position;
+    d.asks = EndsWithQuestion(d.text);
     docs_.push_back(std::move(d));
     by_id_.emplace(r.id, doc_id);
     by_seq_.emplace(r.seq, doc_id);
@@ -168,7 +171,7 @@ void ScopeShard::ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn
     if (after != kNoDoc) after = next_[after];
     for (DocId nd : {before, after}) {
       if (nd == kNoDoc || docs_[nd].text.size() > options.neighbour_max_chars) continue;
-      fn(nd);
+      fn(nd, step == 1 && nd == after);
     }
   }
 }
@@ -296,9 +299,13 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
       }
     };
     for (const auto& hit : ranked) {
-      offer(hit.doc, hit.score);
+      const bool asks =
+          docs_[hit.doc].asks && docs_[hit.doc].text.size() <= options.question_max_chars;
+      offer(hit.doc, asks ? hit.score * options.question_factor : hit.score);
       const float lent = hit.score * options.neighbour_score_factor;
-      ForEachNeighbour(hit.doc, options, [&](DocId nd) { offer(nd, lent); });
+      const float to_reply = asks ? hit.score * options.reply_score_factor : lent;
+      ForEachNeighbour(hit.doc, options,
+                       [&](DocId nd, bool reply) { offer(nd, reply ? to_reply : lent); });
     }
     for (const ScoredDoc& s : all) slot[s.doc] = kNoDoc;
     KeepTopK(all, k);
@@ -319,7 +326,7 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
     take(hit.doc, hit.score);
     if (options.neighbours <= 0) continue;
     const float score = hit.score * options.neighbour_score_factor;
-    ForEachNeighbour(hit.doc, options, [&](DocId nd) { take(nd, score); });
+    ForEachNeighbour(hit.doc, options, [&](DocId nd, bool) { take(nd, score); });
   }
   return out;
 }

@@ -40,6 +40,7 @@ struct ShardDoc {
   int64_t time_us = 0;  // the message time if given, else when it was stored
   bool has_source_time = false;
   int32_t position = 0;
+  bool asks = false;  // the text ends with a question mark (RetrievalOptions::question_factor)
 };
 
 struct ShardHit {
@@ -107,7 +108,8 @@ class ScopeShard {
                    const std::vector<std::vector<std::string>>& terms);
   // Position of a doc in its session's turn order.
   bool TurnBefore(DocId a, DocId b) const;
-  // Calls fn for each turn within options.neighbours of `doc` in its session, skipping long ones.
+  // Calls fn(neighbour, reply) for each turn within options.neighbours of `doc` in its session,
+  // skipping long ones; `reply` is true for the turn right after `doc`.
   template <typename Fn>
   void ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn&& fn) const;
   // BM25 over conversation windows (RetrievalOptions::window_share): the best `k` turns.

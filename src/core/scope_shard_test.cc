@@ -84,6 +84,53 @@ TEST_F(ScopeShardTest, ScoredNeighboursRankBelowStrongerHits) {
   for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score);
 }
 
+TEST_F(ScopeShardTest, AShortQuestionRanksBelowTheReplyItGetsItsScoreFrom) {
+  ScopeShard shard(&analyzer_, opts_);
+  shard.Apply({Rec(1, "s", 10, "How long have you been playing professionally?"),
+               Rec(2, "s", 20, "Just under a year now. It has been a wild ride."),
+               Rec(3, "s", 30, "Nice.")});
+  // A long turn that states something before it asks is ranked like any other turn.
+  const std::string long_ask =
+      "I have been playing professionally in a small club since last spring and I train every "
+      "morning before work, so I wonder: is that too much?";
+  shard.Apply({Rec(4, "t", 10, long_ask), Rec(5, "t", 20, "Not at all.")});
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  opts.window_share = 0;
+  opts.neighbour_score_factor = 0.5f;
+  opts.question_factor = 0.8f;
+  opts.reply_score_factor = 1.0f;
+  opts.question_max_chars = 100;
+  ASSERT_GT(long_ask.size(), opts.question_max_chars);
+  auto hits = shard.Search(analyzer_.AnalyzeQuery("how long playing professionally"), {}, 10, opts);
+  std::map<std::string, float> score;
+  std::vector<std::string> order;
+  for (const auto& h : hits) {
+    score[h.doc.id] = h.score;
+    order.push_back(h.doc.id);
+  }
+  ASSERT_TRUE(score.count("m-1") && score.count("m-2") && score.count("m-4") && score.count("m-5"));
+  // The reply inherits the question's full score; the question keeps 0.8 of it.
+  EXPECT_FLOAT_EQ(score["m-2"] * 0.8f, score["m-1"]);
+  EXPECT_LT(std::find(order.begin(), order.end(), "m-2"),
+            std::find(order.begin(), order.end(), "m-1"));
+  // The long asking turn keeps its score and lends its reply the ordinary neighbour share.
+  EXPECT_FLOAT_EQ(score["m-4"] * 0.5f, score["m-5"]);
+  // The turn before the question's reply is not a reply: ordinary share from m-2's own score (0:
+  // m-2 matches nothing itself, so m-3 only gets a share of nothing and is absent).
+  EXPECT_EQ(score.count("m-3"), 0u);
+
+  // Off: the question ranks first and its reply gets the ordinary share.
+  opts.question_factor = 1.0f;
+  opts.reply_score_factor = opts.neighbour_score_factor;
+  hits = shard.Search(analyzer_.AnalyzeQuery("how long playing professionally"), {}, 10, opts);
+  ASSERT_GE(hits.size(), 2u);
+  EXPECT_EQ(hits[0].doc.id, "m-1");
+  for (const auto& h : hits) {
+    if (h.doc.id == "m-2") EXPECT_FLOAT_EQ(h.score, hits[0].score * 0.5f);
+  }
+}
+
 TEST_F(ScopeShardTest, WindowLetsAReplyMatchTheQuestionItAnswers) {
   ScopeShard shard(&analyzer_, opts_);
   // Chunks out of order again: the window must follow turn order, not write order.
