@@ -32,9 +32,9 @@ struct RetrievalOptions {
   // question_max_chars bytes) keep question_factor of their own score, but lend their full score
   // to their neighbours, and their reply (the next turn) inherits reply_score_factor of it: such a
   // question shares the words of a query about its topic, while the answer is in the reply.
-  // Longer asking turns usually state something before they ask ("I just got a smoker. Any
-  // recipes?") and are ranked like any other. question_factor 1 and reply_score_factor equal to
-  // neighbour_score_factor turn this off.
+  // Longer asking turns usually state something before they ask (a few sentences about the
+  // user, then a request) and are ranked like any other. question_factor 1 and
+  // reply_score_factor equal to neighbour_score_factor turn this off.
   float question_factor = 0.9f;
   float reply_score_factor = 1.0f;
   size_t question_max_chars = 150;

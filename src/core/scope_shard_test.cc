@@ -116,8 +116,7 @@ TEST_F(ScopeShardTest, AShortQuestionRanksBelowTheReplyItGetsItsScoreFrom) {
             std::find(order.begin(), order.end(), "m-1"));
   // The long asking turn keeps its score and lends its reply the ordinary neighbour share.
   EXPECT_FLOAT_EQ(score["m-4"] * 0.5f, score["m-5"]);
-  // The turn before the question's reply is not a reply: ordinary share from m-2's own score (0:
-  // m-2 matches nothing itself, so m-3 only gets a share of nothing and is absent).
+  // Only hits lend: m-3 follows the reply m-2, which matches nothing itself, so m-3 is absent.
   EXPECT_EQ(score.count("m-3"), 0u);
 
   // Off: the question ranks first and its reply gets the ordinary share.
