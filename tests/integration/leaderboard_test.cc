@@ -107,6 +107,27 @@ TEST_F(LeaderboardTest, AddThenSearchRoundTrip) {
   EXPECT_EQ(data[0]["created_at"], "2024-01-01T00:00:00.000000Z");
 }
 
+// A short question in the conversation shares the words of a search about its topic; the turn
+// that answers it must come first (docs/retrieval.md, "Short questions").
+TEST_F(LeaderboardTest, TheReplyRanksAboveTheShortQuestionItAnswers) {
+  std::string user = UniqueId("eval:run:locomo:conv-q");
+  AddOk(user,
+        json::array({
+            Message("Hey! How long have you been playing the cello?", kJan1),
+            Message("Since I was nine, so almost twenty years now.", kJan1 + kHourMs, "assistant"),
+            Message("Cool, see you at practice.", kJan1 + 2 * kHourMs),
+        }));
+  json data = CheckSearchShape(
+      client().Post(kSearchPath, SearchBody(user, "How long has she been playing the cello?", 10)),
+      10);
+  ASSERT_GE(data.size(), 2u) << data.dump();
+  EXPECT_NE(ContentText(data[0]["content"]).find("Since I was nine"), std::string::npos)
+      << data.dump();
+  EXPECT_NE(ContentText(data[1]["content"]).find("How long have you been playing"),
+            std::string::npos)
+      << data.dump();
+}
+
 TEST_F(LeaderboardTest, SearchHonoursTopK) {
   std::string user = UniqueId("user");
   json messages = json::array();
