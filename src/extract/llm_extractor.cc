@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -84,19 +85,9 @@ Answer with a JSON object and nothing else, with one decision per fact, in fact 
   return p;
 }
 
-bool IsBlank(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // The identity of a fact for de-duplication: blanks around it and ASCII case do not count.
 std::string FactKey(std::string_view fact) {
-  std::string key(Trim(fact));
+  std::string key(TrimAsciiSpace(fact));
   for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return key;
 }
@@ -109,16 +100,17 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 // Markdown fence, and reasoning models put a <think> block before it; both are peeled off here so
 // that validation only judges the document itself.
 std::string_view UnwrapAnswer(std::string_view s) {
-  s = Trim(s);
+  s = TrimAsciiSpace(s);
   if (StartsWith(s, "<think>")) {
     size_t end = s.find("</think>");
-    if (end != std::string_view::npos) s = Trim(s.substr(end + 8));
+    if (end != std::string_view::npos) s = TrimAsciiSpace(s.substr(end + 8));
   }
   if (StartsWith(s, "```")) {
     size_t newline = s.find('\n');
     s = newline == std::string_view::npos ? std::string_view() : s.substr(newline + 1);
-    s = Trim(s);
-    if (s.size() >= 3 && s.substr(s.size() - 3) == "```") s = Trim(s.substr(0, s.size() - 3));
+    s = TrimAsciiSpace(s);
+    if (s.size() >= 3 && s.substr(s.size() - 3) == "```")
+      s = TrimAsciiSpace(s.substr(0, s.size() - 3));
   }
   return s;
 }
@@ -154,7 +146,7 @@ std::optional<int64_t> AsIndex(const json& v) {
     return std::nullopt;
   }
   if (v.is_string()) {
-    std::string_view s = Trim(v.get_ref<const std::string&>());
+    std::string_view s = TrimAsciiSpace(v.get_ref<const std::string&>());
     if (s.empty() || s.size() > 15) return std::nullopt;
     int64_t n = 0;
     for (char c : s) {
@@ -227,7 +219,7 @@ Result<std::vector<std::string>> LlmExtractor::ExtractFacts(
   json input = json::array();
   bool any_content = false;
   for (const ConversationMessage& m : messages) {
-    if (Trim(m.content).empty()) continue;
+    if (TrimAsciiSpace(m.content).empty()) continue;
     any_content = true;
     json item = {{"role", m.role}};
     if (m.time_us != 0) item["time"] = MessageTime(m.time_us);
@@ -256,7 +248,7 @@ Result<std::vector<std::string>> LlmExtractor::ExtractFacts(
     const json& f = (*facts)[i];
     const std::string where = "fact " + std::to_string(i);
     if (!f.is_string()) return MalformedExtraction(where + " is not a string");
-    std::string_view text = Trim(f.get_ref<const std::string&>());
+    std::string_view text = TrimAsciiSpace(f.get_ref<const std::string&>());
     if (text.empty()) return MalformedExtraction(where + " is empty");
     if (text.size() > options_.max_fact_bytes) {
       return MalformedExtraction(where + " is longer than " +
@@ -310,7 +302,7 @@ Result<std::vector<MemoryDecision>> LlmExtractor::Reconcile(
   if (memories.empty()) {
     // Nothing to compare with: every fact is new, and the model has nothing to add.
     for (size_t k : unique) {
-      decisions.push_back({MemoryAction::kAdd, "", std::string(Trim(facts[k].fact))});
+      decisions.push_back({MemoryAction::kAdd, "", std::string(TrimAsciiSpace(facts[k].fact))});
     }
     return decisions;
   }
@@ -321,7 +313,8 @@ Result<std::vector<MemoryDecision>> LlmExtractor::Reconcile(
   }
   json fact_json = json::array();
   for (size_t n = 0; n < unique.size(); ++n) {
-    fact_json.push_back({{"index", n}, {"text", std::string(Trim(facts[unique[n]].fact))}});
+    fact_json.push_back(
+        {{"index", n}, {"text", std::string(TrimAsciiSpace(facts[unique[n]].fact))}});
   }
   Result<std::string> answer =
       Ask(ReconcileSystemPrompt(),
@@ -381,7 +374,7 @@ Result<std::vector<MemoryDecision>> LlmExtractor::Reconcile(
       if (text_it == d.end() || !text_it->is_string()) {
         return MalformedReconcile(where + " has no \"text\"");
       }
-      std::string_view text = Trim(text_it->get_ref<const std::string&>());
+      std::string_view text = TrimAsciiSpace(text_it->get_ref<const std::string&>());
       if (text.empty()) return MalformedReconcile(where + " has an empty \"text\"");
       if (text.size() > options_.max_fact_bytes) {
         return MalformedReconcile(where + " has a \"text\" longer than " +

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -34,9 +35,6 @@ WordSet Words(std::string_view list) {
 // ---------------------------------------------------------------------------------------------
 // Text helpers (ASCII case folding: the word lists are English).
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
@@ -47,12 +45,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -93,9 +85,9 @@ std::vector<std::string_view> SplitWords(std::string_view s) {
   std::vector<std::string_view> words;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && IsSpace(s[i])) ++i;
+    while (i < s.size() && IsAsciiSpace(s[i])) ++i;
     size_t j = i;
-    while (j < s.size() && !IsSpace(s[j])) ++j;
+    while (j < s.size() && !IsAsciiSpace(s[j])) ++j;
     if (j > i) words.push_back(s.substr(i, j - i));
     i = j;
   }
@@ -918,7 +910,7 @@ std::optional<Rewrite> RewriteMy(const std::vector<Tok>& t) {
 std::optional<std::string> AnswerFact(std::string_view question, std::string_view answer) {
   std::string q = rule_extract::NormalizeForComparison(question);
   if (const size_t at = q.find("favourite"); at != std::string::npos) q.replace(at, 9, "favorite");
-  std::string a(Trim(answer));
+  std::string a(TrimAsciiSpace(answer));
   while (!a.empty() && (a.back() == '.' || a.back() == '!')) a.pop_back();
   const std::string na = rule_extract::NormalizeForComparison(a);
   static const WordSet kNonAnswers = Words(
@@ -1151,7 +1143,7 @@ std::vector<std::string> SplitSentences(std::string_view input) {
   std::vector<std::string> out;
   std::string current;
   auto flush = [&] {
-    std::string_view t = Trim(current);
+    std::string_view t = TrimAsciiSpace(current);
     if (!t.empty()) out.emplace_back(t);
     current.clear();
   };
@@ -1171,22 +1163,22 @@ std::vector<std::string> SplitSentences(std::string_view input) {
     while (j < text.size() && (text[j] == '"' || text[j] == '\'' || text[j] == ')'))
       current += text[j++];
     i = j - 1;
-    if (j < text.size() && !IsSpace(text[j])) continue;  // "3.5", "e.g.x", "example.com"
+    if (j < text.size() && !IsAsciiSpace(text[j])) continue;  // "3.5", "e.g.x", "example.com"
     if (c == '.') {
       // The word before the dot.
       size_t end = current.size() - 1;
       while (end > 0 && (current[end] == '.' || current[end] == '"' || current[end] == ')')) --end;
       size_t start = end + 1;
-      while (start > 0 && !IsSpace(current[start - 1])) --start;
+      while (start > 0 && !IsAsciiSpace(current[start - 1])) --start;
       const std::string word = Lower(std::string_view(current).substr(start, end + 1 - start));
-      const std::string_view w = Trim(word);
+      const std::string_view w = TrimAsciiSpace(word);
       // Next word's first character.
       size_t k = j;
       while (k < text.size() && (text[k] == ' ' || text[k] == '\t')) ++k;
       const bool next_lower =
           k < text.size() &&
           (std::islower(static_cast<unsigned char>(text[k])) || IsDigit(text[k]));
-      const bool at_line_start = Trim(std::string_view(current).substr(0, start)).empty();
+      const bool at_line_start = TrimAsciiSpace(std::string_view(current).substr(0, start)).empty();
       if (kTitles.count(w) > 0) continue;
       if (kAbbreviations.count(w) > 0 && next_lower) continue;
       if (w.size() == 1 && std::isalpha(static_cast<unsigned char>(w[0])) &&
@@ -1446,7 +1438,7 @@ Result<std::vector<MemoryDecision>> RuleBasedExtractor::Reconcile(
   std::vector<MemoryDecision> decisions;
   std::vector<std::pair<std::string, Parsed>> earlier;  // facts of this call already decided
   for (const FactCandidates& fc : facts) {
-    const std::string fact(Trim(fc.fact));
+    const std::string fact(TrimAsciiSpace(fc.fact));
     const std::string norm = rule_extract::NormalizeForComparison(fact);
     if (norm.empty()) continue;
     const Parsed f = Parse(fact);

@@ -5,17 +5,11 @@
 #include <optional>
 #include <set>
 
+#include "common/ascii.h"
+
 namespace engram {
 
 namespace {
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -47,10 +41,10 @@ std::vector<std::string_view> Sentences(std::string_view text) {
   for (size_t i = 0; i <= text.size(); ++i) {
     const bool end = i == text.size() || text[i] == '\n' ||
                      ((text[i] == '.' || text[i] == '!' || text[i] == '?') &&
-                      (i + 1 == text.size() || IsSpace(text[i + 1])));
+                      (i + 1 == text.size() || IsAsciiSpace(text[i + 1])));
     if (!end) continue;
     const size_t stop = (i < text.size() && text[i] != '\n') ? i + 1 : i;
-    std::string_view s = Trim(text.substr(start, stop - start));
+    std::string_view s = TrimAsciiSpace(text.substr(start, stop - start));
     if (!s.empty()) out.push_back(s);
     start = i + 1;
   }
@@ -58,14 +52,14 @@ std::vector<std::string_view> Sentences(std::string_view text) {
 }
 
 std::string Capitalised(std::string_view s) {
-  std::string out(Trim(s));
+  std::string out(TrimAsciiSpace(s));
   if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
   return out;
 }
 
 // "12. text", "3) text", "Step 4: text" -> "text"; nullopt otherwise.
 std::optional<std::string_view> NumberedItem(std::string_view line) {
-  std::string_view s = Trim(line);
+  std::string_view s = TrimAsciiSpace(line);
   std::string lower = Lower(s.substr(0, 5));
   if (lower.rfind("step", 0) == 0) {
     size_t i = 4;
@@ -73,7 +67,7 @@ std::optional<std::string_view> NumberedItem(std::string_view line) {
     size_t digits = i;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
     if (i > digits && i < s.size() && (s[i] == ':' || s[i] == '.' || s[i] == ')')) {
-      std::string_view rest = Trim(s.substr(i + 1));
+      std::string_view rest = TrimAsciiSpace(s.substr(i + 1));
       if (!rest.empty()) return rest;
     }
     return std::nullopt;
@@ -81,17 +75,17 @@ std::optional<std::string_view> NumberedItem(std::string_view line) {
   size_t i = 0;
   while (i < s.size() && i < 3 && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
   if (i == 0 || i >= s.size() || (s[i] != '.' && s[i] != ')')) return std::nullopt;
-  if (i + 1 < s.size() && !IsSpace(s[i + 1])) return std::nullopt;  // "1.5 GB"
-  std::string_view rest = Trim(s.substr(i + 1));
+  if (i + 1 < s.size() && !IsAsciiSpace(s[i + 1])) return std::nullopt;  // "1.5 GB"
+  std::string_view rest = TrimAsciiSpace(s.substr(i + 1));
   if (rest.empty()) return std::nullopt;
   return rest;
 }
 
 std::optional<std::string_view> BulletItem(std::string_view line) {
-  std::string_view s = Trim(line);
+  std::string_view s = TrimAsciiSpace(line);
   for (std::string_view bullet : {"- ", "* ", "\xE2\x80\xA2 "}) {  // "•"
     if (s.substr(0, bullet.size()) == bullet) {
-      std::string_view rest = Trim(s.substr(bullet.size()));
+      std::string_view rest = TrimAsciiSpace(s.substr(bullet.size()));
       if (!rest.empty()) return rest;
     }
   }
@@ -101,7 +95,7 @@ std::optional<std::string_view> BulletItem(std::string_view line) {
 // Strips Markdown emphasis around a step ("**Build** the image" keeps its words).
 std::string CleanStep(std::string_view s) {
   std::string out;
-  for (char c : Trim(s)) {
+  for (char c : TrimAsciiSpace(s)) {
     if (c != '*') out += c;
   }
   return Capitalised(out);
@@ -113,10 +107,11 @@ std::vector<std::string> StepsOf(std::string_view text) {
   bool in_code = false;
   std::string code;
   auto attach_code = [&](std::vector<std::string>& list) {
-    if (!list.empty() && !Trim(code).empty()) list.back() += "\n\n   ```\n   " + std::string(Trim(code)) + "\n   ```";
+    if (!list.empty() && !TrimAsciiSpace(code).empty())
+      list.back() += "\n\n   ```\n   " + std::string(TrimAsciiSpace(code)) + "\n   ```";
   };
   for (std::string_view line : Lines(text)) {
-    if (Trim(line).substr(0, 3) == "```") {
+    if (TrimAsciiSpace(line).substr(0, 3) == "```") {
       if (in_code) {
         attach_code(!numbered.empty() ? numbered : bullets);
         code.clear();
@@ -126,7 +121,7 @@ std::vector<std::string> StepsOf(std::string_view text) {
     }
     if (in_code) {
       if (!code.empty()) code += "\n   ";
-      code += Trim(line);
+      code += TrimAsciiSpace(line);
       continue;
     }
     if (auto item = NumberedItem(line)) {
@@ -146,7 +141,8 @@ std::vector<std::string> StepsOf(std::string_view text) {
     for (const char* m : kMarkers) {
       if (!StartsWithWord(lower, m)) continue;
       std::string_view rest = sentence.substr(std::string_view(m).size());
-      while (!rest.empty() && (rest.front() == ',' || IsSpace(rest.front()))) rest.remove_prefix(1);
+      while (!rest.empty() && (rest.front() == ',' || IsAsciiSpace(rest.front())))
+        rest.remove_prefix(1);
       if (!rest.empty()) prose.push_back(CleanStep(rest));
       break;
     }
@@ -193,20 +189,21 @@ std::string GoalOf(std::string_view user_text) {
     for (const char* p : kRequestPrefixes) {
       size_t at = lower.find(p);
       if (at != std::string::npos && at <= 2 && StartsWithWord(lower.substr(at), p)) {
-        goal = std::string(Trim(std::string_view(goal).substr(at + std::string_view(p).size())));
+        goal = std::string(
+            TrimAsciiSpace(std::string_view(goal).substr(at + std::string_view(p).size())));
         again = true;
         break;
       }
     }
   }
   while (!goal.empty() && (goal.back() == '?' || goal.back() == '.' || goal.back() == '!')) goal.pop_back();
-  std::string_view g = Trim(goal);
+  std::string_view g = TrimAsciiSpace(goal);
   for (std::string_view tail : {" please", ", please"}) {
     if (g.size() > tail.size() && Lower(g.substr(g.size() - tail.size())) == tail) {
       g.remove_suffix(tail.size());
     }
   }
-  std::string out(Trim(g));
+  std::string out(TrimAsciiSpace(g));
   if (!out.empty()) out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
   return out;
 }
@@ -288,7 +285,7 @@ Result<std::vector<SkillDraft>> BuiltinSkillExtractor::Extract(
   };
   std::vector<Segment> segments;
   for (const ConversationMessage& m : messages) {
-    if (Trim(m.content).empty()) continue;
+    if (TrimAsciiSpace(m.content).empty()) continue;
     if (m.role == "user") {
       // After the first, only requests open a new goal: "thanks!" or added details do not.
       if (!segments.empty() && !IsRequest(m.content)) continue;

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 #include <set>
+
+#include "common/ascii.h"
 
 namespace engram {
 
@@ -42,23 +43,18 @@ Answer with a JSON object and nothing else, exactly of this shape:
   return p;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // The JSON inside an answer: a leading <think> block and a Markdown fence are peeled off.
 std::string_view Unwrap(std::string_view s) {
-  s = Trim(s);
+  s = TrimAsciiSpace(s);
   if (s.substr(0, 7) == "<think>") {
     size_t end = s.find("</think>");
-    if (end != std::string_view::npos) s = Trim(s.substr(end + 8));
+    if (end != std::string_view::npos) s = TrimAsciiSpace(s.substr(end + 8));
   }
   if (s.substr(0, 3) == "```") {
     size_t nl = s.find('\n');
-    s = nl == std::string_view::npos ? std::string_view() : Trim(s.substr(nl + 1));
-    if (s.size() >= 3 && s.substr(s.size() - 3) == "```") s = Trim(s.substr(0, s.size() - 3));
+    s = nl == std::string_view::npos ? std::string_view() : TrimAsciiSpace(s.substr(nl + 1));
+    if (s.size() >= 3 && s.substr(s.size() - 3) == "```")
+      s = TrimAsciiSpace(s.substr(0, s.size() - 3));
   }
   return s;
 }
@@ -88,7 +84,7 @@ Result<std::vector<SkillDraft>> LlmSkillExtractor::Extract(
     const std::vector<ConversationMessage>& messages) const {
   json input = json::array();
   for (const auto& m : messages) {
-    if (Trim(m.content).empty()) continue;
+    if (TrimAsciiSpace(m.content).empty()) continue;
     input.push_back({{"role", m.role}, {"content", m.content}});
   }
   if (input.empty()) return std::vector<SkillDraft>{};
@@ -114,7 +110,7 @@ Result<std::vector<SkillDraft>> LlmSkillExtractor::Extract(
       return required ? Malformed(fmt::format("{} has no {}", where, key)) : Status::Ok();
     }
     if (!it->is_string()) return Malformed(fmt::format("{}.{} is not a string", where, key));
-    std::string_view v = Trim(it->get_ref<const std::string&>());
+    std::string_view v = TrimAsciiSpace(it->get_ref<const std::string&>());
     if (required && v.empty()) return Malformed(fmt::format("{}.{} is empty", where, key));
     if (v.size() > options_.max_text_bytes) return Malformed(fmt::format("{}.{} is too long", where, key));
     *out = std::string(v);
@@ -128,7 +124,7 @@ Result<std::vector<SkillDraft>> LlmSkillExtractor::Extract(
     if (it->size() > max) return Malformed(fmt::format("{}.{} has too many items", where, key));
     for (const auto& v : *it) {
       if (!v.is_string()) return Malformed(fmt::format("{}.{} has a non-string item", where, key));
-      std::string_view s = Trim(v.get_ref<const std::string&>());
+      std::string_view s = TrimAsciiSpace(v.get_ref<const std::string&>());
       if (s.size() > options_.max_text_bytes) {
         return Malformed(fmt::format("{}.{} has an item that is too long", where, key));
       }

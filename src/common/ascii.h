@@ -1,0 +1,25 @@
+// ASCII white space: testing and trimming it. Thread-safety: pure functions.
+#pragma once
+
+#include <string_view>
+
+namespace engram {
+
+// ' ', '\t', '\n', '\r', '\f' or '\v' (what std::isspace accepts in the "C" locale).
+constexpr bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// `s` without ASCII white space at its end.
+constexpr std::string_view TrimRightAsciiSpace(std::string_view s) {
+  while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// `s` without ASCII white space at either end.
+constexpr std::string_view TrimAsciiSpace(std::string_view s) {
+  while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
+  return TrimRightAsciiSpace(s);
+}
+
+}  // namespace engram

@@ -1,0 +1,24 @@
+#include "common/ascii.h"
+
+#include <gtest/gtest.h>
+
+namespace engram {
+namespace {
+
+TEST(AsciiTest, SpaceIsWhatTheCLocaleCallsSpace) {
+  for (int c = 0; c < 256; ++c) {
+    EXPECT_EQ(IsAsciiSpace(static_cast<char>(c)), c == ' ' || (c >= '\t' && c <= '\r')) << c;
+  }
+}
+
+TEST(AsciiTest, Trims) {
+  EXPECT_EQ(TrimAsciiSpace(" \t a b \r\n\v\f"), "a b");
+  EXPECT_EQ(TrimRightAsciiSpace(" a b \n"), " a b");
+  EXPECT_EQ(TrimAsciiSpace(" \n "), "");
+  EXPECT_EQ(TrimAsciiSpace(""), "");
+  // Non-ASCII bytes (a UTF-8 no-break space) are text, not space.
+  EXPECT_EQ(TrimAsciiSpace("\xC2\xA0x\xC2\xA0"), "\xC2\xA0x\xC2\xA0");
+}
+
+}  // namespace
+}  // namespace engram
