@@ -33,6 +33,7 @@
 #include <boost/beast/http.hpp>
 
 #include "common/thread_util.h"
+#include "server/request_target.h"
 #include "server/worker_pool.h"
 
 namespace engram {
@@ -49,6 +50,8 @@ using Clock = std::chrono::steady_clock;
 // the client may then lose the response it has not read yet.
 constexpr std::chrono::milliseconds kLingerTime{1000};
 constexpr size_t kReadChunk = 4096;
+// A chunked body is charged to the in-flight budget in steps of at least this many bytes.
+constexpr size_t kBodyReserveStep = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 // Beast 1.74 uses boost::string_view.
@@ -63,51 +66,6 @@ bool IEquals(std::string_view a, std::string_view b) {
     if (x != y) return false;
   }
   return true;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decodes a path into `out`. '+' stays '+' (it means space only in form queries); an
-// invalid escape is kept literally.
-void PercentDecode(std::string_view in, std::string& out) {
-  out.clear();
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%' && i + 2 < in.size()) {
-      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(in[i]);
-  }
-}
-
-// Splits a request target into decoded path and raw query. Absolute-form targets
-// ("http://host/p?q") are reduced to their path.
-void SplitTarget(std::string_view target, std::string& path, std::string& query) {
-  if (!target.empty() && target.front() != '/') {
-    const size_t scheme = target.find("://");
-    if (scheme != std::string_view::npos) {
-      const size_t slash = target.find('/', scheme + 3);
-      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
-    }
-  }
-  const size_t q = target.find('?');
-  if (q == std::string_view::npos) {
-    query.clear();
-    PercentDecode(target, path);
-  } else {
-    query.assign(target.substr(q + 1));
-    PercentDecode(target.substr(0, q), path);
-  }
 }
 
 void AppendJsonEscaped(std::string& out, std::string_view s) {
@@ -182,9 +140,59 @@ class Core {
   }
   HttpResponse RunHandler(const HttpRequest& request) noexcept;
   HttpResponse RenderError(StatusCode code, const std::string& message) noexcept;
+  // A 503 the transport answers itself; the client may retry after a second.
+  HttpResponse Busy(const std::string& message) noexcept {
+    HttpResponse r = RenderError(StatusCode::kUnavailable, message);
+    bool has_retry_after = false;
+    for (const auto& [name, value] : r.headers) has_retry_after |= IEquals(name, "retry-after");
+    if (!has_retry_after) r.headers.emplace_back("Retry-After", "1");
+    return r;
+  }
   // The 503 for a request no queue can take.
   HttpResponse Overloaded() noexcept {
-    return RenderError(StatusCode::kUnavailable, "server is overloaded: too many queued requests");
+    return Busy("server is overloaded: too many queued requests");
+  }
+  // The API's answer to a request head, or nullopt to read its body
+  // (HttpServerOptions::check_head).
+  std::optional<HttpResponse> CheckHead(const HttpRequest& head) noexcept {
+    if (!options_.check_head) return std::nullopt;
+    try {
+      auto answer = options_.check_head(head);
+      if (answer) refused_before_body_.fetch_add(1, std::memory_order_relaxed);
+      return answer;
+    } catch (...) {
+      return std::nullopt;  // the handler checks again with the body
+    }
+  }
+  // Takes `bytes` from the in-flight body budget; false (and counted) when it would overflow.
+  bool ReserveBody(uint64_t bytes) {
+    uint64_t used = inflight_body_bytes_.load(std::memory_order_relaxed);
+    do {
+      if (used + bytes > options_.max_inflight_body_bytes) {
+        refused_body_budget_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
+    } while (
+        !inflight_body_bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+    return true;
+  }
+  void ReleaseBody(uint64_t bytes) {
+    inflight_body_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  // More than half of max_connections are open: idle waits are cut short.
+  bool UnderPressure() const {
+    return open_connections_.load(std::memory_order_relaxed) * 2 > options_.max_connections;
+  }
+  HttpServer::Stats stats() const {
+    HttpServer::Stats out;
+    out.refused_connections = refused_connections_.load(std::memory_order_relaxed);
+    out.refused_connections_per_client = refused_per_client_.load(std::memory_order_relaxed);
+    out.closed_idle_for_new = closed_idle_.load(std::memory_order_relaxed);
+    out.refused_body_budget = refused_body_budget_.load(std::memory_order_relaxed);
+    out.refused_before_body = refused_before_body_.load(std::memory_order_relaxed);
+    out.inflight_body_bytes = inflight_body_bytes_.load(std::memory_order_relaxed);
+    out.open_connections = open_connections_.load(std::memory_order_relaxed);
+    return out;
   }
   void NotifyComplete(const HttpRequest& req, const HttpResponse& res, double ms) noexcept {
     if (!options_.on_complete) return;
@@ -193,10 +201,13 @@ class Core {
     } catch (...) {
     }
   }
-  void Unregister(Session* session) {
+  void Unregister(Session* session, const std::string& client) {
     {
       std::lock_guard<std::mutex> lock(sessions_mu_);
       sessions_.erase(session);
+      open_connections_.store(sessions_.size(), std::memory_order_relaxed);
+      auto it = per_client_.find(client);
+      if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
     }
     sessions_cv_.notify_all();
   }
@@ -221,6 +232,9 @@ class Core {
   void DiscardPendingCompute();
   void DoAccept();
   void OnAccept(beast::error_code ec, tcp::socket socket);
+  // A session waiting idle for a request's first byte, to close for a new connection; null if
+  // none. Caller holds sessions_mu_.
+  std::shared_ptr<Session> FindIdleLocked();
   std::vector<std::shared_ptr<Session>> LiveSessions();
   bool WaitForSessions(Clock::time_point deadline);
 
@@ -231,6 +245,15 @@ class Core {
   mutable std::mutex sessions_mu_;
   std::condition_variable sessions_cv_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // guarded by sessions_mu_
+  std::unordered_map<std::string, size_t>
+      per_client_;  // open connections per client address; guarded by sessions_mu_
+  std::atomic<size_t> open_connections_{0};  // sessions_.size(), readable without the lock
+  std::atomic<uint64_t> inflight_body_bytes_{0};
+  std::atomic<uint64_t> refused_connections_{0};
+  std::atomic<uint64_t> refused_per_client_{0};
+  std::atomic<uint64_t> closed_idle_{0};
+  std::atomic<uint64_t> refused_body_budget_{0};
+  std::atomic<uint64_t> refused_before_body_{0};
 
   std::mutex lifecycle_mu_;  // serializes Start/Stop
   bool started_ = false;     // guarded by lifecycle_mu_
@@ -260,30 +283,40 @@ class Core {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, Core& core, bool reject)
-      : core_(core), opts_(core.options()), stream_(std::move(socket)), reject_(reject) {
-    beast::error_code ec;
-    const tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
-    if (!ec) {
-      net::ip::address addr = remote.address();
-      if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
-        addr = net::ip::make_address_v4(net::ip::v4_mapped, addr.to_v6());
-      }
-      remote_ip_ = addr.to_string();
-      remote_is_loopback_ = addr.is_loopback();
-    }
+  // `reject`: empty to serve the connection, else the reason it is answered 503 and closed.
+  Session(tcp::socket&& socket, Core& core, std::string remote_ip, bool remote_is_loopback,
+          std::string reject)
+      : core_(core),
+        opts_(core.options()),
+        stream_(std::move(socket)),
+        remote_ip_(std::move(remote_ip)),
+        remote_is_loopback_(remote_is_loopback),
+        reject_(std::move(reject)),
+        accepted_at_(Clock::now()) {}
+
+  ~Session() {
+    ReleaseBody();
+    core_.Unregister(this, remote_ip_);
   }
 
-  ~Session() { core_.Unregister(this); }
+  const std::string& remote_ip() const { return remote_ip_; }
+  // Waiting for the first byte of a request (advisory: read without the strand).
+  bool waiting_idle() const { return waiting_idle_.load(std::memory_order_relaxed); }
+
+  // Closes the connection if it is still waiting idle (on the strand).
+  void CloseIfIdle() {
+    if (state_ == State::kIdle) Close();
+  }
 
   auto executor() { return stream_.get_executor(); }
 
   void Start() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->reject_) {
+      if (!self->reject_.empty()) {
         self->started_at_ = Clock::now();
         self->ResetRequest();
-        self->FailRequest(StatusCode::kUnavailable, "server is overloaded: too many connections");
+        self->keep_alive_ = false;
+        self->WriteResponse(self->core_.Busy(self->reject_));
       } else {
         self->ReadNextRequest();
       }
@@ -320,6 +353,7 @@ class Session : public std::enable_shared_from_this<Session> {
     req_.query.clear();
     req_.headers.clear();
     req_.body.clear();
+    head_request_ = false;
     if (req_.remote_ip.empty()) {
       req_.remote_ip = remote_ip_;
       req_.remote_is_loopback = remote_is_loopback_;
@@ -337,32 +371,41 @@ class Session : public std::enable_shared_from_this<Session> {
     if (core_.stopping()) return Close();
     ResetRequest();
     NewParser();
-    if (buffer_.size() > 0 || first_request_) {
-      // A new connection gets header_timeout from the start, so one that never sends a byte is
-      // dropped as fast as a trickling one. Pipelined bytes already buffered: parse them now.
+    if (buffer_.size() > 0) {
+      // Pipelined bytes already buffered: parse them now.
       first_request_ = false;
       started_at_ = Clock::now();
-      return ReadHeader();
+      return ReadHeader(started_at_ + opts_.header_timeout);
     }
-    // Keep-alive: wait idle_timeout for the first byte, then header_timeout for the header.
+    // Wait for the first byte: a new connection as long as it may take to send a whole header
+    // (so one that never sends a byte is dropped as fast as a trickling one), a keep-alive one
+    // idle_timeout; either only idle_timeout_under_pressure while many connections are open, so
+    // idle sockets cannot hold the slots that clients with requests need.
     state_ = State::kIdle;
-    stream_.expires_after(opts_.idle_timeout);
+    waiting_idle_.store(true, std::memory_order_relaxed);
+    auto wait = first_request_ ? opts_.header_timeout : opts_.idle_timeout;
+    if (core_.UnderPressure()) wait = std::min(wait, opts_.idle_timeout_under_pressure);
+    stream_.expires_after(wait);
     stream_.async_read_some(
         buffer_.prepare(kReadChunk),
         [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnIdleRead(ec, n); });
   }
 
   void OnIdleRead(beast::error_code ec, size_t n) {
+    waiting_idle_.store(false, std::memory_order_relaxed);
     if (state_ == State::kClosed) return;
     if (ec) return Close();  // idle timeout, peer closed, or Stop
     buffer_.commit(n);
-    started_at_ = Clock::now();
-    ReadHeader();
+    // A new connection's header is due header_timeout after it was accepted, however the time
+    // was split between the first byte and the rest.
+    started_at_ = first_request_ ? accepted_at_ : Clock::now();
+    first_request_ = false;
+    ReadHeader(started_at_ + opts_.header_timeout);
   }
 
-  void ReadHeader() {
+  void ReadHeader(Clock::time_point deadline) {
     state_ = State::kReadingHeader;
-    stream_.expires_after(opts_.header_timeout);
+    stream_.expires_at(deadline);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -375,8 +418,28 @@ class Session : public std::enable_shared_from_this<Session> {
     req_.method.assign(h.method_string().data(), h.method_string().size());
     req_.raw_target.assign(h.target().data(), h.target().size());
     SplitTarget(req_.raw_target, req_.path, req_.query);
+    version_ = h.version();
+    keep_alive_ = h.keep_alive();
+    head_request_ = h.method() == http::verb::head;
+    req_.headers.reserve(16);
+    for (const auto& field : h) {
+      const auto name = field.name_string();
+      std::string lower(name.data(), name.size());
+      for (char& c : lower) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      req_.headers.emplace_back(std::move(lower),
+                                std::string(field.value().data(), field.value().size()));
+    }
+    // The API may answer from the head alone (no key: 401): then no body byte is read and no
+    // "100 Continue" is sent, so an unauthenticated client cannot make the server hold a body.
+    if (auto answer = core_.CheckHead(req_)) return RefuseBeforeBody(std::move(*answer));
     // Beast already refused a declared Content-Length above body_limit (error::body_limit), so a
-    // huge body is never read; chunked bodies are checked as they arrive.
+    // huge body is never read; chunked bodies are checked as they arrive. A declared length is
+    // taken from the in-flight budget before any of it is read.
+    if (const auto length = parser_->content_length(); length && *length > 0) {
+      if (!ReserveBodyBytes(*length)) return RefuseBusy();
+    }
     auto expect = h.find(http::field::expect);
     if (expect != h.end() && h.version() >= 11 && IEquals(Sv(expect->value()), "100-continue") &&
         !parser_->is_done()) {
@@ -396,13 +459,51 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReadBody() {
     if (parser_->is_done()) return Dispatch();
     state_ = State::kReadingBody;
-    stream_.expires_after(opts_.body_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       if (self->state_ == State::kClosed) return;
-                       if (ec) return self->OnReadError(ec);
-                       self->Dispatch();
-                     });
+    stream_.expires_after(opts_.body_timeout);  // for the whole body
+    ReadSomeBody();
+  }
+
+  // Reads the body piece by piece so that a chunked body (no declared length) is charged to the
+  // in-flight budget as it grows, and refused the moment it would overflow it.
+  void ReadSomeBody() {
+    http::async_read_some(
+        stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (self->state_ == State::kClosed) return;
+          if (ec) return self->OnReadError(ec);
+          const size_t have = self->parser_->get().body().size();
+          if (have > self->reserved_body_ && !self->ReserveBodyBytes(std::max<size_t>(
+                                                 have - self->reserved_body_, kBodyReserveStep))) {
+            return self->RefuseBusy();
+          }
+          if (self->parser_->is_done()) return self->Dispatch();
+          self->ReadSomeBody();
+        });
+  }
+
+  bool ReserveBodyBytes(uint64_t bytes) {
+    if (!core_.ReserveBody(bytes)) return false;
+    reserved_body_ += bytes;
+    return true;
+  }
+
+  void ReleaseBody() {
+    if (reserved_body_ == 0) return;
+    core_.ReleaseBody(reserved_body_);
+    reserved_body_ = 0;
+  }
+
+  // An answer given from the request head alone: its body (if any) is never read, so the
+  // connection cannot carry another request and closes after the answer.
+  void RefuseBeforeBody(HttpResponse answer) {
+    parser_.reset();
+    keep_alive_ = false;
+    WriteResponse(std::move(answer));
+  }
+
+  void RefuseBusy() {
+    parser_.reset();
+    keep_alive_ = false;
+    WriteResponse(core_.Busy("server is busy: too many request body bytes in flight"));
   }
 
   void OnReadError(beast::error_code ec) {
@@ -427,18 +528,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Dispatch() {
     auto& msg = parser_->get();
-    version_ = msg.version();
-    keep_alive_ = msg.keep_alive();
-    req_.headers.reserve(16);
-    for (const auto& field : msg) {
-      const auto name = field.name_string();
-      std::string lower(name.data(), name.size());
-      for (char& c : lower) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      }
-      req_.headers.emplace_back(std::move(lower),
-                                std::string(field.value().data(), field.value().size()));
-    }
+    // Trailers of a chunked body arrive after the head; keep-alive is decided by the head.
     req_.body = std::move(msg.body());
     parser_.reset();
 
@@ -549,6 +639,12 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.body() = std::move(r.body);
     res_.keep_alive(keep_alive_);
     res_.prepare_payload();
+    if (head_request_) {
+      // HEAD: the GET answer's head, with the length its body would have, and no body.
+      const size_t length = res_.body().size();
+      res_.body().clear();
+      res_.content_length(length);
+    }
     last_ = std::move(r);  // kept for on_complete; the body is moved back after the write
 
     state_ = State::kWriting;
@@ -566,6 +662,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // Free bodies now rather than holding up to max_body_bytes per idle keep-alive connection.
     std::string().swap(last_.body);
     std::string().swap(req_.body);
+    ReleaseBody();
     last_.headers.clear();
     if (state_ == State::kClosed) return;
     if (ec) return Close();
@@ -608,12 +705,16 @@ class Session : public std::enable_shared_from_this<Session> {
   http::response<http::string_body> res_;
   HttpRequest req_;
   HttpResponse last_;
-  std::string remote_ip_;
-  bool remote_is_loopback_ = false;
-  const bool reject_;
+  const std::string remote_ip_;
+  const bool remote_is_loopback_;
+  const std::string reject_;
+  const Clock::time_point accepted_at_;
   bool first_request_ = true;
   bool keep_alive_ = true;
+  bool head_request_ = false;
   unsigned version_ = 11;
+  uint64_t reserved_body_ = 0;  // bytes of the in-flight body budget this request holds
+  std::atomic<bool> waiting_idle_{false};
   State state_ = State::kIdle;
   Clock::time_point started_at_{};
 };
@@ -654,6 +755,12 @@ Status Core::Start() {
   if (started_) return Status::Unavailable("HTTP server can only be started once");
   if (options_.io_threads < 1 || options_.worker_threads < 1) {
     return Status::InvalidParameter("io_threads and worker_threads must be at least 1");
+  }
+  if (options_.max_connections < 1)
+    return Status::InvalidParameter("max_connections must be at least 1");
+  if (options_.max_inflight_body_bytes < options_.max_body_bytes) {
+    // Else a request of the largest allowed size could never be admitted.
+    return Status::InvalidParameter("max_inflight_body_bytes must be at least max_body_bytes");
   }
 
   beast::error_code ec;
@@ -780,16 +887,54 @@ void Core::OnAccept(beast::error_code ec, tcp::socket socket) {
   }
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  bool reject;
-  std::shared_ptr<Session> session;
+  std::string client;
+  bool loopback = false;
+  const tcp::endpoint remote = socket.remote_endpoint(ignored);
+  if (!ignored) {
+    net::ip::address addr = remote.address();
+    if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
+      addr = net::ip::make_address_v4(net::ip::v4_mapped, addr.to_v6());
+    }
+    client = addr.to_string();
+    loopback = addr.is_loopback();
+  }
+  std::string reject;
+  std::shared_ptr<Session> session, idle;
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
-    reject = sessions_.size() >= options_.max_connections;
-    session = std::make_shared<Session>(std::move(socket), *this, reject);
+    size_t& from_client = per_client_[client];
+    if (options_.max_connections_per_client > 0 &&
+        from_client >= options_.max_connections_per_client) {
+      reject = "too many connections from this client address";
+      refused_per_client_.fetch_add(1, std::memory_order_relaxed);
+    } else if (sessions_.size() >= options_.max_connections) {
+      idle = FindIdleLocked();
+      if (!idle) {
+        reject = "server is overloaded: too many connections";
+        refused_connections_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    ++from_client;  // a refused connection also counts until it is closed
+    session = std::make_shared<Session>(std::move(socket), *this, client, loopback, reject);
     sessions_.emplace(session.get(), session);
+    open_connections_.store(sessions_.size(), std::memory_order_relaxed);
+  }
+  if (idle) {
+    // The limit is soft by the few connections being closed at this moment: the idle one goes
+    // on its own strand, and may have started a request meanwhile (then it stays).
+    closed_idle_.fetch_add(1, std::memory_order_relaxed);
+    net::post(idle->executor(), [idle] { idle->CloseIfIdle(); });
   }
   session->Start();
   DoAccept();
+}
+
+std::shared_ptr<Session> Core::FindIdleLocked() {
+  for (auto& [ptr, weak] : sessions_) {
+    if (!ptr->waiting_idle()) continue;
+    if (auto s = weak.lock()) return s;
+  }
+  return nullptr;
 }
 
 std::vector<std::shared_ptr<Session>> Core::LiveSessions() {
@@ -868,5 +1013,6 @@ Status HttpServer::Start() { return impl_->core.Start(); }
 uint16_t HttpServer::port() const { return impl_->core.port(); }
 void HttpServer::Stop(std::chrono::milliseconds grace) { impl_->core.Stop(grace); }
 size_t HttpServer::active_connections() const { return impl_->core.active_connections(); }
+HttpServer::Stats HttpServer::stats() const { return impl_->core.stats(); }
 
 }  // namespace engram

@@ -1,6 +1,8 @@
 // HttpServer: the HTTP/1.1 transport (Boost.Beast behind a pimpl, so this header has no Boost).
 //
-// Life of a request: an I/O thread reads the header (deadline header_timeout) and the body
+// Life of a request: an I/O thread reads the header (deadline header_timeout), asks check_head
+// (authentication, before any body byte is read or "100 Continue" sent), reserves the body's
+// bytes from a server-wide budget, reads the body
 // (deadline body_timeout) with size limits, then hands the request to a bounded worker pool, whose
 // handler may block (fsync), or runs it itself if the options call it compute-bound (at most
 // compute_slots at once) or inline (short, answering later through HttpResponse::deferred). The
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -36,8 +39,29 @@ struct HttpServerOptions {
   std::chrono::milliseconds body_timeout{60000};    // time to receive the body
   std::chrono::milliseconds idle_timeout{30000};    // keep-alive wait for the next request's first byte
   std::chrono::milliseconds write_timeout{30000};   // time to write one response
-  size_t max_connections = 1024;       // beyond → 503 and close
+  // Open connections. A new one beyond this closes a connection that is waiting idle for its
+  // next request (so idle sockets cannot lock normal clients out); with none idle it gets 503
+  // and is closed.
+  size_t max_connections = 1024;
+  // Open connections from one client address (IPv4-mapped IPv6 counted as IPv4); beyond → 503
+  // and close. 0 = no per-address limit.
+  size_t max_connections_per_client = 256;
+  // Under pressure (more than half of max_connections open) a connection waiting for the first
+  // byte of a request (a new one, or keep-alive between requests) is closed after this instead
+  // of header_timeout / idle_timeout.
+  std::chrono::milliseconds idle_timeout_under_pressure{1000};
+  // Bytes of request bodies being received or held by requests in flight, over all connections:
+  // a request whose declared length (or chunked body, as it grows) would exceed it gets 503 with
+  // Retry-After before more of it is read. Bounds the transport's memory whatever clients send.
+  size_t max_inflight_body_bytes = 256 * 1024 * 1024;
   size_t max_queued_requests = 4096;   // requests waiting for a worker or slot; beyond → 503
+  // Called on an I/O thread once a request's header is read, before any of its body is read and
+  // before "100 Continue" is sent: `head` has method, path, query, headers and the client address
+  // but an empty body. A response returned here is sent at once and the connection closed (its
+  // body is never read); nullopt lets the request go on. This is where the API refuses requests
+  // without a valid key, so an unauthenticated client cannot make the server buffer a body.
+  // Keep it cheap and non-blocking; must not throw (an exception lets the request go on).
+  std::function<std::optional<HttpResponse>(const HttpRequest& head)> check_head;
   // Requests this returns true for are compute-bound (a search on a local store with a local
   // model): instead of going to the worker pool they run on the I/O thread that read them, at
   // most compute_slots at once; the others wait in arrival order, each run on an I/O thread as a
@@ -85,6 +109,18 @@ class HttpServer {
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(10000));
   // Open connections right now.
   size_t active_connections() const;
+
+  // Cumulative transport counters, for the metrics endpoint. Safe from any thread.
+  struct Stats {
+    uint64_t refused_connections = 0;             // over max_connections with none idle to close
+    uint64_t refused_connections_per_client = 0;  // over max_connections_per_client
+    uint64_t closed_idle_for_new = 0;             // idle connections closed to admit new ones
+    uint64_t refused_body_budget = 0;             // requests refused by max_inflight_body_bytes
+    uint64_t refused_before_body = 0;             // answered by check_head (e.g. 401)
+    uint64_t inflight_body_bytes = 0;             // gauge: bytes reserved right now
+    uint64_t open_connections = 0;                // gauge
+  };
+  Stats stats() const;
 
  private:
   class Impl;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -11,14 +12,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/thread_util.h"
 
@@ -844,22 +845,225 @@ TEST_F(HttpServerTest, GracefulStopWaitsForDeferredReplies) {
   EXPECT_EQ(answered.body, "late but answered");
 }
 
-TEST_F(HttpServerTest, TooManyConnectionsIs503) {
+TEST_F(HttpServerTest, TooManyBusyConnectionsIs503) {
   HttpServerOptions o = TestOptions();
   o.max_connections = 2;
   HttpServer server(o, Echo, RenderError);
   ASSERT_TRUE(server.Start().ok());
+  // Both connections are inside a request (half a header): neither is idle, so none makes room.
   const int a = Connect(server.port()), b = Connect(server.port());
+  ASSERT_TRUE(SendAll(a, "GET /a HTTP/1.1\r\n"));
+  ASSERT_TRUE(SendAll(b, "GET /b HTTP/1.1\r\n"));
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(server.active_connections(), 2u);
   const int c = Connect(server.port());
   std::string pending;
   RawResponse r = ReadResponse(c, pending);
   EXPECT_EQ(r.status, 503);
+  EXPECT_TRUE(HeadHas(r, "retry-after: 1"));
   EXPECT_TRUE(WaitClosed(c, 3000));
+  EXPECT_EQ(server.stats().refused_connections, 1u);
   ::close(a);
   ::close(b);
   ::close(c);
+}
+
+TEST_F(HttpServerTest, AnIdleConnectionMakesRoomForANewOne) {
+  HttpServerOptions o = TestOptions();
+  o.max_connections = 2;
+  HttpServer server(o, Echo, RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  // Two connections that never send a byte hold every slot ...
+  const int a = Connect(server.port()), b = Connect(server.port());
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(server.active_connections(), 2u);
+  // ... and a client with a request still gets in: one of them is closed for it.
+  CurlResult r = FetchOnce(Url(server, "/x"));
+  EXPECT_EQ(r.status, 200);
+  pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+  ASSERT_GT(::poll(p, 2, 2000), 0);
+  EXPECT_EQ(server.stats().closed_idle_for_new, 1u);
+  EXPECT_EQ(server.stats().refused_connections, 0u);
+  ::close(a);
+  ::close(b);
+}
+
+TEST_F(HttpServerTest, ConnectionsPerClientAreLimited) {
+  HttpServerOptions o = TestOptions();
+  o.max_connections = 100;
+  o.max_connections_per_client = 2;
+  HttpServer server(o, Echo, RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  const int a = Connect(server.port()), b = Connect(server.port());
+  std::this_thread::sleep_for(100ms);
+  const int c = Connect(server.port());
+  std::string pending;
+  RawResponse r = ReadResponse(c, pending);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("too many connections from this client address"), std::string::npos);
+  EXPECT_EQ(server.stats().refused_connections_per_client, 1u);
+  ::close(a);
+  ::close(b);
+  ::close(c);
+  // The count goes down as connections close: the address may connect again.
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(FetchOnce(Url(server, "/again")).status, 200);
+}
+
+TEST_F(HttpServerTest, UnderPressureIdleConnectionsAreClosedSooner) {
+  HttpServerOptions o = TestOptions();
+  o.max_connections = 4;
+  o.header_timeout = 10000ms;
+  o.idle_timeout_under_pressure = 200ms;
+  HttpServer server(o, Echo, RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  const int first = Connect(server.port());
+  std::this_thread::sleep_for(50ms);
+  const int second = Connect(server.port());
+  std::this_thread::sleep_for(50ms);
+  // The third makes more than half of the slots taken: it waits only the short time.
+  const auto t0 = Clock::now();
+  const int third = Connect(server.port());
+  EXPECT_TRUE(WaitClosed(third, 3000));
+  EXPECT_LT(MsSince(t0), 1500);
+  // The first connection started waiting before the pressure: it still has its full header time.
+  pollfd p{first, POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 300), 0);
+  ::close(first);
+  ::close(second);
+  ::close(third);
+}
+
+TEST_F(HttpServerTest, CheckHeadAnswersBeforeTheBodyIsRead) {
+  HttpServerOptions o = TestOptions();
+  std::atomic<int> handled{0};
+  o.check_head = [](const HttpRequest& head) -> std::optional<HttpResponse> {
+    EXPECT_TRUE(head.body.empty());
+    if (head.Header("x-key") != nullptr) return std::nullopt;
+    return RenderError(StatusCode::kUnauthenticated, "missing key");
+  };
+  HttpServer server(
+      o,
+      [&handled](const HttpRequest& r) {
+        ++handled;
+        return Echo(r);
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  {
+    // No key: 401 at once, no "100 Continue", and the declared 60 MB are never read.
+    const int fd = Connect(server.port());
+    std::string pending;
+    ASSERT_TRUE(SendAll(fd,
+                        "POST /e HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
+                        "Content-Length: 62914560\r\n\r\n"));
+    RawResponse r = ReadResponse(fd, pending);
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.status, 401);
+    EXPECT_TRUE(HeadHas(r, "connection: close"));
+    EXPECT_TRUE(WaitClosed(fd, 3000));
+    ::close(fd);
+    EXPECT_EQ(server.stats().inflight_body_bytes, 0u);
+  }
+  {
+    // With the key: "100 Continue", then the request.
+    const int fd = Connect(server.port());
+    std::string pending;
+    ASSERT_TRUE(SendAll(fd,
+                        "POST /e HTTP/1.1\r\nHost: h\r\nX-Key: k\r\nExpect: 100-continue\r\n"
+                        "Content-Length: 5\r\n\r\n"));
+    RawResponse cont = ReadResponse(fd, pending);
+    EXPECT_EQ(cont.status, 100);
+    ASSERT_TRUE(SendAll(fd, "hello"));
+    RawResponse r = ReadResponse(fd, pending);
+    EXPECT_EQ(r.status, 200);
+    ::close(fd);
+  }
+  EXPECT_EQ(handled.load(), 1);
+  EXPECT_EQ(server.stats().refused_before_body, 1u);
+}
+
+TEST_F(HttpServerTest, InFlightBodyBytesAreBudgeted) {
+  HttpServerOptions o = TestOptions();
+  o.max_body_bytes = 1 << 20;
+  o.max_inflight_body_bytes = 1 << 20;
+  HttpServer server(o, Echo, RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  // A holds the whole budget with a declared body it has only begun to send.
+  const int a = Connect(server.port());
+  ASSERT_TRUE(SendAll(a, "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000\r\n\r\nxyz"));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(server.stats().inflight_body_bytes, 1000000u);
+  {
+    // B's declared body does not fit: 503 with Retry-After before a byte of it is read.
+    const int b = Connect(server.port());
+    std::string pending;
+    ASSERT_TRUE(SendAll(b, "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n"));
+    RawResponse r = ReadResponse(b, pending);
+    EXPECT_EQ(r.status, 503);
+    EXPECT_TRUE(HeadHas(r, "retry-after: 1"));
+    ::close(b);
+  }
+  {
+    // A chunked body is charged as it grows: refused once it would overflow.
+    const int c = Connect(server.port());
+    std::string pending;
+    const std::string chunk(100000, 'c');
+    ASSERT_TRUE(SendAll(c, "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    char size_line[32];
+    std::snprintf(size_line, sizeof(size_line), "%zx\r\n", chunk.size());
+    SendAll(c, size_line);
+    SendAll(c, chunk + "\r\n");
+    RawResponse r = ReadResponse(c, pending);
+    EXPECT_EQ(r.status, 503);
+    ::close(c);
+  }
+  EXPECT_EQ(server.stats().refused_body_budget, 2u);
+  // A finishes: its bytes return to the budget and others fit again.
+  std::string pending;
+  ASSERT_TRUE(SendAll(a, std::string(1000000 - 3, 'a')));
+  RawResponse r = ReadResponse(a, pending);
+  EXPECT_EQ(r.status, 200);
+  ::close(a);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(server.stats().inflight_body_bytes, 0u);
+  const std::string body(100000, 'd');
+  EXPECT_EQ(FetchOnce(Url(server, "/d"), &body).status, 200);
+}
+
+TEST_F(HttpServerTest, HeadAnswersWithTheLengthAndNoBody) {
+  HttpServer server(TestOptions(), Echo, RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  const int fd = Connect(server.port());
+  // HEAD, then GET on the same connection: the GET's answer must start right after the HEAD's
+  // header, so no body bytes followed it.
+  ASSERT_TRUE(SendAll(fd, "HEAD /e HTTP/1.1\r\nHost: h\r\n\r\nGET /e HTTP/1.1\r\nHost: h\r\n\r\n"));
+  std::string received;
+  const auto deadline = Clock::now() + 3s;
+  while (Clock::now() < deadline && received.find("GET|/e") == std::string::npos) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    received.append(buf, static_cast<size_t>(n));
+  }
+  const size_t head_end = received.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos);
+  const std::string head = received.substr(0, head_end);
+  EXPECT_EQ(head.substr(0, 12), "HTTP/1.1 200");
+  // Echo's HEAD body would be "HEAD|/e|||loopback": 18 bytes.
+  EXPECT_NE(head.find("Content-Length: 18"), std::string::npos) << head;
+  EXPECT_EQ(received.substr(head_end + 4, 12), "HTTP/1.1 200");
+  ::close(fd);
+}
+
+TEST_F(HttpServerTest, BodyBudgetBelowTheBodyLimitIsRefusedAtStart) {
+  HttpServerOptions o = TestOptions();
+  o.max_body_bytes = 2 << 20;
+  o.max_inflight_body_bytes = 1 << 20;
+  HttpServer server(o, Echo, RenderError);
+  EXPECT_EQ(server.Start().code(), StatusCode::kInvalidParameter);
 }
 
 TEST_F(HttpServerTest, BindFailureIsUnavailable) {

@@ -1,0 +1,50 @@
+#include "server/request_target.h"
+
+namespace engram {
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+void PercentDecode(std::string_view in, std::string& out) {
+  out.clear();
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size()) {
+      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(in[i]);
+  }
+}
+
+void SplitTarget(std::string_view target, std::string& path, std::string& query) {
+  if (!target.empty() && target.front() != '/') {
+    const size_t scheme = target.find("://");
+    if (scheme != std::string_view::npos) {
+      const size_t slash = target.find('/', scheme + 3);
+      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+    }
+  }
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) {
+    query.clear();
+    PercentDecode(target, path);
+  } else {
+    query.assign(target.substr(q + 1));
+    PercentDecode(target.substr(0, q), path);
+  }
+}
+
+}  // namespace engram
