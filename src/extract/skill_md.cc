@@ -1,9 +1,12 @@
 #include "extract/skill_md.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>  // YAML::DeepRecursion
 #include <yaml-cpp/yaml.h>
 
 #include <nlohmann/json.hpp>
+
+#include "extract/bounded_yaml.h"
 
 namespace engram {
 
@@ -43,26 +46,6 @@ std::optional<Split> SplitFrontMatter(std::string_view text) {
     pos = e + 1;
   }
   return std::nullopt;
-}
-
-json YamlToJson(const YAML::Node& n, int depth) {
-  if (depth > 32) return json("…");
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = YamlToJson(kv.second, depth + 1);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      for (const auto& v : n) a.push_back(YamlToJson(v, depth + 1));
-      return a;
-    }
-    case YAML::NodeType::Scalar:
-      return json(n.Scalar());
-    default:
-      return json(nullptr);
-  }
 }
 
 Result<std::string> ScalarField(const YAML::Node& root, const char* key, bool required,
@@ -158,6 +141,15 @@ Result<ParsedSkillMd> ParseSkillMd(std::string_view text, const SkillMdLimits& l
     if (!root.IsMap()) {
       return Status::InvalidParameter("SKILL.md front matter must be a YAML mapping (key: value)");
     }
+    // The whole front matter is walked under the budget, not only `metadata`: a key Engram does
+    // not read is still stored in SKILL.md and served back, and an alias bomb there would go off
+    // in the next reader. The walk also yields `metadata` as JSON.
+    auto tree = BoundedYamlToJson(root, {.max_nodes = limits.max_front_matter_nodes,
+                                         .max_bytes = limits.max_front_matter_bytes,
+                                         .max_depth = limits.max_front_matter_depth});
+    if (!tree.ok()) {
+      return Status::InvalidParameter("SKILL.md front matter " + tree.status().message());
+    }
     SkillFrontMatter& f = out.front;
     auto name = ScalarField(root, "name", true, limits.max_name_bytes);
     if (!name.ok()) return name.status();
@@ -177,10 +169,17 @@ Result<ParsedSkillMd> ParseSkillMd(std::string_view text, const SkillMdLimits& l
     auto triggers = ListField(root, "triggers", limits);
     if (!triggers.ok()) return triggers.status();
     f.triggers = *triggers;
-    if (YAML::Node m = root["metadata"]; m && !m.IsNull()) {
-      if (!m.IsMap()) return Status::InvalidParameter("metadata must be a mapping");
-      f.metadata_json = YamlToJson(m, 0).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (auto m = tree->find("metadata"); m != tree->end() && !m->is_null()) {
+      if (!m->is_object()) return Status::InvalidParameter("metadata must be a mapping");
+      f.metadata_json = m->dump(-1, ' ', false, json::error_handler_t::replace);
     }
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp 0.7's parser recurses per nesting level but stops itself at its depth guard:
+    // "[[[[..." or "{a: {a: ..." 100,000 deep is refused below 500 levels, measured in under
+    // 256 KiB of stack (threads here have the default 8 MiB), so no pre-scan of the text is
+    // needed, and a second YAML grammar that could disagree with yaml-cpp's is avoided.
+    return Status::InvalidParameter(fmt::format(
+        "SKILL.md front matter nests too deeply (line {})", e.mark.line + 2));
   } catch (const YAML::Exception& e) {
     // The mark says where; the message never quotes the document.
     return Status::InvalidParameter(fmt::format("SKILL.md front matter is not valid YAML (line {})",

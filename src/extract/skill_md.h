@@ -45,6 +45,10 @@ struct ParsedSkillMd {
 
 struct SkillMdLimits {
   size_t max_front_matter_bytes = 64 << 10;
+  // The front matter as a tree with its YAML aliases expanded (see bounded_yaml.h): its bytes are
+  // bounded by max_front_matter_bytes, its nodes and nesting by these.
+  size_t max_front_matter_nodes = 10000;
+  int max_front_matter_depth = 32;
   size_t max_name_bytes = 128;
   size_t max_description_bytes = 4096;
   size_t max_list_items = 64;  // tags, triggers
@@ -52,7 +56,9 @@ struct SkillMdLimits {
 };
 
 // Parses a SKILL.md. Errors (kInvalidParameter): no front matter, YAML syntax errors (with line),
-// name / description missing or empty, fields of the wrong type or over the limits.
+// name / description missing or empty, fields of the wrong type or over the limits, a front
+// matter whose aliases expand beyond the limits or that nests too deeply, keys that are not
+// strings.
 Result<ParsedSkillMd> ParseSkillMd(std::string_view text, const SkillMdLimits& limits = {});
 
 // A SKILL.md with front matter written from `front` (empty optional fields left out), then `body`.
