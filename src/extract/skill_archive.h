@@ -5,8 +5,10 @@
 //
 // The archive is untrusted. Every entry is checked before anything is kept, and the first problem
 // rejects the whole archive (kInvalidParameter, message naming the entry or the skill):
-//   - absolute paths, "..", backslashes or empty components; symlinks, hard links and other
-//     non-regular entries; duplicate paths;
+//   - absolute paths, "..", backslashes or empty components; symlinks, hard links, FIFOs,
+//     devices and other entries that are not regular files or folders; NUL bytes in names;
+//     duplicate paths (types and names are also read from the ZIP's own central directory and
+//     local headers, because libarchive reports FIFOs as regular files and cuts names at a NUL);
 //   - more than max_files files, or more than max_total_bytes of content. Sizes are counted from
 //     the bytes actually decompressed, never from the headers, so a zip bomb stops at the limit;
 //   - text that is not UTF-8 (every kept file is text: the skill model holds path -> UTF-8 text);

@@ -7,7 +7,9 @@
 namespace engram {
 namespace {
 
+using testing::MakeRawZip;
 using testing::MakeZip;
+using testing::RawZipEntry;
 using testing::SkillMd;
 using testing::ZipEntry;
 using Kind = ZipEntry::Kind;
@@ -96,6 +98,60 @@ TEST(SkillArchiveTest, NamesTheSkillAndTheProblem) {
             "skill folder 'y': another skill of the archive is also named 'a'");
   EXPECT_EQ(Error({{"SKILL.md", SkillMd({"name: a", "description: d"})}, {"_meta.json", "[1]"}}),
             "skill at the archive root: _meta.json must be a JSON object");
+}
+
+std::string RawError(const std::vector<RawZipEntry>& entries) {
+  auto r = ParseSkillArchive(MakeRawZip(entries), {});
+  if (r.ok()) return "OK";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidParameter);
+  return r.status().message();
+}
+
+TEST(SkillArchiveTest, RawZipsOfRegularFilesAreRead) {
+  auto r = ParseSkillArchive(MakeRawZip({{"SKILL.md", SkillMd({"name: a", "description: d"})},
+                                         {"scripts/x.sh", "echo\n"},
+                                         {"scripts/", "", 040755}}),
+                             {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].files.at("scripts/x.sh"), "echo\n");
+}
+
+// libarchive reports a FIFO as a regular file and keeps names only up to a NUL: both are read
+// from the central directory instead.
+TEST(SkillArchiveTest, RejectsEntriesThatAreNotFilesOrFolders) {
+  const RawZipEntry md{"SKILL.md", SkillMd({"name: a", "description: d"})};
+  EXPECT_EQ(RawError({md, {"pipe", "", 0010644}}),
+            "archive entry pipe: FIFOs (named pipes) are not allowed");
+  EXPECT_EQ(RawError({md, {"pipe", "data through the pipe", 0010644}}),
+            "archive entry pipe: FIFOs (named pipes) are not allowed");
+  EXPECT_EQ(RawError({md, {"tty", "", 0020644}}),
+            "archive entry tty: character devices are not allowed");
+  EXPECT_EQ(RawError({md, {"disk", "", 0060644}}),
+            "archive entry disk: block devices are not allowed");
+  EXPECT_EQ(RawError({md, {"link", "/etc/passwd", 0120777}}),
+            "archive entry link: symbolic links are not allowed");
+  EXPECT_EQ(RawError({md, {"sock", "", 0140755}}), "archive entry sock: sockets are not allowed");
+  // A hard link has no form in a ZIP (libarchive's writer stores one as an empty regular file);
+  // the reader's check on archive_entry_hardlink stays for formats that have them.
+}
+
+TEST(SkillArchiveTest, RejectsNulBytesInNames) {
+  const RawZipEntry md{"SKILL.md", SkillMd({"name: a", "description: d"})};
+  EXPECT_EQ(RawError({md, {std::string("run.sh\0.txt", 11), "echo"}}),
+            "archive entry run.sh?.txt: NUL bytes in names are not allowed");
+  // In one of the two copies of the name only: the central directory's, or the local header's
+  // (where libarchive reads it).
+  std::string zip = MakeRawZip({md, {"run.shX.txt", "echo"}});
+  const size_t local = zip.find("run.shX.txt");
+  const size_t central = zip.find("run.shX.txt", local + 1);
+  ASSERT_NE(central, std::string::npos);
+  for (size_t at : {local, central}) {
+    std::string patched = zip;
+    patched[at + 6] = '\0';
+    auto r = ParseSkillArchive(patched, {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "archive entry run.sh?.txt: NUL bytes in names are not allowed");
+  }
 }
 
 TEST(SkillArchiveTest, RejectsGarbage) {
