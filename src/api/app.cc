@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "api/envelope.h"
+#include "common/ascii.h"
 #include "common/ids.h"
 #include "common/thread_util.h"
 
@@ -35,8 +36,13 @@ bool ValidWorkspaceName(const std::string& ws) {
 App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics)
     : router_(std::move(router)), auth_(auth), metrics_(metrics) {}
 
+// HEAD is answered as GET without the body (the transport drops it).
+std::string_view App::RouteMethod(const HttpRequest& request) {
+  return request.method == "HEAD" ? std::string_view("GET") : std::string_view(request.method);
+}
+
 bool App::IsComputeBound(const HttpRequest& request) const {
-  const Route* route = router_.FindRoute(request.method, request.path);
+  const Route* route = router_.FindRoute(RouteMethod(request), request.path);
   return route != nullptr && route->compute_bound;
 }
 
@@ -44,8 +50,56 @@ bool App::RunsInline(const HttpRequest& request) const {
   // A large body takes long to parse (a few MB of JSON: tens of milliseconds), too long to hold
   // an I/O thread: it goes to the worker pool, and its answer is deferred all the same.
   if (request.body.size() > kMaxInlineBodyBytes) return false;
-  const Route* route = router_.FindRoute(request.method, request.path);
+  const Route* route = router_.FindRoute(RouteMethod(request), request.path);
   return route != nullptr && route->runs_inline;
+}
+
+Status App::Admit(const HttpRequest& request, const Router::Match& match) const {
+  if (!match.route) {
+    if (match.method_mismatch) {
+      return Status(StatusCode::kMethodNotAllowed,
+                    "method " + request.method + " is not allowed on " + request.path);
+    }
+    return Status::NotFound("no route for " + request.method + " " + request.path);
+  }
+  std::string workspace = match.route->fixed_workspace;
+  const auto named = match.params.find("workspace");
+  if (named != match.params.end()) workspace = named->second;
+  // Authentication first: a caller without a valid key learns nothing about the request
+  // beyond "401", not even that its workspace name is malformed.
+  if (match.route->auth == AuthMode::kApiKey) {
+    ENGRAM_RETURN_IF_ERROR(auth_->Check(request, workspace));
+  }
+  if (const std::string* encoding = request.Header("content-encoding")) {
+    const std::string_view e = TrimAsciiSpace(*encoding);
+    if (!e.empty() && !EqualsIgnoreAsciiCase(e, "identity")) {
+      return Status(StatusCode::kUnsupportedMediaType,
+                    "Content-Encoding " + std::string(e.substr(0, 32)) +
+                        " is not supported; send the body uncompressed (identity)");
+    }
+  }
+  if (named != match.params.end() && !ValidWorkspaceName(workspace)) {
+    return Status::InvalidParameter(
+        "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
+  }
+  if (auto it = match.params.find("service_id");
+      it != match.params.end() && it->second != kServiceId) {
+    return Status(StatusCode::kServiceIdNotExist,
+                  "service_id " + it->second + " does not exist; use " + kServiceId);
+  }
+  return Status::Ok();
+}
+
+std::optional<HttpResponse> App::CheckBeforeBody(const HttpRequest& head) {
+  const auto match = router_.Find(RouteMethod(head), head.path);
+  Status admitted = Admit(head, match);
+  if (admitted.ok()) return std::nullopt;
+  RequestContext ctx;
+  ctx.start_ns = SteadyNowNs();
+  ctx.request_id = NewUuid();
+  HttpResponse response = ErrorResponse(admitted, ctx.request_id, ctx.ElapsedMs());
+  return Finish(std::move(response), ctx, match.route ? match.route->name : "unmatched",
+                head.method, 0);
 }
 
 HttpResponse App::Handle(const HttpRequest& request) {
@@ -53,33 +107,11 @@ HttpResponse App::Handle(const HttpRequest& request) {
   ctx.start_ns = SteadyNowNs();
   ctx.request_id = NewUuid();
 
-  auto match = router_.Find(request.method, request.path);
+  auto match = router_.Find(RouteMethod(request), request.path);
   std::string route_name = match.route ? match.route->name : "unmatched";
   Result<HttpResponse> result = [&]() -> Result<HttpResponse> {
-    if (!match.route) {
-      if (match.method_mismatch) {
-        return Status(StatusCode::kMethodNotAllowed,
-                      "method " + request.method + " is not allowed on " + request.path);
-      }
-      return Status::NotFound("no route for " + request.method + " " + request.path);
-    }
+    ENGRAM_RETURN_IF_ERROR(Admit(request, match));
     ctx.params = std::move(match.params);
-    std::string workspace = match.route->fixed_workspace;
-    const auto named = ctx.params.find("workspace");
-    if (named != ctx.params.end()) workspace = named->second;
-    // Authentication first: a caller without a valid key learns nothing about the request
-    // beyond "401", not even that its workspace name is malformed.
-    if (match.route->auth == AuthMode::kApiKey) {
-      ENGRAM_RETURN_IF_ERROR(auth_->Check(request, workspace));
-    }
-    if (named != ctx.params.end() && !ValidWorkspaceName(workspace)) {
-      return Status::InvalidParameter(
-          "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
-    }
-    if (auto it = ctx.params.find("service_id"); it != ctx.params.end() && it->second != kServiceId) {
-      return Status(StatusCode::kServiceIdNotExist,
-                    "service_id " + it->second + " does not exist; use " + kServiceId);
-    }
     return match.route->handler(request, ctx);
   }();
   if (!result.ok() && result.status().code() == StatusCode::kWouldBlock &&

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "api/auth.h"
 #include "api/metrics.h"
@@ -19,6 +21,11 @@ class App {
   App(Router router, const ApiKeyAuth* auth, Metrics* metrics);
 
   HttpResponse Handle(const HttpRequest& request);
+  // The answer to a request from its head alone (no body read yet), or nullopt to read the body
+  // and Handle it: unknown routes, missing or invalid keys, unsupported encodings and malformed
+  // workspace names are refused here, so a client that would be refused anyway cannot make the
+  // server receive and hold its body (HttpServerOptions::check_head). Cheap: no I/O.
+  std::optional<HttpResponse> CheckBeforeBody(const HttpRequest& head);
   HttpResponse RenderTransportError(StatusCode code, const std::string& message);
   // Whether the request goes to a route marked compute_bound (unknown paths: false).
   bool IsComputeBound(const HttpRequest& request) const;
@@ -28,6 +35,11 @@ class App {
   bool RunsInline(const HttpRequest& request) const;
 
  private:
+  // The route method a request is matched under: its own, except HEAD, served as GET.
+  static std::string_view RouteMethod(const HttpRequest& request);
+  // What every request passes before its handler runs: a route, a valid key, a body encoding the
+  // server reads, a well-formed workspace name and service id.
+  Status Admit(const HttpRequest& request, const Router::Match& match) const;
   // Adds the request id, counts the request and logs its figures (never its content).
   HttpResponse Finish(HttpResponse response, const RequestContext& ctx,
                       const std::string& route_name, const std::string& method, size_t in_bytes);

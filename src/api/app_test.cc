@@ -108,5 +108,59 @@ TEST_F(AppTest, DeferredAnswersGetTheRequestIdAndAreCountedWhenTheyCome) {
   EXPECT_EQ(j["request_id"], RequestId(error));
 }
 
+TEST_F(AppTest, RequestHeadsWithoutAValidKeyAreRefusedBeforeTheirBody) {
+  ApiKeyAuth keyed = *ApiKeyAuth::FromSpecs({"k-all", "k-one:ws1"});
+  Router router;
+  router.Add({.method = "POST",
+              .pattern = "/w/{workspace}/add",
+              .name = "add",
+              .handler = [](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+                return JsonResponse(200, nlohmann::json::object());
+              }});
+  App app(std::move(router), &keyed, &metrics_);
+  HttpRequest head = Post("/w/ws1/add", 0);
+  auto refused = app.CheckBeforeBody(head);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 401);
+  head.headers.emplace_back("authorization", "Bearer k-one");
+  EXPECT_FALSE(app.CheckBeforeBody(head).has_value());
+  head.path = "/w/ws2/add";
+  refused = app.CheckBeforeBody(head);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 403);
+  head.path = "/nowhere";
+  refused = app.CheckBeforeBody(head);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 404);
+  EXPECT_FALSE(RequestId(*refused).empty());
+}
+
+TEST_F(AppTest, EncodedBodiesAre415NamingTheEncoding) {
+  HttpReply saved;
+  App app = MakeApp(&saved);
+  HttpRequest r = Post("/later/ws");
+  r.headers.emplace_back("content-encoding", "gzip");
+  auto refused = app.CheckBeforeBody(r);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 415);
+  const auto body = nlohmann::json::parse(refused->body);
+  EXPECT_EQ(body["code"], "UnsupportedMediaType");
+  EXPECT_NE(body["message"].get<std::string>().find("gzip"), std::string::npos);
+  EXPECT_EQ(app.Handle(r).status, 415);
+  r.headers.back().second = " Identity ";
+  EXPECT_FALSE(app.CheckBeforeBody(r).has_value());
+}
+
+TEST_F(AppTest, HeadIsServedByTheGetRoute) {
+  HttpReply saved;
+  App app = MakeApp(&saved);
+  HttpRequest head = Post("/now", 0);
+  head.method = "HEAD";
+  EXPECT_FALSE(app.CheckBeforeBody(head).has_value());
+  EXPECT_EQ(app.Handle(head).status, 200);
+  head.path = "/later/ws";  // a POST-only route: HEAD is not allowed there either
+  EXPECT_EQ(app.Handle(head).status, 405);
+}
+
 }  // namespace
 }  // namespace engram

@@ -1,4 +1,5 @@
-// ASCII white space: testing and trimming it. Thread-safety: pure functions.
+// ASCII white space (testing and trimming it) and ASCII case-insensitive comparison.
+// Thread-safety: pure functions.
 #pragma once
 
 #include <string_view>
@@ -20,6 +21,19 @@ constexpr std::string_view TrimRightAsciiSpace(std::string_view s) {
 constexpr std::string_view TrimAsciiSpace(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
   return TrimRightAsciiSpace(s);
+}
+
+constexpr char ToLowerAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// Equal but for the case of ASCII letters (HTTP header names and tokens such as "identity").
+constexpr bool EqualsIgnoreAsciiCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (ToLowerAscii(a[i]) != ToLowerAscii(b[i])) return false;
+  }
+  return true;
 }
 
 }  // namespace engram

@@ -22,3 +22,17 @@ TEST(AsciiTest, Trims) {
 
 }  // namespace
 }  // namespace engram
+
+namespace engram {
+namespace {
+
+TEST(AsciiTest, ComparesIgnoringAsciiCaseOnly) {
+  EXPECT_TRUE(EqualsIgnoreAsciiCase("Identity", "identity"));
+  EXPECT_TRUE(EqualsIgnoreAsciiCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreAsciiCase("gzip", "gzi"));
+  EXPECT_FALSE(EqualsIgnoreAsciiCase("a[", "A{"));  // '[' and '{' differ by the case bit
+  EXPECT_FALSE(EqualsIgnoreAsciiCase("\xC3\x89", "\xC3\xA9"));  // É / é: not ASCII
+}
+
+}  // namespace
+}  // namespace engram

@@ -13,6 +13,7 @@ int HttpStatusOf(StatusCode code) {
     case StatusCode::kMethodNotAllowed: return 405;
     case StatusCode::kConflict: return 409;
     case StatusCode::kPayloadTooLarge: return 413;
+    case StatusCode::kUnsupportedMediaType: return 415;
     case StatusCode::kThrottled: return 429;
     case StatusCode::kInternal: return 500;
     case StatusCode::kUnavailable: return 503;
@@ -32,6 +33,7 @@ const char* ApiCodeOf(StatusCode code) {
     case StatusCode::kMethodNotAllowed: return "MethodNotAllowed";
     case StatusCode::kConflict: return "Conflict";
     case StatusCode::kPayloadTooLarge: return "PayloadTooLarge";
+    case StatusCode::kUnsupportedMediaType: return "UnsupportedMediaType";
     case StatusCode::kThrottled: return "Throttling.RateQuota";
     case StatusCode::kInternal: return "InternalServerError";
     case StatusCode::kUnavailable: return "ServiceUnavailable";

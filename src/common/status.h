@@ -15,18 +15,19 @@ namespace engram {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidParameter,   // 400 InvalidParameter
-  kServiceIdNotExist,  // 400 ServiceIdNotExist
-  kUnauthenticated,    // 401 InvalidApiKey
-  kForbidden,          // 403 Forbidden
-  kNotFound,           // 404 NotFound
-  kMethodNotAllowed,   // 405 MethodNotAllowed
-  kConflict,           // 409 Conflict
-  kPayloadTooLarge,    // 413 PayloadTooLarge
-  kThrottled,          // 429 Throttling.RateQuota
-  kInternal,           // 500 InternalServerError
-  kUnavailable,        // 503 ServiceUnavailable
-  kWouldBlock,         // internal: run again where waiting is fine (AvoidLongWaitsScope); 503
+  kInvalidParameter,      // 400 InvalidParameter
+  kServiceIdNotExist,     // 400 ServiceIdNotExist
+  kUnauthenticated,       // 401 InvalidApiKey
+  kForbidden,             // 403 Forbidden
+  kNotFound,              // 404 NotFound
+  kMethodNotAllowed,      // 405 MethodNotAllowed
+  kConflict,              // 409 Conflict
+  kPayloadTooLarge,       // 413 PayloadTooLarge
+  kUnsupportedMediaType,  // 415 UnsupportedMediaType (a Content-Encoding the server does not read)
+  kThrottled,             // 429 Throttling.RateQuota
+  kInternal,              // 500 InternalServerError
+  kUnavailable,           // 503 ServiceUnavailable
+  kWouldBlock,            // internal: run again where waiting is fine (AvoidLongWaitsScope); 503
 };
 
 class [[nodiscard]] Status {
