@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "common/ids.h"
 #include "common/time_util.h"
@@ -12,6 +14,36 @@
 namespace engram {
 
 namespace {
+
+// True when `text` shows nothing: only ASCII and Unicode white space (no-break, ideographic and
+// typographic spaces, zero-width no-break space) or nothing at all.
+bool IsBlankText(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {
+      ++i;
+      continue;
+    }
+    // The multi-byte spaces, by their UTF-8 bytes.
+    static constexpr std::string_view kSpaces[] = {
+        "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
+        "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86",
+        "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\x8B",
+        "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80",
+        "\xEF\xBB\xBF"};
+    bool space = false;
+    for (std::string_view s : kSpaces) {
+      if (text.substr(i, s.size()) == s) {
+        i += s.size();
+        space = true;
+        break;
+      }
+    }
+    if (!space) return false;
+  }
+  return true;
+}
 
 // Appends the text OCR reads in the message's images to *text. `cache` holds this request's
 // results by image hash (an image sent twice is read once). Unreadable images add nothing.
@@ -81,7 +113,7 @@ LeaderboardService::LeaderboardService(Store* store, ShardRegistry* shards,
       options_(std::move(options)) {}
 
 Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request) {
-  const std::string key = "leaderboard:" + request.request_id;
+  const std::string key = request.user_id + '\x1f' + request.request_id;
   for (;;) {
     std::promise<Result<std::string>> promise;
     std::shared_future<Result<std::string>> waiting;
@@ -106,7 +138,7 @@ Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request
       }
       return first;
     }
-    Result<std::string> result = DoAdd(request, key);
+    Result<std::string> result = DoAdd(request);
     promise.set_value(result);
     {
       std::lock_guard<std::mutex> lock(inflight_mu_);
@@ -116,11 +148,11 @@ Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request
   }
 }
 
-Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& request,
-                                              const std::string& key) {
+Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& request) {
   const int64_t now = NowMicros();
   AddBatch batch;
-  batch.idempotency = IdempotencyRecord{key, request.body_hash, request.response_json};
+  batch.idempotency = IdempotencyRecord{"leaderboard:" + request.request_id, request.body_hash,
+                                        request.response_json, request.user_id};
   batch.images = request.images;
   batch.memories.reserve(request.messages.size());
   std::map<std::string, std::string> image_text;  // OCR results of this request, by image hash
@@ -138,14 +170,20 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
       m.text += p.text;
     }
     if (ocr_ != nullptr) AppendImageText(*ocr_, msg, request.images, &image_text, &m.text);
+    const bool has_image =
+        std::any_of(msg.parts.begin(), msg.parts.end(), [](const ContentPart& p) { return p.is_image; });
+    // An empty message has nothing to index or show: it is not stored, and its position stays
+    // unused, so the others keep their source order and positions.
+    if (!has_image && IsBlankText(m.text)) continue;
     if (msg.content_is_parts) m.parts_json = PartsToStoredJson(msg.parts);
     if (msg.timestamp_ms) m.source_ts_us = *msg.timestamp_ms * 1000;
     m.position = static_cast<int32_t>(i);
     m.created_at_us = m.updated_at_us = now;
     batch.memories.push_back(std::move(m));
   }
+  // A chunk of empty messages only: the answer is remembered all the same (a retry gets it).
   // Without a background queue, vectors are computed before the write and commit with it.
-  if (embedder_ != nullptr && vectors_ == nullptr) {
+  if (embedder_ != nullptr && vectors_ == nullptr && !batch.memories.empty()) {
     std::vector<std::string> texts;
     texts.reserve(batch.memories.size());
     for (const auto& m : batch.memories) texts.push_back(m.text);
@@ -171,7 +209,7 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   }
   // Searchable before we answer: the very next search must see this write.
   (*shard)->Apply(outcome->stored);
-  if (embedder_ != nullptr && vectors_ != nullptr) {
+  if (embedder_ != nullptr && vectors_ != nullptr && !outcome->stored.empty()) {
     std::vector<std::pair<int64_t, std::string>> items;
     items.reserve(outcome->stored.size());
     for (const auto& m : outcome->stored) items.emplace_back(m.seq, m.text);
@@ -232,6 +270,43 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     for (auto& img : *images) result.images.emplace(img.sha256, std::move(img));
   }
   return result;
+}
+
+Result<UserDeletion> LeaderboardService::DeleteUser(const std::string& user_id) {
+  auto deleted = store_->DeleteLeaderboardUser(options_.workspace, user_id);
+  if (!deleted.ok()) return deleted.status();
+  // After the store: a search that loads the shard meanwhile reads what is left, and this drop
+  // makes the next one load again.
+  shards_->Drop(options_.workspace, user_id);
+  spdlog::info("leaderboard user deleted: {} messages, {} images, {} vectors, {} idempotency records",
+               deleted->messages, deleted->images, deleted->vectors, deleted->idempotency);
+  return deleted;
+}
+
+LeaderboardPurge LeaderboardService::PurgeIdleUsers(int64_t before_us, size_t max_users) {
+  LeaderboardPurge purge;
+  auto users = store_->LeaderboardUsersIdleSince(options_.workspace, before_us, max_users);
+  if (!users.ok()) {
+    purge.status = users.status();
+    return purge;
+  }
+  for (const auto& user : *users) {
+    auto deleted = DeleteUser(user);
+    if (!deleted.ok()) {
+      purge.status = deleted.status();
+      return purge;
+    }
+    ++purge.users;
+    purge.deleted.messages += deleted->messages;
+    purge.deleted.images += deleted->images;
+    purge.deleted.vectors += deleted->vectors;
+    purge.deleted.idempotency += deleted->idempotency;
+  }
+  return purge;
+}
+
+Result<int64_t> LeaderboardService::ExpireIdempotency(int64_t before_s) {
+  return store_->ExpireIdempotency(before_s);
 }
 
 }  // namespace engram

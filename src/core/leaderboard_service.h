@@ -12,6 +12,13 @@
 // is unchanged. OCR time is bounded per image; an image it cannot read adds no text and never
 // fails the add.
 //
+// Idempotency records are kept per user_id (two users may send the same request_id) and expire
+// (ExpireIdempotency, run by LeaderboardJanitor). DeleteUser and PurgeIdleUsers remove a user's
+// data from the store and the shard registry (docs/leaderboard.md).
+//
+// Empty messages (no text, no image: "", whitespace, []) keep their position in the order but are
+// not stored: nothing would index or show them, and a search must never return empty content.
+//
 // Thread-safety: safe for concurrent use. Does not own the store, registry or analyzer.
 #pragma once
 
@@ -81,6 +88,13 @@ struct LeaderboardSearchResult {
   std::map<std::string, ImageBlob> images;  // images referenced by hits, by hash
 };
 
+// What a retention sweep deleted; `status` is the first failure (the users before it are gone).
+struct LeaderboardPurge {
+  int64_t users = 0;
+  UserDeletion deleted;  // summed over the users
+  Status status;
+};
+
 struct LeaderboardOptions {
   std::string workspace = "leaderboard";  // the store namespace leaderboard data lives in
   RetrievalOptions retrieval;
@@ -115,6 +129,17 @@ class LeaderboardService {
   Result<std::string> Add(const LeaderboardAddRequest& request);
   Result<LeaderboardSearchResult> Search(const LeaderboardSearchRequest& request);
 
+  // Deletes every message, image (when no other message shows it), vector and idempotency record
+  // of one user and drops its shard. Deleting an unknown or already deleted user succeeds with
+  // zero counts.
+  Result<UserDeletion> DeleteUser(const std::string& user_id);
+  // Deletes, as DeleteUser, up to `max_users` users whose latest add is older than `before_us`.
+  LeaderboardPurge PurgeIdleUsers(int64_t before_us, size_t max_users);
+  // Deletes idempotency records created before `before_s` (Unix seconds); returns how many.
+  Result<int64_t> ExpireIdempotency(int64_t before_s);
+  // Whether the store can commit (the health probe).
+  Status CheckWritable() { return store_->CheckWritable(); }
+
   const LeaderboardOptions& options() const { return options_; }
 
  private:
@@ -122,7 +147,7 @@ class LeaderboardService {
     std::string body_hash;
     std::shared_future<Result<std::string>> result;
   };
-  Result<std::string> DoAdd(const LeaderboardAddRequest& request, const std::string& key);
+  Result<std::string> DoAdd(const LeaderboardAddRequest& request);
 
   Store* store_;
   ShardRegistry* shards_;
@@ -134,7 +159,8 @@ class LeaderboardService {
   RerankStage rerank_{"leaderboard search"};
 
   std::mutex inflight_mu_;
-  std::map<std::string, InFlight> inflight_;  // guarded by inflight_mu_
+  // By user_id and request_id (a unit separator between them); guarded by inflight_mu_.
+  std::map<std::string, InFlight> inflight_;
 };
 
 // Serialises parts for storage ({"type":"text"|"image", ...}) and back.

@@ -132,3 +132,70 @@ TEST_F(LeaderboardServiceTest, QueryIsEmbeddedWithoutItsQuestionMark) {
 
 }  // namespace
 }  // namespace engram
+
+namespace engram {
+namespace {
+
+TEST_F(LeaderboardServiceTest, EmptyMessagesKeepTheOrderAndAreNeverReturned) {
+  LeaderboardAddRequest r = Req("r1", "u", "the lighthouse keeper waved", "h1");
+  for (const char* blank : {"", "   ", "\t\n", "\xE3\x80\x80", "\xC2\xA0 "}) {
+    LeaderboardMessage m;
+    m.role = "assistant";
+    m.parts.push_back(ContentPart{.text = blank});
+    r.messages.push_back(m);
+  }
+  LeaderboardMessage parts;  // a ContentPart array with nothing in it
+  parts.role = "user";
+  parts.content_is_parts = true;
+  r.messages.push_back(parts);
+  LeaderboardMessage last;
+  last.role = "user";
+  last.parts.push_back(ContentPart{.text = "the lighthouse was painted red"});
+  r.messages.push_back(last);
+  ASSERT_TRUE(service_->Add(r).ok());
+  auto scope = store_->LoadScope("leaderboard", "u");
+  ASSERT_TRUE(scope.ok());
+  ASSERT_EQ(scope->size(), 2u) << "empty messages are not stored";
+  EXPECT_EQ((*scope)[0].position, 0);
+  EXPECT_EQ((*scope)[1].position, 7) << "the last message keeps its place in the source order";
+  auto hits = service_->Search({.query = "lighthouse", .user_id = "u", .top_k = 100});
+  ASSERT_TRUE(hits.ok());
+  EXPECT_EQ(hits->hits.size(), 2u);
+  for (const auto& h : hits->hits) EXPECT_FALSE(h.text.empty());
+}
+
+TEST_F(LeaderboardServiceTest, AChunkOfOnlyEmptyMessagesSucceedsAndIsRemembered) {
+  LeaderboardAddRequest r = Req("r1", "u", "", "h1");
+  auto first = service_->Add(r);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(store_->LoadScope("leaderboard", "u")->empty());
+  EXPECT_EQ(service_->Add(Req("r1", "u", "", "h2")).status().code(), StatusCode::kConflict);
+}
+
+TEST_F(LeaderboardServiceTest, TwoUsersMayUseTheSameRequestId) {
+  ASSERT_TRUE(service_->Add(Req("r1", "alice", "alpine meadow", "ha")).ok());
+  ASSERT_TRUE(service_->Add(Req("r1", "bob", "alpine meadow", "hb")).ok());
+  EXPECT_EQ(Count("alice", "meadow"), 1u);
+  EXPECT_EQ(Count("bob", "meadow"), 1u);
+}
+
+TEST_F(LeaderboardServiceTest, DeleteUserEmptiesItsSearchesAndIsIdempotent) {
+  ASSERT_TRUE(service_->Add(Req("r1", "alice", "pelicans nest on the pier", "h1")).ok());
+  ASSERT_TRUE(service_->Add(Req("r1", "bob", "pelicans everywhere", "h2")).ok());
+  ASSERT_EQ(Count("alice", "pelicans"), 1u);  // the shard is loaded
+  auto deleted = service_->DeleteUser("alice");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(deleted->messages, 1);
+  EXPECT_EQ(deleted->idempotency, 1);
+  EXPECT_EQ(Count("alice", "pelicans"), 0u) << "the in-memory shard was dropped";
+  EXPECT_EQ(Count("bob", "pelicans"), 1u);
+  auto again = service_->DeleteUser("alice");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->messages, 0);
+  // The same request_id stores again after the deletion.
+  ASSERT_TRUE(service_->Add(Req("r1", "alice", "pelicans came back", "h3")).ok());
+  EXPECT_EQ(Count("alice", "pelicans"), 1u);
+}
+
+}  // namespace
+}  // namespace engram

@@ -89,6 +89,11 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
   return shard;
 }
 
+void ShardRegistry::Drop(const std::string& workspace, const std::string& user_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shards_.erase({workspace, user_id});
+}
+
 void ShardRegistry::EvictOverBudget(const ScopeShard* keep) {
   std::lock_guard<std::mutex> lock(mu_);
   struct Entry {

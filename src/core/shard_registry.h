@@ -44,6 +44,9 @@ class ShardRegistry {
 
   // The loaded, up-to-date shard of a scope (loading it now if needed).
   Result<std::shared_ptr<ScopeShard>> Get(const std::string& workspace, const std::string& user_id);
+  // Forgets a scope's shard (its data was deleted from the store): the next Get loads it afresh.
+  // A search holding the shard finishes on it.
+  void Drop(const std::string& workspace, const std::string& user_id);
 
   size_t shard_count() const;
   size_t doc_count() const;

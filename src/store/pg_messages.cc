@@ -28,6 +28,7 @@ std::string SeqArray(const std::vector<VectorUpdate>& updates) {
 Result<AddOutcome> PgStore::Add(AddBatch batch) {
   if (batch.idempotency) {
     ENGRAM_RETURN_IF_ERROR(pg::CheckText("idempotency key", batch.idempotency->key));
+    ENGRAM_RETURN_IF_ERROR(pg::CheckText("idempotency user_id", batch.idempotency->user_id));
     ENGRAM_RETURN_IF_ERROR(pg::CheckText("idempotency body hash", batch.idempotency->body_hash));
     ENGRAM_RETURN_IF_ERROR(pg::CheckText("idempotency response", batch.idempotency->response_json));
   }
@@ -57,16 +58,18 @@ Result<AddOutcome> PgStore::Add(AddBatch batch) {
       // (on any node) makes this wait for its end, then conflict: exactly one of them stores.
       const IdempotencyRecord& idem = *batch.idempotency;
       auto inserted = txn.exec_params(
-          "INSERT INTO idempotency(key, body_hash, response, created_at) "
-          "VALUES($1, $2, $3, extract(epoch FROM now())::bigint) "
-          "ON CONFLICT (key) DO NOTHING RETURNING key",
-          idem.key, idem.body_hash, idem.response_json);
+          "INSERT INTO idempotency(user_id, key, body_hash, response, created_at) "
+          "VALUES($1, $2, $3, $4, extract(epoch FROM now())::bigint) "
+          "ON CONFLICT (user_id, key) DO NOTHING RETURNING key",
+          idem.user_id, idem.key, idem.body_hash, idem.response_json);
       if (inserted.empty()) {
         // READ COMMITTED: this statement sees the row the winner committed.
         auto existing = txn.exec_params1(
-            "SELECT body_hash, response FROM idempotency WHERE key = $1", idem.key);
+            "SELECT body_hash, response FROM idempotency WHERE user_id = $1 AND key = $2",
+            idem.user_id, idem.key);
         outcome.duplicate = true;
-        outcome.existing = {idem.key, existing[0].as<std::string>(), existing[1].as<std::string>()};
+        outcome.existing = {idem.key, existing[0].as<std::string>(), existing[1].as<std::string>(),
+                            idem.user_id};
         return Status::Ok();  // nothing else was written
       }
     }

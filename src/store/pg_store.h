@@ -103,6 +103,14 @@ class PgStore final : public Store {
   void RemoveChangeListener(int id) override;
   Status CheckWritable() override;
   Stats GetStats() override;
+  // --- Leaderboard data lifecycle --- (pg_lifecycle.cc)
+  Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
+                                             std::string_view user_id) override;
+  Result<std::vector<std::string>> LeaderboardUsersIdleSince(std::string_view workspace,
+                                                             int64_t before_us,
+                                                             size_t limit) override;
+  Result<int64_t> ExpireIdempotency(int64_t before_s) override;
+  // --- end Leaderboard data lifecycle ---
 
   int schema_version() const { return schema_version_; }
   const std::string& node_id() const { return options_.node_id; }

@@ -49,6 +49,10 @@ Status SqliteStore::Init() {
                                                             ? "PRAGMA synchronous=FULL;"
                                                             : "PRAGMA synchronous=OFF;"));
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA foreign_keys=ON;"));
+  // Deleted rows and freed pages are overwritten with zeros, so a deleted user's text leaves the
+  // file (sqlite_lifecycle.cc truncates the WAL's old copies). ON, not FAST: FAST leaves freed
+  // pages as they were.
+  ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA secure_delete=ON;"));
   // A WAL that grew while the checkpoint thread was behind is cut back to twice the checkpoint
   // trigger when SQLite restarts it, instead of keeping its largest size on disk.
   const int64_t wal_limit = 2 * int64_t{4096} * std::max(1, options_.wal_checkpoint_pages);
@@ -161,13 +165,16 @@ Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
   AddOutcome outcome;
   Status st = Submit([&batch, &outcome](sqlite3* db) -> Status {
     if (batch.idempotency) {
-      sqlite::Stmt q(db, "SELECT body_hash, response FROM idempotency WHERE key = ?");
+      sqlite::Stmt q(db,
+                     "SELECT body_hash, response FROM idempotency WHERE user_id = ? AND key = ?");
       ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-      q.Bind(1, batch.idempotency->key);
+      q.Bind(1, batch.idempotency->user_id);
+      q.Bind(2, batch.idempotency->key);
       Status step;
       if (q.Step(&step)) {
         outcome.duplicate = true;
-        outcome.existing = {batch.idempotency->key, q.ColumnText(0), q.ColumnText(1)};
+        outcome.existing = {batch.idempotency->key, q.ColumnText(0), q.ColumnText(1),
+                            batch.idempotency->user_id};
         return Status::Ok();
       }
       ENGRAM_RETURN_IF_ERROR(step);
@@ -188,12 +195,13 @@ Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
     }
     if (batch.idempotency) {
       sqlite::Stmt idem(db,
-                        "INSERT INTO idempotency(key, body_hash, response, created_at) "
-                        "VALUES(?, ?, ?, strftime('%s','now'))");
+                        "INSERT INTO idempotency(user_id, key, body_hash, response, created_at) "
+                        "VALUES(?, ?, ?, ?, strftime('%s','now'))");
       ENGRAM_RETURN_IF_ERROR(idem.prepare_status());
-      idem.Bind(1, batch.idempotency->key);
-      idem.Bind(2, batch.idempotency->body_hash);
-      idem.Bind(3, batch.idempotency->response_json);
+      idem.Bind(1, batch.idempotency->user_id);
+      idem.Bind(2, batch.idempotency->key);
+      idem.Bind(3, batch.idempotency->body_hash);
+      idem.Bind(4, batch.idempotency->response_json);
       ENGRAM_RETURN_IF_ERROR(idem.Exec());
     }
     outcome.stored = batch.memories;

@@ -94,6 +94,14 @@ class SqliteStore final : public Store {
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   Status CheckWritable() override;
   Stats GetStats() override;
+  // --- Leaderboard data lifecycle --- (sqlite_lifecycle.cc)
+  Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
+                                             std::string_view user_id) override;
+  Result<std::vector<std::string>> LeaderboardUsersIdleSince(std::string_view workspace,
+                                                             int64_t before_us,
+                                                             size_t limit) override;
+  Result<int64_t> ExpireIdempotency(int64_t before_s) override;
+  // --- end Leaderboard data lifecycle ---
 
   // Schema version after migrations (PRAGMA user_version).
   int schema_version() const { return schema_version_; }
@@ -116,6 +124,9 @@ class SqliteStore final : public Store {
   void ForgetAcceptedEvent(const std::string& id);
   void WriterLoop();
   void RecordCommit(size_t writes, double seconds);
+  // Copies the WAL into the database file and truncates it to zero bytes (retrying while readers
+  // or the background checkpoint hold it): old page images of deleted rows leave the disk.
+  Status TruncateWal();
   sqlite3* AcquireReader();
   void ReleaseReader(sqlite3* db);
   // Runs fn with a pooled read connection.

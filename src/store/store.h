@@ -171,6 +171,32 @@ class Store {
     std::optional<IntakeJournal::Stats> intake;
   };
   virtual Stats GetStats() = 0;
+
+  // --- Leaderboard data lifecycle --- (sqlite_lifecycle.cc, pg_lifecycle.cc; docs/leaderboard.md)
+  // Deletes every leaderboard message of one user (workspace + user_id), their vectors, the
+  // images no other memory shows and the user's idempotency records, atomically and durably. An
+  // unknown user is not an error (all counts 0). SQLite also leaves no readable copy of the text
+  // in its files: deleted content is zeroed (secure_delete) and the WAL truncated before it
+  // returns; kUnavailable when the WAL stayed busy (the rows are gone; a repeated call truncates).
+  virtual Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
+                                                     std::string_view user_id) {
+    (void)workspace, (void)user_id;
+    return Status::Internal("DeleteLeaderboardUser: not supported by this store");
+  }
+  // Users of a workspace whose latest leaderboard message was written (created_at) before
+  // `before_us`, at most `limit` of them, in no particular order.
+  virtual Result<std::vector<std::string>> LeaderboardUsersIdleSince(std::string_view workspace,
+                                                                     int64_t before_us,
+                                                                     size_t limit) {
+    (void)workspace, (void)before_us, (void)limit;
+    return Status::Internal("LeaderboardUsersIdleSince: not supported by this store");
+  }
+  // Deletes idempotency records created before `before_s` (Unix seconds); returns how many.
+  virtual Result<int64_t> ExpireIdempotency(int64_t before_s) {
+    (void)before_s;
+    return Status::Internal("ExpireIdempotency: not supported by this store");
+  }
+  // --- end Leaderboard data lifecycle ---
 };
 
 }  // namespace engram

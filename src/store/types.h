@@ -46,11 +46,21 @@ struct ImageBlob {
   std::string bytes;
 };
 
-// The remembered answer to a request_id, so a retry gets the same answer.
+// The remembered answer to a request_id, so a retry gets the same answer. Keys are unique per
+// user_id: two users may send the same request_id, and deleting a user deletes its records.
 struct IdempotencyRecord {
   std::string key;
   std::string body_hash;
   std::string response_json;
+  std::string user_id;
+};
+
+// What deleting one leaderboard user removed.
+struct UserDeletion {
+  int64_t messages = 0;
+  int64_t images = 0;  // images no remaining message shows
+  int64_t vectors = 0;
+  int64_t idempotency = 0;
 };
 
 // One atomic write: everything or nothing is stored.

@@ -41,6 +41,8 @@ class StoreBackendTest : public ::testing::TestWithParam<std::string> {
   }
 
   const std::string& backend() const { return GetParam(); }
+  // SQLite: the directory holding the database file (empty on PostgreSQL).
+  const std::string& data_dir() const { return dir_; }
   bool is_postgres() const { return backend() == "postgres"; }
 
   // `pg` sets the PostgreSQL options other than the URL (node id, lease); SQLite ignores it.
