@@ -9,10 +9,6 @@ namespace {
 double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 }  // namespace
 
-std::string DumpJson(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 HttpResponse JsonResponse(int http_status, const nlohmann::json& body) {
   HttpResponse r;
   r.status = http_status;

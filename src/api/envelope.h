@@ -1,5 +1,5 @@
-// Response rendering shared by every API family: the error envelope, V3 success envelopes, and
-// JSON dumping that never throws on invalid UTF-8.
+// Response rendering shared by every API family: the error envelope and V3 success envelopes, with
+// JSON dumping that never throws on invalid UTF-8 (DumpJson, common/json_reader.h).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/router.h"
+#include "common/json_reader.h"  // DumpJson, for the handlers that render with these helpers
 #include "common/status.h"
 #include "server/http_types.h"
 
@@ -28,8 +29,5 @@ HttpResponse V3Response(const nlohmann::json& result, const std::string& request
 // thread, with the answer or the error; an error is rendered as ErrorResponse.
 using DeferredFinish = std::function<void(Result<HttpResponse>)>;
 HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start);
-
-// nlohmann dump that replaces invalid UTF-8 instead of throwing.
-std::string DumpJson(const nlohmann::json& j);
 
 }  // namespace engram

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "common/json_reader.h"
 
 namespace engram {
 
@@ -26,72 +30,22 @@ bool IsBlank(std::string_view s) {
 }
 
 
-namespace {
-
-// Path (e.g. "messages[0].content") of the first string or key holding a NUL character.
-std::optional<std::string> FindNul(const nlohmann::json& v, const std::string& path) {
-  if (v.is_string()) {
-    if (v.get_ref<const std::string&>().find('\0') != std::string::npos) return path;
-  } else if (v.is_array()) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (auto p = FindNul(v[i], fmt::format("{}[{}]", path, i))) return p;
-    }
-  } else if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (it.key().find('\0') != std::string::npos) {
-        return (path.empty() ? std::string("request body") : path) + " key";
-      }
-      const std::string child = path.empty() ? it.key() : path + "." + it.key();
-      if (auto p = FindNul(it.value(), child)) return p;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth) {
   if (IsBlank(body)) return Status::InvalidParameter("request body is empty; expected a JSON object");
-  // Depth pre-scan: brackets outside strings.
-  int depth = 0;
-  bool in_string = false;
-  bool nul_escape = false;  // a "\u0000" escape: looked for by path after parsing
-  for (size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
-    if (in_string) {
-      if (c == '\\') {
-        if (body.substr(i + 1, 5) == "u0000") nul_escape = true;
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > max_depth) {
-        return Status::InvalidParameter(
-            fmt::format("request body nests deeper than {} levels", max_depth));
-      }
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidParameter("request body is not valid JSON");
-  if (!j.is_object()) {
+  // The HTTP layer bounds the body's size. Text never holds NUL characters (PostgreSQL cannot
+  // store them, C APIs stop at them): refused here for every endpoint and backend alike.
+  const JsonReadLimits limits{.what = "request body",
+                              .max_bytes = std::numeric_limits<size_t>::max(),
+                              .max_depth = max_depth,
+                              .refuse_duplicate_keys = true,
+                              .refuse_nul = true};
+  auto j = ReadJson(body, limits);
+  if (!j.ok()) return j.status();
+  if (!j->is_object()) {
     return Status::InvalidParameter(
-        fmt::format("request body must be a JSON object, got {}", JsonTypeName(j)));
+        fmt::format("request body must be a JSON object, got {}", JsonTypeName(*j)));
   }
-  // Text never holds NUL characters (PostgreSQL cannot store them, C APIs stop at them): refused
-  // here for every endpoint and backend alike.
-  if (nul_escape) {
-    if (auto path = FindNul(j, "")) {
-      return Status::InvalidParameter(fmt::format("{} must not contain NUL characters", *path));
-    }
-  }
-  return j;
+  return std::move(*j);
 }
 
 Result<std::optional<std::string>> GetString(const nlohmann::json& obj, std::string_view key,

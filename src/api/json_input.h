@@ -13,8 +13,9 @@
 
 namespace engram {
 
-// Parses a request body that must be a JSON object. Rejects nesting deeper than `max_depth`
-// before parsing, so hostile input cannot exhaust the stack.
+// Parses a request body that must be a JSON object, with ReadJson (common/json_reader.h): nesting
+// deeper than `max_depth` is refused as soon as it is read, so hostile input cannot exhaust the
+// stack; duplicate keys and NUL characters are refused; syntax errors name the byte offset.
 Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth = 64);
 
 struct StringRule {

@@ -9,7 +9,11 @@ TEST(JsonInputTest, ParsesObjectsOnly) {
   EXPECT_TRUE(ParseJsonObject("{\"a\":1}").ok());
   EXPECT_EQ(ParseJsonObject("").status().message(), "request body is empty; expected a JSON object");
   EXPECT_EQ(ParseJsonObject("[1]").status().message(), "request body must be a JSON object, got an array");
-  EXPECT_EQ(ParseJsonObject("{\"a\":").status().message(), "request body is not valid JSON");
+  EXPECT_EQ(ParseJsonObject("{\"a\":").status().message(),
+            "request body is not valid JSON: unexpected end of input at byte offset 5; expected "
+            "'[', '{', or a literal");
+  EXPECT_EQ(ParseJsonObject("{\"a\":1,\"a\":2}").status().message(),
+            "request body is not valid JSON: duplicate key \"a\" in request body at byte offset 9");
 }
 
 TEST(JsonInputTest, RejectsDeepNesting) {

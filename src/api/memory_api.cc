@@ -9,6 +9,7 @@
 #include "api/conversation_input.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
+#include "common/json_reader.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -113,7 +114,7 @@ Result<std::optional<int64_t>> ReadExpiration(const json& j) {
 json IdOrNull(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
 
 json MetadataOf(const std::string& metadata_json) {
-  json j = json::parse(metadata_json, nullptr, false);
+  json j = ReadJsonOrDiscarded(metadata_json, kStoredJsonLimits);
   return j.is_object() ? j : json::object();
 }
 
@@ -136,7 +137,7 @@ json RenderEvent(const MemoryEventRecord& e) {
               {"error_message", e.error_message.empty() ? json(nullptr) : json(e.error_message)},
               {"created_at", FormatIsoMicros(e.created_at_us)},
               {"updated_at", FormatIsoMicros(e.updated_at_us)}};
-  json result = json::parse(e.result_json, nullptr, false);
+  json result = ReadJsonOrDiscarded(e.result_json, kStoredJsonLimits);
   if (result.is_object()) {
     if (result.contains("results")) out["results"] = result["results"];
     if (result.contains("events")) out["events"] = result["events"];

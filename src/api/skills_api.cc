@@ -10,6 +10,7 @@
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "common/codec.h"
+#include "common/json_reader.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -67,7 +68,7 @@ Result<std::vector<std::string>> ReadStringList(const json& j, const char* name,
 json IdOrNull(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
 
 json MetadataOf(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ReadJsonOrDiscarded(text, kStoredJsonLimits);
   return j.is_object() ? j : json::object();
 }
 

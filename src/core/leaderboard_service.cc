@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/ids.h"
+#include "common/json_reader.h"
 #include "common/time_util.h"
 #include "extract/ocr/image_text.h"
 #include "index/question_form.h"
@@ -90,7 +91,7 @@ std::string PartsToStoredJson(const std::vector<ContentPart>& parts) {
 
 std::vector<ContentPart> PartsFromStoredJson(const std::string& json) {
   std::vector<ContentPart> parts;
-  auto arr = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  auto arr = ReadJsonOrDiscarded(json, kStoredJsonLimits);
   if (!arr.is_array()) return parts;
   for (const auto& p : arr) {
     ContentPart part;

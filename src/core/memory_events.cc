@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "common/ids.h"
+#include "common/json_reader.h"
 #include "common/time_util.h"
 #include "core/memory_service.h"
 
@@ -48,7 +49,7 @@ std::string EncodeAddRequest(const MemoryAddRequest& r) {
             {"user_id", r.user_id},
             {"agent_id", r.agent_id},
             {"run_id", r.run_id},
-            {"metadata", json::parse(r.metadata_json, nullptr, false)},
+            {"metadata", ReadJsonOrDiscarded(r.metadata_json, kStoredJsonLimits)},
             {"infer", r.infer}};
   if (r.timestamp_us) j["timestamp_us"] = *r.timestamp_us;
   if (r.expires_at_us) j["expires_at_us"] = *r.expires_at_us;
@@ -56,7 +57,7 @@ std::string EncodeAddRequest(const MemoryAddRequest& r) {
 }
 
 Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ReadJsonOrDiscarded(text, kStoredJsonLimits);
   if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) {
     return Status::Internal("stored event request is not readable");
   }
@@ -389,7 +390,7 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
   }
   std::string session_id;
   {
-    json meta = json::parse(req.metadata_json, nullptr, false);
+    json meta = ReadJsonOrDiscarded(req.metadata_json, kStoredJsonLimits);
     if (meta.is_object() && meta.contains("session_id") && meta["session_id"].is_string()) {
       session_id = meta["session_id"].get<std::string>();
     }
@@ -417,9 +418,9 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
       if (d.action == MemoryAction::kUpdate) {
         c.record.text = d.text;
         c.record.updated_at_us = std::max(now, old.updated_at_us);
-        json merged = json::parse(old.metadata_json, nullptr, false);
+        json merged = ReadJsonOrDiscarded(old.metadata_json, kStoredJsonLimits);
         if (!merged.is_object()) merged = json::object();
-        const json patch = json::parse(req.metadata_json, nullptr, false);
+        const json patch = ReadJsonOrDiscarded(req.metadata_json, kStoredJsonLimits);
         if (patch.is_object()) {
           for (const auto& [k, v] : patch.items()) merged[k] = v;
         }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/ids.h"
+#include "common/json_reader.h"
 #include "common/thread_util.h"
 #include "common/time_util.h"
 
@@ -143,9 +144,9 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   change.record.updated_at_us = std::max(NowMicros(), current->updated_at_us);
   if (request.text) change.record.text = *request.text;
   if (request.metadata_patch_json) {
-    nlohmann::json merged = nlohmann::json::parse(current->metadata_json, nullptr, false);
+    nlohmann::json merged = ReadJsonOrDiscarded(current->metadata_json, kStoredJsonLimits);
     if (!merged.is_object()) merged = nlohmann::json::object();
-    nlohmann::json patch = nlohmann::json::parse(*request.metadata_patch_json, nullptr, false);
+    nlohmann::json patch = ReadJsonOrDiscarded(*request.metadata_patch_json, kStoredJsonLimits);
     if (!patch.is_object()) return Status::InvalidParameter("metadata must be an object");
     for (auto& [key, value] : patch.items()) merged[key] = value;
     change.record.metadata_json =

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <span>
 
+#include "common/json_reader.h"
+
 namespace engram {
 
 namespace {
@@ -159,7 +161,7 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.created_at_us = r.created_at_us;
   m.updated_at_us = r.updated_at_us;
   m.expires_at_us = r.expires_at_us;
-  doc.metadata = nlohmann::json::parse(m.metadata_json, nullptr, /*allow_exceptions=*/false);
+  doc.metadata = ReadJsonOrDiscarded(m.metadata_json, kStoredJsonLimits);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
   if (reindex) IndexMetadata(d, doc.metadata, /*add=*/true);
   by_seq_[r.seq] = d;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/ids.h"
+#include "common/json_reader.h"
 #include "common/thread_util.h"
 #include "common/time_util.h"
 
@@ -26,7 +27,7 @@ std::string EncodeAddRequest(const SkillAddRequest& r) {
 }
 
 Result<SkillAddRequest> DecodeAddRequest(const std::string& workspace, const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ReadJsonOrDiscarded(text, kStoredJsonLimits);
   if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) {
     return Status::Internal("stored skill task request is not readable");
   }
@@ -42,9 +43,9 @@ Result<SkillAddRequest> DecodeAddRequest(const std::string& workspace, const std
 
 // Front matter `metadata` with _meta.json's keys added (front matter wins).
 std::string MergeMetadata(const std::string& front_json, const std::string& meta_json) {
-  json merged = json::parse(meta_json, nullptr, false);
+  json merged = ReadJsonOrDiscarded(meta_json, kStoredJsonLimits);
   if (!merged.is_object()) merged = json::object();
-  json front = json::parse(front_json, nullptr, false);
+  json front = ReadJsonOrDiscarded(front_json, kStoredJsonLimits);
   if (front.is_object()) {
     for (auto& [k, v] : front.items()) merged[k] = v;
   }

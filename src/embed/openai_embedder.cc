@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/json_reader.h"
+
 namespace engram {
 namespace {
 
@@ -30,8 +32,9 @@ Status ParseResponse(const std::string& body, size_t count, int expected_dimensi
   auto bad = [](const std::string& why) {
     return Status::Unavailable("malformed embeddings response: " + why);
   };
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad("not valid JSON");
+  auto parsed = ReadJson(body, kServiceResponseLimits);
+  if (!parsed.ok()) return bad(parsed.status().message());
+  const json& j = *parsed;
   if (!j.is_object()) return bad("not a JSON object");
   auto data = j.find("data");
   if (data == j.end() || !data->is_array()) return bad("no \"data\" array");

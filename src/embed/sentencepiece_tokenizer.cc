@@ -65,6 +65,9 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::LoadVoca
   if (!in) return Status::NotFound("cannot open vocabulary " + path);
   std::stringstream buffer;
   buffer << in.rdbuf();
+  // nlohmann's parse rather than ReadJson: the vocabulary is installed with the model and trusted
+  // like code (an array of a few levels), and it is large enough that limits would only get in
+  // the way.
   nlohmann::json doc = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_array()) {
     return Status::Internal("vocabulary is not a JSON array: " + path);

@@ -387,6 +387,8 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
     const std::string& model_dir, UseLiteOptions options) {
   Result<std::string> model_text = ReadFile(model_dir + "/model.json");
   if (!model_text.ok()) return model_text.status();
+  // nlohmann's parse rather than ReadJson: model.json is installed with the model and trusted like
+  // code (a TF.js graph a few levels deep), never uploaded.
   nlohmann::json model = nlohmann::json::parse(*model_text, nullptr, /*allow_exceptions=*/false);
   if (model.is_discarded() || !model.is_object() || !model.contains("modelTopology") ||
       !model.contains("weightsManifest")) {

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "common/json_reader.h"
+
 namespace engram {
 namespace {
 
@@ -28,8 +30,9 @@ Result<std::string> ParseResponse(const std::string& body) {
   auto bad = [](const std::string& why) {
     return Status::Unavailable("malformed chat completion response: " + why);
   };
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad("not valid JSON");
+  auto parsed = ReadJson(body, kServiceResponseLimits);
+  if (!parsed.ok()) return bad(parsed.status().message());
+  const json& j = *parsed;
   if (!j.is_object()) return bad("not a JSON object");
   auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array()) return bad("no \"choices\" array");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/ascii.h"
+#include "common/json_reader.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -233,8 +234,9 @@ Result<std::vector<std::string>> LlmExtractor::ExtractFacts(
       Ask(ExtractSystemPrompt(options_.max_facts), Dump(json{{"messages", std::move(input)}}));
   if (!answer.ok()) return answer.status();
 
-  json j = json::parse(*answer, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return MalformedExtraction("not valid JSON");
+  auto parsed = ReadJson(*answer, kServiceResponseLimits);
+  if (!parsed.ok()) return MalformedExtraction(parsed.status().message());
+  json j = std::move(*parsed);
   if (!j.is_object()) return MalformedExtraction("not a JSON object");
   auto facts = j.find("facts");
   if (facts == j.end() || !facts->is_array()) return MalformedExtraction("no \"facts\" array");
@@ -321,8 +323,9 @@ Result<std::vector<MemoryDecision>> LlmExtractor::Reconcile(
           Dump(json{{"memories", std::move(mem_json)}, {"facts", std::move(fact_json)}}));
   if (!answer.ok()) return answer.status();
 
-  json j = json::parse(*answer, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return MalformedReconcile("not valid JSON");
+  auto parsed = ReadJson(*answer, kServiceResponseLimits);
+  if (!parsed.ok()) return MalformedReconcile(parsed.status().message());
+  json j = std::move(*parsed);
   if (!j.is_object()) return MalformedReconcile("not a JSON object");
   auto list = j.find("decisions");
   if (list == j.end() || !list->is_array()) return MalformedReconcile("no \"decisions\" array");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_reader.h"
 #include "common/utf8.h"
 
 namespace engram {
@@ -68,7 +69,7 @@ Result<std::vector<size_t>> LlmReranker::Rerank(
 }
 
 Result<std::vector<size_t>> LlmReranker::ParseAnswer(const std::string& content, size_t n) {
-  const json answer = json::parse(content, nullptr, /*allow_exceptions=*/false);
+  const json answer = ReadJsonOrDiscarded(content, kServiceResponseLimits);
   if (answer.is_discarded() || !answer.is_object()) {
     return Status::Unavailable("reranker: the model's answer is not a JSON object");
   }

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/json_reader.h"
+
 namespace engram {
 
 namespace {
@@ -384,9 +386,15 @@ Result<std::vector<SkillPackage>> ParseSkillArchive(std::string_view zip,
     p.folder = folder;
     p.skill_md = std::move(*parsed);
     if (auto meta = skill_files.find("_meta.json"); meta != skill_files.end()) {
-      auto j = nlohmann::json::parse(meta->second, nullptr, false);
-      if (!j.is_object()) return Invalid(fmt::format("{}: _meta.json must be a JSON object", who));
-      p.meta_json = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      // Bounded read: nesting deep enough to overflow the stack in dump() is refused here.
+      const JsonReadLimits meta_limits{.what = "_meta.json",
+                                       .max_bytes = limits.max_total_bytes,
+                                       .max_depth = 64,
+                                       .refuse_duplicate_keys = true};
+      auto j = ReadJson(meta->second, meta_limits);
+      if (!j.ok()) return Invalid(fmt::format("{}: {}", who, j.status().message()));
+      if (!j->is_object()) return Invalid(fmt::format("{}: _meta.json must be a JSON object", who));
+      p.meta_json = DumpJson(*j);
     }
     auto [it, fresh] = folder_of_name.emplace(p.skill_md.front.name, folder);
     if (!fresh) {

@@ -162,5 +162,23 @@ TEST(SkillArchiveTest, RejectsGarbage) {
   ASSERT_FALSE(r.ok());
 }
 
+// _meta.json nested 100,000 levels once parsed and then overflowed the stack in dump(): refused
+// now as soon as the 65th level opens.
+TEST(SkillArchiveTest, RefusesDeeplyNestedMetaJson) {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(100000, '}');
+  const std::string md = SkillMd({"name: a", "description: d"});
+  EXPECT_EQ(Error({{"SKILL.md", md}, {"_meta.json", deep}}),
+            "skill at the archive root: _meta.json nests deeper than 64 levels at byte offset 320");
+  EXPECT_EQ(Error({{"s/SKILL.md", md}, {"s/_meta.json", R"({"a":1,"a":2})"}}),
+            "skill folder 's': _meta.json is not valid JSON: duplicate key \"a\" in _meta.json at "
+            "byte offset 9");
+  EXPECT_EQ(Error({{"SKILL.md", md}, {"_meta.json", "{\"a\":\"\xff\"}"}}),
+            "skill at the archive root: _meta.json is not UTF-8 text");
+  EXPECT_EQ(Error({{"SKILL.md", md}, {"_meta.json", "[1]"}}),
+            "skill at the archive root: _meta.json must be a JSON object");
+}
+
 }  // namespace
 }  // namespace engram

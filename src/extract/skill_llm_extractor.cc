@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/ascii.h"
+#include "common/json_reader.h"
 
 namespace engram {
 
@@ -94,8 +95,9 @@ Result<std::vector<SkillDraft>> LlmSkillExtractor::Extract(
   auto answer = client_->Complete(chat, options_.json_response_format);
   if (!answer.ok()) return Status::Unavailable("LLM request failed: " + answer.status().message());
 
-  json j = json::parse(Unwrap(*answer), nullptr, false);
-  if (j.is_discarded()) return Malformed("not valid JSON");
+  auto parsed = ReadJson(Unwrap(*answer), kServiceResponseLimits);
+  if (!parsed.ok()) return Malformed(parsed.status().message());
+  json j = std::move(*parsed);
   if (!j.is_object()) return Malformed("not a JSON object");
   auto skills = j.find("skills");
   if (skills == j.end() || !skills->is_array()) return Malformed("no \"skills\" array");

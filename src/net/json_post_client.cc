@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/json_reader.h"
 #include "common/utf8.h"
 
 namespace engram {
@@ -101,7 +102,7 @@ std::string TruncateUtf8(std::string s, size_t max) {
 // or the raw body; one line, key masked in case a server echoes it, at most 200 bytes.
 std::string ErrorExcerpt(const std::string& body, const std::string& api_key) {
   std::string msg;
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json j = ReadJsonOrDiscarded(body, kServiceResponseLimits);
   if (!j.is_discarded() && j.is_object()) {
     auto text_of = [](const json& v) -> std::string {
       if (v.is_string()) return v.get<std::string>();

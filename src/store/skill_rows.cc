@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_reader.h"
+
 namespace engram::skill_rows {
 
 namespace {
@@ -17,7 +19,7 @@ std::string EncodeList(const std::vector<std::string>& list) { return Dump(json(
 
 std::vector<std::string> DecodeList(const std::string& text) {
   std::vector<std::string> out;
-  json j = json::parse(text, nullptr, false);
+  json j = ReadJsonOrDiscarded(text, kStoredJsonLimits);
   if (!j.is_array()) return out;
   for (const auto& v : j) {
     if (v.is_string()) out.push_back(v.get<std::string>());
@@ -31,7 +33,7 @@ std::string EncodeFiles(const std::map<std::string, std::string>& files) {
 
 std::map<std::string, std::string> DecodeFiles(const std::string& text) {
   std::map<std::string, std::string> out;
-  json files = json::parse(text, nullptr, false);
+  json files = ReadJsonOrDiscarded(text, kStoredJsonLimits);
   if (!files.is_object()) return out;
   for (const auto& [path, content] : files.items()) {
     if (content.is_string()) out.emplace(path, content.get<std::string>());
@@ -40,7 +42,7 @@ std::map<std::string, std::string> DecodeFiles(const std::string& text) {
 }
 
 std::string Snapshot(const SkillRecord& r) {
-  json meta = json::parse(r.metadata_json, nullptr, false);
+  json meta = ReadJsonOrDiscarded(r.metadata_json, kStoredJsonLimits);
   return Dump({{"name", r.name},
                {"description", r.description},
                {"version", r.version},

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/json_reader.h"
 #include "common/time_util.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
@@ -238,7 +239,7 @@ std::string EncodeJournalEvent(const MemoryEventRecord& e) {
 }
 
 Result<MemoryEventRecord> DecodeJournalEvent(const std::string& record) {
-  auto j = nlohmann::json::parse(record, nullptr, false);
+  auto j = ReadJsonOrDiscarded(record, kStoredJsonLimits);
   if (!j.is_object()) return Status::Internal("intake journal record is not a JSON object");
   MemoryEventRecord e;
   try {

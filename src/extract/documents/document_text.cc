@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/json_reader.h"
+
 namespace engram {
 
 namespace {
@@ -82,30 +84,10 @@ bool LooksLikeHtml(std::string_view text) {
 bool LooksLikeJson(std::string_view text) {
   const size_t start = text.find_first_not_of(" \t\n\r");
   if (start == std::string_view::npos || (text[start] != '{' && text[start] != '[')) return false;
+  // Sniffing only: nlohmann's acceptor is the iterative SAX parser and builds nothing, so it needs
+  // no depth bound. Text that looks like JSON but breaks JsonToText's limits is then refused with
+  // the reason, rather than being taken for plain text.
   return nlohmann::json::accept(text);
-}
-
-// Nesting depth of JSON brackets outside strings (nlohmann parses recursively).
-size_t JsonDepth(std::string_view text) {
-  size_t depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return max_depth;
 }
 
 void FlattenJson(const nlohmann::json& j, const std::string& path, std::string* out) {
@@ -263,15 +245,18 @@ Result<std::string> CsvToText(std::string_view csv, const DocumentLimits& limits
 
 Result<std::string> JsonToText(std::string_view json_text, const DocumentLimits& limits) {
   const std::string_view text = StripBom(json_text);
-  constexpr size_t kMaxDepth = 128;
-  if (JsonDepth(text) > kMaxDepth) {
-    return Status::InvalidParameter(
-        fmt::format("JSON document is nested too deeply (more than {} levels)", kMaxDepth));
-  }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidParameter("JSON document could not be parsed");
+  // Documents are data, not requests: duplicate keys and NUL characters are kept as nlohmann
+  // always kept them (NULs are dropped from the text later). The depth bound keeps FlattenJson's
+  // recursion short; the size bound keeps the DOM's memory in proportion to the text limit (keys
+  // and syntax take room, so four times it).
+  const JsonReadLimits json_limits{.what = "JSON document",
+                                   .max_bytes = 4 * limits.max_text_bytes,
+                                   .max_depth = 128,
+                                   .refuse_duplicate_keys = false};
+  auto j = ReadJson(text, json_limits);
+  if (!j.ok()) return j.status();
   std::string out;
-  FlattenJson(j, "", &out);
+  FlattenJson(*j, "", &out);
   if (out.size() > limits.max_text_bytes) return TooLarge(out.size(), limits);
   return out;
 }
