@@ -80,6 +80,18 @@ int main(int argc, char** argv) {
       ->envname("ENGRAM_BODY_TIMEOUT_MS")->capture_default_str();
   serve_cmd->add_option("--idle-timeout-ms", serve.idle_timeout_ms, "keep-alive idle timeout")
       ->envname("ENGRAM_IDLE_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--max-connections", serve.max_connections,
+                        "open connections; beyond, an idle one is closed or the new one refused")
+      ->envname("ENGRAM_MAX_CONNECTIONS")->capture_default_str();
+  serve_cmd->add_option("--max-connections-per-client", serve.max_connections_per_client,
+                        "open connections from one client address (0: no limit)")
+      ->envname("ENGRAM_MAX_CONNECTIONS_PER_CLIENT")->capture_default_str();
+  serve_cmd->add_option("--pressure-idle-timeout-ms", serve.pressure_idle_timeout_ms,
+                        "idle wait for a request's first byte once over half the connections are open")
+      ->envname("ENGRAM_PRESSURE_IDLE_TIMEOUT_MS")->capture_default_str();
+  serve_cmd->add_option("--max-inflight-body-bytes", serve.max_inflight_body_bytes,
+                        "request body bytes held at once over all connections (503 beyond)")
+      ->envname("ENGRAM_MAX_INFLIGHT_BODY_BYTES")->capture_default_str();
   serve_cmd->add_option("--shutdown-grace-ms", serve.shutdown_grace_ms,
                         "time in-flight requests get on shutdown")
       ->envname("ENGRAM_SHUTDOWN_GRACE_MS")->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <string_view>
 #include <thread>
 
@@ -56,6 +58,36 @@ ChatClientOptions LlmChatOptions(const ServeOptions& options) {
   chat.request_timeout = std::chrono::milliseconds(options.llm_timeout_ms);
   chat.max_retries = options.llm_retries;
   return chat;
+}
+
+// The transport's connection and body-budget figures.
+void AppendTransportMetrics(const HttpServer::Stats& s, std::string& out) {
+  auto counter = [&out](std::string_view name, std::string_view help, uint64_t value) {
+    fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} counter\n{0} {2}\n", name,
+                   help, value);
+  };
+  auto gauge = [&out](std::string_view name, std::string_view help, uint64_t value) {
+    fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} gauge\n{0} {2}\n", name,
+                   help, value);
+  };
+  gauge("engram_http_open_connections", "Open client connections.", s.open_connections);
+  gauge("engram_http_inflight_body_bytes",
+        "Request body bytes being received or held by requests in flight.", s.inflight_body_bytes);
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP engram_http_refused_connections_total Connections answered 503 and "
+                 "closed at once.\n# TYPE engram_http_refused_connections_total counter\n"
+                 "engram_http_refused_connections_total{{reason=\"max_connections\"}} {}\n"
+                 "engram_http_refused_connections_total{{reason=\"per_client\"}} {}\n",
+                 s.refused_connections, s.refused_connections_per_client);
+  counter("engram_http_idle_closed_total",
+          "Idle connections closed to admit new ones at --max-connections.", s.closed_idle_for_new);
+  counter("engram_http_body_budget_refused_total",
+          "Requests answered 503 because --max-inflight-body-bytes was in use.",
+          s.refused_body_budget);
+  counter("engram_http_refused_before_body_total",
+          "Requests answered from their head alone (no route, no valid key, unsupported "
+          "encoding), their body never read.",
+          s.refused_before_body);
 }
 
 // One unlabelled Prometheus histogram from cumulative per-bucket counts.
@@ -127,6 +159,25 @@ Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
   return std::unique_ptr<Store>(std::move(sqlite).value());
 }
 
+// Every connection is a file descriptor, and so are the store's files: the soft limit (often
+// 1,024) is raised to the hard one, and a limit below --max-connections is said at start.
+void RaiseOpenFileLimit(uint64_t max_connections) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  constexpr uint64_t kSpare = 64;  // store files, journal, listeners, subprocess pipes
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < max_connections + kSpare) {
+    spdlog::warn(
+        "open file limit {} is below --max-connections {} plus {} for the server's own files; "
+        "connections beyond it fail to be accepted (raise LimitNOFILE / ulimit -n)",
+        static_cast<uint64_t>(limit.rlim_cur), max_connections, kSpare);
+  }
+}
+
 int RunServe(ServeOptions options) {
   Status valid = options.Validate();
   if (!valid.ok()) {
@@ -140,6 +191,7 @@ int RunServe(ServeOptions options) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  RaiseOpenFileLimit(options.max_connections);
 
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
@@ -496,11 +548,18 @@ int RunServe(ServeOptions options) {
   http.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
   http.body_timeout = std::chrono::milliseconds(options.body_timeout_ms);
   http.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
+  http.max_connections = options.max_connections;
+  http.max_connections_per_client = options.max_connections_per_client;
+  http.idle_timeout_under_pressure = std::chrono::milliseconds(options.pressure_idle_timeout_ms);
+  http.max_inflight_body_bytes = options.max_inflight_body_bytes;
+  http.check_head = [&app](const HttpRequest& head) { return app.CheckBeforeBody(head); };
   HttpServer server(
       http, [&app](const HttpRequest& r) { return app.Handle(r); },
       [&app](StatusCode code, const std::string& msg) {
         return app.RenderTransportError(code, msg);
       });
+  // Before Start: no request renders metrics yet.
+  metrics.AddGaugeSource([&server](std::string& out) { AppendTransportMetrics(server.stats(), out); });
   Status started = server.Start();
   if (!started.ok()) {
     spdlog::error("cannot listen on {}: {}", options.listen, started.message());

@@ -62,8 +62,21 @@ Status ServeOptions::Validate() {
     return Status::InvalidParameter("--max-top-k must be 1-10000");
   if (max_metadata_bytes < 2)
     return Status::InvalidParameter("--max-metadata-bytes must be at least 2");
-  if (header_timeout_ms < 1 || body_timeout_ms < 1 || idle_timeout_ms < 1) {
+  if (header_timeout_ms < 1 || body_timeout_ms < 1 || idle_timeout_ms < 1 ||
+      pressure_idle_timeout_ms < 1) {
     return Status::InvalidParameter("timeouts must be positive");
+  }
+  if (max_connections < 1 || max_connections > 1000000) {
+    return Status::InvalidParameter("--max-connections must be 1-1000000");
+  }
+  if (max_connections_per_client > max_connections) {
+    return Status::InvalidParameter(
+        "--max-connections-per-client must be at most --max-connections (0: no limit)");
+  }
+  if (max_inflight_body_bytes < max_body_bytes) {
+    return Status::InvalidParameter(
+        "--max-inflight-body-bytes must be at least --max-body-bytes (else the largest allowed "
+        "request could never be received)");
   }
   if (bm25_k1 < 0 || bm25_k1 > 10) return Status::InvalidParameter("--bm25-k1 must be in 0..10");
   if (bm25_b < 0 || bm25_b > 1) return Status::InvalidParameter("--bm25-b must be in 0..1");

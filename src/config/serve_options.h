@@ -30,6 +30,11 @@ struct ServeOptions {
   int64_t header_timeout_ms = 10000;
   int64_t body_timeout_ms = 60000;
   int64_t idle_timeout_ms = 30000;
+  // Connection and buffering limits of the transport (HttpServerOptions).
+  uint64_t max_connections = 1024;
+  uint64_t max_connections_per_client = 256;  // 0: no per-address limit
+  int64_t pressure_idle_timeout_ms = 1000;    // idle wait once over half of max_connections are open
+  uint64_t max_inflight_body_bytes = 256ull << 20;
   int64_t shutdown_grace_ms = 10000;
   double bm25_k1 = 1.2;
   double bm25_b = 0.75;
