@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "common/thread_util.h"
 
 namespace engram {
@@ -49,9 +51,20 @@ uint32_t RecordCrc(uint32_t length, const char* payload) {
   return Crc32c(payload, length, Crc32c(len, 4));
 }
 
+// Running out of space is kUnavailable (the journal backs off and retries), anything else
+// kInternal (fatal for the journal).
 Status Errno(const std::string& what) {
-  return Status::Internal(what + ": " + std::strerror(errno));
+  const int err = errno;
+  std::string msg = what + ": " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT) return Status::Unavailable(std::move(msg));
+  return Status::Internal(std::move(msg));
 }
+
+bool IsOutOfSpace(const Status& st) { return st.code() == StatusCode::kUnavailable; }
+
+// Bytes the probe writes: enough that a group of small records fits once it succeeds.
+constexpr size_t kProbeBytes = 64 * 1024;
+constexpr const char* kProbeName = "space-probe.tmp";  // not an intake-<n>.log: never read back
 
 Status SyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -62,10 +75,11 @@ Status SyncDir(const std::string& dir) {
   return Status::Ok();
 }
 
-Status WriteAll(int fd, const std::string& data) {
+template <typename WriteFn>
+Status WriteAll(const WriteFn& write, int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    const ssize_t n = write(fd, data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       return Errno("intake journal: write");
@@ -136,6 +150,7 @@ void IntakeJournal::Stop() {
 IntakeJournal::~IntakeJournal() {
   Stop();
   if (fd_ >= 0) ::close(fd_);
+  if (cut_fd_ >= 0) ::close(cut_fd_);
   // A clean stop leaves no file behind when every record was released.
   std::vector<std::string> unlink;
   {
@@ -199,13 +214,60 @@ Status IntakeJournal::DropLeftovers() {
   return SyncDir(options_.dir);
 }
 
+ssize_t IntakeJournal::Write(int fd, const void* data, size_t size) const {
+  return options_.write_fn ? options_.write_fn(fd, data, size) : ::write(fd, data, size);
+}
+
+int IntakeJournal::DataSync(int fd) const {
+  return options_.fdatasync_fn ? options_.fdatasync_fn(fd) : ::fdatasync(fd);
+}
+
+Status IntakeJournal::RefusalLocked(std::chrono::steady_clock::time_point now) const {
+  if (!failed_.ok()) return failed_;
+  if (!out_of_space_.ok() && now < retry_at_) return out_of_space_;
+  return Status::Ok();
+}
+
+void IntakeJournal::NoteOutcomeLocked(const Status& st) {
+  if (st.ok()) {
+    if (!out_of_space_.ok()) spdlog::info("intake journal: disk space is back; writing again");
+    out_of_space_ = Status::Ok();
+    backoff_delay_ = std::chrono::milliseconds(0);
+    return;
+  }
+  if (!IsOutOfSpace(st)) {
+    if (failed_.ok()) {
+      spdlog::error("{}; refusing writes until a restart", st.message());
+      failed_ = Status::Unavailable(st.message() + "; the journal refuses writes until a restart");
+    }
+    return;
+  }
+  if (out_of_space_.ok()) spdlog::warn("{}; retrying with backoff", st.message());
+  backoff_delay_ = backoff_delay_.count() == 0
+                       ? options_.retry_initial
+                       : std::min(2 * backoff_delay_, options_.retry_max);
+  retry_at_ = std::chrono::steady_clock::now() + backoff_delay_;
+  out_of_space_ = Status::Unavailable("intake journal: out of disk space; writes resume once "
+                                      "space is freed");
+  cv_.notify_all();  // the thread sleeps until the new retry_at_
+}
+
+Status IntakeJournal::Health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  if (!out_of_space_.ok()) return out_of_space_;  // until a write or probe has succeeded
+  if (stopping_) return Status::Unavailable("intake journal is shutting down");
+  return Status::Ok();
+}
+
 void IntakeJournal::Append(std::string payload, Done done) {
   std::vector<Pending> group;
   Status refused;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!failed_.ok()) {
-      refused = failed_;
+    if (Status r = RefusalLocked(std::chrono::steady_clock::now()); !r.ok()) {
+      refused = r;
+      ++stats_.refused;
     } else if (stopping_) {
       refused = Status::Unavailable("intake journal is shutting down");
     } else if (payload.size() > options_.max_record_bytes) {
@@ -225,7 +287,9 @@ void IntakeJournal::Append(std::string payload, Done done) {
   std::lock_guard<std::mutex> lock(mu_);
   if (queue_.empty()) {
     leading_ = false;
-    if (stopping_) cv_.notify_all();  // under the lock: Stop may return and destroy us next
+    // Under the lock: Stop may return and destroy us next. Out of space: the journal's thread
+    // waits for no writer before it times the next probe.
+    if (stopping_ || !out_of_space_.ok()) cv_.notify_all();
     return;
   }
   // More arrived meanwhile: the journal's thread writes them, so that no caller is kept.
@@ -248,18 +312,75 @@ void IntakeJournal::SyncGroup(std::vector<Pending>& group) {
   Status st;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    st = failed_;
+    // Records queued before the journal ran out of space are refused with the records after.
+    st = RefusalLocked(std::chrono::steady_clock::now());
   }
-  if (st.ok()) st = WriteGroup(group);
+  if (st.ok()) {
+    st = WriteGroup(group);
+    // None of the group is acknowledged, and its file is not written again (see the header).
+    if (!st.ok() && fd_ >= 0) {
+      Status abandoned = AbandonSegment();
+      if (!abandoned.ok()) st = abandoned;  // fatal: an unacknowledged record could be read back
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_.ok()) NoteOutcomeLocked(st);
+    if (!st.ok()) st = failed_.ok() ? out_of_space_ : failed_;
+  }
   if (!st.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (failed_.ok()) {
-      failed_ = Status::Unavailable(st.message() + "; the journal refuses writes until a restart");
-    }
-    st = failed_;
+    stats_.refused += group.size();
   }
   for (auto& p : group) p.done(st, st.ok() ? p.number : kNoRecord);
   group.clear();
+}
+
+Status IntakeJournal::AbandonSegment() {
+  // Truncating frees space rather than taking it; the sync makes the shorter length durable.
+  // Records before fd_bytes_ were synced by earlier groups and stay readable.
+  Status st;
+  if (::ftruncate(fd_, static_cast<off_t>(fd_bytes_)) != 0) {
+    st = Status::Internal(std::string("intake journal: truncate after a failed write: ") +
+                          std::strerror(errno));
+  } else if (options_.sync && DataSync(fd_) != 0) {
+    st = Errno("intake journal: sync after truncating");
+  }
+  if (IsOutOfSpace(st)) {
+    // The cut is synced before anything else is written (SyncCut); it is metadata (the size),
+    // which a later sync still writes, unlike data pages a failed sync may have dropped.
+    cut_fd_ = fd_;
+  } else {
+    ::close(fd_);
+  }
+  fd_ = -1;
+  std::vector<std::string> unlink;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    segments_.back().closed = true;
+    unlink = TakeDeletableLocked();  // a fresh file that got no record is deleted at once
+  }
+  for (const auto& path : unlink) ::unlink(path.c_str());
+  return st;
+}
+
+Status IntakeJournal::SyncCut() {
+  if (cut_fd_ < 0) return Status::Ok();
+  if (DataSync(cut_fd_) != 0) return Errno("intake journal: sync after truncating");
+  ::close(cut_fd_);
+  cut_fd_ = -1;
+  return Status::Ok();
+}
+
+Status IntakeJournal::ProbeSpace() {
+  ENGRAM_RETURN_IF_ERROR(SyncCut());
+  const std::string path = options_.dir + "/" + kProbeName;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("intake journal: create " + path);
+  Status st = WriteAll([this](int f, const void* d, size_t n) { return Write(f, d, n); }, fd,
+                       std::string(kProbeBytes, '\0'));
+  if (st.ok() && DataSync(fd) != 0) st = Errno("intake journal: sync " + path);
+  ::close(fd);
+  ::unlink(path.c_str());
+  return st;
 }
 
 void IntakeJournal::Release(uint64_t number) {
@@ -302,9 +423,30 @@ IntakeJournal::Stats IntakeJournal::GetStats() const {
 void IntakeJournal::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return hand_off_ || (stopping_ && !leading_); });
-    if (!hand_off_) return;  // stopping, nobody writing, and nothing queued (a writer drains)
-    hand_off_ = false;
+    // Each wake-up (hand-off, stop, a leader done, a new backoff, the backoff's end) looks at the
+    // whole state again.
+    if (hand_off_) {
+      hand_off_ = false;
+    } else if (stopping_ && !leading_) {
+      return;  // nobody writing, and nothing queued (a writer drains)
+    } else if (failed_.ok() && !out_of_space_.ok() && !leading_ && !stopping_ &&
+               std::chrono::steady_clock::now() >= retry_at_) {
+      // Out of space and nobody writing: probe once the backoff has passed, so that health
+      // recovers without waiting for an Append. Appends meanwhile queue behind it.
+      leading_ = true;
+      lock.unlock();
+      Status st = ProbeSpace();
+      lock.lock();
+      // A probe that fails otherwise (not for space) leaves the verdict to the next real write.
+      if (failed_.ok()) NoteOutcomeLocked(st.ok() || IsOutOfSpace(st) ? st : Status::Ok());
+    } else {
+      if (failed_.ok() && !out_of_space_.ok() && !leading_) {
+        cv_.wait_until(lock, retry_at_);
+      } else {
+        cv_.wait(lock);
+      }
+      continue;
+    }
     // Leads until the queue is empty (leading_ stays set meanwhile).
     while (!queue_.empty()) {
       std::vector<Pending> group = TakeGroupLocked();
@@ -342,6 +484,8 @@ Status IntakeJournal::OpenSegment() {
 }
 
 Status IntakeJournal::WriteGroup(const std::vector<Pending>& group) {
+  // A file cut back after a failed write must be durably short before anything follows it.
+  ENGRAM_RETURN_IF_ERROR(SyncCut());
   if (fd_ >= 0 && fd_bytes_ >= options_.segment_bytes) {
     ::close(fd_);
     fd_ = -1;
@@ -365,8 +509,9 @@ Status IntakeJournal::WriteGroup(const std::vector<Pending>& group) {
     buf.append(p.payload);
   }
   const auto began = std::chrono::steady_clock::now();
-  ENGRAM_RETURN_IF_ERROR(WriteAll(fd_, buf));
-  if (options_.sync && ::fdatasync(fd_) != 0) return Errno("intake journal: fdatasync");
+  ENGRAM_RETURN_IF_ERROR(
+      WriteAll([this](int f, const void* d, size_t n) { return Write(f, d, n); }, fd_, buf));
+  if (options_.sync && DataSync(fd_) != 0) return Errno("intake journal: fdatasync");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   fd_bytes_ += buf.size();

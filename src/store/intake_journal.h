@@ -19,9 +19,17 @@
 // covers it and every record before it, so nothing past a torn one was acknowledged); the owner
 // stores them durably elsewhere and then calls DropLeftovers.
 //
-// After a failed write or fdatasync the journal accepts nothing more (what reached the disk after
-// a failed fdatasync is unknown; Linux may drop the dirty pages): every later Append fails with
-// kUnavailable until the process restarts and reads the files back.
+// Running out of space (ENOSPC, EDQUOT) is survived: the group that failed is answered with
+// kUnavailable (never acknowledged), and so is every Append for a backoff (retry_initial, doubling
+// up to retry_max). What reached the disk of that group is unknown, so the journal neither writes
+// after it nor syncs that file again: it truncates the file back to its last synced length (so
+// that no complete but unacknowledged record can be read back after a crash), closes it, and
+// writes the next group into a fresh file. Syncing the same file again would not do: after a
+// failed fsync Linux may have dropped the dirty pages and cleared the error, so a second fsync can
+// succeed with the data gone. Once the backoff has passed, the journal's thread writes and syncs
+// a small probe file; the first Append after that (or after the backoff, if the probe could not
+// run yet) writes again. Any other failure (EIO, or a truncate that fails) is fatal: every later
+// Append fails with kUnavailable until the process restarts and reads the files back.
 //
 // Thread-safety: Append and Release may be called from any thread; ReadLeftovers / DropLeftovers
 // by the owner before the first Append. `done` callbacks run in append order on the thread that
@@ -30,7 +38,10 @@
 // write and fdatasync when its caller writes it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -51,6 +62,13 @@ struct IntakeJournalOptions {
   // Larger appends fail; a larger length read back ends a file's records.
   size_t max_record_bytes = 64 * 1024 * 1024;
   bool sync = true;  // fdatasync each group; false only for benchmarks
+  // After running out of space, Appends are refused this long, doubling up to retry_max.
+  std::chrono::milliseconds retry_initial{50};
+  std::chrono::milliseconds retry_max{2000};
+  // Fault-injection seam for tests: stand-ins for ::write and ::fdatasync on the journal's files
+  // (they set errno as the system calls do). Empty: the system calls.
+  std::function<ssize_t(int fd, const void* data, size_t size)> write_fn;
+  std::function<int(int fd)> fdatasync_fn;
 };
 
 class IntakeJournal {
@@ -80,6 +98,10 @@ class IntakeJournal {
   // are refused (kUnavailable). The destructor calls it.
   void Stop();
 
+  // OK while Appends are taken; kUnavailable while they are refused (out of space and backing
+  // off, failed for good, or stopped). For health checks. Thread-safe.
+  Status Health() const;
+
   // Figures for metrics and tests. Thread-safe.
   struct Stats {
     static constexpr std::array<double, 8> kSyncBuckets = {0.0005, 0.001, 0.002, 0.005,
@@ -89,6 +111,7 @@ class IntakeJournal {
     double sync_seconds = 0;                              // time spent in them
     std::array<uint64_t, kSyncBuckets.size()> sync_le{};  // cumulative counts per bucket
     size_t live_files = 0;                                // files not yet deleted (this run's)
+    uint64_t refused = 0;  // records refused since the journal could not write (out of space…)
   };
   Stats GetStats() const;
 
@@ -116,6 +139,19 @@ class IntakeJournal {
   // Writes and syncs one group into the current file (opening a new one when due). The leader.
   Status WriteGroup(const std::vector<Pending>& group);
   Status OpenSegment();  // a new current file (the leader)
+  // After a failed write or sync: cuts the current file back to its synced length and closes it,
+  // so the next group goes to a fresh file. The leader.
+  Status AbandonSegment();
+  // Syncs the file AbandonSegment cut back when that sync failed for lack of space. The leader.
+  Status SyncCut();
+  // Writes and syncs a small file beside the journal's: is there room again? The leader.
+  Status ProbeSpace();
+  // The refusal in force (failed for good, or backing off), else OK. Caller holds mu_.
+  Status RefusalLocked(std::chrono::steady_clock::time_point now) const;
+  // The outcome of a write or probe while not failed for good. Caller holds mu_.
+  void NoteOutcomeLocked(const Status& st);
+  ssize_t Write(int fd, const void* data, size_t size) const;
+  int DataSync(int fd) const;
   std::string FilePath(uint64_t file_no) const;
   // Deletes closed, fully released segments. Caller holds mu_; returns the paths to unlink.
   std::vector<std::string> TakeDeletableLocked();
@@ -130,13 +166,19 @@ class IntakeJournal {
   bool stopping_ = false;         // guarded by mu_
   bool leading_ = false;          // guarded by mu_; a thread is writing groups (one at a time)
   bool hand_off_ = false;         // guarded by mu_; the journal's thread is to lead next
-  Status failed_;                 // guarded by mu_; not ok: the journal refuses appends
+  Status failed_;                 // guarded by mu_; not ok: the journal refuses appends for good
+  // Not ok: out of space; Appends are refused until retry_at_, and the state lasts until a write
+  // or probe succeeds. backoff_delay_: the current delay (0 when not backing off).
+  Status out_of_space_;                                // guarded by mu_
+  std::chrono::steady_clock::time_point retry_at_{};  // guarded by mu_
+  std::chrono::milliseconds backoff_delay_{0};         // guarded by mu_
   std::deque<Segment> segments_;  // guarded by mu_; this run's files, oldest first
   uint64_t next_file_no_ = 1;     // guarded by mu_
   Stats stats_;                   // guarded by mu_ (live_files computed on read)
 
   int fd_ = -1;          // current file; the leader only
   size_t fd_bytes_ = 0;  // its size; the leader only
+  int cut_fd_ = -1;      // a file cut back whose sync failed for lack of space; the leader only
   std::thread thread_;
 };
 

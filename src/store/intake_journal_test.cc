@@ -1,8 +1,12 @@
 // IntakeJournal: what was acknowledged is read back after the journal is gone, released records
-// leave no files, torn and corrupt tails end a file's records, and refusals are clean.
+// leave no files, torn and corrupt tails end a file's records, refusals are clean, and running
+// out of space is survived without acknowledging or reading back what was not synced.
 #include "store/intake_journal.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <atomic>
@@ -317,6 +321,128 @@ TEST_F(IntakeJournalTest, TooLargeRecordIsRefusedAtOnce) {
   (*j)->Append("late", [&](Status st, uint64_t) { got = st; });
   EXPECT_EQ(got.code(), StatusCode::kUnavailable);
   (*j)->Release(last);
+}
+
+// Injected file failures: the journal's writes and syncs fail with `err` while it is set. A failing
+// write first writes half of what it was given, as a disk filling up midway would.
+class FailingFiles {
+ public:
+  std::atomic<int> write_err{0};
+  std::atomic<int> sync_err{0};
+
+  IntakeJournalOptions Options(const std::string& dir) {
+    IntakeJournalOptions o;
+    o.dir = dir;
+    o.retry_initial = std::chrono::milliseconds(10);
+    o.retry_max = std::chrono::milliseconds(40);
+    o.write_fn = [this](int fd, const void* data, size_t size) -> ssize_t {
+      if (const int err = write_err.load(); err != 0) {
+        if (size > 1) (void)::write(fd, data, size / 2);
+        errno = err;
+        return -1;
+      }
+      return ::write(fd, data, size);
+    };
+    o.fdatasync_fn = [this](int fd) {
+      if (const int err = sync_err.load(); err != 0) {
+        errno = err;
+        return -1;
+      }
+      return ::fdatasync(fd);
+    };
+    return o;
+  }
+};
+
+std::pair<Status, uint64_t> AppendWait(IntakeJournal& j, std::string payload) {
+  std::promise<std::pair<Status, uint64_t>> done;
+  auto f = done.get_future();
+  j.Append(std::move(payload), [&done](Status st, uint64_t n) { done.set_value({st, n}); });
+  return f.get();
+}
+
+bool HealthyWithin(IntakeJournal& j, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (j.Health().ok()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return j.Health().ok();
+}
+
+TEST_F(IntakeJournalTest, OutOfSpaceIsRefusedThenWrittenToAFreshFile) {
+  FailingFiles files;
+  auto j = IntakeJournal::Open(files.Options(dir_));
+  ASSERT_TRUE(j.ok());
+  ASSERT_TRUE(AppendWait(**j, "before").first.ok());
+  ASSERT_TRUE((*j)->Health().ok());
+
+  files.write_err = ENOSPC;
+  auto [torn, torn_number] = AppendWait(**j, "torn by a full disk");
+  EXPECT_EQ(torn.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(torn_number, IntakeJournal::kNoRecord);
+  EXPECT_EQ((*j)->Health().code(), StatusCode::kUnavailable);
+  // Refused at once during the backoff, and still while the probe finds no room.
+  EXPECT_EQ(AppendWait(**j, "refused").first.code(), StatusCode::kUnavailable);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE((*j)->Health().ok());
+
+  files.write_err = 0;  // space freed
+  ASSERT_TRUE(HealthyWithin(**j, std::chrono::seconds(2)));
+  auto [after, after_number] = AppendWait(**j, "after");
+  ASSERT_TRUE(after.ok()) << after.ToString();
+  EXPECT_NE(after_number, IntakeJournal::kNoRecord);
+  EXPECT_GE(Files().size(), 2u) << "the record after the failure goes to a fresh file";
+  j->reset();
+  // Only what was acknowledged comes back: the torn half-record is cut off its file.
+  EXPECT_EQ(Leftovers(), (std::vector<std::string>{"before", "after"}));
+}
+
+TEST_F(IntakeJournalTest, FailedSyncIsNeverAcknowledgedNorReadBack) {
+  // The write succeeds and the sync fails: the record's bytes may be complete in the file, yet
+  // it was not acknowledged, so it must not be read back after a crash.
+  FailingFiles files;
+  auto j = IntakeJournal::Open(files.Options(dir_));
+  ASSERT_TRUE(j.ok());
+  ASSERT_TRUE(AppendWait(**j, "one").first.ok());
+  files.sync_err = ENOSPC;
+  EXPECT_EQ(AppendWait(**j, "unsynced").first.code(), StatusCode::kUnavailable);
+  files.sync_err = 0;
+  ASSERT_TRUE(HealthyWithin(**j, std::chrono::seconds(2)));
+  ASSERT_TRUE(AppendWait(**j, "two").first.ok());
+  j->reset();
+  EXPECT_EQ(Leftovers(), (std::vector<std::string>{"one", "two"}));
+}
+
+TEST_F(IntakeJournalTest, AppendAfterTheBackoffRetriesWithoutWaitingForTheProbe) {
+  FailingFiles files;
+  IntakeJournalOptions o = files.Options(dir_);
+  o.retry_initial = o.retry_max = std::chrono::milliseconds(30);
+  auto j = IntakeJournal::Open(std::move(o));
+  ASSERT_TRUE(j.ok());
+  files.write_err = EDQUOT;
+  EXPECT_EQ(AppendWait(**j, "over quota").first.code(), StatusCode::kUnavailable);
+  files.write_err = 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  auto [st, n] = AppendWait(**j, "retried");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE((*j)->Health().ok());
+  (*j)->Release(n);
+}
+
+TEST_F(IntakeJournalTest, OtherWriteErrorsStayFatal) {
+  FailingFiles files;
+  auto j = IntakeJournal::Open(files.Options(dir_));
+  ASSERT_TRUE(j.ok());
+  ASSERT_TRUE(AppendWait(**j, "kept").first.ok());
+  files.sync_err = EIO;
+  EXPECT_EQ(AppendWait(**j, "lost").first.code(), StatusCode::kUnavailable);
+  files.sync_err = 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(AppendWait(**j, "still refused").first.code(), StatusCode::kUnavailable);
+  EXPECT_NE((*j)->Health().message().find("until a restart"), std::string::npos);
+  j->reset();
+  EXPECT_EQ(Leftovers(), (std::vector<std::string>{"kept"}));
 }
 
 TEST_F(IntakeJournalTest, MissingDirectoryIsAnError) {

@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include "common/thread_util.h"
 #include "store/migrations.h"
@@ -15,6 +18,9 @@
 namespace engram {
 
 namespace {
+
+// Free space, beyond the WAL's size, that the closing checkpoint needs to run.
+constexpr int64_t kCloseCheckpointMargin = 1 << 20;
 
 Status OpenConnection(const std::string& path, bool read_only, sqlite3** out) {
   int flags = SQLITE_OPEN_NOMUTEX |
@@ -36,10 +42,70 @@ Status OpenConnection(const std::string& path, bool read_only, sqlite3** out) {
 SqliteStore::SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options) {
-  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(options)));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(options));
   Status st = store->Init();
-  if (!st.ok()) return st;
+  if (st.ok()) return store;
+  // Opening for writing needs space (the WAL index, migrations, the intake journal's leftover
+  // events). An existing database on a full disk is opened read-only instead, so reads go on.
+  struct stat sb;
+  const std::string dir = std::filesystem::path(options.path).parent_path().string();
+  if (::stat(options.path.c_str(), &sb) != 0 ||
+      sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024).ok()) {
+    return st;
+  }
+  store.reset();  // closes what Init opened
+  store.reset(new SqliteStore(std::move(options)));
+  Status ro = store->InitReadOnly();
+  if (!ro.ok()) return st;  // the first error says more
+  spdlog::warn("sqlite: no free space to open the database for writing ({}); serving reads, "
+               "refusing writes until a restart with free space",
+               st.message());
   return store;
+}
+
+Status SqliteStore::InitReadOnly() {
+  read_only_ = Status::Unavailable(
+      "the store is read-only: the disk was full at start; restart once space is freed");
+  // A WAL-mode database whose WAL and WAL index were removed by a clean close cannot be read
+  // through them without creating the index; immutable=1 reads the database file alone, which
+  // then holds every commit. With a WAL left behind (a crash, or a stop on a full disk), the
+  // index is there and a plain read-only connection reads through it.
+  struct stat sb;
+  const bool has_wal = ::stat((options_.path + "-wal").c_str(), &sb) == 0 && sb.st_size > 0;
+  std::string uri = "file:";
+  for (char c : options_.path) {
+    if (c == '?' || c == '#' || c == '%') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  const std::string path = has_wal ? options_.path : uri + "?immutable=1";
+  for (int i = 0; i < std::max(1, options_.read_connections); ++i) {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path.c_str(), &db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) {
+      Status st = sqlite::ErrorStatus(db, rc, "open read-only");
+      sqlite3_close(db);
+      return st;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_extended_result_codes(db, 1);
+    all_readers_.push_back(db);
+    idle_readers_.push_back(db);
+  }
+  // The schema must be current: migrations cannot run without space.
+  sqlite::Stmt q(all_readers_.front(), "PRAGMA user_version");
+  ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+  Status st;
+  schema_version_ = q.Step(&st) ? static_cast<int>(q.ColumnInt(0)) : 0;
+  ENGRAM_RETURN_IF_ERROR(st);
+  const auto& migrations = SqliteMigrations();
+  if (migrations.empty() || schema_version_ != migrations.back().version) {
+    return Status::Unavailable("database schema needs migrating, which needs free space");
+  }
+  return Status::Ok();
 }
 
 Status SqliteStore::Init() {
@@ -96,13 +162,29 @@ SqliteStore::~SqliteStore() {
   checkpointer_.reset();
   for (sqlite3* db : all_readers_) sqlite3_close(db);
   if (writer_db_) {
-    // Checkpoint so the next start does not replay a long WAL.
-    sqlite3_wal_checkpoint_v2(writer_db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+    // Checkpoint so the next start does not replay a long WAL. A checkpoint copies WAL pages into
+    // the database file, which may grow it: on a nearly full disk that could take the last space
+    // and leave the next start none. It is skipped then, and so is the one SQLite runs when the
+    // last connection closes; the WAL and its index stay on disk, already allocated, and the next
+    // open reads them. A checkpoint that fails anyway leaves the WAL to be replayed: no harm.
+    struct stat sb;
+    const int64_t wal_bytes =
+        ::stat((options_.path + "-wal").c_str(), &sb) == 0 ? static_cast<int64_t>(sb.st_size) : 0;
+    const std::string dir = std::filesystem::path(options_.path).parent_path().string();
+    const int64_t free_bytes = sqlite::FreeBytes(dir.empty() ? "." : dir);
+    if (free_bytes >= 0 && free_bytes < wal_bytes + kCloseCheckpointMargin) {
+      spdlog::warn("sqlite: {} bytes free; keeping the WAL ({} bytes) instead of checkpointing",
+                   free_bytes, wal_bytes);
+      sqlite3_db_config(writer_db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    } else {
+      sqlite3_wal_checkpoint_v2(writer_db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+    }
     sqlite3_close(writer_db_);
   }
 }
 
 Status SqliteStore::Submit(WriteFn fn) {
+  if (!read_only_.ok()) return read_only_;
   std::future<Status> done;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -130,6 +212,7 @@ void SqliteStore::WriterLoop() {
     results.assign(batch.size(), Status::Ok());
     const auto began = std::chrono::steady_clock::now();
     Status txn = sqlite::ExecScript(writer_db_, "BEGIN IMMEDIATE");
+    bool out_of_space = false;
     if (txn.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) {
         // A savepoint per write: a failing write is rolled back alone.
@@ -140,16 +223,43 @@ void SqliteStore::WriterLoop() {
         }
         results[i] = batch[i].fn(writer_db_);
         if (!results[i].ok()) {
+          out_of_space |= sqlite::LastErrorIsFull(writer_db_);
           (void)sqlite::ExecScript(writer_db_, "ROLLBACK TO w");
         }
         (void)sqlite::ExecScript(writer_db_, "RELEASE w");
+        // After some errors (SQLITE_FULL, I/O errors) SQLite rolls the whole transaction back
+        // itself: the writes before this one are gone too, and later ones would run outside any
+        // transaction. The whole group fails then; nothing of it is reported committed.
+        if (sqlite3_get_autocommit(writer_db_) != 0) {
+          txn = results[i].ok() ? Status::Unavailable("store: the transaction was rolled back")
+                                : results[i];
+          break;
+        }
       }
-      txn = sqlite::ExecScript(writer_db_, "COMMIT");
-      if (!txn.ok()) (void)sqlite::ExecScript(writer_db_, "ROLLBACK");
+      if (txn.ok()) {
+        txn = sqlite::ExecScript(writer_db_, "COMMIT");
+        if (!txn.ok()) out_of_space |= sqlite::LastErrorIsFull(writer_db_);
+      }
+      if (!txn.ok() && sqlite3_get_autocommit(writer_db_) == 0) {
+        (void)sqlite::ExecScript(writer_db_, "ROLLBACK");
+      }
     }
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
-      last_commit_ = txn;
+      // A write that failed for lack of space makes the store unhealthy even when the rest of
+      // its group committed; the next clean group (or CheckWritable's probe) clears it.
+      if (txn.ok() && out_of_space) {
+        last_commit_ = Status::Unavailable("store: out of disk space");
+      } else {
+        last_commit_ = txn;
+      }
+      if (out_of_space && !out_of_space_) {
+        spdlog::warn("sqlite: out of disk space; writes answer 503 until space is freed");
+        space_probe_at_ = std::chrono::steady_clock::now() + space_probe_delay_;
+      }
+      if (last_commit_.ok() && out_of_space_) spdlog::info("sqlite: committing again");
+      out_of_space_ = out_of_space;
+      if (!out_of_space) space_probe_delay_ = std::chrono::milliseconds(50);
     }
     if (txn.ok())
       RecordCommit(batch.size(),
@@ -290,10 +400,34 @@ Result<std::vector<ImageBlob>> SqliteStore::GetImages(const std::vector<std::str
 }
 
 Status SqliteStore::CheckWritable() {
+  if (!read_only_.ok()) return read_only_;
+  // The V4 adds' write path: refusing while out of space or failed.
+  if (journal_) ENGRAM_RETURN_IF_ERROR(journal_->Health());
+  bool probe = false;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     if (stopping_) return Status::Unavailable("store is shutting down");
-    if (!last_commit_.ok()) return last_commit_;
+    if (!last_commit_.ok()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!out_of_space_ || now < space_probe_at_) return last_commit_;
+      // Out of space and no write since: is there room again? One caller probes at a time.
+      space_probe_delay_ = std::min(2 * space_probe_delay_, std::chrono::milliseconds(2000));
+      space_probe_at_ = now + space_probe_delay_;
+      probe = true;
+    }
+  }
+  if (probe) {
+    const std::string dir = std::filesystem::path(options_.path).parent_path().string();
+    Status space = sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024);
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (!space.ok()) return last_commit_;
+    if (out_of_space_) {
+      // The writer tries every write anyway; this only lets health say so before one comes.
+      spdlog::info("sqlite: disk space is back");
+      out_of_space_ = false;
+      last_commit_ = Status::Ok();
+      space_probe_delay_ = std::chrono::milliseconds(50);
+    }
   }
   if (access(options_.path.c_str(), W_OK) != 0) {
     return Status::Unavailable(fmt::format("database file {} is not writable", options_.path));

@@ -7,11 +7,23 @@
 //
 // Reads use a small pool of separate connections; WAL lets them run beside the writer. The WAL is
 // copied back into the database file by a WalCheckpointer thread, not inside a commit.
+// Out of disk space: a write that fails with SQLITE_FULL is answered kUnavailable (503) and never
+// reported committed; SQLite may then roll back the whole group transaction, so the group's other
+// writes fail with it. The writer keeps taking writes and commits again once there is room.
+// CheckWritable reports the state (with the intake journal's) and, past a backoff, probes the
+// directory for space, so health recovers without a write. A stop on a nearly full disk skips the
+// closing checkpoint, which could grow the database file, and keeps the WAL for the next open.
+// When the database cannot be opened for writing because the disk is full, it is opened read-only:
+// reads are served, writes answer kUnavailable, and a restart once space is freed makes it
+// writable again (the steps skipped at open, migrations and storing the intake journal's leftover
+// events, then run; re-running them under live readers is not worth the complexity).
+//
 // Thread-safety: all public methods are safe to call concurrently.
 #pragma once
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -116,6 +128,8 @@ class SqliteStore final : public Store {
 
   explicit SqliteStore(SqliteStoreOptions options);
   Status Init();
+  // Read connections only, after Init failed on a full disk: reads work, writes are refused.
+  Status InitReadOnly();
   // Opens the intake journal and stores the events an earlier run left in it.
   Status OpenIntakeJournal();
   Status Submit(WriteFn fn);  // blocks until committed (or failed)
@@ -147,6 +161,13 @@ class SqliteStore final : public Store {
   std::deque<PendingWrite> queue_;  // guarded by queue_mu_
   bool stopping_ = false;           // guarded by queue_mu_
   Status last_commit_;              // guarded by queue_mu_
+  // last_commit_ failed for lack of space: CheckWritable probes for space at space_probe_at_,
+  // backing off from 50 ms to 2 s.
+  bool out_of_space_ = false;                                // guarded by queue_mu_
+  std::chrono::steady_clock::time_point space_probe_at_{};  // guarded by queue_mu_
+  std::chrono::milliseconds space_probe_delay_{50};          // guarded by queue_mu_
+  // Not ok: opened read-only (InitReadOnly); set before any other thread runs.
+  Status read_only_;
   // Write-path figures for GetStats, updated by the writer after each commit.
   std::mutex stats_mu_;
   Stats write_stats_;  // guarded by stats_mu_; only the write-path fields are used

@@ -1,6 +1,12 @@
 #include "store/sqlite_util.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace engram::sqlite {
 
@@ -13,6 +19,35 @@ Status ErrorStatus(sqlite3* db, int rc, std::string_view what) {
     return Status::Unavailable(std::move(msg));
   }
   return Status::Internal(std::move(msg));
+}
+
+bool LastErrorIsFull(sqlite3* db) {
+  return db != nullptr && (sqlite3_extended_errcode(db) & 0xFF) == SQLITE_FULL;
+}
+
+int64_t FreeBytes(const std::string& dir) {
+  struct statvfs vfs;
+  if (::statvfs(dir.c_str(), &vfs) != 0) return -1;
+  return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
+}
+
+Status ProbeFreeSpace(const std::string& dir, size_t bytes) {
+  const std::string path = dir + "/.engram-space-probe";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Unavailable(fmt::format("space probe: {}", std::strerror(errno)));
+  const std::string zeros(bytes, '\0');
+  size_t done = 0;
+  int err = 0;
+  while (done < zeros.size() && err == 0) {
+    const ssize_t n = ::write(fd, zeros.data() + done, zeros.size() - done);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (err == 0 && ::fdatasync(fd) != 0) err = errno;
+  ::close(fd);
+  ::unlink(path.c_str());
+  if (err != 0) return Status::Unavailable(fmt::format("space probe: {}", std::strerror(err)));
+  return Status::Ok();
 }
 
 Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {

@@ -53,4 +53,13 @@ Status ExecScript(sqlite3* db, const char* sql);
 // A Status from an SQLite result code and the connection's message.
 Status ErrorStatus(sqlite3* db, int rc, std::string_view what);
 
+// The connection's last error was SQLITE_FULL (SQLite reports ENOSPC and EDQUOT so).
+bool LastErrorIsFull(sqlite3* db);
+
+// Space probes for the database's directory (not SQLite's, but what its writes need).
+// Free bytes for an unprivileged writer (statvfs), or -1 when unknown.
+int64_t FreeBytes(const std::string& dir);
+// Writes, syncs and deletes a `bytes`-long file in `dir`: kUnavailable when there is no room.
+Status ProbeFreeSpace(const std::string& dir, size_t bytes);
+
 }  // namespace engram::sqlite

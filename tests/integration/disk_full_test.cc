@@ -1,0 +1,233 @@
+// Running out of disk space, for real: the data directory is a small tmpfs that the test fills.
+// While full, V4 adds answer 503 and every health endpoint says unhealthy; once space is freed,
+// adds succeed again within seconds without a restart; a graceful stop on a full disk exits 0;
+// a start on a full disk serves reads and answers writes 503.
+//
+// Mounting needs root (CI runs as root); elsewhere the test skips with a message.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "test_util.h"
+
+namespace engram::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kPrefix = "/v4/openapi/workspaces/default/memory/agentic-memory";
+const std::string kV3Health = "/v3/openapi/workspaces/default/memory/agentic-memory/health";
+
+class DiskFullTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ENGRAM_REQUIRE_BINARY();
+    char tmpl[] = "/tmp/engram-diskfull-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) GTEST_SKIP() << "mkdtemp: " << std::strerror(errno);
+    dir_ = tmpl;
+    if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=8m") != 0) {
+      const int err = errno;
+      ::rmdir(dir_.c_str());
+      dir_.clear();
+      GTEST_SKIP() << "cannot mount a tmpfs (" << std::strerror(err)
+                   << "): this test needs root to fill a real file system";
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    server_.reset();
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+    if (!dir_.empty()) ::rmdir(dir_.c_str());
+  }
+
+  ServerProcess& StartServer() {
+    ServerOptions o;
+    o.data_dir = dir_;
+    server_ = std::make_unique<ServerProcess>(o);
+    ::testing::AssertionResult started = server_->Start();
+    EXPECT_TRUE(started);
+    client_ = std::make_unique<HttpClient>(server_->BaseUrl());
+    return *server_;
+  }
+
+  // Fills the file system with `name` until a write fails (ENOSPC).
+  void Fill(const std::string& name) {
+    const std::string path = dir_ + "/" + name;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    const std::string chunk(4096, 'f');
+    while (::write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    // Partial pages: fill to the last byte.
+    while (::write(fd, chunk.data(), 1) > 0) {
+    }
+    ::close(fd);
+  }
+  void Free(const std::string& name) { std::filesystem::remove(dir_ + "/" + name); }
+
+  json AddBody(const std::string& user, const std::string& text) {
+    return {{"messages", text}, {"user_id", user}, {"infer", false}};
+  }
+  HttpResponse Add(const std::string& user, const std::string& text) {
+    return client_->Post(kPrefix + "/memories/add", AddBody(user, text));
+  }
+  // Polls the event until it ends; returns its status.
+  std::string WaitEvent(const std::string& event_id) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    std::string status;
+    while (std::chrono::steady_clock::now() < deadline) {
+      HttpResponse r = client_->Get(kPrefix + "/events/" + event_id);
+      if (r.status == 200) {
+        status = r.Json().value("status", "");
+        if (status == "SUCCEEDED" || status == "FAILED") return status;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return status;
+  }
+  bool Finds(const std::string& user, const std::string& word) {
+    HttpResponse r =
+        client_->Post(kPrefix + "/memories/search", {{"query", word}, {"user_id", user}});
+    if (r.status != 200) {
+      ADD_FAILURE() << "search: " << r.Describe();
+      return false;
+    }
+    for (const auto& m : r.Json().value("results", json::array())) {
+      if (m.value("memory", "").find(word) != std::string::npos) return true;
+    }
+    return false;
+  }
+  // Health as the three endpoints see it: 200 only if all three agree.
+  ::testing::AssertionResult Healthy(bool want) {
+    HttpResponse z = client_->Get("/healthz");
+    HttpResponse v3 = client_->Get(kV3Health);
+    const int code = want ? 200 : 503;
+    const std::string word = want ? "\"healthy\"" : "\"unhealthy\"";
+    if (z.status != code || v3.status != code || v3.body.find(word) == std::string::npos) {
+      return ::testing::AssertionFailure() << "healthz " << z.status << ", V3 health " << v3.status
+                                           << " " << v3.body;
+    }
+    return ::testing::AssertionSuccess();
+  }
+  template <typename Fn>
+  static bool Within(std::chrono::milliseconds limit, Fn&& fn) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (fn()) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return fn();
+  }
+
+  std::string dir_;
+  bool mounted_ = false;
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk) {
+  StartServer();
+  ASSERT_TRUE(server_->running());
+  const std::string user = UniqueId("u");
+  const std::string before = UniqueWord();
+  HttpResponse first = Add(user, "Stored before the disk filled up: " + before);
+  ASSERT_EQ(first.status, 200) << first.Describe();
+  ASSERT_EQ(WaitEvent(first.Json().value("event_id", "")), "SUCCEEDED");
+  ASSERT_TRUE(Healthy(true));
+
+  // Full: an add is refused (a record may still fit in a page the journal already has).
+  Fill("filler");
+  bool refused = false;
+  for (int i = 0; i < 50 && !refused; ++i) {
+    HttpResponse r = Add(user, "While full " + UniqueWord());
+    ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
+    refused = r.status == 503;
+  }
+  EXPECT_TRUE(refused) << "no add was refused on a full disk";
+  EXPECT_TRUE(Healthy(false));
+  // Reads go on.
+  EXPECT_TRUE(Finds(user, before));
+
+  // Space freed: adds and health come back without a restart.
+  Free("filler");
+  const std::string after = UniqueWord();
+  std::string event_id;
+  EXPECT_TRUE(Within(5s, [&] {
+    HttpResponse r = Add(user, "Stored after space was freed: " + after);
+    if (r.status != 200) return false;
+    event_id = r.Json().value("event_id", "");
+    return true;
+  }));
+  ASSERT_FALSE(event_id.empty());
+  EXPECT_EQ(WaitEvent(event_id), "SUCCEEDED");
+  EXPECT_TRUE(Within(5s, [&] { return static_cast<bool>(Healthy(true)); })) << Healthy(true);
+  EXPECT_TRUE(Finds(user, after));
+
+  // A graceful stop on a full disk succeeds.
+  Fill("filler");
+  ExitInfo stopped = server_->Stop();
+  EXPECT_TRUE(stopped.exited && !stopped.signaled) << server_->Output();
+  EXPECT_EQ(stopped.exit_code, 0) << server_->Output();
+
+  // A start on a full disk (whatever the stop freed is taken too) serves reads, refuses writes.
+  Fill("filler-2");
+  ASSERT_TRUE(server_->Start()) << server_->Output();
+  client_ = std::make_unique<HttpClient>(server_->BaseUrl());
+  EXPECT_TRUE(Finds(user, before));
+  EXPECT_TRUE(Finds(user, after));
+  bool write_refused = false;
+  for (int i = 0; i < 50 && !write_refused; ++i) {
+    HttpResponse r = Add(user, "Full at start " + UniqueWord());
+    ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
+    write_refused = r.status == 503;
+  }
+  EXPECT_TRUE(write_refused);
+  EXPECT_TRUE(Healthy(false));
+  // No memory content in the log, whatever happened.
+  EXPECT_EQ(server_->Output().find(before), std::string::npos);
+  ExitInfo stopped_again = server_->Stop();
+  EXPECT_EQ(stopped_again.exit_code, 0) << server_->Output();
+}
+
+TEST_F(DiskFullTest, StartOnAFullDiskAfterACleanStopIsReadOnly) {
+  // A clean stop with space to spare checkpoints and removes the WAL and its index; a start on a
+  // full disk cannot create them again, so the database is opened read-only.
+  StartServer();
+  ASSERT_TRUE(server_->running());
+  const std::string user = UniqueId("u");
+  const std::string word = UniqueWord();
+  HttpResponse added = Add(user, "Kept through a full disk: " + word);
+  ASSERT_EQ(added.status, 200) << added.Describe();
+  ASSERT_EQ(WaitEvent(added.Json().value("event_id", "")), "SUCCEEDED");
+  ASSERT_EQ(server_->Stop().exit_code, 0) << server_->Output();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/engram.db-wal"));
+
+  Fill("filler");
+  ASSERT_TRUE(server_->Start()) << server_->Output();
+  client_ = std::make_unique<HttpClient>(server_->BaseUrl());
+  EXPECT_TRUE(Finds(user, word));
+  HttpResponse refused = Add(user, "Not while full " + UniqueWord());
+  EXPECT_EQ(refused.status, 503) << refused.Describe();
+  EXPECT_TRUE(Healthy(false));
+  EXPECT_NE(server_->Output().find("serving reads, refusing writes"), std::string::npos)
+      << server_->Output();
+
+  // A restart once space is freed is writable again.
+  Free("filler");
+  ASSERT_TRUE(server_->Restart()) << server_->Output();
+  client_ = std::make_unique<HttpClient>(server_->BaseUrl());
+  EXPECT_TRUE(Healthy(true));
+  HttpResponse again = Add(user, "Writable after the restart " + UniqueWord());
+  EXPECT_EQ(again.status, 200) << again.Describe();
+  EXPECT_TRUE(Finds(user, word));
+}
+
+}  // namespace
+}  // namespace engram::testing
