@@ -339,13 +339,13 @@ TEST(OpenAiEmbedderTest, GivesUpAfterMaxRetries) {
   auto v = (*embedder)->Embed("x");
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(v.status().message().find("HTTP 503: model loading"), std::string::npos)
+  EXPECT_NE(v.status().message().find("answered HTTP 503"), std::string::npos)
       << v.status().message();
   EXPECT_NE(v.status().message().find("after 3 attempts"), std::string::npos);
   EXPECT_EQ(fake.requests(), 3);
 }
 
-TEST(OpenAiEmbedderTest, ClientErrorIsNotRetriedAndCarriesTheServerMessage) {
+TEST(OpenAiEmbedderTest, ClientErrorIsNotRetriedAndCarriesOnlyTheStatusCode) {
   const std::string long_tail(500, 'z');
   FakeOpenAi fake([&](const json&, int) {
     return JsonResponse(400, {{"error",
@@ -361,10 +361,10 @@ TEST(OpenAiEmbedderTest, ClientErrorIsNotRetriedAndCarriesTheServerMessage) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kInvalidParameter);
   const std::string& m = v.status().message();
-  EXPECT_NE(m.find("HTTP 400: This model's maximum context length is 8192"), std::string::npos)
-      << m;
-  EXPECT_EQ(m.find(long_tail), std::string::npos) << "excerpt not truncated: " << m;
-  EXPECT_LT(m.size(), 400u);
+  EXPECT_NE(m.find("answered HTTP 400"), std::string::npos) << m;
+  // Error bodies may echo the texts sent for embedding: none of the server's words are kept.
+  EXPECT_EQ(m.find("maximum context"), std::string::npos) << m;
+  EXPECT_LT(m.size(), 200u);
   EXPECT_EQ(fake.requests(), 1);
 }
 
@@ -381,7 +381,7 @@ TEST(OpenAiEmbedderTest, UnauthorizedIsUnavailableAndNeverShowsTheKey) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(v.status().message().find("sk-secret-42"), std::string::npos) << v.status().message();
-  EXPECT_NE(v.status().message().find("Incorrect API key provided: ***"), std::string::npos);
+  EXPECT_NE(v.status().message().find("answered HTTP 401"), std::string::npos);
   EXPECT_EQ(fake.requests(), 1);
 }
 

@@ -24,7 +24,6 @@ using std::chrono::milliseconds;
 
 // Reused handles kept for keep-alive; more concurrent callers than this just make extra handles.
 constexpr size_t kMaxPooledHandles = 8;
-constexpr size_t kMaxErrorExcerptBytes = 200;
 // A server asking for a longer pause than this is treated as if it asked for this much: a request
 // should fail and be reported rather than hang for minutes.
 constexpr milliseconds kMaxRetryAfter{30000};
@@ -88,51 +87,6 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
     }
   }
   return len;
-}
-
-// Cuts at most `max` bytes without splitting a UTF-8 sequence.
-std::string TruncateUtf8(std::string s, size_t max) {
-  if (s.size() <= max) return s;
-  s.resize(Utf8Floor(s, max));
-  return s + "...";
-}
-
-// The server's own words about an error, fit for a Status: the message field of the usual error
-// envelopes (OpenAI {"error":{"message"}}, Ollama {"error"}, vLLM {"message"}, FastAPI {"detail"})
-// or the raw body; one line, key masked in case a server echoes it, at most 200 bytes.
-std::string ErrorExcerpt(const std::string& body, const std::string& api_key) {
-  std::string msg;
-  json j = ReadJsonOrDiscarded(body, kServiceResponseLimits);
-  if (!j.is_discarded() && j.is_object()) {
-    auto text_of = [](const json& v) -> std::string {
-      if (v.is_string()) return v.get<std::string>();
-      if (v.is_object() && v.contains("message") && v["message"].is_string()) {
-        return v["message"].get<std::string>();
-      }
-      return "";
-    };
-    for (const char* key : {"error", "message", "detail"}) {
-      auto it = j.find(key);
-      if (it == j.end()) continue;
-      msg = text_of(*it);
-      if (msg.empty() && !it->is_null()) {
-        msg = it->dump(-1, ' ', false, json::error_handler_t::replace);
-      }
-      if (!msg.empty()) break;
-    }
-  }
-  if (msg.empty()) msg = body;
-  if (!api_key.empty()) {
-    for (size_t pos = msg.find(api_key); pos != std::string::npos; pos = msg.find(api_key, pos)) {
-      msg.replace(pos, api_key.size(), "***");
-      pos += 3;
-    }
-  }
-  for (char& c : msg) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  if (msg.empty()) return "(empty body)";
-  return TruncateUtf8(std::move(msg), kMaxErrorExcerptBytes);
 }
 
 // Transport failures worth another try; the rest (bad URL, TLS verification, out of memory) would
@@ -264,7 +218,6 @@ Result<std::string> JsonPostClient::Post(const std::string& body) const {
   for (int attempt = 0;; ++attempt) {
     Transfer transfer;
     transfer.limit = options_.max_response_bytes;
-    char error_buffer[CURL_ERROR_SIZE] = {0};
 
     CURL* curl = handle->get();
     // Reset drops the previous attempt's options but keeps live connections and caches.
@@ -292,28 +245,31 @@ Result<std::string> JsonPostClient::Post(const std::string& body) const {
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
 
     CURLcode rc = curl_easy_perform(curl);
     long http_status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
-    // The buffer lives on this stack frame: detach it before the next reset or reuse.
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
 
     bool retryable = false;
     if (transfer.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
       last = Status::Unavailable(where_ + ": response larger than max_response_bytes (" +
                                  std::to_string(options_.max_response_bytes) + ")");
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+      last = Status::Unavailable(where_ + " timed out after " +
+                                 std::to_string(options_.request_timeout.count()) + " ms");
+      retryable = IsRetryableCurlError(rc);
     } else if (rc != CURLE_OK) {
-      std::string detail = error_buffer[0] ? error_buffer : curl_easy_strerror(rc);
-      last = Status::Unavailable(where_ + ": " + TruncateUtf8(detail, kMaxErrorExcerptBytes));
+      // libcurl's fixed phrase, not its error buffer, which can quote what the peer sent (a TLS
+      // alert's text, a malformed header).
+      last = Status::Unavailable(where_ + ": " + curl_easy_strerror(rc));
       retryable = IsRetryableCurlError(rc);
     } else if (http_status >= 200 && http_status < 300) {
       ReleaseHandle(std::move(handle));
       return std::move(transfer.body);
     } else {
-      std::string message = where_ + " answered HTTP " + std::to_string(http_status) + ": " +
-                            ErrorExcerpt(transfer.body, options_.api_key);
+      // The status code only: error bodies often echo the request (a conversation, a document)
+      // and this message is stored with events and returned by the API.
+      std::string message = where_ + " answered HTTP " + std::to_string(http_status);
       if (http_status == 429 || http_status >= 500) {
         last = Status::Unavailable(std::move(message));
         retryable = true;

@@ -8,8 +8,10 @@
 //    404, redirects) → kUnavailable (the endpoint is misconfigured); neither is retried;
 //  - redirects are never followed (they could carry the Authorization header elsewhere); http and
 //    https only; decoded responses beyond max_response_bytes abort the request (not retried);
-//  - error messages name the endpoint (without credentials) and carry an excerpt of the server's
-//    own message (≤ 200 bytes, API key masked); request bodies are never put into a Status or log.
+//  - error messages name the endpoint (without credentials) and say what happened in fixed words
+//    ("answered HTTP 400", "timed out after 60000 ms", libcurl's phrase for a transport error);
+//    nothing the server sent and no request body goes into a Status or log: error bodies often
+//    echo the request (a conversation), and these messages are stored and returned by the API.
 //
 // Thread-safety: Post is safe to call concurrently; requests run in parallel on a small pool of
 // reused libcurl handles (keep-alive, TLS session reuse). Ownership: owns its handles.

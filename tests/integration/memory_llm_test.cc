@@ -73,6 +73,32 @@ TEST(MemoryLlmTest, ExtractsThroughTheEndpointAndFailsCleanlyOnNonsense) {
   EXPECT_EQ(client.Get(kPrefix + "/memories?user_id=" + user).Json()["total"], 2);
 }
 
+// An endpoint whose error quotes the request: the event's error_message (stored and returned)
+// says what happened in fixed words and carries none of the conversation.
+TEST(MemoryLlmTest, ErrorEchoingTheRequestLeavesNoConversationInTheEvent) {
+  ENGRAM_REQUIRE_BINARY();
+  PythonFake llm("fake_llm.py");
+  if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
+  ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url", llm.Url("/v1"),
+                                       "--llm-model", "fake", "--llm-retries", "0",
+                                       "--llm-timeout-ms", "3000"}});
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  const std::string user = UniqueId("u");
+  const std::string secret = UniqueWord();
+  json failed = WaitEvent(
+      client, Add(client, {{"messages", "FAKE_LLM_ECHO400 my locker code is " + secret},
+                           {"user_id", user}}));
+  ASSERT_EQ(failed.value("status", ""), "FAILED") << failed.dump();
+  const std::string message = failed.value("error_message", "");
+  EXPECT_NE(message.find("HTTP 400"), std::string::npos) << message;
+  for (const std::string& leaked : {secret, std::string("locker"), std::string("FAKE_LLM_ECHO400"),
+                                    std::string("cannot process")}) {
+    EXPECT_EQ(message.find(leaked), std::string::npos) << "leaked \"" << leaked << "\": " << message;
+  }
+  EXPECT_EQ(server.Output().find(secret), std::string::npos) << "the log holds conversation text";
+}
+
 // An event killed mid-extraction (the endpoint takes 5 s) runs again after the restart.
 TEST(MemoryLlmTest, EventInterruptedByKill9RunsAgainAfterRestart) {
   ENGRAM_REQUIRE_BINARY();

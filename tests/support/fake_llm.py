@@ -19,6 +19,8 @@ same answer.
 
 Markers, checked first, in this order, in the content of every message of the request:
     FAKE_LLM_HTTP500    -> HTTP 500 {"error": {"message": "fake_llm: forced HTTP 500", ...}}
+    FAKE_LLM_ECHO400    -> HTTP 400 whose error message quotes the whole request body, as some
+                           endpoints do (the server must not store or return any of it)
     FAKE_LLM_SLOW       -> sleeps 5 s, then carries on as below (the other rules still apply)
     FAKE_LLM_MALFORMED  -> HTTP 200 whose content is not valid JSON ("this is not JSON {")
 Note that a marker in a user message also ends up in the extracted facts, so a FAKE_LLM_SLOW
@@ -233,6 +235,9 @@ class Handler(BaseHTTPRequestHandler):
 
         if "FAKE_LLM_HTTP500" in everything:
             self.send_error_json(500, "fake_llm: forced HTTP 500")
+            return
+        if "FAKE_LLM_ECHO400" in everything:
+            self.send_error_json(400, "fake_llm: cannot process " + raw.decode("utf-8", "replace"))
             return
         if "FAKE_LLM_SLOW" in everything:
             time.sleep(SLOW_SECONDS)

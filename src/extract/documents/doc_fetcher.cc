@@ -302,7 +302,6 @@ Result<FetchedDocument> DocFetcher::FetchHttp(const std::string& url, bool check
   std::string body;
   std::pair<std::string*, size_t> sink{&body, options_.max_bytes};
   bool check = check_address;
-  char error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -318,7 +317,6 @@ Result<FetchedDocument> DocFetcher::FetchHttp(const std::string& url, bool check
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, OpenPublicSocket);
   curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &check);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
   std::string userpwd;
   if (!sigv4.empty()) {
     userpwd = options_.oss.access_key + ":" + options_.oss.secret_key;
@@ -342,8 +340,9 @@ Result<FetchedDocument> DocFetcher::FetchHttp(const std::string& url, bool check
         fmt::format("remote document fetch timed out after {} ms", options_.timeout.count()));
   }
   if (rc != CURLE_OK) {
-    return Status::InvalidParameter(fmt::format("remote document cannot be fetched: {}",
-                                                error[0] ? error : curl_easy_strerror(rc)));
+    // libcurl's fixed phrase: its error buffer can quote what the server sent.
+    return Status::InvalidParameter(
+        fmt::format("remote document cannot be fetched: {}", curl_easy_strerror(rc)));
   }
   if (http >= 300 && http < 400) {
     return Status::InvalidParameter(fmt::format(
