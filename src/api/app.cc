@@ -69,6 +69,8 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
   // beyond "401", not even that its workspace name is malformed.
   if (match.route->auth == AuthMode::kApiKey) {
     ENGRAM_RETURN_IF_ERROR(auth_->Check(request, workspace));
+  } else if (match.route->auth == AuthMode::kAllWorkspaces) {
+    ENGRAM_RETURN_IF_ERROR(auth_->CheckAllWorkspaces(request));
   }
   if (const std::string* encoding = request.Header("content-encoding")) {
     const std::string_view e = TrimAsciiSpace(*encoding);

@@ -50,8 +50,8 @@ Result<ApiKeyAuth> ApiKeyAuth::FromSpecs(const std::vector<std::string>& specs) 
   return auth;
 }
 
-Status ApiKeyAuth::Check(const HttpRequest& request, const std::string& workspace) const {
-  if (dev_mode()) return Status::Ok();
+Result<const ApiKeyAuth::Key*> ApiKeyAuth::Match(const HttpRequest& request) const {
+  if (dev_mode()) return static_cast<const Key*>(nullptr);
   std::string_view presented;
   if (const std::string* h = request.Header("authorization")) {
     std::string_view v = Trim(*h);
@@ -77,10 +77,27 @@ Status ApiKeyAuth::Check(const HttpRequest& request, const std::string& workspac
     if (eq && match == nullptr) match = &k;
   }
   if (match == nullptr) return Status::Unauthenticated("invalid API key");
+  return match;
+}
+
+Status ApiKeyAuth::Check(const HttpRequest& request, const std::string& workspace) const {
+  auto key = Match(request);
+  if (!key.ok()) return key.status();
+  const Key* match = *key;
+  if (match == nullptr) return Status::Ok();  // development mode
   if (!match->workspaces.empty() &&
       std::find(match->workspaces.begin(), match->workspaces.end(), workspace) ==
           match->workspaces.end()) {
     return Status::Forbidden("this API key is not allowed to access workspace " + workspace);
+  }
+  return Status::Ok();
+}
+
+Status ApiKeyAuth::CheckAllWorkspaces(const HttpRequest& request) const {
+  auto key = Match(request);
+  if (!key.ok()) return key.status();
+  if (*key != nullptr && !(*key)->workspaces.empty()) {
+    return Status::Forbidden("this API key is limited to some workspaces; this answer covers all");
   }
   return Status::Ok();
 }

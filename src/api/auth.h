@@ -24,12 +24,17 @@ class ApiKeyAuth {
 
   // OK, kUnauthenticated (missing or unknown key) or kForbidden (key not valid for `workspace`).
   Status Check(const HttpRequest& request, const std::string& workspace) const;
+  // As Check, for an answer about every workspace: a key limited to some is kForbidden.
+  Status CheckAllWorkspaces(const HttpRequest& request) const;
 
  private:
   struct Key {
     std::string digest;  // SHA-256 of the key, raw hex
     std::vector<std::string> workspaces;  // empty: all
   };
+  // The configured key presented with the request (OK with nullptr in development mode).
+  Result<const Key*> Match(const HttpRequest& request) const;
+
   std::vector<Key> keys_;
 };
 

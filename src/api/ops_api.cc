@@ -30,7 +30,10 @@ void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics) {
   router.Add({.method = "GET",
               .pattern = "/metrics",
               .name = "metrics",
-              .auth = AuthMode::kNone,
+              // The text names every workspace (per-workspace series): with keys configured only
+              // a key for all of them may read it. Prometheus sends it with
+              // `authorization: {credentials: KEY}` in its scrape config.
+              .auth = AuthMode::kAllWorkspaces,
               .handler = [metrics](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
                 HttpResponse r;
                 r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -285,7 +285,11 @@ int main(int argc, char** argv) {
   }
   if (serve_cmd->parsed()) {
     if (serve.api_keys.empty()) {
-      if (const char* env = std::getenv("ENGRAM_API_KEYS")) serve.api_keys = SplitCommaList(env);
+      if (const char* env = std::getenv("ENGRAM_API_KEYS")) {
+        serve.api_keys = SplitCommaList(env);
+        // Set but empty (or only commas) is refused by Validate, not taken for "unset".
+        if (serve.api_keys.empty()) serve.api_keys.emplace_back();
+      }
     }
     spdlog::set_level(spdlog::level::from_str(serve.log_level));
     return engram::RunServe(std::move(serve));

@@ -30,8 +30,19 @@ Status ServeOptions::Validate() {
         fmt::format("--listen port must be 0-65535, got \"{}\"", port_text));
   }
   port = static_cast<uint16_t>(p);
+  // An empty key is refused rather than read as "no key": `--api-key ""` (or an empty
+  // ENGRAM_API_KEYS, or api-key = "" in the config file) is a deployment whose key variable came
+  // out empty, and starting keyless would open every workspace. Leaving the key unset is how to
+  // ask for development mode.
   bool has_keys = false;
-  for (const auto& k : api_keys) has_keys |= !k.empty();
+  for (const auto& k : api_keys) {
+    if (k.find_first_not_of(" \t") == std::string::npos) {
+      return Status::InvalidParameter(
+          "an empty API key was given (--api-key, api-key in the config file or ENGRAM_API_KEYS); "
+          "refusing to start without keys: set a key, or leave it unset for development mode");
+    }
+    has_keys = true;
+  }
   if (!has_keys && !IsLoopbackHost(host)) {
     return Status::InvalidParameter(
         fmt::format("no API key configured: development mode only listens on loopback; refusing {} "

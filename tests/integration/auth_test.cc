@@ -1,5 +1,6 @@
 // API keys: the three accepted header forms, 401 InvalidApiKey otherwise, /healthz open, keys from
-// --api-key flags and from ENGRAM_API_KEYS (../shared/API.md, Common).
+// --api-key flags and from ENGRAM_API_KEYS (../shared/API.md, Common); /metrics needs a key for
+// every workspace; an empty key is refused at start.
 #include "test_util.h"
 
 namespace engram::testing {
@@ -130,6 +131,56 @@ TEST(AuthKeysTest, SeveralKeyFlags) {
   EXPECT_EQ(client.Post(kSearchPath, search, {{"Authorization", "Token second"}}).status, 200);
   EXPECT_TRUE(IsError(client.Post(kSearchPath, search, {{"Authorization", "Bearer third"}}), 401,
                       "InvalidApiKey"));
+}
+
+TEST(AuthKeysTest, MetricsNeedAKeyForEveryWorkspace) {
+  // The metrics text names every workspace: a workspace-limited key may not read it.
+  ENGRAM_REQUIRE_BINARY();
+  ServerOptions o;
+  o.extra_args = {"--api-key", "admin", "--api-key", "team:alpha"};
+  ServerProcess server(o);
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  EXPECT_TRUE(IsError(client.Get("/metrics"), 401, "InvalidApiKey"));
+  EXPECT_TRUE(IsError(client.Get("/metrics", {{"Authorization", "Bearer nope"}}), 401,
+                      "InvalidApiKey"));
+  HttpResponse limited = client.Get("/metrics", {{"Authorization", "Bearer team"}});
+  EXPECT_EQ(limited.status, 403) << limited.Describe();
+  HttpResponse admin = client.Get("/metrics", {{"Authorization", "Bearer admin"}});
+  ASSERT_EQ(admin.status, 200) << admin.Describe();
+  EXPECT_NE(admin.body.find("engram_"), std::string::npos);
+  // The probe stays open.
+  EXPECT_EQ(client.Get("/healthz").status, 200);
+}
+
+TEST(AuthKeysTest, EmptyKeyIsRefusedAtStart) {
+  // An empty key is a configuration mistake, not a request for keyless development mode.
+  ENGRAM_REQUIRE_BINARY();
+  for (const auto& [name, o] : std::vector<std::pair<std::string, ServerOptions>>{
+           {"flag", [] {
+              ServerOptions o;
+              o.extra_args = {"--api-key", ""};
+              return o;
+            }()},
+           {"blank flag", [] {
+              ServerOptions o;
+              o.extra_args = {"--api-key", "  "};
+              return o;
+            }()},
+           {"environment", [] {
+              ServerOptions o;
+              o.env["ENGRAM_API_KEYS"] = "";
+              return o;
+            }()},
+       }) {
+    SCOPED_TRACE(name);
+    ServerOptions opts = o;
+    opts.start_timeout = std::chrono::seconds(5);
+    ServerProcess server(opts);
+    EXPECT_FALSE(server.Start());
+    EXPECT_NE(server.Output().find("an empty API key was given"), std::string::npos)
+        << server.Output();
+  }
 }
 
 }  // namespace
