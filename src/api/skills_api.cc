@@ -178,6 +178,18 @@ Result<SkillSearchRequest> ParseSkillSearch(std::string_view body, const std::st
   return req;
 }
 
+Result<std::string> ParseSkillOwner(std::string_view query, const SkillApiLimits& limits) {
+  auto params = ParseQueryString(query);
+  if (!params.ok()) return params.status();
+  auto it = params->find("user_id");
+  if (it == params->end()) return std::string();
+  if (it->second.size() > limits.max_id_bytes) {
+    return Status::InvalidParameter(
+        fmt::format("user_id is too long: at most {} bytes allowed", limits.max_id_bytes));
+  }
+  return it->second;  // ParseQueryString has checked UTF-8
+}
+
 Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::string& workspace,
                                             const std::string& id, const SkillApiLimits& limits) {
   auto parsed = ParseJsonObject(body);
@@ -321,9 +333,11 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
   router.Add({.method = "GET",
               .pattern = p + "/{skill_id}",
               .name = "skill_get",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
                 const std::string& id = ctx.params.at("skill_id");
-                auto skill = service->Get(ws(ctx), id);
+                auto user_id = ParseSkillOwner(req.query, limits);
+                if (!user_id.ok()) return user_id.status();
+                auto skill = service->Get(ws(ctx), id, *user_id);
                 if (!skill.ok()) return skill.status();
                 auto versions = service->Versions(ws(ctx), id);
                 if (!versions.ok()) return versions.status();
@@ -347,11 +361,9 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
               .name = "skill_delete",
               .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
                 const std::string& id = ctx.params.at("skill_id");
-                auto params = ParseQueryString(req.query);
-                if (!params.ok()) return params.status();
-                std::string user_id;
-                if (auto it = params->find("user_id"); it != params->end()) user_id = it->second;
-                ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), id, user_id));
+                auto user_id = ParseSkillOwner(req.query, limits);
+                if (!user_id.ok()) return user_id.status();
+                ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), id, *user_id));
                 return V3Response(json{{"skill_id", id},
                                        {"status", "success"},
                                        {"message", fmt::format("Skill {} deleted", id)}},

@@ -33,6 +33,9 @@ Result<SkillImportRequest> ParseSkillImport(std::string_view body, const std::st
                                             const SkillApiLimits& limits);
 Result<SkillSearchRequest> ParseSkillSearch(std::string_view body, const std::string& workspace,
                                             const SkillApiLimits& limits);
+// The `user_id` query parameter of GET and DELETE `skills/{skill_id}` ("" when absent: the
+// reference's calls carry none, and then only skills without an owner are visible).
+Result<std::string> ParseSkillOwner(std::string_view query, const SkillApiLimits& limits);
 Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::string& workspace,
                                             const std::string& id, const SkillApiLimits& limits);
 

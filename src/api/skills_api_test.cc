@@ -71,5 +71,16 @@ TEST(SkillsApiParseTest, UpdateIsPartialAndChecksFiles) {
             "files.a must be a string (or null to remove the file), got a number");
 }
 
+TEST(SkillsApiParseTest, OwnerOfGetAndDelete) {
+  EXPECT_EQ(*ParseSkillOwner("user_id=u%201", kLimits), "u 1");
+  EXPECT_EQ(*ParseSkillOwner("", kLimits), "");  // the reference's calls: owner-less scope
+  EXPECT_EQ(*ParseSkillOwner("agent_id=a", kLimits), "");
+  EXPECT_EQ(ParseSkillOwner("user_id=a&user_id=b", kLimits).status().code(),
+            StatusCode::kInvalidParameter);
+  auto r = ParseSkillOwner("user_id=" + std::string(kLimits.max_id_bytes + 1, 'u'), kLimits);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("user_id"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace engram

@@ -254,8 +254,26 @@ Result<std::vector<SkillHit>> SkillService::Search(const SkillSearchRequest& req
   return (*index)->Search(q);
 }
 
-Result<SkillRecord> SkillService::Get(const std::string& workspace, const std::string& id) {
-  return store_->GetSkill(workspace, id);
+namespace {
+
+// One answer for "no such skill" and "someone else's skill".
+Status SkillNotFound(const std::string& id, const std::string& user_id) {
+  if (user_id.empty()) {
+    return Status::NotFound(fmt::format(
+        "skill {} not found (without user_id only skills that have no owner are visible)", id));
+  }
+  return Status::NotFound(fmt::format("skill {} not found", id));
+}
+
+}  // namespace
+
+Result<SkillRecord> SkillService::Get(const std::string& workspace, const std::string& id,
+                                      const std::string& user_id) {
+  auto skill = store_->GetSkill(workspace, id);
+  if (skill.status().code() == StatusCode::kNotFound) return SkillNotFound(id, user_id);
+  if (!skill.ok()) return skill.status();
+  if (skill->owner != user_id) return SkillNotFound(id, user_id);
+  return skill;
 }
 
 Result<std::vector<SkillVersionRecord>> SkillService::Versions(const std::string& workspace,
@@ -267,10 +285,8 @@ Result<SkillRecord> SkillService::Update(const SkillUpdateRequest& request) {
   auto index = Index(request.workspace);
   if (!index.ok()) return index.status();
   auto summary = (*index)->Get(request.id);
-  if (!summary) return Status::NotFound(fmt::format("skill {} not found", request.id));
-  if (summary->owner != request.user_id) {
-    return Status::Forbidden(
-        fmt::format("user_id {} is not the owner of skill {}", request.user_id, request.id));
+  if (!summary || summary->owner != request.user_id) {
+    return SkillNotFound(request.id, request.user_id);
   }
   std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(request.workspace, summary->owner)]);
   // Re-read under the lock: a task or another update may have changed it meanwhile.
@@ -328,10 +344,7 @@ Status SkillService::Delete(const std::string& workspace, const std::string& id,
   auto index = Index(workspace);
   if (!index.ok()) return index.status();
   auto summary = (*index)->Get(id);
-  if (!summary) return Status::NotFound(fmt::format("skill {} not found", id));
-  if (!user_id.empty() && summary->owner != user_id) {
-    return Status::Forbidden(fmt::format("user_id {} is not the owner of skill {}", user_id, id));
-  }
+  if (!summary || summary->owner != user_id) return SkillNotFound(id, user_id);
   std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(workspace, summary->owner)]);
   SkillChangeBatch batch;
   batch.workspace = workspace;

@@ -103,12 +103,18 @@ class SkillService {
   // Every skill of the archive, or nothing (kInvalidParameter naming the skill and the problem).
   Result<std::vector<SkillRecord>> Import(const SkillImportRequest& request);
   Result<std::vector<SkillHit>> Search(const SkillSearchRequest& request);
-  Result<SkillRecord> Get(const std::string& workspace, const std::string& id);
+
+  // Ownership: every call that names a skill by id acts only on a skill `user_id` owns. A skill
+  // of another owner is kNotFound, the same answer as an unknown id, so ids do not leak. An empty
+  // user_id is the scope of skills without an owner (there is no "any owner" value).
+  Result<SkillRecord> Get(const std::string& workspace, const std::string& id,
+                          const std::string& user_id);
+  // The replaced versions of a skill; call after Get or Update has checked the owner.
   Result<std::vector<SkillVersionRecord>> Versions(const std::string& workspace,
                                                    const std::string& id);
-  // kForbidden when request.user_id is not the owner; kConflict when the new name is taken.
+  // kNotFound unless request.user_id owns the skill; kConflict when the new name is taken.
   Result<SkillRecord> Update(const SkillUpdateRequest& request);
-  // `user_id`, when non-empty, must be the owner (kForbidden otherwise).
+  // kNotFound unless `user_id` owns the skill.
   Status Delete(const std::string& workspace, const std::string& id, const std::string& user_id);
 
   size_t queued_tasks() const;

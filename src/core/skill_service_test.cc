@@ -68,7 +68,7 @@ TEST_F(SkillServiceTest, SameNameBecomesANewVersion) {
   auto id2 = service_->Add(HowTo("u1", "Revoke the old key after a day."));
   SkillTaskRecord t2 = Wait(*id2);
   ASSERT_EQ(t2.skill_ids, t1.skill_ids);
-  auto skill = service_->Get("default", t1.skill_ids[0]);
+  auto skill = service_->Get("default", t1.skill_ids[0], "u1");
   ASSERT_TRUE(skill.ok());
   EXPECT_EQ(skill->version, "1.0.1");
   EXPECT_NE(skill->files["SKILL.md"].find("Revoke the old key"), std::string::npos);
@@ -106,7 +106,7 @@ TEST_F(SkillServiceTest, UpdateChecksOwnerAndReindexes) {
   up.id = id;
   up.user_id = "intruder";
   up.description = "x";
-  EXPECT_EQ(service_->Update(up).status().code(), StatusCode::kForbidden);
+  EXPECT_EQ(service_->Update(up).status().code(), StatusCode::kNotFound);
   up.user_id = "u1";
   up.description = "Rotate credentials of the billing gateway";
   up.files["scripts/rotate.sh"] = "echo rotate";
@@ -116,10 +116,37 @@ TEST_F(SkillServiceTest, UpdateChecksOwnerAndReindexes) {
   auto hits = service_->Search({"default", "billing gateway", "u1", "", 10});
   ASSERT_TRUE(hits.ok());
   ASSERT_EQ(hits->size(), 1u);
-  EXPECT_EQ(service_->Delete("default", id, "intruder").code(), StatusCode::kForbidden);
+  EXPECT_EQ(service_->Delete("default", id, "intruder").code(), StatusCode::kNotFound);
   EXPECT_TRUE(service_->Delete("default", id, "u1").ok());
   EXPECT_TRUE(service_->Search({"default", "billing gateway", "u1", "", 10})->empty());
-  EXPECT_EQ(service_->Get("default", id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->Get("default", id, "u1").status().code(), StatusCode::kNotFound);
+}
+
+// A skill id names a skill only for its owner: anyone else, and a call without user_id, gets the
+// answer an unknown id gets, and nothing changes.
+TEST_F(SkillServiceTest, OnlyTheOwnerSeesUpdatesOrDeletesASkill) {
+  ASSERT_TRUE(service_->Start().ok());
+  SkillTaskRecord t = Wait(*service_->Add(HowTo("u1", "Delete the old key.")));
+  const std::string id = t.skill_ids.at(0);
+  const std::string unknown = "s-00000000-0000-0000-0000-000000000000";
+  for (const std::string& other : {std::string("u2"), std::string()}) {
+    auto got = service_->Get("default", id, other);
+    ASSERT_EQ(got.status().code(), StatusCode::kNotFound) << other;
+    std::string unknown_message = service_->Get("default", unknown, other).status().message();
+    unknown_message.replace(unknown_message.find(unknown), unknown.size(), id);
+    EXPECT_EQ(got.status().message(), unknown_message);
+    EXPECT_EQ(service_->Delete("default", id, other).code(), StatusCode::kNotFound);
+    SkillUpdateRequest up;
+    up.workspace = "default";
+    up.id = id;
+    up.user_id = other;
+    up.description = "taken over";
+    EXPECT_EQ(service_->Update(up).status().code(), StatusCode::kNotFound);
+  }
+  auto mine = service_->Get("default", id, "u1");
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  EXPECT_NE(mine->description, "taken over");
+  EXPECT_EQ(mine->version, "1.0.0");
 }
 
 TEST(NextSkillVersionTest, Bumps) {

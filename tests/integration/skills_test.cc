@@ -1,7 +1,8 @@
 // The Agentic Memory V3 skill endpoints (../shared/API.md, "Skills (V3)") against a real server:
 // ZIP imports built here with libarchive (single and multi-skill, and every hostile case), get,
-// search ranking, owner checks on update and delete, versions, extraction tasks with the built-in
-// and the LLM extractor, and a task that survives kill -9.
+// search ranking, owner checks on get, update and delete, versions, extraction tasks with the
+// built-in and the LLM extractor, a task that survives kill -9, and hostile front matter (alias
+// bombs) and entries (FIFOs) that must leave the server small and up.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,7 +94,7 @@ TEST_F(SkillApiTest, ImportsOneSkillAtTheRootAndGetsItBack) {
   EXPECT_EQ(s["resource_paths"], json({"_meta.json", "references/api.md", "scripts/extract.py"}));
   EXPECT_TRUE(s["updated_at"].get<std::string>().ends_with("Z"));
 
-  json got = Result(client().Get(P3() + "/skills/" + s["id"].get<std::string>()));
+  json got = Result(client().Get(P3() + "/skills/" + s["id"].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(got["skill_id"], s["id"]);
   EXPECT_EQ(got["user_id"], user);
   EXPECT_EQ(got["files"]["scripts/extract.py"], "print('hi')\n");
@@ -141,7 +142,8 @@ TEST_F(SkillApiTest, SameNameImportedAgainIsANewVersion) {
   ASSERT_EQ(first["data"][0]["id"], second["data"][0]["id"]);
   EXPECT_EQ(first["data"][0]["version"], "1.0.0");
   EXPECT_EQ(second["data"][0]["version"], "1.0.1");
-  json got = Result(client().Get(P3() + "/skills/" + second["data"][0]["id"].get<std::string>()));
+  json got = Result(
+      client().Get(P3() + "/skills/" + second["data"][0]["id"].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(got["description"], "Brew green tea at 80 degrees");
   ASSERT_EQ(got["previous_versions"].size(), 1u);
   EXPECT_EQ(got["previous_versions"][0]["version"], "1.0.0");
@@ -229,9 +231,10 @@ TEST_F(SkillApiTest, UpdateChecksTheOwnerReplacesFilesPerPathAndReindexes) {
   const std::string path = P3() + "/skills/" + id;
   const std::string word = UniqueWord();
 
-  HttpResponse forbidden = client().Request(
+  // Another user's update is answered as for an unknown id.
+  HttpResponse other = client().Request(
       "PUT", path, json{{"user_id", "someone-else"}, {"description", "x"}}.dump(), {});
-  EXPECT_TRUE(IsError(forbidden, 403, "Forbidden")) << forbidden.Describe();
+  EXPECT_TRUE(IsError(other, 404, "NotFound")) << other.Describe();
   EXPECT_TRUE(IsError(client().Request("PUT", path, json{{"description", "x"}}.dump(), {}), 400,
                       "InvalidParameter", "user_id"));
   EXPECT_TRUE(IsError(client().Request("PUT", path, json{{"user_id", user}}.dump(), {}), 400,
@@ -260,11 +263,114 @@ TEST_F(SkillApiTest, UpdateChecksTheOwnerReplacesFilesPerPathAndReindexes) {
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0]["skill_id"], id);
 
-  EXPECT_TRUE(IsError(client().Delete(path + "?user_id=someone-else"), 403, "Forbidden"));
-  json deleted = Result(client().Delete(path));
+  EXPECT_TRUE(IsError(client().Delete(path + "?user_id=someone-else"), 404, "NotFound"));
+  json deleted = Result(client().Delete(path + "?user_id=" + user));
   EXPECT_EQ(deleted, json({{"skill_id", id}, {"status", "success"}, {"message", "Skill " + id + " deleted"}}));
   EXPECT_TRUE(Search(client(), user, word).empty());
-  EXPECT_TRUE(IsError(client().Get(path), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Get(path + "?user_id=" + user), 404, "NotFound"));
+}
+
+// A skill id names a skill for its owner only: another user_id, or none, gets the 404 an unknown
+// id gets, and the skill stays as it was.
+TEST_F(SkillApiTest, GetAndDeleteOfAnotherUsersSkillAre404) {
+  const std::string owner = UniqueId("u");
+  const std::string other = UniqueId("u");
+  json imported = Result(client().Post(
+      P3() + "/skills/import",
+      ImportBody(MakeZip({{"SKILL.md", Md("secret-runbook", "Restore the billing database")},
+                          {"references/creds.md", "secret"}}),
+                 owner)));
+  const std::string id = imported["data"][0]["id"];
+  const std::string path = P3() + "/skills/" + id;
+  for (const std::string& query : {"?user_id=" + other, std::string()}) {
+    SCOPED_TRACE(query);
+    HttpResponse got = client().Get(path + query);
+    EXPECT_TRUE(IsError(got, 404, "NotFound")) << got.Describe();
+    EXPECT_EQ(got.body.find("secret"), std::string::npos);
+    // The same answer as for an id that does not exist (but for the id).
+    const std::string unknown_id = "s-00000000-0000-0000-0000-000000000000";
+    std::string unknown = client().Get(P3() + "/skills/" + unknown_id + query).Json().value("message", "");
+    ASSERT_NE(unknown.find(unknown_id), std::string::npos) << unknown;
+    unknown.replace(unknown.find(unknown_id), unknown_id.size(), id);
+    EXPECT_EQ(got.Json().value("message", ""), unknown);
+    EXPECT_TRUE(IsError(client().Delete(path + query), 404, "NotFound"));
+  }
+  json mine = Result(client().Get(path + "?user_id=" + owner));
+  EXPECT_EQ(mine["files"]["references/creds.md"], "secret");
+  EXPECT_EQ(mine["user_id"], owner);
+  ASSERT_EQ(Search(client(), owner, "billing database").size(), 1u);
+  EXPECT_TRUE(Result(client().Delete(path + "?user_id=" + owner)).is_object());
+  EXPECT_TRUE(IsError(client().Get(path + "?user_id=" + owner), 404, "NotFound"));
+}
+
+// VmRSS of a process in KiB, or -1 when /proc cannot tell.
+long RssKib(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
+// Ten "lol"s, then levels of ten aliases of the level before: level n expands to 10^(n+1) nodes.
+std::string AliasBombMd(int levels) {
+  std::string s = "---\nname: bomb\ndescription: d\nmetadata:\n  l0: &l0 [lol";
+  for (int i = 1; i < 10; ++i) s += ", lol";
+  s += "]\n";
+  for (int l = 1; l <= levels; ++l) {
+    const std::string prev = "*l" + std::to_string(l - 1);
+    s += "  l" + std::to_string(l) + ": &l" + std::to_string(l) + " [" + prev;
+    for (int i = 1; i < 10; ++i) s += ", " + prev;
+    s += "]\n";
+  }
+  return s + "---\nbody\n";
+}
+
+TEST_F(SkillApiTest, AliasBombsAndFifoEntriesAreRefusedAndTheServerStaysSmall) {
+  const std::string user = UniqueId("u");
+  const long rss_before = RssKib(server().pid());
+  for (int levels : {6, 7}) {
+    SCOPED_TRACE(levels);
+    const auto start = std::chrono::steady_clock::now();
+    HttpResponse r = client().Post(P3() + "/skills/import",
+                                   ImportBody(MakeZip({{"SKILL.md", AliasBombMd(levels)}}), user));
+    EXPECT_TRUE(IsError(r, 400, "InvalidParameter")) << r.Describe();
+    EXPECT_NE(r.Json().value("message", "").find("YAML aliases"), std::string::npos) << r.body;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  }
+  // The same front matter sent as a PUT's new SKILL.md.
+  json imported = Result(client().Post(
+      P3() + "/skills/import", ImportBody(MakeZip({{"SKILL.md", Md("plain", "A plain skill")}}), user)));
+  const std::string path = P3() + "/skills/" + imported["data"][0]["id"].get<std::string>();
+  HttpResponse put = client().Request(
+      "PUT", path, json{{"user_id", user}, {"files", {{"SKILL.md", AliasBombMd(7)}}}}.dump(), {});
+  EXPECT_TRUE(IsError(put, 400, "InvalidParameter", "files.SKILL.md")) << put.Describe();
+
+  HttpResponse fifo = client().Post(
+      P3() + "/skills/import",
+      ImportBody(MakeRawZip({{"SKILL.md", Md("piped", "A skill with a pipe")}, {"pipe", "", 0010644}}),
+                 user));
+  EXPECT_TRUE(IsError(fifo, 400, "InvalidParameter")) << fifo.Describe();
+  EXPECT_EQ(fifo.Json().value("message", ""), "archive entry pipe: FIFOs (named pipes) are not allowed");
+  HttpResponse nul = client().Post(
+      P3() + "/skills/import",
+      ImportBody(MakeRawZip({{"SKILL.md", Md("nul", "A skill with a NUL")},
+                             {std::string("a\0b.sh", 6), "echo"}}),
+                 user));
+  EXPECT_TRUE(IsError(nul, 400, "InvalidParameter", "a?b.sh")) << nul.Describe();
+
+  // Up, unchanged, and small: the expansion never happened.
+  EXPECT_EQ(Result(client().Get(path + "?user_id=" + user))["version"], "1.0.0");
+  // Nothing of the refused archives was stored: the user's only skill is the plain one.
+  json hits = Search(client(), user, "bomb piped pipe nul plain");
+  ASSERT_EQ(hits.size(), 1u) << hits.dump();
+  EXPECT_EQ(hits[0]["name"], "plain");
+  const long rss_after = RssKib(server().pid());
+  if (rss_before > 0 && rss_after > 0) EXPECT_LT(rss_after - rss_before, 100 * 1024);
 }
 
 TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
@@ -289,7 +395,8 @@ TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
   ASSERT_EQ(task["skill_ids"].size(), 2u) << task.dump();
   EXPECT_TRUE(task["error_message"].is_null());
 
-  json venv = Result(client().Get(P3() + "/skills/" + task["skill_ids"][0].get<std::string>()));
+  json venv = Result(
+      client().Get(P3() + "/skills/" + task["skill_ids"][0].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(venv["name"], "set-up-a-python-virtual-environment");
   EXPECT_EQ(venv["agent_id"], "helper");
   const std::string md = venv["files"]["SKILL.md"];
@@ -348,7 +455,8 @@ TEST(SkillLlmTest, ExtractsThroughTheEndpointFailsCleanlyAndResumesAfterKill) {
   json ok = WaitTask(client, add("Bake sourdough bread please", "1. Mix.\n2. Bake."));
   ASSERT_EQ(ok.value("status", ""), "completed") << ok.dump();
   ASSERT_EQ(ok["skill_ids"].size(), 1u);
-  json skill = Result(client.Get(P3() + "/skills/" + ok["skill_ids"][0].get<std::string>()));
+  json skill =
+      Result(client.Get(P3() + "/skills/" + ok["skill_ids"][0].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(skill["name"], "llm-bake-sourdough-bread-please");
   EXPECT_NE(skill["files"]["SKILL.md"].get<std::string>().find("2. Bake."), std::string::npos);
 
