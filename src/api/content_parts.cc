@@ -68,9 +68,10 @@ Result<ImageBlob> DecodeImage(const std::string& ref, const std::string& path,
 Result<std::vector<ContentPart>> ParseContentParts(const nlohmann::json& parts,
                                                    const std::string& path,
                                                    const ContentLimits& limits,
-                                                   ImageCollector* images) {
+                                                   ImageCollector* images,
+                                                   bool allow_blank) {
   if (!parts.is_array()) return Status::InvalidParameter(path + " must be an array");
-  if (parts.empty()) return Status::InvalidParameter(path + " must not be empty");
+  if (parts.empty() && !allow_blank) return Status::InvalidParameter(path + " must not be empty");
   if (parts.size() > limits.max_parts) {
     return Status::InvalidParameter(
         fmt::format("{} has {} parts, at most {} allowed", path, parts.size(), limits.max_parts));
@@ -127,7 +128,9 @@ Result<std::vector<ContentPart>> ParseContentParts(const nlohmann::json& parts,
     }
     out.push_back(std::move(cp));
   }
-  if (!any_content) return Status::InvalidParameter(path + " has no text and no image");
+  if (!any_content && !allow_blank) {
+    return Status::InvalidParameter(path + " has no text and no image");
+  }
   return out;
 }
 

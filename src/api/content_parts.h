@@ -22,7 +22,7 @@ namespace engram {
 
 struct ContentLimits {
   size_t max_parts = 64;
-  size_t max_text_bytes = 1 << 20;             // per text part / string content
+  size_t max_text_bytes = 8 << 20;             // per text part / string content
   size_t max_image_bytes = 10 << 20;           // per decoded image
   size_t max_total_image_bytes = 30 << 20;     // per request
 };
@@ -36,10 +36,13 @@ struct ImageCollector {
 // "image/png", "image/jpeg", "image/webp", "image/gif" from magic bytes; nullopt otherwise.
 std::optional<std::string> DetectImageMime(std::string_view bytes);
 
-// Parses one ContentPart array at `path` (e.g. "messages[0].content").
+// Parses one ContentPart array at `path` (e.g. "messages[0].content"). With `allow_blank` an
+// empty array, or one whose text parts are all blank, is accepted (an empty message of real
+// benchmark data); without it such an array is refused (a search query must say something).
 Result<std::vector<ContentPart>> ParseContentParts(const nlohmann::json& parts,
                                                    const std::string& path,
                                                    const ContentLimits& limits,
-                                                   ImageCollector* images);
+                                                   ImageCollector* images,
+                                                   bool allow_blank = false);
 
 }  // namespace engram

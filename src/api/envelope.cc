@@ -1,5 +1,8 @@
 #include "api/envelope.h"
 
+#include <strings.h>
+
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -9,10 +12,19 @@ namespace {
 double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 }  // namespace
 
+void AddRetryAfter(HttpResponse& response, int seconds) {
+  if (response.status != 429 && response.status != 503) return;
+  for (const auto& [name, value] : response.headers) {
+    if (name.size() == 11 && strncasecmp(name.c_str(), "Retry-After", 11) == 0) return;
+  }
+  response.headers.emplace_back("Retry-After", std::to_string(std::max(1, seconds)));
+}
+
 HttpResponse JsonResponse(int http_status, const nlohmann::json& body) {
   HttpResponse r;
   r.status = http_status;
   r.body = DumpJson(body);
+  AddRetryAfter(r);
   return r;
 }
 

@@ -14,10 +14,17 @@
 
 namespace engram {
 
-// {"request_id", "latency", "code", "http_code", "message"} with the status's HTTP code.
+// Every 429 and 503 tells the client when to come back: a client without the header waits its
+// own default (the leaderboard platform's: 60 s). Sets `Retry-After: <seconds>` (at least 1) on a
+// 429 or 503 response that has none; other statuses are left alone. The queues behind these
+// answers drain within seconds, hence the default of 1.
+void AddRetryAfter(HttpResponse& response, int seconds = 1);
+
+// {"request_id", "latency", "code", "http_code", "message"} with the status's HTTP code (and
+// Retry-After on 429 / 503: the transport's overload answers are rendered here too).
 HttpResponse ErrorResponse(const Status& status, const std::string& request_id, double latency_ms);
 
-// A JSON body with the given HTTP status.
+// A JSON body with the given HTTP status (Retry-After added on 429 / 503).
 HttpResponse JsonResponse(int http_status, const nlohmann::json& body);
 
 // {"request_id", "latency", "status": "OK", "result": result} (V3 envelope).

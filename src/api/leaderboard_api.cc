@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "api/envelope.h"
 #include "api/json_input.h"
+#include "common/ascii.h"
 #include "common/codec.h"
 #include "common/time_util.h"
 
@@ -16,6 +20,29 @@ namespace {
 // Unix milliseconds accepted for message timestamps: years 1970 to 9999.
 constexpr int64_t kMaxTimestampMs = 253402300799999LL;
 
+// "user" / "assistant" for any casing and surrounding white space; nullopt for other roles.
+std::optional<std::string> NormalizedRole(std::string_view role) {
+  std::string r(TrimAsciiSpace(role));
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (r == "user" || r == "assistant") return r;
+  return std::nullopt;
+}
+
+// messages[i].timestamp: optional Unix milliseconds. A fraction (clients that compute
+// milliseconds from float seconds send 1704067200000.0 or ...123.5) is cut off.
+Result<std::optional<int64_t>> ParseTimestamp(const nlohmann::json& m, const std::string& path) {
+  auto it = m.find("timestamp");
+  if (it != m.end() && it->is_number_float()) {
+    const double d = it->get<double>();
+    if (!(d >= 0 && d <= static_cast<double>(kMaxTimestampMs))) {
+      return Status::InvalidParameter(
+          fmt::format("{} must be between 0 and {}, got {}", path, kMaxTimestampMs, d));
+    }
+    return std::optional<int64_t>(static_cast<int64_t>(std::floor(d)));
+  }
+  return GetInt(m, "timestamp", path, 0, kMaxTimestampMs, false);
+}
+
 Result<LeaderboardMessage> ParseMessage(const nlohmann::json& m, const std::string& path,
                                         const LeaderboardApiLimits& limits,
                                         ImageCollector* images) {
@@ -23,24 +50,28 @@ Result<LeaderboardMessage> ParseMessage(const nlohmann::json& m, const std::stri
   LeaderboardMessage msg;
   auto role = GetString(m, "role", path + ".role", {.max_bytes = 32});
   if (!role.ok()) return role.status();
-  if (**role != "user" && **role != "assistant") {
+  // "User", "ASSISTANT", " user ": the same roles in another spelling.
+  auto normalized = NormalizedRole(**role);
+  if (!normalized) {
     return Status::InvalidParameter(
         fmt::format("{}.role must be one of user, assistant; got \"{}\"", path, **role));
   }
-  msg.role = **role;
-  auto ts = GetInt(m, "timestamp", path + ".timestamp", 0, kMaxTimestampMs, false);
+  msg.role = *normalized;
+  auto ts = ParseTimestamp(m, path + ".timestamp");
   if (!ts.ok()) return ts.status();
   msg.timestamp_ms = *ts;
 
   auto it = m.find("content");
   if (it == m.end() || it->is_null()) return Status::InvalidParameter(path + ".content is required");
   if (it->is_string()) {
+    // Empty and blank strings are accepted: real benchmark data has them (they index nothing).
     auto text = GetString(m, "content", path + ".content",
-                          {.max_bytes = limits.content.max_text_bytes});
+                          {.allow_empty = true, .max_bytes = limits.content.max_text_bytes});
     if (!text.ok()) return text.status();
     msg.parts.push_back(ContentPart{.text = **text});
   } else if (it->is_array()) {
-    auto parts = ParseContentParts(*it, path + ".content", limits.content, images);
+    auto parts = ParseContentParts(*it, path + ".content", limits.content, images,
+                                   /*allow_blank=*/true);
     if (!parts.ok()) return parts.status();
     msg.content_is_parts = true;
     msg.parts = std::move(*parts);
@@ -190,8 +221,47 @@ nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResul
 }  // namespace
 
 void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
-                               LeaderboardApiLimits limits) {
+                               LeaderboardApiLimits limits, LeaderboardServerInfo info) {
   const std::string ws = service->options().workspace;
+  // The platform probes {base}/health without credentials before a run; any 2xx passes. HEAD is
+  // answered as GET by the App.
+  router.Add({.method = "GET",
+              .pattern = "/leaderboard/health",
+              .name = "leaderboard_health",
+              .auth = AuthMode::kNone,
+              .handler = [service, version = info.version](
+                             const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+                Status st = service->CheckWritable();
+                return JsonResponse(st.ok() ? 200 : 503,
+                                    nlohmann::json{{"status", st.ok() ? "ok" : "unavailable"},
+                                                   {"version", version}});
+              }});
+  router.Add({.method = "DELETE",
+              .pattern = "/leaderboard/users/{user_id}",
+              .name = "leaderboard_delete_user",
+              .fixed_workspace = ws,
+              .handler = [service, limits](const HttpRequest&,
+                                           RequestContext& ctx) -> Result<HttpResponse> {
+                const std::string& user_id = ctx.params.at("user_id");
+                if (user_id.empty()) return Status::InvalidParameter("user_id is required");
+                if (user_id.size() > limits.max_id_bytes) {
+                  return Status::InvalidParameter(
+                      fmt::format("user_id is too long: at most {} bytes", limits.max_id_bytes));
+                }
+                if (!IsValidUtf8(user_id)) {
+                  return Status::InvalidParameter("user_id must be valid UTF-8");
+                }
+                auto deleted = service->DeleteUser(user_id);
+                if (!deleted.ok()) return deleted.status();
+                return JsonResponse(
+                    200, nlohmann::json{{"success", true},
+                                        {"user_id", user_id},
+                                        {"deleted",
+                                         {{"messages", deleted->messages},
+                                          {"images", deleted->images},
+                                          {"vectors", deleted->vectors},
+                                          {"idempotency_records", deleted->idempotency}}}});
+              }});
   router.Add({.method = "POST",
               .pattern = "/leaderboard/add",
               .name = "leaderboard_add",

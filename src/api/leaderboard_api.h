@@ -1,9 +1,13 @@
-// The Leaderboard API (/leaderboard/add, /leaderboard/search): JSON <-> LeaderboardService.
-// Parsing validates every field with a message naming it; rendering shows each memory's date so an
+// The Leaderboard API (/leaderboard/add, /leaderboard/search, /leaderboard/health,
+// DELETE /leaderboard/users/{user_id}): JSON <-> LeaderboardService.
+// Parsing validates every field with a message naming it and refuses only what is genuinely
+// invalid: benchmark data is sent as published, so empty messages and any casing of the roles are
+// accepted (docs/leaderboard.md has the table). Rendering shows each memory's date so an
 // answering model can place it in time.
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "api/content_parts.h"
@@ -15,7 +19,7 @@ namespace engram {
 struct LeaderboardApiLimits {
   size_t max_id_bytes = 256;          // user_id, session_id
   size_t max_request_id_bytes = 512;
-  size_t max_messages = 1000;
+  size_t max_messages = 10000;  // a whole session may come as one chunk
   size_t max_query_bytes = 64 << 10;
   size_t max_options = 64;
   size_t max_option_bytes = 4 << 10;
@@ -31,7 +35,12 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
 // The text shown for a memory: "[2023-05-08 (Mon) 13:56 UTC] <original text>".
 std::string DatedText(int64_t time_us, const std::string& text);
 
+// What the health route reports about the server.
+struct LeaderboardServerInfo {
+  std::string version;  // as `engram version` prints it
+};
+
 void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
-                               LeaderboardApiLimits limits);
+                               LeaderboardApiLimits limits, LeaderboardServerInfo info = {});
 
 }  // namespace engram

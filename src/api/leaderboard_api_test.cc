@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "api/envelope.h"
+
 namespace engram {
 namespace {
 
@@ -46,7 +50,6 @@ TEST(LeaderboardApiTest, AddValidationMessagesNameTheField) {
       {R"({"request_id":"r","user_id":"u","session_id":"s","messages":{}})", "messages must be an array"},
       {R"({"request_id":"r","user_id":7,"session_id":"s","messages":[{"role":"user","content":"x"}]})", "user_id must be a string, got a number"},
       {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"system","content":"x"}]})", "messages[0].role must be one of user, assistant; got \"system\""},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":""}]})", "messages[0].content must not be empty"},
       {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user"}]})", "messages[0].content is required"},
       {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":"1"}]})", "messages[0].timestamp must be an integer, got a string"},
       {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-5}]})", "messages[0].timestamp must be between 0 and 253402300799999, got -5"},
@@ -84,6 +87,68 @@ TEST(LeaderboardApiTest, SearchValidation) {
 
 TEST(LeaderboardApiTest, DatedText) {
   EXPECT_EQ(DatedText(1704067200000000LL, "hello"), "[2024-01-01 (Mon) 00:00 UTC] hello");
+}
+
+}  // namespace
+}  // namespace engram
+
+namespace engram {
+namespace {
+
+TEST(LeaderboardApiTest, AcceptsWhatRealBenchmarkDataHolds) {
+  auto r = ParseLeaderboardAdd(R"({"request_id":"r","user_id":"u","session_id":"s","messages":[
+      {"role":"User","content":""},
+      {"role":" ASSISTANT ","content":"   "},
+      {"role":"assistant","content":[]},
+      {"role":"user","content":[{"type":"text","text":" "}]},
+      {"role":"user","content":"same"},
+      {"role":"user","content":"same","timestamp":1704067200000.7},
+      {"role":"user","content":"no time","timestamp":null}]})",
+                               {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->messages.size(), 7u);
+  EXPECT_EQ(r->messages[0].role, "user");
+  EXPECT_EQ(r->messages[1].role, "assistant");
+  EXPECT_TRUE(r->messages[2].parts.empty());
+  EXPECT_EQ(r->messages[5].timestamp_ms, 1704067200000) << "a fraction of a millisecond is cut";
+  EXPECT_FALSE(r->messages[6].timestamp_ms.has_value());
+  // A long message (over the former 1 MiB limit).
+  std::string long_text(2 << 20, 'a');
+  auto big = ParseLeaderboardAdd(
+      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":")" +
+          long_text + R"("}]})",
+      {});
+  EXPECT_TRUE(big.ok()) << big.status().ToString();
+}
+
+TEST(LeaderboardApiTest, StillRefusesWhatIsGenuinelyInvalid) {
+  const BadCase cases[] = {
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"tool","content":"x"}]})", "messages[0].role must be one of user, assistant; got \"tool\""},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":null}]})", "messages[0].content is required"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-1.5}]})", "messages[0].timestamp must be between 0 and 253402300799999, got -1.5"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":[{"type":"audio"}]}]})", "messages[0].content[0].type must be one of text, image_url, image; got \"audio\""},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseLeaderboardAdd(c.body, {});
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.status().message(), c.message) << c.body;
+  }
+}
+
+TEST(LeaderboardApiTest, RetryAfterIsOnEvery429And503) {
+  for (StatusCode code : {StatusCode::kThrottled, StatusCode::kUnavailable,
+                          StatusCode::kWouldBlock}) {
+    HttpResponse r = ErrorResponse(Status(code, "busy"), "id", 1.0);
+    bool found = false;
+    for (const auto& [name, value] : r.headers) found = found || (name == "Retry-After" && value == "1");
+    EXPECT_TRUE(found) << r.status;
+  }
+  HttpResponse ok = ErrorResponse(Status::InvalidParameter("x"), "id", 1.0);
+  EXPECT_TRUE(ok.headers.empty());
+  HttpResponse health = JsonResponse(503, nlohmann::json{{"status", "unavailable"}});
+  ASSERT_EQ(health.headers.size(), 1u);
+  AddRetryAfter(health, 7);  // never twice
+  EXPECT_EQ(health.headers.size(), 1u);
 }
 
 }  // namespace

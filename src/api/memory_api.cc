@@ -111,7 +111,8 @@ Result<std::optional<int64_t>> ReadExpiration(const json& j) {
   return std::optional<int64_t>((DaysFromCivil(y, m, d) + 1) * kMicrosPerDay);
 }
 
-json IdOrNull(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+// Unset ids are "" (the reference shows them as strings), never null.
+json IdString(const std::string& v) { return json(v); }
 
 json MetadataOf(const std::string& metadata_json) {
   json j = ReadJsonOrDiscarded(metadata_json, kStoredJsonLimits);
@@ -121,9 +122,9 @@ json MetadataOf(const std::string& metadata_json) {
 json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
   return {{"id", m.id},
           {text_key, m.text},
-          {"user_id", IdOrNull(m.user_id)},
-          {"agent_id", IdOrNull(m.agent_id)},
-          {"run_id", IdOrNull(m.run_id)},
+          {"user_id", IdString(m.user_id)},
+          {"agent_id", IdString(m.agent_id)},
+          {"run_id", IdString(m.run_id)},
           {"metadata", MetadataOf(m.metadata_json)},
           {"created_at", FormatIsoMicros(m.created_at_us)},
           {"updated_at", FormatIsoMicros(m.updated_at_us)}};
@@ -134,7 +135,7 @@ json RenderEvent(const MemoryEventRecord& e) {
               {"status", e.status},
               {"results", json::array()},
               {"events", json::array()},
-              {"error_message", e.error_message.empty() ? json(nullptr) : json(e.error_message)},
+              {"error_message", e.error_message},
               {"created_at", FormatIsoMicros(e.created_at_us)},
               {"updated_at", FormatIsoMicros(e.updated_at_us)}};
   json result = ReadJsonOrDiscarded(e.result_json, kStoredJsonLimits);
@@ -421,7 +422,7 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                                      {"new_memory", TextOrNull(h.new_text)},
                                      {"old_metadata", MetadataOrNull(h.old_metadata_json)},
                                      {"new_metadata", MetadataOrNull(h.new_metadata_json)},
-                                     {"event_id", IdOrNull(h.event_id)},
+                                     {"event_id", IdString(h.event_id)},
                                      {"created_at", FormatIsoMicros(h.at_us)}});
                 }
                 return JsonResponse(200, json{{"results", std::move(results)}});

@@ -17,6 +17,7 @@ void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics) {
                 Status st = store->CheckWritable();
                 r.status = st.ok() ? 200 : 503;
                 r.body = st.ok() ? "ok" : "unavailable";
+                AddRetryAfter(r);
                 return r;
               }});
   router.Add({.method = "GET",

@@ -65,7 +65,8 @@ Result<std::vector<std::string>> ReadStringList(const json& j, const char* name,
   return out;
 }
 
-json IdOrNull(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+// Unset ids and messages are "" (the reference shows "agent_id": ""), never null.
+json IdOrNull(const std::string& v) { return json(v); }
 
 json MetadataOf(const std::string& text) {
   json j = ReadJsonOrDiscarded(text, kStoredJsonLimits);

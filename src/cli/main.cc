@@ -239,6 +239,13 @@ int main(int argc, char** argv) {
                         "leaderboard index shards kept in RAM at most (LRU; 0 = no limit)")
       ->envname("ENGRAM_SHARD_MEMORY_MB")->capture_default_str();
   // --- end several nodes ---
+  serve_cmd->add_option("--leaderboard-retention-days", serve.leaderboard_retention_days,
+                        "delete leaderboard users idle this many days (fractions allowed; 0 = never)")
+      ->envname("ENGRAM_LEADERBOARD_RETENTION_DAYS")->capture_default_str();
+  serve_cmd->add_option("--leaderboard-idempotency-ttl-days", serve.leaderboard_idempotency_ttl_days,
+                        "keep leaderboard request_id records this many days (longer than any retry "
+                        "window; 0 = forever)")
+      ->envname("ENGRAM_LEADERBOARD_IDEMPOTENCY_TTL_DAYS")->capture_default_str();
   serve_cmd->add_option("--log-level", serve.log_level, "trace, debug (access log), info, warn, error")
       ->envname("ENGRAM_LOG_LEVEL")->capture_default_str();
 

@@ -22,6 +22,7 @@
 #include "api/ops_api.h"
 #include "api/skills_api.h"
 #include "core/kb_service.h"
+#include "core/leaderboard_janitor.h"
 #include "core/leaderboard_service.h"
 #include "core/memory_service.h"
 #include "core/shard_registry.h"
@@ -39,6 +40,11 @@
 #include "server/http_server.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
+
+// The version `engram version` prints (cli/CMakeLists.txt defines it for this binary).
+#ifndef ENGRAM_VERSION
+#define ENGRAM_VERSION "0.0.0"
+#endif
 
 namespace engram {
 
@@ -502,12 +508,53 @@ int RunServe(ServeOptions options) {
            std::to_string(memories.rerank().failures()) + "\n";
   });
 
+  // --- Leaderboard data lifecycle: retention and idempotency expiry (docs/leaderboard.md) ---
+  constexpr double kMicrosPerDay = 86400.0 * 1e6;
+  LeaderboardJanitor janitor(
+      &leaderboard,
+      {.retention = std::chrono::microseconds(
+           static_cast<int64_t>(options.leaderboard_retention_days * kMicrosPerDay)),
+       .idempotency_ttl = std::chrono::microseconds(
+           static_cast<int64_t>(options.leaderboard_idempotency_ttl_days * kMicrosPerDay))});
+  janitor.Start();
+  if (options.leaderboard_retention_days > 0) {
+    spdlog::info("leaderboard retention: users idle for {} days are deleted (sweep every {} ms)",
+                 options.leaderboard_retention_days, janitor.interval().count());
+  }
+  metrics.AddGaugeSource([&janitor](std::string& out) {
+    out +=
+        "# HELP engram_leaderboard_purged_users_total Leaderboard users deleted by the retention "
+        "sweep.\n# TYPE engram_leaderboard_purged_users_total counter\n";
+    out += "engram_leaderboard_purged_users_total " + std::to_string(janitor.purged_users()) + "\n";
+    out +=
+        "# HELP engram_leaderboard_purged_messages_total Messages deleted by the retention sweep."
+        "\n# TYPE engram_leaderboard_purged_messages_total counter\n";
+    out += "engram_leaderboard_purged_messages_total " + std::to_string(janitor.purged_messages()) +
+           "\n";
+    out +=
+        "# HELP engram_leaderboard_purged_images_total Images deleted by the retention sweep.\n# "
+        "TYPE engram_leaderboard_purged_images_total counter\n";
+    out += "engram_leaderboard_purged_images_total " + std::to_string(janitor.purged_images()) +
+           "\n";
+    out +=
+        "# HELP engram_leaderboard_idempotency_expired_total Idempotency records deleted after "
+        "their TTL.\n# TYPE engram_leaderboard_idempotency_expired_total counter\n";
+    out += "engram_leaderboard_idempotency_expired_total " +
+           std::to_string(janitor.expired_idempotency()) + "\n";
+    out +=
+        "# HELP engram_leaderboard_sweep_failures_total Retention or expiry sweeps that failed "
+        "(retried at the next sweep).\n# TYPE engram_leaderboard_sweep_failures_total counter\n";
+    out += "engram_leaderboard_sweep_failures_total " + std::to_string(janitor.sweep_failures()) +
+           "\n";
+  });
+
   Router router;
   RegisterOpsRoutes(router, store_ptr, &metrics);
   LeaderboardApiLimits leaderboard_limits;
   leaderboard_limits.content.max_image_bytes = options.max_image_bytes;
   leaderboard_limits.content.max_total_image_bytes = options.max_request_image_bytes;
-  RegisterLeaderboardRoutes(router, &leaderboard, leaderboard_limits);
+  RegisterLeaderboardRoutes(router, &leaderboard, leaderboard_limits,
+                            LeaderboardServerInfo{.version = ENGRAM_VERSION});
   MemoryApiLimits memory_limits;
   memory_limits.max_top_k = options.max_top_k;
   memory_limits.max_metadata_bytes = options.max_metadata_bytes;

@@ -9,6 +9,13 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 Status ServeOptions::Validate() {
+  for (auto [name, days] : {std::pair{"--leaderboard-retention-days", leaderboard_retention_days},
+                             {"--leaderboard-idempotency-ttl-days",
+                              leaderboard_idempotency_ttl_days}}) {
+    if (!(days >= 0 && days <= 36500)) {
+      return Status::InvalidParameter(fmt::format("{} must be between 0 and 36500", name));
+    }
+  }
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
     return Status::InvalidParameter(fmt::format("--listen must be HOST:PORT, got \"{}\"", listen));

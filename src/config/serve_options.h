@@ -113,6 +113,9 @@ struct ServeOptions {
   int64_t job_poll_ms = 2000;      // how often a node looks for such jobs
   uint64_t shard_memory_mb = 0;    // leaderboard shards kept in RAM at most; 0: no limit
   // --- end several nodes ---
+  // --- Leaderboard data lifecycle (docs/leaderboard.md); fractions of a day are allowed ---
+  double leaderboard_retention_days = 0;        // users idle longer are deleted; 0: never
+  double leaderboard_idempotency_ttl_days = 7;  // request_id records kept this long; 0: forever
 
   // Parsed from `listen`.
   std::string host;

@@ -82,7 +82,14 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   ASSERT_EQ(event["results"].size(), 1u) << event.dump();
   ASSERT_EQ(event["events"].size(), 1u);
   EXPECT_EQ(event["events"][0]["event"], "ADD");
-  EXPECT_TRUE(event["error_message"].is_null());
+  EXPECT_EQ(event["error_message"], "");
+  EXPECT_TRUE(HasFieldTypes(event, {{"id", JsonType::kString},
+                                    {"status", JsonType::kString},
+                                    {"results", JsonType::kArray},
+                                    {"events", JsonType::kArray},
+                                    {"error_message", JsonType::kString},
+                                    {"created_at", JsonType::kString},
+                                    {"updated_at", JsonType::kString}}));
   for (const char* key : {"id", "created_at", "updated_at"}) EXPECT_TRUE(event.contains(key)) << key;
   const std::string id = event["results"][0];
   EXPECT_EQ(id.rfind("m-", 0), 0u);
@@ -93,7 +100,16 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   EXPECT_EQ(hit["id"], id);
   EXPECT_EQ(hit["user_id"], user);
   EXPECT_EQ(hit["agent_id"], "agent-1");
-  EXPECT_TRUE(hit["run_id"].is_null());
+  EXPECT_EQ(hit["run_id"], "");
+  EXPECT_TRUE(HasFieldTypes(hit, {{"id", JsonType::kString},
+                                  {"memory", JsonType::kString},
+                                  {"score", JsonType::kNumber},
+                                  {"user_id", JsonType::kString},
+                                  {"agent_id", JsonType::kString},
+                                  {"run_id", JsonType::kString},
+                                  {"metadata", JsonType::kObject},
+                                  {"created_at", JsonType::kString},
+                                  {"updated_at", JsonType::kString}}));
   EXPECT_EQ(hit["metadata"]["topic"], "ops");
   EXPECT_GT(hit["score"].get<double>(), 0.0);
   EXPECT_LE(hit["score"].get<double>(), 1.0);

@@ -96,6 +96,16 @@ TEST_F(SkillApiTest, ImportsOneSkillAtTheRootAndGetsItBack) {
 
   json got = Result(client().Get(P3() + "/skills/" + s["id"].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(got["skill_id"], s["id"]);
+  // The reference shows an unset agent_id as "", never null.
+  EXPECT_TRUE(HasFieldTypes(got, {{"skill_id", JsonType::kString},
+                                  {"name", JsonType::kString},
+                                  {"description", JsonType::kString},
+                                  {"version", JsonType::kString},
+                                  {"files", JsonType::kObject},
+                                  {"tags", JsonType::kArray},
+                                  {"user_id", JsonType::kString},
+                                  {"agent_id", JsonType::kString},
+                                  {"updated_at", JsonType::kString}}));
   EXPECT_EQ(got["user_id"], user);
   EXPECT_EQ(got["files"]["scripts/extract.py"], "print('hi')\n");
   EXPECT_NE(got["files"]["SKILL.md"].get<std::string>().find("name: pdf-tools"), std::string::npos);
@@ -393,7 +403,11 @@ TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
   json task = WaitTask(client(), task_id);
   ASSERT_EQ(task.value("status", ""), "completed") << task.dump();
   ASSERT_EQ(task["skill_ids"].size(), 2u) << task.dump();
-  EXPECT_TRUE(task["error_message"].is_null());
+  EXPECT_EQ(task["error_message"], "");
+  EXPECT_TRUE(HasFieldTypes(task, {{"task_id", JsonType::kString},
+                                   {"status", JsonType::kString},
+                                   {"skill_ids", JsonType::kArray},
+                                   {"error_message", JsonType::kString}}));
 
   json venv = Result(
       client().Get(P3() + "/skills/" + task["skill_ids"][0].get<std::string>() + "?user_id=" + user));

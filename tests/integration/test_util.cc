@@ -130,9 +130,43 @@ int CountContaining(const nlohmann::json& data, std::string_view needle) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult HasFieldTypes(
+    const nlohmann::json& obj,
+    std::initializer_list<std::pair<std::string_view, JsonType>> fields) {
+  if (!obj.is_object()) return ::testing::AssertionFailure() << "not an object: " << obj.dump();
+  for (const auto& [name, type] : fields) {
+    auto it = obj.find(std::string(name));
+    if (it == obj.end()) {
+      return ::testing::AssertionFailure() << "field " << name << " missing: " << obj.dump();
+    }
+    bool ok = false;
+    const char* want = "";
+    switch (type) {
+      case JsonType::kString: ok = it->is_string(), want = "a string"; break;
+      case JsonType::kNumber: ok = it->is_number(), want = "a number"; break;
+      case JsonType::kInteger: ok = it->is_number_integer(), want = "an integer"; break;
+      case JsonType::kBoolean: ok = it->is_boolean(), want = "a boolean"; break;
+      case JsonType::kArray: ok = it->is_array(), want = "an array"; break;
+      case JsonType::kObject: ok = it->is_object(), want = "an object"; break;
+    }
+    if (!ok) {
+      return ::testing::AssertionFailure()
+             << "field " << name << " must be " << want << ", got " << it->dump();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult IsAddSuccess(const HttpResponse& resp, const nlohmann::json& body) {
   if (resp.status != 200) return ::testing::AssertionFailure() << "add: " << resp.Describe();
   if (auto r = IsJsonResponse(resp); !r) return r;
+  if (auto r = HasFieldTypes(resp.Json(), {{"success", JsonType::kBoolean},
+                                           {"request_id", JsonType::kString},
+                                           {"user_id", JsonType::kString},
+                                           {"session_id", JsonType::kString}});
+      !r) {
+    return r;
+  }
   nlohmann::json want = {{"success", true},
                          {"request_id", body.at("request_id")},
                          {"user_id", body.at("user_id")},

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -78,6 +80,14 @@ int CountContaining(const nlohmann::json& data, std::string_view needle);
 // and code; when `field` is non-empty the message must mention it (case-insensitive).
 ::testing::AssertionResult IsError(const HttpResponse& resp, int status, std::string_view code,
                                    std::string_view field = {});
+
+// JSON types of response fields. The contract's examples show unset ids and messages as "" (e.g.
+// "agent_id": ""), so a field the contract shows as a string must never be null.
+enum class JsonType { kString, kNumber, kInteger, kBoolean, kArray, kObject };
+// Every named field of `obj` is present with its type; the failure names the first that is not.
+::testing::AssertionResult HasFieldTypes(
+    const nlohmann::json& obj,
+    std::initializer_list<std::pair<std::string_view, JsonType>> fields);
 
 // A valid 1×1 RGBA PNG (70 bytes) and its base64.
 inline constexpr char kTinyPngBase64[] =
