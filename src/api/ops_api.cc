@@ -3,8 +3,21 @@
 #include <nlohmann/json.hpp>
 
 #include "api/envelope.h"
+#include "common/build_info.h"
 
 namespace engram {
+
+namespace {
+
+// The compiled-in document with this build's version in info.version: the checked-in file cannot
+// go stale when the version changes.
+std::string VersionedOpenApiDocument() {
+  nlohmann::json doc = nlohmann::json::parse(OpenApiDocument());
+  doc["info"]["version"] = std::string(GetBuildInfo().version);
+  return doc.dump(2);
+}
+
+}  // namespace
 
 void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics) {
   router.Add({.method = "GET",
@@ -14,6 +27,7 @@ void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics) {
               .handler = [store](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
                 HttpResponse r;
                 r.content_type = "text/plain; charset=utf-8";
+                r.headers.emplace_back("X-Engram-Version", std::string(GetBuildInfo().version));
                 Status st = store->CheckWritable();
                 r.status = st.ok() ? 200 : 503;
                 r.body = st.ok() ? "ok" : "unavailable";
@@ -45,9 +59,10 @@ void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics) {
               .pattern = "/openapi.json",
               .name = "openapi",
               .auth = AuthMode::kNone,
-              .handler = [](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+              .handler = [document = VersionedOpenApiDocument()](
+                             const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
                 HttpResponse r;
-                r.body = OpenApiDocument();
+                r.body = document;
                 return r;
               }});
 }

@@ -9,12 +9,9 @@
 #include <sstream>
 
 #include "cli/serve_command.h"
-#include "embed/embed_command.h"
+#include "common/build_info.h"
 #include "config/serve_options.h"
-
-#ifndef ENGRAM_VERSION
-#define ENGRAM_VERSION "0.0.0"
-#endif
+#include "embed/embed_command.h"
 
 namespace {
 
@@ -258,8 +255,10 @@ int main(int argc, char** argv) {
   embed_cmd->add_option("--model-dir", embed_model_dir, "built-in model directory")
       ->envname("ENGRAM_MODEL_DIR");
 
-  app.add_subcommand("version", "print the version")->callback([] {
-    std::cout << "engram " << ENGRAM_VERSION << std::endl;
+  app.add_subcommand("version", "print the version and the source revision")->callback([] {
+    const engram::BuildInfo info = engram::GetBuildInfo();
+    std::cout << "engram " << info.version << " (" << info.revision << ", " << info.build_type
+              << ", " << info.compiler << ")" << std::endl;
   });
 
   std::vector<std::string> args(argv + 1, argv + argc);

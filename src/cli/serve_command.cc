@@ -21,6 +21,7 @@
 #include "api/openapi_check.h"
 #include "api/ops_api.h"
 #include "api/skills_api.h"
+#include "common/build_info.h"
 #include "core/kb_service.h"
 #include "core/leaderboard_janitor.h"
 #include "core/leaderboard_service.h"
@@ -40,11 +41,6 @@
 #include "server/http_server.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
-
-// The version `engram version` prints (cli/CMakeLists.txt defines it for this binary).
-#ifndef ENGRAM_VERSION
-#define ENGRAM_VERSION "0.0.0"
-#endif
 
 namespace engram {
 
@@ -554,7 +550,7 @@ int RunServe(ServeOptions options) {
   leaderboard_limits.content.max_image_bytes = options.max_image_bytes;
   leaderboard_limits.content.max_total_image_bytes = options.max_request_image_bytes;
   RegisterLeaderboardRoutes(router, &leaderboard, leaderboard_limits,
-                            LeaderboardServerInfo{.version = ENGRAM_VERSION});
+                            LeaderboardServerInfo{.version = std::string(GetBuildInfo().version)});
   MemoryApiLimits memory_limits;
   memory_limits.max_top_k = options.max_top_k;
   memory_limits.max_metadata_bytes = options.max_metadata_bytes;
@@ -607,6 +603,14 @@ int RunServe(ServeOptions options) {
       });
   // Before Start: no request renders metrics yet.
   metrics.AddGaugeSource([&server](std::string& out) { AppendTransportMetrics(server.stats(), out); });
+  metrics.AddGaugeSource([](std::string& out) {
+    const BuildInfo info = GetBuildInfo();
+    fmt::format_to(std::back_inserter(out),
+                   "# HELP engram_build_info The running binary's version and source revision.\n"
+                   "# TYPE engram_build_info gauge\n"
+                   "engram_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
+                   info.version, info.revision);
+  });
   Status started = server.Start();
   if (!started.ok()) {
     spdlog::error("cannot listen on {}: {}", options.listen, started.message());

@@ -1,6 +1,7 @@
 // Operator endpoints (/healthz, V3 health, /metrics, /openapi.json) and slow-client resistance
 // (../shared/API.md, Common + sections 1 Health and 3).
 #include <atomic>
+#include <cstdio>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -198,6 +199,27 @@ TEST_F(OpsTest, OpenApiDocument) {
       EXPECT_TRUE(j["paths"][path].contains("post")) << path << " has no post operation";
     }
   }
+}
+
+// One version everywhere: CMake's project version, as `engram version`, /healthz, /openapi.json
+// and /metrics report it.
+TEST_F(OpsTest, OneVersionEverywhere) {
+  const std::string version = ENGRAM_EXPECTED_VERSION;
+  HttpResponse health = client().Get("/healthz");
+  EXPECT_EQ(health.Header("x-engram-version"), version);
+  HttpResponse doc = client().Get("/openapi.json");
+  ASSERT_EQ(doc.status, 200);
+  EXPECT_EQ(doc.Json()["info"]["version"], version);
+  HttpResponse metrics = client().Get("/metrics");
+  EXPECT_NE(metrics.body.find("engram_build_info{version=\"" + version + "\",revision=\""),
+            std::string::npos);
+  const std::string command = *EngramBinary() + " version";
+  FILE* out = ::popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  char line[512] = {};
+  ASSERT_NE(::fgets(line, sizeof(line), out), nullptr);
+  ::pclose(out);
+  EXPECT_EQ(std::string(line).rfind("engram " + version + " (", 0), 0u) << line;
 }
 
 TEST(SlowClientTest, TricklingHeadersDoNotBlockOthers) {
