@@ -1,8 +1,15 @@
 // Runs the fuzz target over a seed corpus and deterministic mutations of it (byte flips, splices,
 // truncations, bracket storms), so every CI run exercises the parsers with hostile input even
 // without clang/libFuzzer. A crash or an escaped exception fails the test.
+//
+// Usage: fuzz_smoke_test [corpus dir or file ...]. With no argument the seeds are the request
+// bodies below (for request_parsers_fuzz.cc); otherwise every file named or found in the folders.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -10,6 +17,30 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The files named on the command line and those in the folders named there, in path order.
+std::vector<std::string> CorpusSeeds(int argc, char** argv) {
+  std::vector<std::filesystem::path> paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::filesystem::path arg(argv[i]);
+    if (std::filesystem::is_directory(arg)) {
+      for (const auto& entry : std::filesystem::directory_iterator(arg)) {
+        if (entry.is_regular_file()) paths.push_back(entry.path());
+      }
+    } else {
+      paths.push_back(arg);
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> seeds;
+  for (const auto& path : paths) seeds.push_back(ReadFile(path));
+  return seeds;
+}
 
 std::vector<std::string> Seeds() {
   const std::string png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
@@ -33,11 +64,16 @@ std::vector<std::string> Seeds() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> seeds = argc > 1 ? CorpusSeeds(argc, argv) : Seeds();
+  if (seeds.empty()) {
+    std::fprintf(stderr, "fuzz smoke: no seeds found\n");
+    return 1;
+  }
   std::mt19937 rng(20261130);
   const char kSpecial[] = "{}[]\":,\\\xff\xc3\x00 0-9eE.+/=";
   size_t runs = 0;
-  for (const std::string& seed : Seeds()) {
+  for (const std::string& seed : seeds) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(seed.data()), seed.size());
     ++runs;
     for (int i = 0; i < 4000; ++i) {
