@@ -1,8 +1,13 @@
 // Malformed requests: each gets the right 4xx and the error envelope naming the field, the server
 // stays up, and nothing of a rejected request is stored (../shared/API.md, Common + section 2).
+#include <sys/resource.h>
+
+#include <fstream>
 #include <functional>
 
+#include "common/codec.h"
 #include "test_util.h"
+#include "zip_writer.h"
 
 namespace engram::testing {
 namespace {
@@ -355,6 +360,77 @@ TEST_F(ValidationTest, MalformedHttpDoesNotHurtTheServer) {
         "application/json\r\nContent-Length: 1000\r\n\r\n{\"req");
   }
   EXPECT_EQ(client().Get("/healthz").status, 200);
+}
+
+// Bodies that are not JSON get a 400 naming what is wrong and the byte offset, and never echo the
+// request's content.
+TEST_F(ValidationTest, InvalidJsonNamesTheProblemAndTheByteOffset) {
+  const std::string secret = UniqueWord();
+  const std::string head = R"({"request_id":"r","user_id":"u","session_id":"s","messages":[)";
+  struct BadJson {
+    std::string name;
+    std::string body;
+    std::string expected;  // in the message
+  };
+  const std::vector<BadJson> cases = {
+      {"invalid UTF-8",
+       head + R"({"role":"user","content":")" + secret + "\xff\xfe" + R"("}]})",
+       "invalid string: ill-formed UTF-8 byte 0xFF at byte offset"},
+      {"lone surrogate", head + R"({"role":"user","content":")" + secret + R"(\ud800"}]})",
+       "invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF at byte offset"},
+      {"number out of range", head + R"({"role":"user","content":")" + secret +
+                                  R"(","timestamp":1e999}]})",
+       "number out of range at byte offset"},
+      {"duplicate key", head + R"({"role":"user","content":")" + secret + R"(","role":"user"}]})",
+       "duplicate key \"role\" in messages[0] at byte offset"},
+  };
+  for (const BadJson& c : cases) {
+    SCOPED_TRACE(c.name);
+    HttpResponse resp = client().Post(kAddPath, std::string_view(c.body));
+    EXPECT_TRUE(IsError(resp, 400, "InvalidParameter", c.expected));
+    const std::string message = resp.Json().value("message", "");
+    EXPECT_NE(message.find("request body is not valid JSON: "), std::string::npos) << message;
+    EXPECT_EQ(message.find(secret), std::string::npos) << message;
+  }
+  EXPECT_EQ(client().Get("/healthz").status, 200);
+}
+
+// A skill archive whose _meta.json nests 100,000 levels once took the whole server down (a stack
+// overflow while re-serialising it). Now it is a 400, and the server, here under an address-space
+// limit so that a runaway allocation would fail rather than swap, keeps answering.
+TEST(DeepJsonTest, DeeplyNestedSkillMetaJsonIsRefusedAndTheServerStaysUp) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerProcess server;
+  ASSERT_TRUE(server.Start());
+  // The server's address space now plus 1 GiB: room for normal work, not for a runaway.
+  std::ifstream status("/proc/" + std::to_string(server.pid()) + "/status");
+  uint64_t vm_kb = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stoull(line.substr(7));
+  }
+  ASSERT_GT(vm_kb, 0u);
+  const rlim_t bytes = (vm_kb << 10) + (rlim_t{1} << 30);
+  const rlimit limit{.rlim_cur = bytes, .rlim_max = bytes};
+  ASSERT_EQ(prlimit(server.pid(), RLIMIT_AS, &limit, nullptr), 0);
+
+  HttpClient client(server.BaseUrl());
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(100000, '}');
+  const std::string zip =
+      MakeZip({{"SKILL.md", SkillMd({"name: deep", "description: nested meta"})},
+               {"_meta.json", deep}});
+  const std::string path = "/v3/openapi/workspaces/default/memory/agentic-memory/skills/import";
+  HttpResponse resp =
+      client.Post(path, nlohmann::json{{"zip_base64", Base64Encode(zip)}, {"user_id", "u"}});
+  EXPECT_TRUE(IsError(resp, 400, "InvalidParameter", "_meta.json nests deeper than 64 levels"));
+  EXPECT_EQ(client.Get("/healthz").status, 200) << server.Output();
+  // The same archive with a flat _meta.json imports.
+  const std::string flat =
+      MakeZip({{"SKILL.md", SkillMd({"name: deep", "description: nested meta"})},
+               {"_meta.json", R"({"owner":"x"})"}});
+  resp = client.Post(path, nlohmann::json{{"zip_base64", Base64Encode(flat)}, {"user_id", "u"}});
+  EXPECT_EQ(resp.status, 200) << resp.Describe();
 }
 
 }  // namespace
