@@ -129,6 +129,8 @@ HttpResponse HttpClient::Request(std::string_view method, std::string_view path,
   bool has_body = method == "POST" || method == "PUT" || method == "PATCH" || !body.empty();
   if (method == "GET" && body.empty()) {
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  } else if (method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);  // else curl waits for the body Content-Length names
   } else if (has_body) {
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));

@@ -47,7 +47,7 @@ class HttpClient {
                     const Headers& headers = {}) const;
   HttpResponse Get(std::string_view path, const Headers& headers = {}) const;
   HttpResponse Delete(std::string_view path, const Headers& headers = {}) const;
-  // Any method, optional body.
+  // Any method, optional body ("HEAD" reads the head only).
   HttpResponse Request(std::string_view method, std::string_view path, std::string_view body,
                        const Headers& headers) const;
 

@@ -66,6 +66,11 @@ TEST_F(LeaderboardLifecycleTest, HealthNeedsNoKeyAndNamesTheVersion) {
   EXPECT_TRUE(HasFieldTypes(j, {{"status", JsonType::kString}, {"version", JsonType::kString}}));
   EXPECT_EQ(j["status"], "ok");
   EXPECT_FALSE(j["version"].get<std::string>().empty());
+  // HEAD, as probes send it: the same status and length, no body.
+  HttpResponse head = client().Request("HEAD", "/leaderboard/health", {}, {});
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.Header("content-length"), std::to_string(resp.body.size()));
+  EXPECT_TRUE(head.body.empty());
   // The other Leaderboard routes still need the key.
   EXPECT_EQ(client().Post(kSearchPath, SearchBody("u", "x")).status, 401);
 }
