@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +168,11 @@ void ServerProcess::JoinReader() {
     ::dup2(fds[1], STDERR_FILENO);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    if (options_.memory_limit_mb) {
+      const rlimit limit{.rlim_cur = *options_.memory_limit_mb << 20,
+                         .rlim_max = *options_.memory_limit_mb << 20};
+      ::setrlimit(RLIMIT_DATA, &limit);
+    }
     ::execve(argv[0], argv.data(), envp.data());
     const char msg[] = "execve failed\n";
     ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);

@@ -44,6 +44,10 @@ struct ServerOptions {
   std::string data_dir;
   // How long Start() waits for the "listening on HOST:PORT" line.
   std::chrono::milliseconds start_timeout{20000};
+  // When set, the child's private writable memory (RLIMIT_DATA: heap, anonymous mappings, thread
+  // stacks) is capped at this many MiB, so a test of hostile input that the server failed to
+  // bound ends in the server's allocation failure, not in the machine swapping.
+  std::optional<size_t> memory_limit_mb;
 };
 
 // How a stopped child ended.

@@ -70,7 +70,16 @@ std::string Md(const std::string& name, const std::string& description, const st
   return "---\nname: " + name + "\ndescription: " + description + "\n" + extra + "---\n" + body;
 }
 
-class SkillApiTest : public SharedServerTest {};
+// Under a memory limit: a bomb the server failed to bound would end in its allocation failure
+// (and the tests failing), not in the machine swapping.
+class SkillApiTest : public SharedServerTest {
+ protected:
+  ServerOptions Options() const override {
+    ServerOptions o;
+    o.memory_limit_mb = 1536;
+    return o;
+  }
+};
 
 TEST_F(SkillApiTest, ImportsOneSkillAtTheRootAndGetsItBack) {
   const std::string user = UniqueId("u");
