@@ -130,6 +130,9 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   out += "# HELP engram_intake_records_total Memory events made durable by the intake journal.\n";
   out += "# TYPE engram_intake_records_total counter\n";
   out += fmt::format("engram_intake_records_total {}\n", j.records);
+  out += "# HELP engram_intake_refused_total Memory events refused because the journal could not "
+         "write (out of disk space, or failed).\n# TYPE engram_intake_refused_total counter\n";
+  out += fmt::format("engram_intake_refused_total {}\n", j.refused);
   AppendHistogram(out, "engram_intake_sync_duration_seconds",
                   "One group of journal records, write to synced.", j.kSyncBuckets, j.sync_le,
                   j.syncs, j.sync_seconds);

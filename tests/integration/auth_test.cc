@@ -1,6 +1,10 @@
 // API keys: the three accepted header forms, 401 InvalidApiKey otherwise, /healthz open, keys from
 // --api-key flags and from ENGRAM_API_KEYS (../shared/API.md, Common); /metrics needs a key for
 // every workspace; an empty key is refused at start.
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "test_util.h"
 
 namespace engram::testing {
@@ -156,7 +160,18 @@ TEST(AuthKeysTest, MetricsNeedAKeyForEveryWorkspace) {
 TEST(AuthKeysTest, EmptyKeyIsRefusedAtStart) {
   // An empty key is a configuration mistake, not a request for keyless development mode.
   ENGRAM_REQUIRE_BINARY();
+  char config[] = "/tmp/engram-empty-key-XXXXXX";
+  const int fd = mkstemp(config);
+  ASSERT_GE(fd, 0);
+  const std::string toml = "[serve]\napi-key = \"\"\n";
+  ASSERT_EQ(write(fd, toml.data(), toml.size()), static_cast<ssize_t>(toml.size()));
+  close(fd);
   for (const auto& [name, o] : std::vector<std::pair<std::string, ServerOptions>>{
+           {"config file", [&] {
+              ServerOptions o;
+              o.extra_args = {"--config", config};
+              return o;
+            }()},
            {"flag", [] {
               ServerOptions o;
               o.extra_args = {"--api-key", ""};
@@ -181,6 +196,7 @@ TEST(AuthKeysTest, EmptyKeyIsRefusedAtStart) {
     EXPECT_NE(server.Output().find("an empty API key was given"), std::string::npos)
         << server.Output();
   }
+  unlink(config);
 }
 
 }  // namespace

@@ -152,6 +152,19 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   }
   EXPECT_TRUE(refused) << "no add was refused on a full disk";
   EXPECT_TRUE(Healthy(false));
+  // The leaderboard's adds commit straight to SQLite: SQLITE_FULL answers 503 too, never 500.
+  bool store_refused = false;
+  for (int i = 0; i < 50 && !store_refused; ++i) {
+    HttpResponse r = client_->Post(
+        kAddPath, engram::testing::AddBody(UniqueId("eval:run:full"), user, "s",
+                                           json::array({Message("Full " + UniqueWord())})));
+    ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
+    store_refused = r.status == 503;
+  }
+  EXPECT_TRUE(store_refused) << "no leaderboard add was refused on a full disk";
+  const std::string metrics = client_->Get("/metrics").body;
+  EXPECT_NE(metrics.find("engram_intake_refused_total "), std::string::npos);
+  EXPECT_EQ(metrics.find("engram_intake_refused_total 0\n"), std::string::npos);
   // Reads go on.
   EXPECT_TRUE(Finds(user, before));
 
@@ -169,6 +182,9 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   EXPECT_EQ(WaitEvent(event_id), "SUCCEEDED");
   EXPECT_TRUE(Within(5s, [&] { return static_cast<bool>(Healthy(true)); })) << Healthy(true);
   EXPECT_TRUE(Finds(user, after));
+  json lb = engram::testing::AddBody(UniqueId("eval:run:freed"), user, "s",
+                                     json::array({Message("Freed " + UniqueWord())}));
+  EXPECT_TRUE(IsAddSuccess(client_->Post(kAddPath, lb), lb));
 
   // A graceful stop on a full disk succeeds.
   Fill("filler");
