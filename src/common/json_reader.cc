@@ -67,9 +67,19 @@ bool ShowableKey(const std::string& key) {
 // The "; expected X" tail of nlohmann's message when X is one of its token names (these are fixed
 // strings: nothing from the input can pass this check).
 std::string ExpectedTail(std::string_view what) {
-  static constexpr std::string_view kNames[] = {
-      "true literal", "false literal", "null literal", "string literal", "number literal",
-      "'['", "'{'", "']'", "'}'", "':'", "','", "end of input", "'[', '{', or a literal"};
+  static constexpr std::string_view kNames[] = {"true literal",
+                                                "false literal",
+                                                "null literal",
+                                                "string literal",
+                                                "number literal",
+                                                "'['",
+                                                "'{'",
+                                                "']'",
+                                                "'}'",
+                                                "':'",
+                                                "','",
+                                                "end of input",
+                                                "'[', '{', or a literal"};
   for (std::string_view name : kNames) {
     const std::string tail = fmt::format("; expected {}", name);
     if (what.size() >= tail.size() && what.substr(what.size() - tail.size()) == tail) return tail;
@@ -171,7 +181,7 @@ class DomBuilder final : public nlohmann::json_sax<json> {
 
  private:
   struct Level {
-    json* value;                     // the open array or object
+    json* value;                       // the open array or object
     const std::string* key = nullptr;  // objects: the member being read
     json* slot = nullptr;              // objects: where that member's value goes
   };
@@ -266,9 +276,9 @@ class DomBuilder final : public nlohmann::json_sax<json> {
 
 Result<json> ReadJson(std::string_view text, const JsonReadLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return Status::PayloadTooLarge(
-        Lead(limits.what, fmt::format("is too large: {} bytes, at most {} allowed", text.size(),
-                                      limits.max_bytes)));
+    return Status::PayloadTooLarge(Lead(
+        limits.what,
+        fmt::format("is too large: {} bytes, at most {} allowed", text.size(), limits.max_bytes)));
   }
   const char* furthest = text.data();
   DomBuilder builder(text, limits, &furthest);

@@ -55,10 +55,8 @@ inline constexpr JsonReadLimits kStoredJsonLimits{.what = "stored JSON",
 // Answers of outside services (LLM chat completions, embeddings): as large as the HTTP client
 // accepts a response body (embedding batches run to several MB), lenient about duplicate keys (the
 // last wins, as before: models are sloppy). Unnamed: callers say "malformed ... response: ".
-inline constexpr JsonReadLimits kServiceResponseLimits{.what = "",
-                                                       .max_bytes = size_t{64} << 20,
-                                                       .max_depth = 64,
-                                                       .refuse_duplicate_keys = false};
+inline constexpr JsonReadLimits kServiceResponseLimits{
+    .what = "", .max_bytes = size_t{64} << 20, .max_depth = 64, .refuse_duplicate_keys = false};
 
 // Parses one JSON value (surrounding whitespace allowed, nothing else after it).
 Result<nlohmann::json> ReadJson(std::string_view text, const JsonReadLimits& limits);

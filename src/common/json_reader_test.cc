@@ -64,8 +64,9 @@ TEST(JsonReaderTest, HundredThousandLevelsAreRefusedQuickly) {
     // Unclosed, too: refused at the 65th bracket, long before the end.
     std::string open;
     for (int i = 0; i < 100000; ++i) open += objects ? "{\"a\":" : "[";
-    EXPECT_EQ(ErrorOf(open), objects ? "request body nests deeper than 64 levels at byte offset 320"
-                                     : "request body nests deeper than 64 levels at byte offset 64");
+    EXPECT_EQ(ErrorOf(open), objects
+                                 ? "request body nests deeper than 64 levels at byte offset 320"
+                                 : "request body nests deeper than 64 levels at byte offset 64");
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
 }
@@ -110,8 +111,9 @@ TEST(JsonReaderTest, SyntaxErrorsNameTheProblemAndTheByteOffset) {
   EXPECT_EQ(ErrorOf(R"({"a" 1})"),
             "request body is not valid JSON: unexpected number literal at byte offset 5; expected "
             "':'");
-  EXPECT_EQ(ErrorOf(R"({"a":"abc)"),
-            "request body is not valid JSON: invalid string: missing closing quote at byte offset 9");
+  EXPECT_EQ(
+      ErrorOf(R"({"a":"abc)"),
+      "request body is not valid JSON: invalid string: missing closing quote at byte offset 9");
   EXPECT_EQ(ErrorOf(""),
             "request body is not valid JSON: unexpected end of input at byte offset 0; expected "
             "'[', '{', or a literal");

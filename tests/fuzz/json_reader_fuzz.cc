@@ -21,10 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                   .max_depth = 16,
                                                   .refuse_duplicate_keys = true,
                                                   .refuse_nul = true};
-  static constexpr engram::JsonReadLimits kLenient{.what = "",
-                                                   .max_bytes = 1 << 16,
-                                                   .max_depth = 4,
-                                                   .refuse_duplicate_keys = false};
+  static constexpr engram::JsonReadLimits kLenient{
+      .what = "", .max_bytes = 1 << 16, .max_depth = 4, .refuse_duplicate_keys = false};
   static constexpr engram::JsonReadLimits kReread{.max_bytes = 1 << 24, .max_depth = 16};
   for (const engram::JsonReadLimits* limits : {&kStrict, &kLenient}) {
     auto r = engram::ReadJson(input, *limits);
