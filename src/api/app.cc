@@ -63,8 +63,18 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
     return Status::NotFound("no route for " + request.method + " " + request.path);
   }
   std::string workspace = match.route->fixed_workspace;
+  bool chosen = false;  // named by the client (path or header): must be a well-formed name
+  if (!match.route->workspace_header.empty()) {
+    if (const std::string* h = request.Header(match.route->workspace_header)) {
+      workspace = *h;
+      chosen = true;
+    }
+  }
   const auto named = match.params.find("workspace");
-  if (named != match.params.end()) workspace = named->second;
+  if (named != match.params.end()) {
+    workspace = named->second;
+    chosen = true;
+  }
   // Authentication first: a caller without a valid key learns nothing about the request
   // beyond "401", not even that its workspace name is malformed.
   if (match.route->auth == AuthMode::kApiKey) {
@@ -80,7 +90,7 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
                         " is not supported; send the body uncompressed (identity)");
     }
   }
-  if (named != match.params.end() && !ValidWorkspaceName(workspace)) {
+  if (chosen && !ValidWorkspaceName(workspace)) {
     return Status::InvalidParameter(
         "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
   }

@@ -41,6 +41,10 @@ struct Route {
   // Workspace the route touches, for key scoping: a fixed name, or empty to take the {workspace}
   // path parameter.
   std::string fixed_workspace;
+  // A request header (lower-case name) that, when sent, names the workspace instead of
+  // fixed_workspace: for routes without {workspace} whose clients pick one per request (the MCP
+  // endpoint's x-engram-workspace). Checked like a path's name, before the body is read.
+  std::string workspace_header;
   RouteHandler handler;
   // The handler computes on memory and the local store only (searches): with a local store and
   // model the server runs it on an I/O thread, one per core at a time

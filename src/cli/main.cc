@@ -12,6 +12,7 @@
 #include "common/build_info.h"
 #include "config/serve_options.h"
 #include "embed/embed_command.h"
+#include "mcp/stdio_command.h"
 
 namespace {
 
@@ -255,6 +256,18 @@ int main(int argc, char** argv) {
   embed_cmd->add_option("--model-dir", embed_model_dir, "built-in model directory")
       ->envname("ENGRAM_MODEL_DIR");
 
+  // MCP over stdin/stdout for hosts that launch a command, relayed to a running server
+  // (src/mcp/http_relay.h says why; docs/mcp.md).
+  engram::mcp::HttpRelayOptions mcp_relay;
+  auto* mcp_cmd = app.add_subcommand(
+      "mcp", "speak MCP on stdin/stdout, relaying every message to a running engram serve");
+  mcp_cmd->add_option("--url", mcp_relay.url, "the server (http://HOST:PORT) or its MCP endpoint URL")
+      ->envname("ENGRAM_URL")->capture_default_str();
+  mcp_cmd->add_option("--api-key", mcp_relay.api_key, "API key sent as Authorization: Bearer")
+      ->envname("ENGRAM_API_KEY");
+  mcp_cmd->add_option("--workspace", mcp_relay.workspace, "workspace (default: default)")
+      ->envname("ENGRAM_WORKSPACE");
+
   app.add_subcommand("version", "print the version and the source revision")->callback([] {
     const engram::BuildInfo info = engram::GetBuildInfo();
     std::cout << "engram " << info.version << " (" << info.revision << ", " << info.build_type
@@ -284,6 +297,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  if (mcp_cmd->parsed()) return engram::mcp::RunMcpStdio(std::move(mcp_relay));
   if (embed_cmd->parsed()) {
     return engram::RunEmbedCommand(
         embed_model_dir.empty() ? engram::DefaultModelDir() : embed_model_dir, embed_texts,

@@ -38,17 +38,23 @@
 #include "extract/rule_based_extractor.h"
 #include "extract/skill_llm_extractor.h"
 #include "index/analyzer.h"
+#include "mcp/mcp_service.h"
 #include "server/http_server.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 
 namespace engram {
 
+// The built-in model beside the binary: installed, PREFIX/bin/engram finds it in
+// PREFIX/share/engram/model; in a build tree, build/engram in third_party/model/package/dist.
 std::string DefaultModelDir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "third_party/model/package/dist";
-  return (exe.parent_path().parent_path() / "third_party/model/package/dist").string();
+  const std::filesystem::path prefix = exe.parent_path().parent_path();
+  const std::filesystem::path installed = prefix / "share/engram/model";
+  if (std::filesystem::exists(installed / "model.json", ec)) return installed.string();
+  return (prefix / "third_party/model/package/dist").string();
 }
 
 // The --llm-* endpoint as every LLM user (extractors, reranker) starts from.
@@ -562,6 +568,15 @@ int RunServe(ServeOptions options) {
   kb_limits.max_top_k = options.max_top_k;
   RegisterKbRoutes(router, &knowledge, kb_limits);  // knowledge bases
   RegisterSkillRoutes(router, &skills, SkillApiLimits{.max_zip_bytes = options.skill_max_bytes});
+  // MCP (Model Context Protocol) at /mcp over the same services and limits (docs/mcp.md).
+  mcp::McpServiceOptions mcp_options{.version = std::string(GetBuildInfo().version)};
+  mcp_options.memory.limits = memory_limits;
+  mcp_options.knowledge = kb_limits;
+  mcp_options.skills.limits.max_zip_bytes = options.skill_max_bytes;
+  mcp_options.http.dev_mode = auth->dev_mode();
+  mcp_options.http.max_message_bytes = options.max_body_bytes;
+  mcp::McpService mcp_server(&memories, &knowledge, &skills, std::move(mcp_options));
+  mcp_server.RegisterRoutes(router);
   // The served /openapi.json must describe exactly these routes (see openapi_check.h).
   if (auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument()); !problems.empty()) {
     for (const auto& p : problems) spdlog::error("route table and openapi.json disagree: {}", p);

@@ -1,0 +1,271 @@
+#include "mcp/http_endpoint.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/ascii.h"
+#include "common/json_reader.h"
+
+namespace engram::mcp {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kSessionHeader = "Mcp-Session-Id";
+
+HttpResponse JsonBody(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = DumpJson(body);
+  return r;
+}
+
+HttpResponse Empty(int status) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  return r;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// The media type of a header value without parameters, lower-cased: "application/json".
+std::string MediaType(std::string_view value) {
+  const size_t semi = value.find(';');
+  return Lower(TrimAsciiSpace(value.substr(0, semi)));
+}
+
+bool AcceptsJson(std::string_view accept) {
+  size_t start = 0;
+  while (start <= accept.size()) {
+    size_t comma = accept.find(',', start);
+    if (comma == std::string_view::npos) comma = accept.size();
+    const std::string type = MediaType(accept.substr(start, comma - start));
+    if (type == "application/json" || type == "application/*" || type == "*/*") return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
+// "http://127.0.0.1:8080" -> host "127.0.0.1", authority "127.0.0.1:8080"; false if malformed.
+bool SplitOrigin(std::string_view origin, std::string* host, std::string* authority) {
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string_view::npos) return false;
+  const std::string scheme = Lower(origin.substr(0, scheme_end));
+  if (scheme != "http" && scheme != "https") return false;
+  std::string_view rest = origin.substr(scheme_end + 3);
+  if (rest.empty() || rest.find_first_of("/?#@") != std::string_view::npos) return false;
+  *authority = Lower(rest);
+  if (rest.front() == '[') {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos) return false;
+    *host = Lower(rest.substr(0, close + 1));
+  } else {
+    *host = Lower(rest.substr(0, rest.find(':')));
+  }
+  return !host->empty();
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0 ||
+         (host.size() > 10 && host.compare(host.size() - 10, 10, ".localhost") == 0);
+}
+
+}  // namespace
+
+std::string PresentedCredential(const HttpRequest& request) {
+  if (const std::string* h = request.Header("authorization")) {
+    std::string_view v = TrimAsciiSpace(*h);
+    for (std::string_view scheme : {"bearer ", "token "}) {
+      if (v.size() > scheme.size() && EqualsIgnoreAsciiCase(v.substr(0, scheme.size()), scheme)) {
+        return std::string(TrimAsciiSpace(v.substr(scheme.size())));
+      }
+    }
+  }
+  if (const std::string* h = request.Header("x-api-key")) {
+    return std::string(TrimAsciiSpace(*h));
+  }
+  return "";
+}
+
+HttpEndpoint::HttpEndpoint(const Protocol* protocol, HttpEndpointOptions options)
+    : protocol_(protocol), options_(std::move(options)), sessions_(options_.sessions) {}
+
+HttpResponse HttpEndpoint::Refuse(int http_status, int code, const std::string& message) {
+  return JsonBody(http_status, ErrorResponse(nullptr, code, message));
+}
+
+std::optional<HttpResponse> HttpEndpoint::CheckOrigin(const HttpRequest& request) const {
+  const std::string* origin = request.Header("origin");
+  if (origin == nullptr) return std::nullopt;  // not a browser: nothing to defend against here
+  const std::string_view value = TrimAsciiSpace(*origin);
+  std::string host, authority;
+  if (SplitOrigin(value, &host, &authority)) {
+    if (IsLoopbackHost(host)) return std::nullopt;
+    for (const std::string& allowed : options_.allowed_origins) {
+      if (EqualsIgnoreAsciiCase(allowed, value)) return std::nullopt;
+    }
+    // The server's own origin. Not in development mode: a rebound DNS name reaches the server
+    // with a matching Host, and without keys nothing else would stop the page.
+    if (!options_.dev_mode) {
+      if (const std::string* h = request.Header("host"); h && Lower(TrimAsciiSpace(*h)) == authority) {
+        return std::nullopt;
+      }
+    }
+  }
+  return Refuse(403, kTransportError,
+                "Forbidden: Origin " + std::string(value.substr(0, 200)) +
+                    " is not allowed to use this MCP endpoint");
+}
+
+HttpResponse HttpEndpoint::Get(const HttpRequest& request) {
+  if (auto refused = CheckOrigin(request)) return *refused;
+  HttpResponse r = Refuse(405, kTransportError,
+                          "Method Not Allowed: this server sends no server-initiated SSE stream; "
+                          "POST messages, DELETE to end a session");
+  r.headers.emplace_back("Allow", "POST, DELETE");
+  return r;
+}
+
+HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string& workspace) {
+  if (auto refused = CheckOrigin(request)) return *refused;
+  const std::string* id = request.Header("mcp-session-id");
+  if (id == nullptr || id->empty()) {
+    return Refuse(400, kTransportError, "Bad Request: DELETE needs an Mcp-Session-Id header");
+  }
+  if (!sessions_.Remove(*id, workspace, CredentialDigest(PresentedCredential(request)))) {
+    return Refuse(404, kSessionNotFound, "Session not found");
+  }
+  return Empty(200);
+}
+
+HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {
+  if (auto refused = CheckOrigin(request)) return *refused;
+  const std::string* content_type = request.Header("content-type");
+  if (content_type == nullptr || MediaType(*content_type) != "application/json") {
+    return Refuse(415, kTransportError,
+                  "Unsupported Media Type: POST a JSON-RPC message as application/json");
+  }
+  if (const std::string* accept = request.Header("accept"); accept && !AcceptsJson(*accept)) {
+    return Refuse(406, kTransportError,
+                  "Not Acceptable: this server answers with application/json; list it (with "
+                  "text/event-stream) in Accept");
+  }
+  const std::string* version_header = request.Header("mcp-protocol-version");
+  if (version_header != nullptr && !IsSupportedProtocolVersion(*version_header)) {
+    return Refuse(400, kTransportError,
+                  "Bad Request: unsupported MCP-Protocol-Version " +
+                      version_header->substr(0, 64) + "; supported: 2025-11-25, 2025-06-18, 2025-03-26");
+  }
+  // The session is checked before the body is read: a client whose session ended learns that
+  // (404, start again) whatever it sent.
+  const std::string* session_id = request.Header("mcp-session-id");
+  std::optional<Session> session;
+  if (session_id != nullptr && !session_id->empty()) {
+    session = sessions_.Find(*session_id, workspace, CredentialDigest(PresentedCredential(request)));
+    if (!session) {
+      return Refuse(404, kSessionNotFound,
+                    "Session not found: it ended or expired; send a new initialize without "
+                    "Mcp-Session-Id");
+    }
+    if (version_header != nullptr && *version_header != session->protocol_version) {
+      return Refuse(400, kTransportError,
+                    "Bad Request: MCP-Protocol-Version " + *version_header +
+                        " is not the session's negotiated version " + session->protocol_version);
+    }
+  }
+  json body;
+  if (auto error = ParseBody(request.body, options_.max_message_bytes, &body)) {
+    return JsonBody(400, ErrorResponse(*error));
+  }
+
+  // A single initialize opens a session; everything else needs one.
+  if (body.is_object() && body.value("method", json()) == "initialize") {
+    Message message;
+    if (auto error = ReadMessage(body, &message)) return JsonBody(400, ErrorResponse(*error));
+    if (message.kind != MessageKind::kRequest) {
+      return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest,
+                                         "Invalid Request: initialize must be a request (with an id)"));
+    }
+    if (session) {
+      return JsonBody(400, ErrorResponse(message.id, kInvalidRequest,
+                                         "Invalid Request: initialize opens a new session; send "
+                                         "it without an Mcp-Session-Id header"));
+    }
+    return Initialize(request, message, workspace);
+  }
+  if (!session) {
+    return Refuse(400, kTransportError,
+                  "Bad Request: Mcp-Session-Id header is required; send initialize first");
+  }
+
+  if (body.is_array()) {
+    if (session->protocol_version != "2025-03-26") {
+      return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest,
+                                         "Invalid Request: JSON-RPC batches are not supported in "
+                                         "protocol revision " +
+                                             session->protocol_version));
+    }
+    if (body.empty()) {
+      return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest, "Invalid Request: empty batch"));
+    }
+    json responses = json::array();
+    for (const json& item : body) {
+      Message message;
+      if (auto error = ReadMessage(item, &message)) {
+        responses.push_back(ErrorResponse(*error));
+        continue;
+      }
+      if (message.method == "initialize") {
+        if (message.kind == MessageKind::kRequest) {
+          responses.push_back(ErrorResponse(message.id, kInvalidRequest,
+                                            "Invalid Request: initialize must not be batched"));
+        }
+        continue;
+      }
+      if (auto response = Dispatch(message, *session)) responses.push_back(std::move(*response));
+    }
+    if (responses.empty()) return Empty(202);
+    return JsonBody(200, responses);
+  }
+
+  Message message;
+  if (auto error = ReadMessage(body, &message)) return JsonBody(400, ErrorResponse(*error));
+  auto response = Dispatch(message, *session);
+  if (!response) return Empty(202);
+  return JsonBody(200, *response);
+}
+
+HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message& message,
+                                      const std::string& workspace) {
+  Protocol::Initialized init = protocol_->Initialize(message);
+  if (init.protocol_version.empty()) return JsonBody(200, init.response);
+  auto session = sessions_.Create(workspace, CredentialDigest(PresentedCredential(request)),
+                                  init.protocol_version);
+  if (!session.ok()) {
+    HttpResponse r = JsonBody(503, ErrorResponse(message.id, kInternalError, session.status().message()));
+    r.headers.emplace_back("Retry-After", "5");
+    return r;
+  }
+  spdlog::debug("mcp session opened workspace={} version={}", workspace, init.protocol_version);
+  HttpResponse r = JsonBody(200, init.response);
+  r.headers.emplace_back(kSessionHeader, session->id);
+  return r;
+}
+
+std::optional<json> HttpEndpoint::Dispatch(const Message& message, const Session& session) {
+  if (message.kind == MessageKind::kNotification && message.method == "notifications/initialized") {
+    sessions_.MarkInitialized(session.id);
+  }
+  return protocol_->Handle(message, ToolContext{session.workspace, session.protocol_version});
+}
+
+}  // namespace engram::mcp

@@ -1,0 +1,73 @@
+// The Streamable HTTP transport of MCP (revision 2025-11-25, basic/transports): one endpoint that
+// takes JSON-RPC messages by POST and ends sessions by DELETE. Every answer is one JSON body
+// (application/json); the server never opens an SSE stream, so GET is 405 as the transport allows.
+//
+// What a request passes before its message is parsed (the HTTP layer has already checked the API
+// key for the request's workspace, see RegisterMcpRoutes):
+//   1. Origin: a browser's Origin must be a loopback origin or, when keys are configured, the
+//      server's own (the Host it was reached at) or one listed in allowed_origins; else 403. This
+//      is the transport's defence against DNS rebinding of a local server.
+//   2. POST: Content-Type application/json (else 415); an Accept header, when sent, must admit
+//      application/json (else 406).
+//   3. MCP-Protocol-Version, when sent, must be a supported revision and the session's (else 400).
+//   4. Mcp-Session-Id: required on everything but initialize (400 without it); unknown, expired,
+//      or opened with another key or workspace: 404, and the client starts a new session.
+// Then the body: not JSON → -32700, not a JSON-RPC message → -32600, both with HTTP 400.
+// Notifications and responses are answered 202 with no body; requests 200 with the JSON-RPC
+// response (its errors included). Batches (JSON arrays) exist only in revision 2025-03-26 and are
+// refused (-32600) in sessions of later revisions; initialize is never batched.
+//
+// Thread-safety: Post, Delete and Get are safe to call concurrently. Ownership: does not own the
+// protocol engine; owns the session table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mcp/protocol.h"
+#include "mcp/session_table.h"
+#include "server/http_types.h"
+
+namespace engram::mcp {
+
+struct HttpEndpointOptions {
+  SessionTableOptions sessions;
+  // Largest JSON-RPC message read (the HTTP body limit applies first).
+  size_t max_message_bytes = 16 << 20;
+  // No keys configured: only loopback origins are accepted from browsers.
+  bool dev_mode = true;
+  // Origins ("https://app.example.com") accepted besides loopback and the server's own.
+  std::vector<std::string> allowed_origins;
+};
+
+class HttpEndpoint {
+ public:
+  HttpEndpoint(const Protocol* protocol, HttpEndpointOptions options);
+
+  // `workspace` is the one the route resolved and the key was checked for.
+  HttpResponse Post(const HttpRequest& request, const std::string& workspace);
+  HttpResponse Delete(const HttpRequest& request, const std::string& workspace);
+  HttpResponse Get(const HttpRequest& request);
+
+  SessionTable& sessions() { return sessions_; }
+
+ private:
+  // A refusal of the transport: `http_status` with a JSON-RPC error that has a null id.
+  static HttpResponse Refuse(int http_status, int code, const std::string& message);
+  // The Origin check (nullopt: accepted).
+  std::optional<HttpResponse> CheckOrigin(const HttpRequest& request) const;
+  // Runs one message of an established session; nullopt when it needs no answer.
+  std::optional<nlohmann::json> Dispatch(const Message& message, const Session& session);
+  HttpResponse Initialize(const HttpRequest& request, const Message& message,
+                          const std::string& workspace);
+
+  const Protocol* protocol_;
+  HttpEndpointOptions options_;
+  SessionTable sessions_;
+};
+
+// The key a request presents (Authorization: Bearer|Token, or X-Api-Key), "" when none: sessions
+// are bound to its digest.
+std::string PresentedCredential(const HttpRequest& request);
+
+}  // namespace engram::mcp

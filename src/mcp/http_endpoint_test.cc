@@ -1,0 +1,228 @@
+// The Streamable HTTP endpoint behind the server's App: keys and workspaces checked from the
+// request head, then origin, headers, sessions, batches and the JSON-RPC answers.
+#include "mcp/http_endpoint.h"
+
+#include <gtest/gtest.h>
+
+#include "api/app.h"
+#include "mcp/http_routes.h"
+#include "mcp/test_tools.h"
+
+namespace engram::mcp {
+namespace {
+
+using json = nlohmann::json;
+
+class HttpEndpointTest : public ::testing::Test {
+ protected:
+  HttpEndpointTest()
+      : tools_(TestTools()),
+        protocol_(&tools_, ServerInfo{}),
+        auth_(*ApiKeyAuth::FromSpecs({"k1", "k2:ws2"})),
+        endpoint_(&protocol_, HttpEndpointOptions{.dev_mode = false}),
+        app_(Routes(), &auth_, &metrics_) {}
+
+  Router Routes() {
+    Router router;
+    RegisterMcpRoutes(router, &endpoint_);
+    return router;
+  }
+
+  static HttpRequest Request(const std::string& method, const std::string& path,
+                             const std::string& body, const std::string& key = "k1") {
+    HttpRequest r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    if (!key.empty()) r.headers.emplace_back("authorization", "Bearer " + key);
+    if (method == "POST") {
+      r.headers.emplace_back("content-type", "application/json");
+      r.headers.emplace_back("accept", "application/json, text/event-stream");
+    }
+    return r;
+  }
+
+  static std::string Header(const HttpResponse& r, const std::string& name) {
+    for (const auto& [n, v] : r.headers) {
+      if (n == name) return v;
+    }
+    return "";
+  }
+
+  // Opens a session; returns its id.
+  std::string Open(const std::string& path = "/mcp", const std::string& key = "k1",
+                   const std::string& version = "2025-11-25",
+                   const std::string& workspace_header = "") {
+    HttpRequest r = Request("POST", path,
+                            json{{"jsonrpc", "2.0"},
+                                 {"id", 0},
+                                 {"method", "initialize"},
+                                 {"params", {{"protocolVersion", version}}}}
+                                .dump(),
+                            key);
+    if (!workspace_header.empty()) r.headers.emplace_back(kWorkspaceHeader, workspace_header);
+    HttpResponse resp = app_.Handle(r);
+    EXPECT_EQ(resp.status, 200) << resp.body;
+    return Header(resp, "Mcp-Session-Id");
+  }
+
+  HttpResponse Send(const std::string& session, const json& body, const std::string& path = "/mcp",
+                    const std::string& key = "k1") {
+    HttpRequest r = Request("POST", path, body.dump(), key);
+    if (!session.empty()) r.headers.emplace_back("mcp-session-id", session);
+    return app_.Handle(r);
+  }
+
+  static json Echo(int id, const std::string& text = "hi") {
+    return {{"jsonrpc", "2.0"},
+            {"id", id},
+            {"method", "tools/call"},
+            {"params", {{"name", "echo"}, {"arguments", {{"text", text}}}}}};
+  }
+
+  ToolRegistry tools_;
+  Protocol protocol_;
+  ApiKeyAuth auth_;
+  Metrics metrics_;
+  HttpEndpoint endpoint_;
+  App app_;
+};
+
+TEST_F(HttpEndpointTest, KeysAndWorkspacesAreCheckedFromTheHead) {
+  EXPECT_EQ(app_.CheckBeforeBody(Request("POST", "/mcp", "", ""))->status, 401);
+  EXPECT_EQ(app_.CheckBeforeBody(Request("POST", "/mcp", "", "wrong"))->status, 401);
+  EXPECT_EQ(app_.CheckBeforeBody(Request("POST", "/mcp", "", "k2"))->status, 403);  // default
+  EXPECT_EQ(app_.CheckBeforeBody(Request("POST", "/v1/agentic-memory/mcp", "", "k2"))->status, 403);
+  EXPECT_FALSE(app_.CheckBeforeBody(Request("POST", "/mcp/workspaces/ws2", "", "k2")));
+  HttpRequest by_header = Request("POST", "/mcp", "", "k2");
+  by_header.headers.emplace_back(kWorkspaceHeader, "ws2");
+  EXPECT_FALSE(app_.CheckBeforeBody(by_header));
+  HttpRequest other = Request("POST", "/mcp", "", "k2");
+  other.headers.emplace_back(kWorkspaceHeader, "ws3");
+  EXPECT_EQ(app_.CheckBeforeBody(other)->status, 403);
+  HttpRequest malformed = Request("POST", "/mcp", "", "k1");
+  malformed.headers.emplace_back(kWorkspaceHeader, "no/slash");
+  EXPECT_EQ(app_.CheckBeforeBody(malformed)->status, 400);
+  EXPECT_FALSE(app_.CheckBeforeBody(Request("POST", "/mcp", "", "k1")));
+}
+
+TEST_F(HttpEndpointTest, ASessionRunsInItsWorkspace) {
+  const std::string id = Open("/mcp", "k2", "2025-11-25", "ws2");
+  ASSERT_FALSE(id.empty());
+  HttpRequest note = Request("POST", "/mcp", R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "k2");
+  note.headers.emplace_back("mcp-session-id", id);
+  note.headers.emplace_back(kWorkspaceHeader, "ws2");
+  EXPECT_EQ(app_.Handle(note).status, 202);
+  HttpRequest call = Request("POST", "/mcp", Echo(1).dump(), "k2");
+  call.headers.emplace_back("mcp-session-id", id);
+  call.headers.emplace_back(kWorkspaceHeader, "ws2");
+  call.headers.emplace_back("mcp-protocol-version", "2025-11-25");
+  HttpResponse r = app_.Handle(call);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["result"]["structuredContent"]["workspace"], "ws2");
+  // The same id in another workspace, or with another key, is an unknown session.
+  EXPECT_EQ(Send(id, Echo(2), "/mcp/workspaces/other").status, 404);
+  EXPECT_EQ(Send(id, Echo(2), "/mcp/workspaces/ws2", "k1").status, 404);
+}
+
+TEST_F(HttpEndpointTest, SessionsEndWithDelete) {
+  const std::string id = Open();
+  EXPECT_EQ(Send(id, Echo(1)).status, 200);
+  HttpRequest del = Request("DELETE", "/mcp", "");
+  del.headers.emplace_back("mcp-session-id", id);
+  EXPECT_EQ(app_.Handle(del).status, 200);
+  EXPECT_EQ(app_.Handle(del).status, 404);
+  HttpResponse gone = Send(id, Echo(2));
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_EQ(json::parse(gone.body)["error"]["code"], kSessionNotFound);
+  EXPECT_EQ(app_.Handle(Request("DELETE", "/mcp", "")).status, 400);
+}
+
+TEST_F(HttpEndpointTest, RefusesBadHeaders) {
+  const std::string id = Open();
+  EXPECT_EQ(Send("", Echo(1)).status, 400);  // no session
+  HttpRequest version = Request("POST", "/mcp", Echo(1).dump());
+  version.headers.emplace_back("mcp-session-id", id);
+  version.headers.emplace_back("mcp-protocol-version", "1999-01-01");
+  EXPECT_EQ(app_.Handle(version).status, 400);
+  HttpRequest mismatch = Request("POST", "/mcp", Echo(1).dump());
+  mismatch.headers.emplace_back("mcp-session-id", id);
+  mismatch.headers.emplace_back("mcp-protocol-version", "2025-06-18");
+  EXPECT_EQ(app_.Handle(mismatch).status, 400);
+  HttpRequest type = Request("POST", "/mcp", Echo(1).dump());
+  type.headers[1].second = "text/plain";
+  EXPECT_EQ(app_.Handle(type).status, 415);
+  HttpRequest accept = Request("POST", "/mcp", Echo(1).dump());
+  accept.headers[2].second = "text/event-stream";
+  EXPECT_EQ(app_.Handle(accept).status, 406);
+  HttpResponse get = app_.Handle(Request("GET", "/mcp", ""));
+  EXPECT_EQ(get.status, 405);
+  EXPECT_EQ(Header(get, "Allow"), "POST, DELETE");
+}
+
+TEST_F(HttpEndpointTest, ChecksTheOrigin) {
+  const std::string id = Open();
+  auto with_origin = [&](const std::string& origin, const std::string& host) {
+    HttpRequest r = Request("POST", "/mcp", Echo(1).dump());
+    r.headers.emplace_back("mcp-session-id", id);
+    r.headers.emplace_back("origin", origin);
+    r.headers.emplace_back("host", host);
+    return app_.Handle(r).status;
+  };
+  EXPECT_EQ(with_origin("https://evil.example", "mem.example:8080"), 403);
+  EXPECT_EQ(with_origin("null", "mem.example:8080"), 403);
+  EXPECT_EQ(with_origin("http://localhost:6274", "mem.example:8080"), 200);
+  EXPECT_EQ(with_origin("http://mem.example:8080", "mem.example:8080"), 200);  // its own
+}
+
+TEST_F(HttpEndpointTest, DevelopmentModeTakesOnlyLoopbackOrigins) {
+  HttpEndpoint dev(&protocol_, HttpEndpointOptions{.dev_mode = true});
+  HttpRequest r = Request("POST", "/mcp", "{}");
+  r.headers.emplace_back("origin", "http://rebound.example:8080");
+  r.headers.emplace_back("host", "rebound.example:8080");
+  EXPECT_EQ(dev.Post(r, "default").status, 403);
+  r.headers[r.headers.size() - 2].second = "http://127.0.0.1:8080";
+  EXPECT_EQ(dev.Post(r, "default").status, 400);  // past the origin: "{}" is no message
+}
+
+TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {
+  const std::string id = Open();
+  auto send_raw = [&](const std::string& body) {
+    HttpRequest r = Request("POST", "/mcp", body);
+    r.headers.emplace_back("mcp-session-id", id);
+    return app_.Handle(r);
+  };
+  HttpResponse parse = send_raw("{\"jsonrpc\":");
+  EXPECT_EQ(parse.status, 400);
+  EXPECT_EQ(json::parse(parse.body)["error"]["code"], kParseError);
+  EXPECT_EQ(json::parse(send_raw("42").body)["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(json::parse(send_raw(R"({"jsonrpc":"2.0","id":1,"method":"nope"})").body)["error"]["code"],
+            kMethodNotFound);
+  // Batches belong to 2025-03-26 only.
+  HttpResponse batch = send_raw("[" + Echo(1).dump() + "]");
+  EXPECT_EQ(batch.status, 400);
+  EXPECT_EQ(json::parse(batch.body)["error"]["code"], kInvalidRequest);
+  // A second initialize inside a session is refused.
+  EXPECT_EQ(send_raw(R"({"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})")
+                .status,
+            400);
+}
+
+TEST_F(HttpEndpointTest, BatchesIn20250326) {
+  const std::string id = Open("/mcp", "k1", "2025-03-26");
+  HttpResponse r = Send(id, json::array({Echo(1, "a"),
+                                         {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                                         Echo(2, "b"),
+                                         {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "initialize"}}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json answers = json::parse(r.body);
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[0]["id"], 1);
+  EXPECT_EQ(answers[1]["id"], 2);
+  EXPECT_EQ(answers[2]["error"]["code"], kInvalidRequest);  // initialize is never batched
+  EXPECT_EQ(Send(id, json::array({{{"jsonrpc", "2.0"}, {"method", "notifications/x"}}})).status, 202);
+  EXPECT_EQ(Send(id, json::array()).status, 400);
+}
+
+}  // namespace
+}  // namespace engram::mcp

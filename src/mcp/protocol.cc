@@ -1,0 +1,109 @@
+#include "mcp/protocol.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace engram::mcp {
+
+namespace {
+using json = nlohmann::json;
+}  // namespace
+
+const std::vector<std::string>& SupportedProtocolVersions() {
+  static const std::vector<std::string> kVersions = {std::string(kLatestProtocolVersion),
+                                                     "2025-06-18", "2025-03-26"};
+  return kVersions;
+}
+
+bool IsSupportedProtocolVersion(std::string_view version) {
+  const auto& v = SupportedProtocolVersions();
+  return std::find(v.begin(), v.end(), version) != v.end();
+}
+
+Protocol::Protocol(const ToolRegistry* tools, ServerInfo info)
+    : tools_(tools), info_(std::move(info)) {}
+
+Protocol::Initialized Protocol::Initialize(const Message& request) const {
+  const json& params = request.params;
+  const auto requested = params.find("protocolVersion");
+  if (requested == params.end() || !requested->is_string()) {
+    return {ErrorResponse(request.id, kInvalidParams,
+                          "Invalid params: initialize needs params.protocolVersion, a string"),
+            ""};
+  }
+  for (const char* key : {"capabilities", "clientInfo"}) {
+    if (auto it = params.find(key); it != params.end() && !it->is_object()) {
+      return {ErrorResponse(request.id, kInvalidParams,
+                            std::string("Invalid params: ") + key + " must be an object"),
+              ""};
+    }
+  }
+  const std::string& asked = requested->get_ref<const std::string&>();
+  const std::string version =
+      IsSupportedProtocolVersion(asked) ? asked : std::string(kLatestProtocolVersion);
+  json server_info = {{"name", info_.name}, {"version", info_.version}};
+  if (HasStructuredContent(version)) server_info["title"] = info_.title;
+  json result = {{"protocolVersion", version},
+                 {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                 {"serverInfo", std::move(server_info)}};
+  if (!info_.instructions.empty()) result["instructions"] = info_.instructions;
+  return {ResultResponse(request.id, std::move(result)), version};
+}
+
+std::optional<json> Protocol::Handle(const Message& message, const ToolContext& context) const {
+  // Notifications (initialized, cancelled, ...) and responses need no answer; cancellation has
+  // nothing to stop, as every call is answered on the request that made it.
+  if (message.kind != MessageKind::kRequest) return std::nullopt;
+  const std::string& method = message.method;
+  if (method == "ping") return ResultResponse(message.id, json::object());
+  if (method == "tools/list") {
+    if (auto cursor = message.params.find("cursor");
+        cursor != message.params.end() && !cursor->is_null()) {
+      // The whole list fits one page: no cursor was ever handed out.
+      return ErrorResponse(message.id, kInvalidParams, "Invalid params: unknown cursor");
+    }
+    return ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}});
+  }
+  if (method == "tools/call") return CallTool(message, context);
+  if (method == "initialize") {
+    return ErrorResponse(message.id, kInvalidRequest,
+                         "Invalid Request: the session is already initialized");
+  }
+  return ErrorResponse(message.id, kMethodNotFound, "Method not found: " + method);
+}
+
+json Protocol::CallTool(const Message& request, const ToolContext& context) const {
+  const json& params = request.params;
+  const auto name = params.find("name");
+  if (name == params.end() || !name->is_string()) {
+    return ErrorResponse(request.id, kInvalidParams,
+                         "Invalid params: tools/call needs params.name, a string");
+  }
+  json arguments = json::object();
+  if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
+    if (!a->is_object()) {
+      return ErrorResponse(request.id, kInvalidParams,
+                           "Invalid params: params.arguments must be an object");
+    }
+    arguments = *a;
+  }
+  const std::string& tool_name = name->get_ref<const std::string&>();
+  const Tool* tool = tools_->Find(tool_name);
+  if (tool == nullptr) {
+    // Tool names are short, but a hostile one must not be echoed in bulk.
+    return ErrorResponse(request.id, kInvalidParams,
+                         "Unknown tool: " + tool_name.substr(0, 128));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto result = tools_->Call(*tool, arguments, context);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              start).count();
+  spdlog::debug("mcp tool={} workspace={} ok={} ms={:.3f}", tool->name, context.workspace,
+                result.ok() && !result->is_error, ms);
+  if (!result.ok()) return ErrorResponse(request.id, kInternalError, result.status().message());
+  return ResultResponse(request.id, RenderToolResult(*result, context.protocol_version));
+}
+
+}  // namespace engram::mcp

@@ -1,0 +1,63 @@
+// The MCP protocol engine, independent of the transport: version negotiation and the methods the
+// server implements (initialize, ping, tools/list, tools/call; notifications are acknowledged).
+//
+// Revisions: 2025-11-25 (latest), 2025-06-18 and 2025-03-26. An initialize asking for one of
+// them is answered with it; any other is answered with the latest, and the client decides
+// whether it can continue (lifecycle, "Version Negotiation").
+//
+// Errors follow JSON-RPC: unknown methods -32601; a malformed initialize or tools/call (no
+// name, arguments not an object) and unknown tools -32602; a tool that fails unexpectedly -32603.
+// Arguments that break a tool's schema, and failures of the service, are tool results with
+// isError (the spec's "tool execution errors"), so a model can read them and correct its call.
+//
+// Thread-safety: Handle and Initialize are safe to call concurrently. Ownership: does not own the
+// tool registry, which must outlive it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mcp/json_rpc.h"
+#include "mcp/tool_registry.h"
+
+namespace engram::mcp {
+
+inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
+// Newest first.
+const std::vector<std::string>& SupportedProtocolVersions();
+bool IsSupportedProtocolVersion(std::string_view version);
+
+struct ServerInfo {
+  std::string name = "engram";
+  std::string title = "Engram memory";
+  std::string version = "0.0.0";
+  // Sent to the client at initialize, for the model: what the tools are for.
+  std::string instructions;
+};
+
+class Protocol {
+ public:
+  Protocol(const ToolRegistry* tools, ServerInfo info);
+
+  struct Initialized {
+    nlohmann::json response;       // the JSON-RPC response to send
+    std::string protocol_version;  // empty when the response is an error
+  };
+  // Answers an initialize request (`request.method` must be "initialize").
+  Initialized Initialize(const Message& request) const;
+
+  // Answers any other request (nullopt for notifications and responses, which need no answer).
+  // `context` carries the session's workspace and negotiated revision.
+  std::optional<nlohmann::json> Handle(const Message& message, const ToolContext& context) const;
+
+ private:
+  nlohmann::json CallTool(const Message& request, const ToolContext& context) const;
+
+  const ToolRegistry* tools_;
+  ServerInfo info_;
+};
+
+}  // namespace engram::mcp

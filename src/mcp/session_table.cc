@@ -1,0 +1,106 @@
+#include "mcp/session_table.h"
+
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+namespace engram::mcp {
+
+namespace {
+
+std::string Hex(const unsigned char* bytes, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(n * 2, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string CredentialDigest(std::string_view credential) {
+  if (credential.empty()) return "";
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(credential.data()), credential.size(), digest);
+  return Hex(digest, sizeof(digest));
+}
+
+SessionTable::SessionTable(SessionTableOptions options, Clock clock)
+    : options_(options),
+      clock_(clock ? std::move(clock) : Clock([] { return std::chrono::steady_clock::now(); })),
+      last_sweep_(clock_()) {}
+
+bool SessionTable::Expired(const Entry& e, std::chrono::steady_clock::time_point now) const {
+  return now - e.last_used > options_.idle_timeout;
+}
+
+void SessionTable::DropExpired(std::chrono::steady_clock::time_point now) {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    it = Expired(it->second, now) ? sessions_.erase(it) : std::next(it);
+  }
+  last_sweep_ = now;
+}
+
+Result<Session> SessionTable::Create(const std::string& workspace, const std::string& credential,
+                                     const std::string& protocol_version) {
+  unsigned char random[24];
+  if (RAND_bytes(random, sizeof(random)) != 1) {
+    return Status::Internal("cannot generate a session id");
+  }
+  Session session{Hex(random, sizeof(random)), workspace, credential, protocol_version, false};
+  const auto now = clock_();
+  std::lock_guard<std::mutex> lock(mu_);
+  // Sweeping now and then keeps abandoned sessions from holding memory until the table fills.
+  if (sessions_.size() >= options_.max_sessions || now - last_sweep_ > options_.idle_timeout) {
+    DropExpired(now);
+  }
+  if (sessions_.size() >= options_.max_sessions) {
+    return Status::Unavailable("too many open MCP sessions (" +
+                               std::to_string(options_.max_sessions) +
+                               "); end unused ones with DELETE or retry later");
+  }
+  sessions_.emplace(session.id, Entry{session, now});
+  return session;
+}
+
+std::optional<Session> SessionTable::Find(const std::string& id, const std::string& workspace,
+                                          const std::string& credential) {
+  const auto now = clock_();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return std::nullopt;
+  if (Expired(it->second, now)) {
+    sessions_.erase(it);
+    return std::nullopt;
+  }
+  const Session& s = it->second.session;
+  if (s.workspace != workspace || s.credential != credential) return std::nullopt;
+  it->second.last_used = now;
+  return s;
+}
+
+void SessionTable::MarkInitialized(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = sessions_.find(id); it != sessions_.end()) it->second.session.initialized = true;
+}
+
+bool SessionTable::Remove(const std::string& id, const std::string& workspace,
+                          const std::string& credential) {
+  const auto now = clock_();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return false;
+  const Session& s = it->second.session;
+  if (s.workspace != workspace || s.credential != credential) return false;
+  const bool live = !Expired(it->second, now);
+  sessions_.erase(it);
+  return live;
+}
+
+size_t SessionTable::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_.size();
+}
+
+}  // namespace engram::mcp
