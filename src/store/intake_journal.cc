@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,8 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "common/thread_util.h"
 
@@ -243,12 +242,11 @@ void IntakeJournal::NoteOutcomeLocked(const Status& st) {
     return;
   }
   if (out_of_space_.ok()) spdlog::warn("{}; retrying with backoff", st.message());
-  backoff_delay_ = backoff_delay_.count() == 0
-                       ? options_.retry_initial
-                       : std::min(2 * backoff_delay_, options_.retry_max);
+  backoff_delay_ = backoff_delay_.count() == 0 ? options_.retry_initial
+                                               : std::min(2 * backoff_delay_, options_.retry_max);
   retry_at_ = std::chrono::steady_clock::now() + backoff_delay_;
-  out_of_space_ = Status::Unavailable("intake journal: out of disk space; writes resume once "
-                                      "space is freed");
+  out_of_space_ =
+      Status::Unavailable("intake journal: out of disk space; writes resume once space is freed");
   cv_.notify_all();  // the thread sleeps until the new retry_at_
 }
 

@@ -161,17 +161,17 @@ class IntakeJournal {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Pending> queue_;     // guarded by mu_
-  uint64_t next_number_ = 0;      // guarded by mu_
-  bool stopping_ = false;         // guarded by mu_
-  bool leading_ = false;          // guarded by mu_; a thread is writing groups (one at a time)
-  bool hand_off_ = false;         // guarded by mu_; the journal's thread is to lead next
-  Status failed_;                 // guarded by mu_; not ok: the journal refuses appends for good
+  std::deque<Pending> queue_;  // guarded by mu_
+  uint64_t next_number_ = 0;   // guarded by mu_
+  bool stopping_ = false;      // guarded by mu_
+  bool leading_ = false;       // guarded by mu_; a thread is writing groups (one at a time)
+  bool hand_off_ = false;      // guarded by mu_; the journal's thread is to lead next
+  Status failed_;              // guarded by mu_; not ok: the journal refuses appends for good
   // Not ok: out of space; Appends are refused until retry_at_, and the state lasts until a write
   // or probe succeeds. backoff_delay_: the current delay (0 when not backing off).
-  Status out_of_space_;                                // guarded by mu_
+  Status out_of_space_;                               // guarded by mu_
   std::chrono::steady_clock::time_point retry_at_{};  // guarded by mu_
-  std::chrono::milliseconds backoff_delay_{0};         // guarded by mu_
+  std::chrono::milliseconds backoff_delay_{0};        // guarded by mu_
   std::deque<Segment> segments_;  // guarded by mu_; this run's files, oldest first
   uint64_t next_file_no_ = 1;     // guarded by mu_
   Stats stats_;                   // guarded by mu_ (live_files computed on read)

@@ -1,10 +1,9 @@
 #include "store/sqlite_store.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstring>
@@ -57,9 +56,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   store.reset(new SqliteStore(std::move(options)));
   Status ro = store->InitReadOnly();
   if (!ro.ok()) return st;  // the first error says more
-  spdlog::warn("sqlite: no free space to open the database for writing ({}); serving reads, "
-               "refusing writes until a restart with free space",
-               st.message());
+  spdlog::warn(
+      "sqlite: no free space to open the database for writing ({}); serving reads, "
+      "refusing writes until a restart with free space",
+      st.message());
   return store;
 }
 

@@ -163,9 +163,9 @@ class SqliteStore final : public Store {
   Status last_commit_;              // guarded by queue_mu_
   // last_commit_ failed for lack of space: CheckWritable probes for space at space_probe_at_,
   // backing off from 50 ms to 2 s.
-  bool out_of_space_ = false;                                // guarded by queue_mu_
+  bool out_of_space_ = false;                               // guarded by queue_mu_
   std::chrono::steady_clock::time_point space_probe_at_{};  // guarded by queue_mu_
-  std::chrono::milliseconds space_probe_delay_{50};          // guarded by queue_mu_
+  std::chrono::milliseconds space_probe_delay_{50};         // guarded by queue_mu_
   // Not ok: opened read-only (InitReadOnly); set before any other thread runs.
   Status read_only_;
   // Write-path figures for GetStats, updated by the writer after each commit.

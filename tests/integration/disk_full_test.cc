@@ -111,8 +111,8 @@ class DiskFullTest : public ::testing::Test {
     const int code = want ? 200 : 503;
     const std::string word = want ? "\"healthy\"" : "\"unhealthy\"";
     if (z.status != code || v3.status != code || v3.body.find(word) == std::string::npos) {
-      return ::testing::AssertionFailure() << "healthz " << z.status << ", V3 health " << v3.status
-                                           << " " << v3.body;
+      return ::testing::AssertionFailure()
+             << "healthz " << z.status << ", V3 health " << v3.status << " " << v3.body;
     }
     return ::testing::AssertionSuccess();
   }
