@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Installs, builds and runs every test (unit, property and HTTP integration tests) with ctest,
-# against both store backends: a throw-away PostgreSQL cluster is started for the run and removed
-# after it (scripts/pg_test_cluster.sh). Then a short libFuzzer run of the parsers (scripts/fuzz.sh).
+# Installs, builds and runs every test: a short libFuzzer run of the parsers (scripts/fuzz.sh),
+# the Debian package built, installed and served from (scripts/package.sh --smoke, as root), then
+# the unit, property and HTTP integration tests with ctest against both store backends (a
+# throw-away PostgreSQL cluster is started for the run and removed after it,
+# scripts/pg_test_cluster.sh). ctest runs last, so its summary closes the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# Coverage-guided fuzzing of the parsers, bounded in time (FUZZ_SECONDS per target).
+bash scripts/fuzz.sh
+bash scripts/package.sh --smoke
 eval "$(bash scripts/pg_test_cluster.sh start)"
 ROOT=$(pwd)
 trap 'bash "$ROOT/scripts/pg_test_cluster.sh" stop "$ENGRAM_TEST_PG_DIR"' EXIT
-(cd build && ctest --output-on-failure --timeout 600 -j "${JOBS:-2}")
-# Coverage-guided fuzzing of the parsers, bounded in time (FUZZ_SECONDS per target).
-bash scripts/fuzz.sh
+cd build
+ctest --output-on-failure --timeout 600 -j "${JOBS:-2}"
