@@ -55,4 +55,15 @@ if [ ! -f "$MODEL_DIR/package/dist/model.json" ]; then
   tar -xzf "$tgz" -C "$MODEL_DIR"
   echo "setup: model unpacked into $MODEL_DIR"
 fi
+# The official MCP SDK client, for the MCP integration tests (tests/mcp): an exact version in a
+# git-ignored folder, installed only when that version is not there yet.
+MCP_SDK_VERSION="1.32.2"
+MCP_SDK_DIR="third_party/node"
+if ! grep -qs "\"version\": \"$MCP_SDK_VERSION\"" \
+    "$MCP_SDK_DIR/node_modules/@modelcontextprotocol/sdk/package.json"; then
+  mkdir -p "$MCP_SDK_DIR"
+  npm install --prefix "$MCP_SDK_DIR" --save-exact --no-audit --no-fund --silent \
+    "@modelcontextprotocol/sdk@$MCP_SDK_VERSION"
+  echo "setup: MCP SDK $MCP_SDK_VERSION installed into $MCP_SDK_DIR"
+fi
 echo "setup: ok"
