@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Several nodes on one PostgreSQL database next to the SQLite default (issue 8).
+"""Several nodes on one PostgreSQL database next to the SQLite default.
 
 Part 1, latency and throughput (Leaderboard API, same data and clients for every configuration):
   sqlite-1: one node on its embedded SQLite store;

@@ -1,4 +1,4 @@
-// The knowledge-base endpoints (../shared/API.md "Knowledge bases (V3, envelope)"): JSON <->
+// The knowledge-base endpoints (docs/api/README.md "Knowledge bases (V3, envelope)"): JSON <->
 // KbService, answered in the V3 envelope {"request_id", "latency", "status": "OK", "result"}.
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once
@@ -15,7 +15,7 @@ struct KbApiLimits {
   size_t max_title_bytes = 1024;
   size_t max_url_bytes = 4096;
   size_t max_query_bytes = 16 << 10;
-  int max_top_k = 1000;  // ../shared/API.md "Common" limits
+  int max_top_k = 1000;  // docs/api/README.md "Common" limits
   int max_page_size = 100;
 };
 

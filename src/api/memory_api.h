@@ -1,4 +1,4 @@
-// The Agentic Memory V4 memory endpoints (../shared/API.md section 1, "Memories (V4)"):
+// The Agentic Memory V4 memory endpoints (docs/api/README.md section 1, "Memories (V4)"):
 // JSON <-> MemoryService. Responses are bare objects, as the reference API sends them.
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once

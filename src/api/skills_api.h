@@ -1,4 +1,4 @@
-// The Agentic Memory V3 skill endpoints (../shared/API.md, "Skills (V3)"): JSON <-> SkillService.
+// The Agentic Memory V3 skill endpoints (docs/api/README.md, "Skills (V3)"): JSON <-> SkillService.
 // Responses use the V3 envelope {"request_id", "latency", "status": "OK", "result": {...}}.
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once

@@ -1,6 +1,6 @@
 // Status and Result<T>: expected failures as values.
 //
-// Status codes map one-to-one onto the API's error codes (see ../shared/API.md), so a Status produced
+// Status codes map one-to-one onto the API error codes (docs/api/README.md), so a Status produced
 // deep in the store or the index can be rendered by the HTTP layer without translation tables.
 // Thread-safety: value types, safe to copy between threads.
 #pragma once

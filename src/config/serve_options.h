@@ -22,7 +22,7 @@ struct ServeOptions {
   int compute_slots = 0;
   uint64_t max_body_bytes = 64ull << 20;
   uint64_t max_header_bytes = 16 << 10;
-  // Request content limits (../shared/API.md "Common"); each 4xx names the limit it hit.
+  // Request content limits (docs/api/README.md "Common"); each 4xx names the limit it hit.
   uint64_t max_image_bytes = 10ull << 20;          // per decoded image
   uint64_t max_request_image_bytes = 30ull << 20;  // decoded images per request
   int max_top_k = 1000;                            // memory and knowledge-base search

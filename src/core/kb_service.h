@@ -1,4 +1,4 @@
-// KbService: knowledge-base documents (../shared/API.md "Knowledge bases (V3, envelope)") over the
+// KbService: knowledge-base documents (docs/api/README.md "Knowledge bases") over the
 // store, a DocFetcher, the document extractors and chunker, an Embedder and per-KB KbShards.
 //
 // Ingestion of an upload (the API answers after step 1):

@@ -1,4 +1,4 @@
-// MemoryFilter: the search-filter grammar of the memory API (../shared/API.md, "Filters grammar"),
+// MemoryFilter: the search-filter grammar of the memory API (docs/api/README.md, "Filters"),
 // parsed once per request into a tree that is evaluated per candidate memory inside retrieval.
 //
 //   filter    := {"AND": [filter...]} | {"OR": [filter...]} | {"NOT": filter} | leaf

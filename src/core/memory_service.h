@@ -1,4 +1,4 @@
-// MemoryService: the Agentic Memory V4 memories (../shared/API.md section 1) over the store, the
+// MemoryService: the Agentic Memory V4 memories (docs/api/README.md section 1) over the store, the
 // per-workspace MemoryShards, an Embedder and a MemoryExtractor.
 //
 // Write path of an add (the API answers after step 1):

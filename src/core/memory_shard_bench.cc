@@ -1,4 +1,4 @@
-// Benchmarks of MemoryShard::Search with metadata filters (issue 4).
+// Benchmarks of MemoryShard::Search (V4 memory search) with metadata filters.
 //
 // One shard of 10,000 memories, all of one user_id, each with one of 8 metadata topics and a
 // created_at spread over the shard. Memories are short sentences (8 to 20 words) built from a
@@ -6,7 +6,7 @@
 // Two cases: BM25 only, and BM25 plus random unit vectors of dimension 512 (an exact scan: 10k
 // vectors stay below the HNSW threshold, and filtered searches always scan).
 //
-// Each case times a user_id-only search and the filter of the issue,
+// Each case times a user_id-only search and the filter bench/memory_load.py searches with,
 //   {"AND": [{"metadata.topic": "t3"}, {"created_at": {"gte": <the median>}}]}  (1 in 16 memories)
 // with the metadata index on and off (MemoryShardOptions::metadata_index), by 1 client and by 16
 // concurrent ones. Latency percentiles over all threads of a run, the throughput and the mean
@@ -164,7 +164,7 @@ struct Run {
 std::mutex runs_mu;
 std::map<std::string, Run> runs;
 
-// Args: vectors (0 BM25 only, 1 with vectors), filter (0 user_id only, 1 the issue's filter),
+// Args: vectors (0 BM25 only, 1 with vectors), filter (0 user_id only, 1 metadata + date),
 // index (MemoryShardOptions::metadata_index).
 void BM_Search(benchmark::State& state) {
   const bool vectors = state.range(0) != 0;

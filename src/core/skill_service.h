@@ -1,4 +1,4 @@
-// SkillService: the skills of the Agentic Memory API V3 (../shared/API.md, "Skills (V3)") over the
+// SkillService: the skills of the Agentic Memory API V3 (docs/api/README.md "Skills") over the
 // store, per-workspace SkillIndexes, an Embedder and a SkillExtractor.
 //
 // Adds are asynchronous tasks, following MemoryService's events: the validated request is stored

@@ -51,7 +51,8 @@ std::string LongText(int words) {
   return text;
 }
 
-// The reference runtime's sentences and vectors (../shared/data); empty when the file is absent.
+// The reference runtime's sentences and vectors (ReferencePath, outside the repository); empty
+// when the file is absent.
 struct Reference {
   std::vector<std::string> sentences;
   std::vector<std::vector<float>> vectors;

@@ -1,5 +1,5 @@
 // API keys: the three accepted header forms, 401 InvalidApiKey otherwise, /healthz open, keys from
-// --api-key flags and from ENGRAM_API_KEYS (../shared/API.md, Common); /metrics needs a key for
+// --api-key flags and from ENGRAM_API_KEYS (docs/api/README.md, Common); /metrics needs a key for
 // every workspace; an empty key is refused at start.
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Durability: an acknowledged add survives kill -9 exactly once, idempotency survives restarts,
-// and SIGTERM shuts down cleanly without losing anything (../shared/API.md, section 2: "only after
+// and SIGTERM shuts down cleanly without losing anything (docs/api/README.md section 2: "only after
 // the messages are durably stored (fsynced)").
 #include <signal.h>
 

@@ -1,4 +1,4 @@
-// Knowledge bases (../shared/API.md "Knowledge bases (V3, envelope)") against a real server: real
+// Knowledge bases (docs/api/README.md "Knowledge bases (V3, envelope)") against a real server: real
 // documents of every format written by the test, upload → SUCCESS → content → search → delete,
 // re-upload, pagination, restart, and hostile inputs that must end as FAIL or 400, never a crash
 // or a hang.

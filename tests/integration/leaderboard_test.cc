@@ -1,5 +1,5 @@
 // Leaderboard Add/Search against a real server: round trip, response shapes, read-your-writes,
-// user isolation, idempotency and multimodal content (../shared/API.md, section 2).
+// user isolation, idempotency and multimodal content (docs/api/README.md, section 2).
 #include <latch>
 #include <regex>
 #include <thread>

@@ -1,4 +1,4 @@
-// The Agentic Memory V4 memory endpoints (../shared/API.md section 1) against a real server:
+// The Agentic Memory V4 memory endpoints (docs/api/README.md section 1) against a real server:
 // add → event → search / get / update / delete / list / history, filters, isolation, duplicates,
 // expiry, and events that survive kill -9.
 #include <atomic>

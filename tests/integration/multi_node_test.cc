@@ -1,4 +1,4 @@
-// Several nodes on one PostgreSQL database (issue 8): two real `engram serve` processes with the
+// Several nodes on one PostgreSQL database: two real `engram serve` processes with the
 // same --store-url. A write acknowledged by one node is found by the other at once; retries of
 // one request_id spread over both nodes store once; when a node is killed mid-work the other keeps
 // serving and finishes the jobs the dead node had claimed, once their lease runs out.

@@ -1,5 +1,5 @@
 // Operator endpoints (/healthz, V3 health, /metrics, /openapi.json) and slow-client resistance
-// (../shared/API.md, Common + sections 1 Health and 3).
+// (docs/api/README.md, Common + sections 1 Health and 3).
 #include <atomic>
 #include <cstdio>
 #include <regex>

@@ -1,4 +1,4 @@
-// The Agentic Memory V3 skill endpoints (../shared/API.md, "Skills (V3)") against a real server:
+// The Agentic Memory V3 skill endpoints (docs/api/README.md, "Skills (V3)") against a real server:
 // ZIP imports built here with libarchive (single and multi-skill, and every hostile case), get,
 // search ranking, owner checks on get, update and delete, versions, extraction tasks with the
 // built-in and the LLM extractor, a task that survives kill -9, and hostile front matter (alias

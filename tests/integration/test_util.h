@@ -1,5 +1,5 @@
 // Shared helpers for the integration tests: a lazily started per-suite server, request builders
-// for the Leaderboard API and assertions on the response shapes of ../shared/API.md.
+// for the Leaderboard API and assertions on the response shapes of docs/api/README.md.
 #pragma once
 
 #include <gtest/gtest.h>

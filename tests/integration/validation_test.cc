@@ -1,5 +1,5 @@
 // Malformed requests: each gets the right 4xx and the error envelope naming the field, the server
-// stays up, and nothing of a rejected request is stored (../shared/API.md, Common + section 2).
+// stays up, and nothing of a rejected request is stored (docs/api/README.md, Common + section 2).
 #include <functional>
 
 #include "common/codec.h"
