@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the README's retrieval-quality tables in one command:
+# Reproduces the retrieval-quality tables of docs/benchmarks.md in one command:
 #   bench/quality.sh [locomo|longmemeval|memgallery ...]     (default: locomo longmemeval)
 # For each dataset: one data directory is filled once through the HTTP API (default server), the
 # vector queue is allowed to drain, then the same data is searched by servers started in each
