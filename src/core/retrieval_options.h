@@ -1,5 +1,5 @@
 // RetrievalOptions: how a shard ranks memories for a query. Defaults are the shipped behaviour;
-// the README's quality table explains how they were chosen.
+// docs/benchmarks.md explains how they were chosen.
 #pragma once
 
 #include <cstddef>
