@@ -2,9 +2,10 @@
 //
 // Vectors arrive L2-normalised (from an Embedder) and are kept as int8 codes (int8_vectors.h):
 // 4x less memory than float32 for a small, measured loss in ranking (see vector_index_test.cc and
-// docs/benchmarks.md). Small scopes are scanned exactly; once a scope has `hnsw_threshold` vectors an HNSW
-// graph (hnswlib, over the same int8 codes) answers unfiltered queries. Filtered queries always
-// scan exactly, so a filter never loses results that a truncated ANN top-k would have dropped.
+// docs/benchmarks.md). Small scopes are scanned exactly; once a scope has `hnsw_threshold`
+// vectors an HNSW graph (hnswlib, over the same int8 codes) answers unfiltered queries. Filtered
+// queries always scan exactly, so a filter never loses results that a truncated ANN top-k would
+// have dropped.
 //
 // Thread-safety: not thread-safe. The owner (a shard) serialises writers against readers; concurrent
 // const calls are safe when no writer runs.
