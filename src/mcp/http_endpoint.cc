@@ -6,6 +6,7 @@
 
 #include "common/ascii.h"
 #include "common/json_reader.h"
+#include "common/thread_util.h"
 
 namespace engram::mcp {
 
@@ -147,7 +148,7 @@ HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string&
   return Empty(200);
 }
 
-HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {
+Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {
   if (auto refused = CheckOrigin(request)) return *refused;
   const std::string* content_type = request.Header("content-type");
   if (content_type == nullptr || MediaType(*content_type) != "application/json") {
@@ -207,6 +208,16 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
                   "Bad Request: Mcp-Session-Id header is required; send initialize first");
   }
 
+  // Writes wait (fsync, an event to finish): leave them to a worker before anything is done.
+  if (ThisThreadAvoidsLongWaits()) {
+    for (const json& item : body.is_array() ? body : json::array({body})) {
+      Message message;
+      if (!ReadMessage(item, &message) && protocol_->MayWait(message)) {
+        return Status(StatusCode::kWouldBlock, "a tool call that may wait runs on a worker");
+      }
+    }
+  }
+
   if (body.is_array()) {
     if (session->protocol_version != "2025-03-26") {
       return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest,
@@ -231,7 +242,9 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
         }
         continue;
       }
-      if (auto response = Dispatch(message, *session)) responses.push_back(std::move(*response));
+      auto response = Dispatch(message, *session);
+      if (!response.ok()) return response.status();
+      if (*response) responses.push_back(std::move(**response));
     }
     if (responses.empty()) return Empty(202);
     return JsonBody(200, responses);
@@ -240,8 +253,9 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
   Message message;
   if (auto error = ReadMessage(body, &message)) return JsonBody(400, ErrorResponse(*error));
   auto response = Dispatch(message, *session);
-  if (!response) return Empty(202);
-  return JsonBody(200, *response);
+  if (!response.ok()) return response.status();
+  if (!*response) return Empty(202);
+  return JsonBody(200, **response);
 }
 
 HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message& message,
@@ -261,7 +275,7 @@ HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message&
   return r;
 }
 
-std::optional<json> HttpEndpoint::Dispatch(const Message& message, const Session& session) {
+Result<std::optional<json>> HttpEndpoint::Dispatch(const Message& message, const Session& session) {
   if (message.kind == MessageKind::kNotification && message.method == "notifications/initialized") {
     sessions_.MarkInitialized(session.id);
   }

@@ -44,8 +44,11 @@ class HttpEndpoint {
  public:
   HttpEndpoint(const Protocol* protocol, HttpEndpointOptions options);
 
-  // `workspace` is the one the route resolved and the key was checked for.
-  HttpResponse Post(const HttpRequest& request, const std::string& workspace);
+  // `workspace` is the one the route resolved and the key was checked for. kWouldBlock, before
+  // anything is done, for a message calling a tool that may wait when run on a thread that must
+  // not (ThisThreadAvoidsLongWaits: the POST routes are compute-bound, so reads run on I/O
+  // threads like REST searches, and writes move to a worker), or when a service would wait.
+  Result<HttpResponse> Post(const HttpRequest& request, const std::string& workspace);
   HttpResponse Delete(const HttpRequest& request, const std::string& workspace);
   HttpResponse Get(const HttpRequest& request);
 
@@ -57,7 +60,7 @@ class HttpEndpoint {
   // The Origin check (nullopt: accepted).
   std::optional<HttpResponse> CheckOrigin(const HttpRequest& request) const;
   // Runs one message of an established session; nullopt when it needs no answer.
-  std::optional<nlohmann::json> Dispatch(const Message& message, const Session& session);
+  Result<std::optional<nlohmann::json>> Dispatch(const Message& message, const Session& session);
   HttpResponse Initialize(const HttpRequest& request, const Message& message,
                           const std::string& workspace);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/app.h"
+#include "common/thread_util.h"
 #include "mcp/http_routes.h"
 #include "mcp/test_tools.h"
 
@@ -180,9 +181,9 @@ TEST_F(HttpEndpointTest, DevelopmentModeTakesOnlyLoopbackOrigins) {
   HttpRequest r = Request("POST", "/mcp", "{}");
   r.headers.emplace_back("origin", "http://rebound.example:8080");
   r.headers.emplace_back("host", "rebound.example:8080");
-  EXPECT_EQ(dev.Post(r, "default").status, 403);
+  EXPECT_EQ(dev.Post(r, "default")->status, 403);
   r.headers[r.headers.size() - 2].second = "http://127.0.0.1:8080";
-  EXPECT_EQ(dev.Post(r, "default").status, 400);  // past the origin: "{}" is no message
+  EXPECT_EQ(dev.Post(r, "default")->status, 400);  // past the origin: "{}" is no message
 }
 
 TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {
@@ -206,6 +207,18 @@ TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {
   EXPECT_EQ(send_raw(R"({"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})")
                 .status,
             400);
+}
+
+TEST_F(HttpEndpointTest, OnAnIoThreadReadsRunAndWritesMoveToAWorker) {
+  const std::string id = Open();
+  AvoidLongWaitsScope io_thread;
+  EXPECT_EQ(Send(id, Echo(1)).status, 200);  // read-only: answered here
+  HttpResponse write = Send(id, {{"jsonrpc", "2.0"},
+                                 {"id", 2},
+                                 {"method", "tools/call"},
+                                 {"params", {{"name", "boom"}}}});
+  EXPECT_TRUE(write.run_on_worker);  // nothing ran: the transport hands it to a worker
+  EXPECT_TRUE(write.body.empty());
 }
 
 TEST_F(HttpEndpointTest, BatchesIn20250326) {

@@ -45,6 +45,9 @@ void RegisterMcpRoutes(Router& router, HttpEndpoint* endpoint) {
                .workspace_header = in_path ? "" : kWorkspaceHeader};
     Route post = base;
     post.method = "POST";
+    // Reads (recall, searches, lists) compute on memory and the local store like REST searches;
+    // calls that may wait are sent on to a worker by the endpoint (kWouldBlock).
+    post.compute_bound = true;
     post.handler = [endpoint](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
       auto ws = ResolveWorkspace(req, ctx);
       if (!ws.ok()) return BadWorkspace(ws.status());

@@ -43,7 +43,7 @@ void AddKnowledgeTools(ToolRegistry& registry, KbService* service, KbApiLimits l
       .input_schema = s::Closed(props, {"kb_id", "query"}),
       .output_schema = s::Shape({{"results", s::ArrayOf(hit)}}, {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service](const json& args, const ToolContext& ctx) {
+      .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         const std::string kb_id = args.at("kb_id").get<std::string>();
         if (Status st = CheckKbId(kb_id); !st.ok()) {
           return ToolResult::Error("Invalid arguments for knowledge_search: " + st.message());
@@ -54,7 +54,7 @@ void AddKnowledgeTools(ToolRegistry& registry, KbService* service, KbApiLimits l
         }
         auto hits = service->Search(ctx.workspace, kb_id, query,
                                     static_cast<size_t>(args.value("top_k", 10)));
-        if (!hits.ok()) return ToolResult::Error("knowledge_search failed: " + hits.status().message());
+        if (!hits.ok()) return ServiceFailure("knowledge_search", hits.status());
         json results = json::array();
         std::string text = hits->empty() ? "No passages matched."
                                          : fmt::format("{} passages found:", hits->size());

@@ -89,8 +89,8 @@ constexpr const char* kFiltersHelp =
     "fields user_id agent_id run_id session_id created_at updated_at memory_ids keywords "
     "metadata.<key>";
 
-ToolResult ServiceError(const char* tool, const Status& status) {
-  return ToolResult::Error(fmt::format("{} failed: {}", tool, status.message()));
+Result<ToolResult> ServiceError(const char* tool, const Status& status) {
+  return ServiceFailure(tool, status);
 }
 
 ToolResult BadArguments(const char* tool, const Status& status) {
@@ -160,7 +160,7 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
       .input_schema = s::Closed(props),
       .output_schema = output,
       .hints = {.read_only = false, .destructive = false, .idempotent = false},
-      .handler = [service, limits, max_wait](const json& args, const ToolContext& ctx) {
+      .handler = [service, limits, max_wait](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         const bool has_text = args.contains("text");
         if (has_text == args.contains("messages")) {
           return ToolResult::Error(
@@ -237,7 +237,7 @@ void AddRecall(ToolRegistry& registry, MemoryService* service, const MemoryApiLi
       .input_schema = s::Closed(props, {"query"}),
       .output_schema = s::Shape({{"results", s::ArrayOf(MemorySchema(true))}}, {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service, limits](const json& args, const ToolContext& ctx) {
+      .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto request = ParseMemorySearch(DumpJson(args), ctx.workspace, limits);
         if (!request.ok()) return BadArguments("memory_recall", request.status());
         auto hits = service->Search(*request);
@@ -267,7 +267,7 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
       .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
       .output_schema = MemorySchema(false),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service](const json& args, const ToolContext& ctx) {
+      .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto m = service->Get(ctx.workspace, args.at("memory_id").get<std::string>());
         if (!m.ok()) return ServiceError("memory_get", m.status());
         ToolResult result;
@@ -287,7 +287,7 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                                 {"memory_id"}),
       .output_schema = MemorySchema(false),
       .hints = {.read_only = false, .destructive = true, .idempotent = true},
-      .handler = [service, limits](const json& args, const ToolContext& ctx) {
+      .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         json body = args;
         const std::string id = body.at("memory_id").get<std::string>();
         body.erase("memory_id");
@@ -309,7 +309,7 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                                  {"deleted", {{"type", "boolean"}}}},
                                 {"memory_id", "deleted"}),
       .hints = {.read_only = false, .destructive = true, .idempotent = true},
-      .handler = [service](const json& args, const ToolContext& ctx) {
+      .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         const std::string id = args.at("memory_id").get<std::string>();
         if (Status st = service->Delete(ctx.workspace, id); !st.ok()) {
           return ServiceError("memory_forget", st);
@@ -337,7 +337,7 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                                 {"memory_id", "event", "created_at"}))}},
           {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service](const json& args, const ToolContext& ctx) {
+      .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         const std::string id = args.at("memory_id").get<std::string>();
         auto history = service->History(ctx.workspace, id);
         if (!history.ok()) return ServiceError("memory_history", history.status());
@@ -386,7 +386,7 @@ void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                                  {"page_size", {{"type", "integer"}}}},
                                 {"results", "total", "page_number", "page_size"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service, limits](const json& args, const ToolContext& ctx) {
+      .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         // The search parser reads the scope ids and filters with the search's rules (ids' limits,
         // the filter grammar, "some scope is required"); only its filter is used here.
         json body = args;

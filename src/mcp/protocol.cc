@@ -9,6 +9,7 @@ namespace engram::mcp {
 
 namespace {
 using json = nlohmann::json;
+std::optional<json> Some(json j) { return std::optional<json>(std::move(j)); }
 }  // namespace
 
 const std::vector<std::string>& SupportedProtocolVersions() {
@@ -52,29 +53,42 @@ Protocol::Initialized Protocol::Initialize(const Message& request) const {
   return {ResultResponse(request.id, std::move(result)), version};
 }
 
-std::optional<json> Protocol::Handle(const Message& message, const ToolContext& context) const {
+bool Protocol::MayWait(const Message& message) const {
+  if (message.kind != MessageKind::kRequest || message.method != "tools/call") return false;
+  const auto name = message.params.find("name");
+  if (name == message.params.end() || !name->is_string()) return false;
+  const Tool* tool = tools_->Find(name->get<std::string>());
+  return tool != nullptr && !tool->hints.read_only;
+}
+
+Result<std::optional<json>> Protocol::Handle(const Message& message,
+                                             const ToolContext& context) const {
   // Notifications (initialized, cancelled, ...) and responses need no answer; cancellation has
   // nothing to stop, as every call is answered on the request that made it.
-  if (message.kind != MessageKind::kRequest) return std::nullopt;
+  if (message.kind != MessageKind::kRequest) return std::optional<json>();
   const std::string& method = message.method;
-  if (method == "ping") return ResultResponse(message.id, json::object());
+  if (method == "ping") return Some(ResultResponse(message.id, json::object()));
   if (method == "tools/list") {
     if (auto cursor = message.params.find("cursor");
         cursor != message.params.end() && !cursor->is_null()) {
       // The whole list fits one page: no cursor was ever handed out.
-      return ErrorResponse(message.id, kInvalidParams, "Invalid params: unknown cursor");
+      return Some(ErrorResponse(message.id, kInvalidParams, "Invalid params: unknown cursor"));
     }
-    return ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}});
+    return Some(ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}}));
   }
-  if (method == "tools/call") return CallTool(message, context);
+  if (method == "tools/call") {
+    auto answer = CallTool(message, context);
+    if (!answer.ok()) return answer.status();
+    return std::optional<json>(std::move(*answer));
+  }
   if (method == "initialize") {
-    return ErrorResponse(message.id, kInvalidRequest,
-                         "Invalid Request: the session is already initialized");
+    return Some(ErrorResponse(message.id, kInvalidRequest,
+                         "Invalid Request: the session is already initialized"));
   }
-  return ErrorResponse(message.id, kMethodNotFound, "Method not found: " + method);
+  return Some(ErrorResponse(message.id, kMethodNotFound, "Method not found: " + method));
 }
 
-json Protocol::CallTool(const Message& request, const ToolContext& context) const {
+Result<json> Protocol::CallTool(const Message& request, const ToolContext& context) const {
   const json& params = request.params;
   const auto name = params.find("name");
   if (name == params.end() || !name->is_string()) {
@@ -102,7 +116,10 @@ json Protocol::CallTool(const Message& request, const ToolContext& context) cons
                                                               start).count();
   spdlog::debug("mcp tool={} workspace={} ok={} ms={:.3f}", tool->name, context.workspace,
                 result.ok() && !result->is_error, ms);
-  if (!result.ok()) return ErrorResponse(request.id, kInternalError, result.status().message());
+  if (!result.ok()) {
+    if (result.status().code() == StatusCode::kWouldBlock) return result.status();
+    return ErrorResponse(request.id, kInternalError, result.status().message());
+  }
   return ResultResponse(request.id, RenderToolResult(*result, context.protocol_version));
 }
 

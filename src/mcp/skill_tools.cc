@@ -35,13 +35,13 @@ void AddSearch(ToolRegistry& registry, SkillService* service, const SkillApiLimi
       .input_schema = s::Closed(props, {"query", "user_id"}),
       .output_schema = s::Shape({{"results", s::ArrayOf(hit)}}, {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service, limits](const json& args, const ToolContext& ctx) {
+      .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto request = ParseSkillSearch(DumpJson(args), ctx.workspace, limits);
         if (!request.ok()) {
           return ToolResult::Error("Invalid arguments for skill_search: " + request.status().message());
         }
         auto hits = service->Search(*request);
-        if (!hits.ok()) return ToolResult::Error("skill_search failed: " + hits.status().message());
+        if (!hits.ok()) return ServiceFailure("skill_search", hits.status());
         json results = json::array();
         std::string text = hits->empty() ? "No skills matched."
                                          : fmt::format("{} skills found:", hits->size());
@@ -91,10 +91,10 @@ void AddGet(ToolRegistry& registry, SkillService* service, const SkillToolOption
       .input_schema = s::Closed(props, {"skill_id"}),
       .output_schema = output,
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service, budget](const json& args, const ToolContext& ctx) {
+      .handler = [service, budget](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto skill = service->Get(ctx.workspace, args.at("skill_id").get<std::string>(),
                                   args.value("user_id", std::string()));
-        if (!skill.ok()) return ToolResult::Error("skill_get failed: " + skill.status().message());
+        if (!skill.ok()) return ServiceFailure("skill_get", skill.status());
         // SKILL.md first, then the others in path order, while they fit the budget.
         json files = json::object();
         json omitted = json::array();

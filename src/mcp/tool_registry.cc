@@ -13,6 +13,11 @@ namespace {
 using json = nlohmann::json;
 }  // namespace
 
+Result<ToolResult> ServiceFailure(std::string_view tool, const Status& status) {
+  if (status.code() == StatusCode::kWouldBlock) return status;
+  return ToolResult::Error(std::string(tool) + " failed: " + status.message());
+}
+
 bool HasStructuredContent(const std::string& protocol_version) {
   // Revisions are dates: later ones sort later.
   return protocol_version >= "2025-06-18";

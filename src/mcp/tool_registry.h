@@ -42,7 +42,14 @@ struct ToolResult {
   }
 };
 
-using ToolHandler = std::function<ToolResult(const nlohmann::json& arguments, const ToolContext&)>;
+// A handler answers with a ToolResult (errors included); a Status only for kWouldBlock (a service
+// that would wait long on an I/O thread: the call runs again on a worker) or an internal failure.
+using ToolHandler =
+    std::function<Result<ToolResult>(const nlohmann::json& arguments, const ToolContext&)>;
+
+// The result for a failed service call: an error result naming the tool and the service's
+// message, except kWouldBlock, which is passed on (see ToolHandler).
+Result<ToolResult> ServiceFailure(std::string_view tool, const Status& status);
 
 // MCP tool annotations (hints for hosts deciding whether to ask the user first).
 struct ToolHints {
@@ -72,7 +79,7 @@ class ToolRegistry {
   nlohmann::json Describe(const std::string& protocol_version) const;
 
   // Runs `tool` after checking `arguments` against its inputSchema: a failed check is an error
-  // result naming the argument. kInternal when the handler threw.
+  // result naming the argument. kInternal when the handler threw; kWouldBlock passed on.
   Result<ToolResult> Call(const Tool& tool, const nlohmann::json& arguments,
                           const ToolContext& context) const;
 
