@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# Every relative link of the docs resolves.
+bash scripts/check_docs.sh
 # Coverage-guided fuzzing of the parsers, bounded in time (FUZZ_SECONDS per target).
 bash scripts/fuzz.sh
 bash scripts/package.sh --smoke
