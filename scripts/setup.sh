@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake pkg-config ninja-build git ca-certificates curl xz-utils
   libboost-dev libssl-dev libcurl4-openssl-dev
-  nlohmann-json3-dev libsimdjson-dev libicu-dev libstemmer-dev libhnswlib-dev
+  nlohmann-json3-dev libicu-dev libstemmer-dev libhnswlib-dev
   libsqlite3-dev sqlite3 libfmt-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libarchive-dev libyaml-cpp-dev libpugixml-dev libxml2-dev poppler-utils
