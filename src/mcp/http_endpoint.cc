@@ -117,7 +117,8 @@ std::optional<HttpResponse> HttpEndpoint::CheckOrigin(const HttpRequest& request
     // The server's own origin. Not in development mode: a rebound DNS name reaches the server
     // with a matching Host, and without keys nothing else would stop the page.
     if (!options_.dev_mode) {
-      if (const std::string* h = request.Header("host"); h && Lower(TrimAsciiSpace(*h)) == authority) {
+      if (const std::string* h = request.Header("host");
+          h && Lower(TrimAsciiSpace(*h)) == authority) {
         return std::nullopt;
       }
     }
@@ -163,15 +164,16 @@ Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::s
   const std::string* version_header = request.Header("mcp-protocol-version");
   if (version_header != nullptr && !IsSupportedProtocolVersion(*version_header)) {
     return Refuse(400, kTransportError,
-                  "Bad Request: unsupported MCP-Protocol-Version " +
-                      version_header->substr(0, 64) + "; supported: 2025-11-25, 2025-06-18, 2025-03-26");
+                  "Bad Request: unsupported MCP-Protocol-Version " + version_header->substr(0, 64) +
+                      "; supported: 2025-11-25, 2025-06-18, 2025-03-26");
   }
   // The session is checked before the body is read: a client whose session ended learns that
   // (404, start again) whatever it sent.
   const std::string* session_id = request.Header("mcp-session-id");
   std::optional<Session> session;
   if (session_id != nullptr && !session_id->empty()) {
-    session = sessions_.Find(*session_id, workspace, CredentialDigest(PresentedCredential(request)));
+    session =
+        sessions_.Find(*session_id, workspace, CredentialDigest(PresentedCredential(request)));
     if (!session) {
       return Refuse(404, kSessionNotFound,
                     "Session not found: it ended or expired; send a new initialize without "
@@ -193,8 +195,9 @@ Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::s
     Message message;
     if (auto error = ReadMessage(body, &message)) return JsonBody(400, ErrorResponse(*error));
     if (message.kind != MessageKind::kRequest) {
-      return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest,
-                                         "Invalid Request: initialize must be a request (with an id)"));
+      return JsonBody(400,
+                      ErrorResponse(nullptr, kInvalidRequest,
+                                    "Invalid Request: initialize must be a request (with an id)"));
     }
     if (session) {
       return JsonBody(400, ErrorResponse(message.id, kInvalidRequest,
@@ -265,7 +268,8 @@ HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message&
   auto session = sessions_.Create(workspace, CredentialDigest(PresentedCredential(request)),
                                   init.protocol_version);
   if (!session.ok()) {
-    HttpResponse r = JsonBody(503, ErrorResponse(message.id, kInternalError, session.status().message()));
+    HttpResponse r =
+        JsonBody(503, ErrorResponse(message.id, kInternalError, session.status().message()));
     r.headers.emplace_back("Retry-After", "5");
     return r;
   }

@@ -110,7 +110,8 @@ TEST_F(HttpEndpointTest, KeysAndWorkspacesAreCheckedFromTheHead) {
 TEST_F(HttpEndpointTest, ASessionRunsInItsWorkspace) {
   const std::string id = Open("/mcp", "k2", "2025-11-25", "ws2");
   ASSERT_FALSE(id.empty());
-  HttpRequest note = Request("POST", "/mcp", R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "k2");
+  HttpRequest note =
+      Request("POST", "/mcp", R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "k2");
   note.headers.emplace_back("mcp-session-id", id);
   note.headers.emplace_back(kWorkspaceHeader, "ws2");
   EXPECT_EQ(app_.Handle(note).status, 202);
@@ -197,43 +198,47 @@ TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {
   EXPECT_EQ(parse.status, 400);
   EXPECT_EQ(json::parse(parse.body)["error"]["code"], kParseError);
   EXPECT_EQ(json::parse(send_raw("42").body)["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(json::parse(send_raw(R"({"jsonrpc":"2.0","id":1,"method":"nope"})").body)["error"]["code"],
-            kMethodNotFound);
+  EXPECT_EQ(
+      json::parse(send_raw(R"({"jsonrpc":"2.0","id":1,"method":"nope"})").body)["error"]["code"],
+      kMethodNotFound);
   // Batches belong to 2025-03-26 only.
   HttpResponse batch = send_raw("[" + Echo(1).dump() + "]");
   EXPECT_EQ(batch.status, 400);
   EXPECT_EQ(json::parse(batch.body)["error"]["code"], kInvalidRequest);
   // A second initialize inside a session is refused.
-  EXPECT_EQ(send_raw(R"({"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})")
-                .status,
-            400);
+  EXPECT_EQ(
+      send_raw(
+          R"({"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})")
+          .status,
+      400);
 }
 
 TEST_F(HttpEndpointTest, OnAnIoThreadReadsRunAndWritesMoveToAWorker) {
   const std::string id = Open();
   AvoidLongWaitsScope io_thread;
   EXPECT_EQ(Send(id, Echo(1)).status, 200);  // read-only: answered here
-  HttpResponse write = Send(id, {{"jsonrpc", "2.0"},
-                                 {"id", 2},
-                                 {"method", "tools/call"},
-                                 {"params", {{"name", "boom"}}}});
+  HttpResponse write = Send(
+      id,
+      {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}, {"params", {{"name", "boom"}}}});
   EXPECT_TRUE(write.run_on_worker);  // nothing ran: the transport hands it to a worker
   EXPECT_TRUE(write.body.empty());
 }
 
 TEST_F(HttpEndpointTest, BatchesIn20250326) {
   const std::string id = Open("/mcp", "k1", "2025-03-26");
-  HttpResponse r = Send(id, json::array({Echo(1, "a"),
-                                         {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
-                                         Echo(2, "b"),
-                                         {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "initialize"}}}));
+  HttpResponse r =
+      Send(id, json::array({Echo(1, "a"),
+                            {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                            Echo(2, "b"),
+                            {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "initialize"}}}));
   ASSERT_EQ(r.status, 200) << r.body;
   json answers = json::parse(r.body);
   ASSERT_EQ(answers.size(), 3u);
   EXPECT_EQ(answers[0]["id"], 1);
   EXPECT_EQ(answers[1]["id"], 2);
   EXPECT_EQ(answers[2]["error"]["code"], kInvalidRequest);  // initialize is never batched
-  EXPECT_EQ(Send(id, json::array({{{"jsonrpc", "2.0"}, {"method", "notifications/x"}}})).status, 202);
+  EXPECT_EQ(Send(id, json::array({{{"jsonrpc", "2.0"}, {"method", "notifications/x"}}})).status,
+            202);
   EXPECT_EQ(Send(id, json::array()).status, 400);
 }
 

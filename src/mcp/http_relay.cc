@@ -98,7 +98,8 @@ HttpRelay::Reply HttpRelay::Send(const std::string& method, const std::string& b
   if (!options_.api_key.empty()) {
     list = curl_slist_append(list, ("Authorization: Bearer " + options_.api_key).c_str());
   }
-  if (!session_id_.empty()) list = curl_slist_append(list, ("Mcp-Session-Id: " + session_id_).c_str());
+  if (!session_id_.empty())
+    list = curl_slist_append(list, ("Mcp-Session-Id: " + session_id_).c_str());
   if (!protocol_version_.empty()) {
     list = curl_slist_append(list, ("MCP-Protocol-Version: " + protocol_version_).c_str());
   }
@@ -107,7 +108,8 @@ HttpRelay::Reply HttpRelay::Send(const std::string& method, const std::string& b
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);  // never carry the key elsewhere
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &capture);
@@ -123,8 +125,8 @@ HttpRelay::Reply HttpRelay::Send(const std::string& method, const std::string& b
   const CURLcode rc = curl_easy_perform(curl);
   curl_slist_free_all(list);
   if (rc != CURLE_OK) {
-    reply.error = capture.too_big ? "the answer is larger than the relay accepts"
-                                  : curl_easy_strerror(rc);
+    reply.error =
+        capture.too_big ? "the answer is larger than the relay accepts" : curl_easy_strerror(rc);
     return reply;
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);

@@ -23,7 +23,8 @@ std::optional<RpcError> ReadMessage(const json& value, Message* out) {
   const bool has_id = id_it != value.end();
   if (has_id && ValidId(*id_it)) id = *id_it;
   const auto version = value.find("jsonrpc");
-  if (version == value.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
+  if (version == value.end() || !version->is_string() ||
+      version->get_ref<const std::string&>() != "2.0") {
     return RpcError{kInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"", id};
   }
   if (has_id && !ValidId(*id_it)) {
@@ -65,8 +66,10 @@ std::optional<RpcError> ReadMessage(const json& value, Message* out) {
 }
 
 std::optional<RpcError> ParseBody(std::string_view body, size_t max_bytes, json* out) {
-  auto parsed = ReadJson(body, JsonReadLimits{.what = "message", .max_bytes = max_bytes,
-                                              .max_depth = 64, .refuse_duplicate_keys = true,
+  auto parsed = ReadJson(body, JsonReadLimits{.what = "message",
+                                              .max_bytes = max_bytes,
+                                              .max_depth = 64,
+                                              .refuse_duplicate_keys = true,
                                               .refuse_nul = true});
   if (!parsed.ok()) {
     return RpcError{kParseError, "Parse error: " + parsed.status().message(), nullptr};

@@ -39,7 +39,8 @@ TEST(JsonRpcTest, RefusesWhatMcpForbids) {
   EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":null,"method":"ping"})", &m)->code, kInvalidRequest);
   EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})", &m)->code, kInvalidRequest);
   EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":1,"method":7})", &m)->code, kInvalidRequest);
-  EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})", &m)->code, kInvalidParams);
+  EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})", &m)->code,
+            kInvalidParams);
   EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":1})", &m)->code, kInvalidRequest);
   EXPECT_EQ(Read(R"({"jsonrpc":"2.0","id":1,"result":1,"error":{}})", &m)->code, kInvalidRequest);
 }

@@ -27,7 +27,8 @@ ToolRegistry BuildTools(MemoryService* memories, KbService* knowledge, SkillServ
 McpService::McpService(MemoryService* memories, KbService* knowledge, SkillService* skills,
                        McpServiceOptions options)
     : tools_(BuildTools(memories, knowledge, skills, options)),
-      protocol_(&tools_, ServerInfo{.version = options.version, .instructions = kServerInstructions}),
+      protocol_(&tools_,
+                ServerInfo{.version = options.version, .instructions = kServerInstructions}),
       endpoint_(&protocol_, options.http) {}
 
 void McpService::RegisterRoutes(Router& router) { RegisterMcpRoutes(router, &endpoint_); }

@@ -54,16 +54,13 @@ json NullableString(std::string description) {
 }
 
 json MemorySchema(bool with_score) {
-  json props = {{"id", s::String("memory id, m-...")},
-                {"memory", s::String("the memory text")},
-                {"user_id", s::String("\"\" when unset")},
-                {"agent_id", s::String("\"\" when unset")},
-                {"run_id", s::String("\"\" when unset")},
-                {"metadata", s::Object("the memory's metadata")},
-                {"created_at", s::String("ISO 8601 UTC")},
-                {"updated_at", s::String("ISO 8601 UTC")}};
-  std::vector<std::string> required = {"id", "memory", "user_id", "agent_id", "run_id",
-                                       "metadata", "created_at", "updated_at"};
+  json props = {
+      {"id", s::String("memory id, m-...")},     {"memory", s::String("the memory text")},
+      {"user_id", s::String("\"\" when unset")}, {"agent_id", s::String("\"\" when unset")},
+      {"run_id", s::String("\"\" when unset")},  {"metadata", s::Object("the memory's metadata")},
+      {"created_at", s::String("ISO 8601 UTC")}, {"updated_at", s::String("ISO 8601 UTC")}};
+  std::vector<std::string> required = {"id",     "memory",   "user_id",    "agent_id",
+                                       "run_id", "metadata", "created_at", "updated_at"};
   if (with_score) {
     props["score"] = s::Number("relevance, higher is better", 0, 1);
     required.push_back("score");
@@ -115,10 +112,10 @@ Result<MemoryEventRecord> WaitForEvent(MemoryService* service, const std::string
 
 void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOptions& options) {
   const MemoryApiLimits& limits = options.limits;
-  json message = s::Closed(
-      {{"role", {{"type", "string"}, {"enum", {"user", "assistant", "system"}}}},
-       {"content", s::String("what was said", limits.max_message_bytes)}},
-      {"role", "content"});
+  json message =
+      s::Closed({{"role", {{"type", "string"}, {"enum", {"user", "assistant", "system"}}}},
+                 {"content", s::String("what was said", limits.max_message_bytes)}},
+                {"role", "content"});
   json props = ScopeProperties(limits);
   props["messages"] = {
       {"description",
@@ -136,8 +133,9 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
       "true: extract facts and reconcile them with existing memories; false: store each message "
       "verbatim",
       true);
-  props["timestamp"] = {{"type", json::array({"number", "string"})},
-                        {"description", "when the conversation happened: Unix seconds or ISO 8601"}};
+  props["timestamp"] = {
+      {"type", json::array({"number", "string"})},
+      {"description", "when the conversation happened: Unix seconds or ISO 8601"}};
   props["expiration_date"] = s::String("YYYY-MM-DD: hidden after that day", 10, 10);
   props["wait"] = s::Boolean(
       "wait (bounded) until the memories are stored and searchable, and return them", true);
@@ -146,7 +144,7 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
        {"status", {{"type", "string"}, {"enum", {"PENDING", "RUNNING", "SUCCEEDED", "FAILED"}}}},
        {"results", s::ArrayOf(s::String("memory id"), "memories added, updated or deleted")},
        {"events", s::ArrayOf(s::Object("{memory_id, event: ADD|UPDATE|DELETE|NONE, memory, "
-                                        "previous_memory}"))}},
+                                       "previous_memory}"))}},
       {"event_id", "status", "results", "events"});
   const std::chrono::milliseconds max_wait = options.max_store_wait;
   registry.Add(Tool{
@@ -160,7 +158,8 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
       .input_schema = s::Closed(props),
       .output_schema = output,
       .hints = {.read_only = false, .destructive = false, .idempotent = false},
-      .handler = [service, limits, max_wait](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
+      .handler = [service, limits, max_wait](const json& args,
+                                             const ToolContext& ctx) -> Result<ToolResult> {
         const bool has_text = args.contains("text");
         if (has_text == args.contains("messages")) {
           return ToolResult::Error(
@@ -177,7 +176,9 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
         auto id = service->Add(*request);
         if (!id.ok()) return ServiceError("memory_store", id.status());
         ToolResult result;
-        result.structured = {{"event_id", *id}, {"status", "PENDING"}, {"results", json::array()},
+        result.structured = {{"event_id", *id},
+                             {"status", "PENDING"},
+                             {"results", json::array()},
                              {"events", json::array()}};
         if (!args.value("wait", true)) {
           result.text = fmt::format("Accepted as event {}; the memories are being processed.", *id);
@@ -187,13 +188,13 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
         if (!event.ok()) return ServiceError("memory_store", event.status());
         result.structured["status"] = event->status;
         if (event->status == "FAILED") {
-          return ToolResult::Error(fmt::format("memory_store failed: event {}: {}; nothing was stored",
-                                               *id, event->error_message));
+          return ToolResult::Error(fmt::format(
+              "memory_store failed: event {}: {}; nothing was stored", *id, event->error_message));
         }
         if (event->status != "SUCCEEDED") {
-          result.text = fmt::format(
-              "Event {} is still {}; its memories become searchable when it finishes.", *id,
-              event->status);
+          result.text =
+              fmt::format("Event {} is still {}; its memories become searchable when it finishes.",
+                          *id, event->status);
           return result;
         }
         json outcome = ReadJsonOrDiscarded(event->result_json, kStoredJsonLimits);
@@ -260,21 +261,21 @@ void AddRecall(ToolRegistry& registry, MemoryService* service, const MemoryApiLi
 }
 
 void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimits& limits) {
-  registry.Add(Tool{
-      .name = "memory_get",
-      .title = "Get a memory",
-      .description = "Read one memory by its id.",
-      .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
-      .output_schema = MemorySchema(false),
-      .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
-        auto m = service->Get(ctx.workspace, args.at("memory_id").get<std::string>());
-        if (!m.ok()) return ServiceError("memory_get", m.status());
-        ToolResult result;
-        result.structured = RenderMemory(*m);
-        result.text = MemoryLine(*m);
-        return result;
-      }});
+  registry.Add(
+      Tool{.name = "memory_get",
+           .title = "Get a memory",
+           .description = "Read one memory by its id.",
+           .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
+           .output_schema = MemorySchema(false),
+           .hints = {.read_only = true, .destructive = false, .idempotent = true},
+           .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
+             auto m = service->Get(ctx.workspace, args.at("memory_id").get<std::string>());
+             if (!m.ok()) return ServiceError("memory_get", m.status());
+             ToolResult result;
+             result.structured = RenderMemory(*m);
+             result.text = MemoryLine(*m);
+             return result;
+           }});
   registry.Add(Tool{
       .name = "memory_update",
       .title = "Update a memory",
@@ -300,42 +301,44 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
         result.text = "Updated: " + MemoryLine(*m);
         return result;
       }});
-  registry.Add(Tool{
-      .name = "memory_forget",
-      .title = "Forget a memory",
-      .description = "Delete one memory by its id; it is gone from recall at once.",
-      .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
-      .output_schema = s::Shape({{"memory_id", s::String("the deleted memory")},
-                                 {"deleted", {{"type", "boolean"}}}},
-                                {"memory_id", "deleted"}),
-      .hints = {.read_only = false, .destructive = true, .idempotent = true},
-      .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
-        const std::string id = args.at("memory_id").get<std::string>();
-        if (Status st = service->Delete(ctx.workspace, id); !st.ok()) {
-          return ServiceError("memory_forget", st);
-        }
-        ToolResult result;
-        result.structured = {{"memory_id", id}, {"deleted", true}};
-        result.text = fmt::format("Memory {} deleted.", id);
-        return result;
-      }});
+  registry.Add(
+      Tool{.name = "memory_forget",
+           .title = "Forget a memory",
+           .description = "Delete one memory by its id; it is gone from recall at once.",
+           .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
+           .output_schema = s::Shape(
+               {{"memory_id", s::String("the deleted memory")}, {"deleted", {{"type", "boolean"}}}},
+               {"memory_id", "deleted"}),
+           .hints = {.read_only = false, .destructive = true, .idempotent = true},
+           .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
+             const std::string id = args.at("memory_id").get<std::string>();
+             if (Status st = service->Delete(ctx.workspace, id); !st.ok()) {
+               return ServiceError("memory_forget", st);
+             }
+             ToolResult result;
+             result.structured = {{"memory_id", id}, {"deleted", true}};
+             result.text = fmt::format("Memory {} deleted.", id);
+             return result;
+           }});
   registry.Add(Tool{
       .name = "memory_history",
       .title = "Memory history",
-      .description = "Every change of one memory (ADD, UPDATE, DELETE) with old and new text, oldest first.",
+      .description =
+          "Every change of one memory (ADD, UPDATE, DELETE) with old and new text, oldest first.",
       .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
-      .output_schema = s::Shape(
-          {{"results",
-            s::ArrayOf(s::Shape({{"memory_id", s::String("")},
-                                 {"event", {{"type", "string"}, {"enum", {"ADD", "UPDATE", "DELETE"}}}},
-                                 {"old_memory", NullableString("text before")},
-                                 {"new_memory", NullableString("text after")},
-                                 {"old_metadata", {{"type", json::array({"object", "null"})}}},
-                                 {"new_metadata", {{"type", json::array({"object", "null"})}}},
-                                 {"event_id", s::String("the add that made it, \"\" for direct changes")},
-                                 {"created_at", s::String("ISO 8601 UTC")}},
-                                {"memory_id", "event", "created_at"}))}},
-          {"results"}),
+      .output_schema =
+          s::Shape({{"results",
+                     s::ArrayOf(s::Shape(
+                         {{"memory_id", s::String("")},
+                          {"event", {{"type", "string"}, {"enum", {"ADD", "UPDATE", "DELETE"}}}},
+                          {"old_memory", NullableString("text before")},
+                          {"new_memory", NullableString("text after")},
+                          {"old_metadata", {{"type", json::array({"object", "null"})}}},
+                          {"new_metadata", {{"type", json::array({"object", "null"})}}},
+                          {"event_id", s::String("the add that made it, \"\" for direct changes")},
+                          {"created_at", s::String("ISO 8601 UTC")}},
+                         {"memory_id", "event", "created_at"}))}},
+                   {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
       .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         const std::string id = args.at("memory_id").get<std::string>();
@@ -401,8 +404,8 @@ void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
         auto list = service->List(ctx.workspace, request->filter, page, size, &total);
         if (!list.ok()) return ServiceError("memory_list", list.status());
         json results = json::array();
-        std::string text = fmt::format("{} memories in all; page {} ({} shown):", total, page,
-                                       list->size());
+        std::string text =
+            fmt::format("{} memories in all; page {} ({} shown):", total, page, list->size());
         for (const AgentMemory& m : *list) {
           results.push_back(RenderMemory(m));
           text += "\n" + MemoryLine(m);

@@ -74,7 +74,8 @@ Result<std::optional<json>> Protocol::Handle(const Message& message,
       // The whole list fits one page: no cursor was ever handed out.
       return Some(ErrorResponse(message.id, kInvalidParams, "Invalid params: unknown cursor"));
     }
-    return Some(ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}}));
+    return Some(
+        ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}}));
   }
   if (method == "tools/call") {
     auto answer = CallTool(message, context);
@@ -83,7 +84,7 @@ Result<std::optional<json>> Protocol::Handle(const Message& message,
   }
   if (method == "initialize") {
     return Some(ErrorResponse(message.id, kInvalidRequest,
-                         "Invalid Request: the session is already initialized"));
+                              "Invalid Request: the session is already initialized"));
   }
   return Some(ErrorResponse(message.id, kMethodNotFound, "Method not found: " + method));
 }
@@ -107,13 +108,12 @@ Result<json> Protocol::CallTool(const Message& request, const ToolContext& conte
   const Tool* tool = tools_->Find(tool_name);
   if (tool == nullptr) {
     // Tool names are short, but a hostile one must not be echoed in bulk.
-    return ErrorResponse(request.id, kInvalidParams,
-                         "Unknown tool: " + tool_name.substr(0, 128));
+    return ErrorResponse(request.id, kInvalidParams, "Unknown tool: " + tool_name.substr(0, 128));
   }
   const auto start = std::chrono::steady_clock::now();
   auto result = tools_->Call(*tool, arguments, context);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   spdlog::debug("mcp tool={} workspace={} ok={} ms={:.3f}", tool->name, context.workspace,
                 result.ok() && !result->is_error, ms);
   if (!result.ok()) {

@@ -85,8 +85,9 @@ TEST_F(ProtocolTest, AnswersBadCallsWithTheSpecsErrors) {
   EXPECT_EQ(Call(Request("initialize", {{"protocolVersion", "2025-11-25"}}))["error"]["code"],
             kInvalidRequest);
   EXPECT_EQ(Call(Request("ping"))["result"], json::object());
-  EXPECT_FALSE(*protocol_.Handle(Message{MessageKind::kNotification, nullptr, "notifications/x", {}},
-                                 ToolContext{"ws1", "2025-11-25"}));
+  EXPECT_FALSE(
+      *protocol_.Handle(Message{MessageKind::kNotification, nullptr, "notifications/x", {}},
+                        ToolContext{"ws1", "2025-11-25"}));
 }
 
 }  // namespace

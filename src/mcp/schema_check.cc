@@ -24,15 +24,23 @@ bool IsType(const json& v, const std::string& type) {
 
 const char* TypeOf(const json& v) {
   switch (v.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::null: return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::null:
+      return "null";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number with a fraction";
-    default: return "an unsupported value";
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number with a fraction";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -78,8 +86,8 @@ Status Check(const json& v, const json& schema, const std::string& path) {
       Status s = Check(v, option, path);
       if (s.ok()) return Status::Ok();
       // One alternative of the right type names the precise problem better than the list.
-      if (auto t = option.find("type"); t != option.end() && t->is_string() &&
-                                        IsType(v, t->get<std::string>())) {
+      if (auto t = option.find("type");
+          t != option.end() && t->is_string() && IsType(v, t->get<std::string>())) {
         return s;
       }
       if (auto t = option.find("type"); t != option.end() && t->is_string()) {
@@ -120,12 +128,12 @@ Status Check(const json& v, const json& schema, const std::string& path) {
   }
   if (v.is_number()) {
     const double d = v.get<double>();
-    if (auto m = schema.find("minimum"); m != schema.end() && m->is_number() &&
-                                         d < m->get<double>()) {
+    if (auto m = schema.find("minimum");
+        m != schema.end() && m->is_number() && d < m->get<double>()) {
       return Status::InvalidParameter(fmt::format("{} must be at least {}", name, m->dump()));
     }
-    if (auto m = schema.find("maximum"); m != schema.end() && m->is_number() &&
-                                         d > m->get<double>()) {
+    if (auto m = schema.find("maximum");
+        m != schema.end() && m->is_number() && d > m->get<double>()) {
       return Status::InvalidParameter(fmt::format("{} must be at most {}", name, m->dump()));
     }
   }
@@ -178,9 +186,9 @@ Status Check(const json& v, const json& schema, const std::string& path) {
           if (props != schema.end()) {
             for (const auto& [k, ignored] : props->items()) known.push_back(k);
           }
-          return Status::InvalidParameter(fmt::format(
-              "{} is not a known argument{}", Child(path, key),
-              known.empty() ? std::string() : "; known: " + Join(known, ", ")));
+          return Status::InvalidParameter(
+              fmt::format("{} is not a known argument{}", Child(path, key),
+                          known.empty() ? std::string() : "; known: " + Join(known, ", ")));
         }
         continue;
       }
@@ -192,9 +200,11 @@ Status Check(const json& v, const json& schema, const std::string& path) {
 
 void Collect(const json& schema, const std::string& path, std::vector<std::string>* out) {
   static const std::set<std::string> kKnown = {
-      "type",     "properties", "required", "additionalProperties", "items",     "enum",
-      "minimum",  "maximum",    "minLength", "maxLength",           "minItems",  "maxItems",
-      "anyOf",    "description", "title",   "default",              "examples"};
+      "type",      "properties",  "required", "additionalProperties",
+      "items",     "enum",        "minimum",  "maximum",
+      "minLength", "maxLength",   "minItems", "maxItems",
+      "anyOf",     "description", "title",    "default",
+      "examples"};
   if (!schema.is_object()) return;
   for (const auto& [key, value] : schema.items()) {
     if (!kKnown.count(key)) out->push_back(Child(path, key));

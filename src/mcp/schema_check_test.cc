@@ -37,9 +37,11 @@ TEST(SchemaCheckTest, NamesTheArgumentAndTheProblem) {
   EXPECT_EQ(Problem({{"query", "toolong"}}), "query is too long: 7 characters, at most 5 allowed");
   EXPECT_EQ(Problem({{"query", 5}}), "query must be a string, got an integer");
   EXPECT_EQ(Problem({{"query", "a"}, {"top_k", 0}}), "top_k must be at least 1");
-  EXPECT_EQ(Problem({{"query", "a"}, {"top_k", 2.5}}), "top_k must be an integer, got a number with a fraction");
+  EXPECT_EQ(Problem({{"query", "a"}, {"top_k", 2.5}}),
+            "top_k must be an integer, got a number with a fraction");
   EXPECT_EQ(Problem({{"query", "a"}, {"threshold", 2}}), "threshold must be at most 1");
-  EXPECT_EQ(Problem({{"query", "a"}, {"when", true}}), "when must be a number or a string, got a boolean");
+  EXPECT_EQ(Problem({{"query", "a"}, {"when", true}}),
+            "when must be a number or a string, got a boolean");
   EXPECT_EQ(Problem({{"query", "a"}, {"colour", 1}}),
             "colour is not a known argument; known: messages, query, threshold, top_k, when");
   EXPECT_EQ(Problem({{"query", "a"}, {"messages", 3}}),

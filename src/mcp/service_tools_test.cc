@@ -41,10 +41,10 @@ TEST_F(ServiceToolsTest, EveryToolIsDescribedInTheCheckedSubset) {
     EXPECT_FALSE(t.description.empty());
     EXPECT_FALSE(t.hints.read_only && t.hints.destructive) << t.name;
   }
-  EXPECT_EQ(names, (std::set<std::string>{"memory_store", "memory_recall", "memory_get",
-                                          "memory_update", "memory_forget", "memory_list",
-                                          "memory_history", "knowledge_search", "skill_search",
-                                          "skill_get"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"memory_store", "memory_recall", "memory_get", "memory_update",
+                                   "memory_forget", "memory_list", "memory_history",
+                                   "knowledge_search", "skill_search", "skill_get"}));
 }
 
 TEST_F(ServiceToolsTest, BadArgumentsNameTheArgument) {
@@ -53,9 +53,11 @@ TEST_F(ServiceToolsTest, BadArgumentsNameTheArgument) {
   EXPECT_EQ(Error("memory_store", {{"text", "a"}}),
             "Invalid arguments for memory_store: at least one of user_id, agent_id, run_id is "
             "required");
-  EXPECT_EQ(Error("memory_store", {{"text", "a"}, {"user_id", "u"}, {"expiration_date", "2024-13-01"}}),
-            "Invalid arguments for memory_store: expiration_date 2024-13-01 is not a valid date");
-  EXPECT_EQ(Error("memory_store", {{"messages", {{{"role", "bot"}, {"content", "x"}}}}, {"user_id", "u"}}),
+  EXPECT_EQ(
+      Error("memory_store", {{"text", "a"}, {"user_id", "u"}, {"expiration_date", "2024-13-01"}}),
+      "Invalid arguments for memory_store: expiration_date 2024-13-01 is not a valid date");
+  EXPECT_EQ(Error("memory_store",
+                  {{"messages", {{{"role", "bot"}, {"content", "x"}}}}, {"user_id", "u"}}),
             "Invalid arguments for memory_store: messages[0].role must be one of \"user\", "
             "\"assistant\" or \"system\"");
   EXPECT_NE(Error("memory_recall", {{"query", "q"}, {"user_id", "u"}, {"filters", {{"colour", 1}}}})

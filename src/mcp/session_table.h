@@ -70,7 +70,7 @@ class SessionTable {
   const SessionTableOptions options_;
   const Clock clock_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> sessions_;  // guarded by mu_
+  std::unordered_map<std::string, Entry> sessions_;   // guarded by mu_
   std::chrono::steady_clock::time_point last_sweep_;  // guarded by mu_
 };
 

@@ -18,14 +18,15 @@ void AddSearch(ToolRegistry& registry, SkillService* service, const SkillApiLimi
       {"user_id", s::String("the skills' owner", limits.max_id_bytes, 1)},
       {"agent_id", s::String("only skills of this agent", limits.max_id_bytes, 1)},
       {"size", s::Integer("how many skills at most (default 10)", 1, limits.max_size)}};
-  json hit = s::Shape({{"skill_id", s::String("s-...")},
-                       {"name", s::String("")},
-                       {"description", s::String("")},
-                       {"version", s::String("")},
-                       {"user_id", s::String("the owner")},
-                       {"agent_id", s::String("")},
-                       {"score", s::Number("relevance, higher is better", 0, 1)}},
-                      {"skill_id", "name", "description", "version", "user_id", "agent_id", "score"});
+  json hit =
+      s::Shape({{"skill_id", s::String("s-...")},
+                {"name", s::String("")},
+                {"description", s::String("")},
+                {"version", s::String("")},
+                {"user_id", s::String("the owner")},
+                {"agent_id", s::String("")},
+                {"score", s::Number("relevance, higher is better", 0, 1)}},
+               {"skill_id", "name", "description", "version", "user_id", "agent_id", "score"});
   registry.Add(Tool{
       .name = "skill_search",
       .title = "Search skills",
@@ -38,13 +39,14 @@ void AddSearch(ToolRegistry& registry, SkillService* service, const SkillApiLimi
       .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto request = ParseSkillSearch(DumpJson(args), ctx.workspace, limits);
         if (!request.ok()) {
-          return ToolResult::Error("Invalid arguments for skill_search: " + request.status().message());
+          return ToolResult::Error("Invalid arguments for skill_search: " +
+                                   request.status().message());
         }
         auto hits = service->Search(*request);
         if (!hits.ok()) return ServiceFailure("skill_search", hits.status());
         json results = json::array();
-        std::string text = hits->empty() ? "No skills matched."
-                                         : fmt::format("{} skills found:", hits->size());
+        std::string text =
+            hits->empty() ? "No skills matched." : fmt::format("{} skills found:", hits->size());
         int rank = 0;
         for (const SkillHit& h : *hits) {
           results.push_back({{"skill_id", h.skill.id},
@@ -68,21 +70,25 @@ void AddGet(ToolRegistry& registry, SkillService* service, const SkillToolOption
   const SkillApiLimits& limits = options.limits;
   json props = {
       {"skill_id", s::String("the skill's id (s-...), from skill_search", limits.max_id_bytes, 1)},
-      {"user_id", s::String("the skill's owner (omit for skills without one)", limits.max_id_bytes, 1)}};
-  json output = s::Shape(
-      {{"skill_id", s::String("")},
-       {"name", s::String("")},
-       {"description", s::String("")},
-       {"version", s::String("")},
-       {"files", {{"type", "object"}, {"description", "path -> UTF-8 content (SKILL.md first in the budget)"}}},
-       {"omitted_files", s::ArrayOf(s::String("path"), "files left out of this answer by its size budget")},
-       {"tags", s::ArrayOf(s::String(""))},
-       {"triggers", s::ArrayOf(s::String(""))},
-       {"user_id", s::String("")},
-       {"agent_id", s::String("")},
-       {"updated_at", s::String("ISO 8601 UTC")}},
-      {"skill_id", "name", "description", "version", "files", "omitted_files", "tags", "triggers",
-       "user_id", "agent_id", "updated_at"});
+      {"user_id",
+       s::String("the skill's owner (omit for skills without one)", limits.max_id_bytes, 1)}};
+  json output =
+      s::Shape({{"skill_id", s::String("")},
+                {"name", s::String("")},
+                {"description", s::String("")},
+                {"version", s::String("")},
+                {"files",
+                 {{"type", "object"},
+                  {"description", "path -> UTF-8 content (SKILL.md first in the budget)"}}},
+                {"omitted_files",
+                 s::ArrayOf(s::String("path"), "files left out of this answer by its size budget")},
+                {"tags", s::ArrayOf(s::String(""))},
+                {"triggers", s::ArrayOf(s::String(""))},
+                {"user_id", s::String("")},
+                {"agent_id", s::String("")},
+                {"updated_at", s::String("ISO 8601 UTC")}},
+               {"skill_id", "name", "description", "version", "files", "omitted_files", "tags",
+                "triggers", "user_id", "agent_id", "updated_at"});
   const size_t budget = options.max_file_bytes;
   registry.Add(Tool{
       .name = "skill_get",
@@ -107,7 +113,8 @@ void AddGet(ToolRegistry& registry, SkillService* service, const SkillToolOption
           used += content.size();
           files[path] = content;
         };
-        if (auto it = skill->files.find("SKILL.md"); it != skill->files.end()) take(it->first, it->second);
+        if (auto it = skill->files.find("SKILL.md"); it != skill->files.end())
+          take(it->first, it->second);
         for (const auto& [path, content] : skill->files) {
           if (path != "SKILL.md") take(path, content);
         }
@@ -117,7 +124,8 @@ void AddGet(ToolRegistry& registry, SkillService* service, const SkillToolOption
         for (const auto& [path, content] : files.items()) {
           if (path != "SKILL.md") text += "\n\n--- " + path + " ---\n" + content.get<std::string>();
         }
-        if (!omitted.empty()) text += fmt::format("\n\n({} more files left out by size)", omitted.size());
+        if (!omitted.empty())
+          text += fmt::format("\n\n({} more files left out by size)", omitted.size());
         ToolResult result;
         result.structured = {{"skill_id", skill->id},
                              {"name", skill->name},

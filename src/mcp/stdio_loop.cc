@@ -40,9 +40,10 @@ size_t RunStdioLoop(std::istream& in, std::ostream& out, const LineHandler& hand
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::vector<std::string> answers;
     if (too_long) {
-      answers.push_back(DumpJson(ErrorResponse(
-          nullptr, kParseError,
-          "Parse error: message longer than " + std::to_string(options.max_line_bytes) + " bytes")));
+      answers.push_back(
+          DumpJson(ErrorResponse(nullptr, kParseError,
+                                 "Parse error: message longer than " +
+                                     std::to_string(options.max_line_bytes) + " bytes")));
     } else if (line.find_first_not_of(" \t") == std::string::npos) {
       continue;
     } else {

@@ -24,9 +24,8 @@ TEST(StdioLoopTest, AnswersEachLineAndSkipsBlankOnes) {
 TEST(StdioLoopTest, AnOverlongLineIsAParseErrorAndTheNextLineStillWorks) {
   std::istringstream in(std::string(100, 'x') + "\nok\n");
   std::ostringstream out;
-  RunStdioLoop(
-      in, out, [](const std::string& line) { return std::vector<std::string>{line}; },
-      {.max_line_bytes = 10});
+  RunStdioLoop(in, out, [](const std::string& line) { return std::vector<std::string>{line}; },
+               {.max_line_bytes = 10});
   EXPECT_NE(out.str().find("\"code\":-32700"), std::string::npos);
   EXPECT_NE(out.str().find("\nok\n"), std::string::npos);
 }

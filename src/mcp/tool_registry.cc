@@ -36,7 +36,8 @@ json ToolRegistry::Describe(const std::string& protocol_version) const {
   const bool structured = HasStructuredContent(protocol_version);
   json list = json::array();
   for (const Tool& t : tools_) {
-    json entry = {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}};
+    json entry = {
+        {"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}};
     json annotations = {{"title", t.title},
                         {"readOnlyHint", t.hints.read_only},
                         {"destructiveHint", t.hints.destructive},

@@ -48,7 +48,8 @@ inline json ArrayOf(json items, std::string description = "") {
 
 // A closed object schema: exactly these properties, `required` among them.
 inline json Closed(json properties, std::vector<std::string> required = {}) {
-  json s = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+  json s = {
+      {"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
   if (!required.empty()) s["required"] = std::move(required);
   return s;
 }
