@@ -134,8 +134,9 @@ HttpResponse App::Handle(const HttpRequest& request) {
     return again;
   }
 
-  HttpResponse response = result.ok() ? std::move(*result)
-                                      : ErrorResponse(result.status(), ctx.request_id, ctx.ElapsedMs());
+  HttpResponse response = result.ok()
+                              ? std::move(*result)
+                              : ErrorResponse(result.status(), ctx.request_id, ctx.ElapsedMs());
   if (response.deferred) {
     // The answer comes later: it gets its request id and is counted then.
     response.deferred = [this, start = std::move(response.deferred), ctx = std::move(ctx),

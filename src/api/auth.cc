@@ -38,9 +38,8 @@ Result<ApiKeyAuth> ApiKeyAuth::FromSpecs(const std::vector<std::string>& specs) 
     key.digest = Sha256Hex(secret);
     while (colon != std::string_view::npos) {
       size_t next = spec.find(':', colon + 1);
-      std::string_view ws = spec.substr(colon + 1, next == std::string_view::npos
-                                                       ? std::string_view::npos
-                                                       : next - colon - 1);
+      std::string_view ws = spec.substr(
+          colon + 1, next == std::string_view::npos ? std::string_view::npos : next - colon - 1);
       if (ws.empty()) return Status::InvalidParameter("api key workspace list has an empty name");
       key.workspaces.emplace_back(ws);
       colon = next;
@@ -85,9 +84,8 @@ Status ApiKeyAuth::Check(const HttpRequest& request, const std::string& workspac
   if (!key.ok()) return key.status();
   const Key* match = *key;
   if (match == nullptr) return Status::Ok();  // development mode
-  if (!match->workspaces.empty() &&
-      std::find(match->workspaces.begin(), match->workspaces.end(), workspace) ==
-          match->workspaces.end()) {
+  if (!match->workspaces.empty() && std::find(match->workspaces.begin(), match->workspaces.end(),
+                                              workspace) == match->workspaces.end()) {
     return Status::Forbidden("this API key is not allowed to access workspace " + workspace);
   }
   return Status::Ok();

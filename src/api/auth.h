@@ -29,7 +29,7 @@ class ApiKeyAuth {
 
  private:
   struct Key {
-    std::string digest;  // SHA-256 of the key, raw hex
+    std::string digest;                   // SHA-256 of the key, raw hex
     std::vector<std::string> workspaces;  // empty: all
   };
   // The configured key presented with the request (OK with nullptr in development mode).

@@ -46,15 +46,14 @@ Result<ImageBlob> DecodeImage(const std::string& ref, const std::string& path,
   if (!bytes) {
     // Either not base64 or too large; say which.
     if (data.size() / 4 * 3 > limits.max_image_bytes + 3) {
-      return Status::PayloadTooLarge(fmt::format("{}: image larger than {} bytes", path,
-                                                 limits.max_image_bytes));
+      return Status::PayloadTooLarge(
+          fmt::format("{}: image larger than {} bytes", path, limits.max_image_bytes));
     }
     return Status::InvalidParameter(fmt::format("{} is not valid base64", path));
   }
   auto mime = DetectImageMime(*bytes);
   if (!mime) {
-    return Status::InvalidParameter(
-        fmt::format("{} is not a PNG, JPEG, WebP or GIF image", path));
+    return Status::InvalidParameter(fmt::format("{} is not a PNG, JPEG, WebP or GIF image", path));
   }
   ImageBlob blob;
   blob.sha256 = Sha256Hex(*bytes);
@@ -68,8 +67,7 @@ Result<ImageBlob> DecodeImage(const std::string& ref, const std::string& path,
 Result<std::vector<ContentPart>> ParseContentParts(const nlohmann::json& parts,
                                                    const std::string& path,
                                                    const ContentLimits& limits,
-                                                   ImageCollector* images,
-                                                   bool allow_blank) {
+                                                   ImageCollector* images, bool allow_blank) {
   if (!parts.is_array()) return Status::InvalidParameter(path + " must be an array");
   if (parts.empty() && !allow_blank) return Status::InvalidParameter(path + " must not be empty");
   if (parts.size() > limits.max_parts) {
@@ -123,8 +121,8 @@ Result<std::vector<ContentPart>> ParseContentParts(const nlohmann::json& parts,
       }
       any_content = true;
     } else {
-      return Status::InvalidParameter(fmt::format(
-          "{}.type must be one of text, image_url, image; got \"{}\"", p, **type));
+      return Status::InvalidParameter(
+          fmt::format("{}.type must be one of text, image_url, image; got \"{}\"", p, **type));
     }
     out.push_back(std::move(cp));
   }

@@ -7,8 +7,8 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,9 +22,9 @@ namespace engram {
 
 struct ContentLimits {
   size_t max_parts = 64;
-  size_t max_text_bytes = 8 << 20;             // per text part / string content
-  size_t max_image_bytes = 10 << 20;           // per decoded image
-  size_t max_total_image_bytes = 30 << 20;     // per request
+  size_t max_text_bytes = 8 << 20;          // per text part / string content
+  size_t max_image_bytes = 10 << 20;        // per decoded image
+  size_t max_total_image_bytes = 30 << 20;  // per request
 };
 
 // Accumulates decoded images across a request (deduplicated by hash) and their total size.

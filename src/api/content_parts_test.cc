@@ -44,15 +44,19 @@ TEST(ContentPartsTest, RejectsBadParts) {
   EXPECT_EQ(bad(nlohmann::json::array()).message(), "content must not be empty");
   EXPECT_EQ(bad({{{"type", "video"}}}).message(),
             "content[0].type must be one of text, image_url, image; got \"video\"");
-  EXPECT_EQ(bad({{{"type", "image"}, {"image", "!!!"}}}).message(), "content[0].image is not valid base64");
-  EXPECT_EQ(bad({{{"type", "image"}, {"image", "data:image/png;base64," + Base64Encode("hello world")}}})
-                .message(),
-            "content[0].image is not a PNG, JPEG, WebP or GIF image");
+  EXPECT_EQ(bad({{{"type", "image"}, {"image", "!!!"}}}).message(),
+            "content[0].image is not valid base64");
+  EXPECT_EQ(
+      bad({{{"type", "image"}, {"image", "data:image/png;base64," + Base64Encode("hello world")}}})
+          .message(),
+      "content[0].image is not a PNG, JPEG, WebP or GIF image");
   EXPECT_EQ(bad({{{"type", "image_url"}, {"image_url", {{"url", "https://x/y.png"}}}}}).code(),
             StatusCode::kInvalidParameter);
-  EXPECT_EQ(bad({{{"type", "text"}, {"text", "  "}}}).message(), "content has no text and no image");
+  EXPECT_EQ(bad({{{"type", "text"}, {"text", "  "}}}).message(),
+            "content has no text and no image");
   ContentLimits tiny{.max_image_bytes = 4};
-  auto big = ParseContentParts({{{"type", "image"}, {"image", Base64Encode(kPng)}}}, "c", tiny, &images);
+  auto big =
+      ParseContentParts({{{"type", "image"}, {"image", Base64Encode(kPng)}}}, "c", tiny, &images);
   EXPECT_EQ(big.status().code(), StatusCode::kPayloadTooLarge);
 }
 

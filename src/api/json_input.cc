@@ -11,7 +11,6 @@
 
 namespace engram {
 
-
 const char* JsonTypeName(const nlohmann::json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "a boolean";
@@ -21,7 +20,6 @@ const char* JsonTypeName(const nlohmann::json& v) {
   return "an object";
 }
 
-
 bool IsBlank(std::string_view s) {
   for (char c : s) {
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
@@ -29,9 +27,9 @@ bool IsBlank(std::string_view s) {
   return true;
 }
 
-
 Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth) {
-  if (IsBlank(body)) return Status::InvalidParameter("request body is empty; expected a JSON object");
+  if (IsBlank(body))
+    return Status::InvalidParameter("request body is empty; expected a JSON object");
   // The HTTP layer bounds the body's size. Text never holds NUL characters (PostgreSQL cannot
   // store them, C APIs stop at them): refused here for every endpoint and backend alike.
   const JsonReadLimits limits{.what = "request body",
@@ -56,15 +54,16 @@ Result<std::optional<std::string>> GetString(const nlohmann::json& obj, std::str
     return std::optional<std::string>();
   }
   if (!it->is_string()) {
-    return Status::InvalidParameter(fmt::format("{} must be a string, got {}", path, JsonTypeName(*it)));
+    return Status::InvalidParameter(
+        fmt::format("{} must be a string, got {}", path, JsonTypeName(*it)));
   }
   const auto& s = it->get_ref<const std::string&>();
   if (!rule.allow_empty && IsBlank(s)) {
     return Status::InvalidParameter(fmt::format("{} must not be empty", path));
   }
   if (s.size() > rule.max_bytes) {
-    return Status::InvalidParameter(
-        fmt::format("{} is too long: {} bytes, at most {} allowed", path, s.size(), rule.max_bytes));
+    return Status::InvalidParameter(fmt::format("{} is too long: {} bytes, at most {} allowed",
+                                                path, s.size(), rule.max_bytes));
   }
   return std::optional<std::string>(s);
 }

@@ -20,7 +20,7 @@ Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth = 64
 
 struct StringRule {
   bool required = true;
-  bool allow_empty = false;   // empty or whitespace-only counts as empty
+  bool allow_empty = false;  // empty or whitespace-only counts as empty
   size_t max_bytes = 256;
 };
 
@@ -38,6 +38,5 @@ const char* JsonTypeName(const nlohmann::json& v);
 
 // True for strings with no non-whitespace character.
 bool IsBlank(std::string_view s);
-
 
 }  // namespace engram

@@ -7,8 +7,10 @@ namespace {
 
 TEST(JsonInputTest, ParsesObjectsOnly) {
   EXPECT_TRUE(ParseJsonObject("{\"a\":1}").ok());
-  EXPECT_EQ(ParseJsonObject("").status().message(), "request body is empty; expected a JSON object");
-  EXPECT_EQ(ParseJsonObject("[1]").status().message(), "request body must be a JSON object, got an array");
+  EXPECT_EQ(ParseJsonObject("").status().message(),
+            "request body is empty; expected a JSON object");
+  EXPECT_EQ(ParseJsonObject("[1]").status().message(),
+            "request body must be a JSON object, got an array");
   EXPECT_EQ(ParseJsonObject("{\"a\":").status().message(),
             "request body is not valid JSON: unexpected end of input at byte offset 5; expected "
             "'[', '{', or a literal");
@@ -55,14 +57,15 @@ TEST(JsonInputTest, IntRules) {
   EXPECT_FALSE(GetInt(j, "g", "g", 1, 10, true).ok());
   EXPECT_FALSE(GetInt(j, "s", "s", 1, 10, true).ok());
   EXPECT_FALSE(GetInt(j, "big", "big", 1, 10, true).ok());
-  EXPECT_EQ(GetInt(j, "i", "i", 6, 10, true).status().message(), "i must be between 6 and 10, got 5");
+  EXPECT_EQ(GetInt(j, "i", "i", 6, 10, true).status().message(),
+            "i must be between 6 and 10, got 5");
 }
 
 TEST(JsonInputTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("héllo 世界 🎉"));
   EXPECT_FALSE(IsValidUtf8("\xC3"));
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));       // overlong
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));   // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));      // overlong
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // surrogate
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ Result<LeaderboardMessage> ParseMessage(const nlohmann::json& m, const std::stri
   msg.timestamp_ms = *ts;
 
   auto it = m.find("content");
-  if (it == m.end() || it->is_null()) return Status::InvalidParameter(path + ".content is required");
+  if (it == m.end() || it->is_null())
+    return Status::InvalidParameter(path + ".content is required");
   if (it->is_string()) {
     // Empty and blank strings are accepted: real benchmark data has them (they index nothing).
     auto text = GetString(m, "content", path + ".content",
@@ -89,7 +90,8 @@ Result<LeaderboardAddRequest> ParseLeaderboardAdd(std::string_view body,
   if (!parsed.ok()) return parsed.status();
   const nlohmann::json& j = *parsed;
   LeaderboardAddRequest req;
-  auto request_id = GetString(j, "request_id", "request_id", {.max_bytes = limits.max_request_id_bytes});
+  auto request_id =
+      GetString(j, "request_id", "request_id", {.max_bytes = limits.max_request_id_bytes});
   if (!request_id.ok()) return request_id.status();
   auto user_id = GetString(j, "user_id", "user_id", {.max_bytes = limits.max_id_bytes});
   if (!user_id.ok()) return user_id.status();
@@ -107,8 +109,8 @@ Result<LeaderboardAddRequest> ParseLeaderboardAdd(std::string_view body,
   if (!it->is_array()) return Status::InvalidParameter("messages must be an array");
   if (it->empty()) return Status::InvalidParameter("messages must not be empty");
   if (it->size() > limits.max_messages) {
-    return Status::InvalidParameter(fmt::format("messages has {} items, at most {} allowed",
-                                                it->size(), limits.max_messages));
+    return Status::InvalidParameter(
+        fmt::format("messages has {} items, at most {} allowed", it->size(), limits.max_messages));
   }
   ImageCollector images;
   for (size_t i = 0; i < it->size(); ++i) {
@@ -150,8 +152,8 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
       req.query += p.text;
     }
     if (req.query.size() > limits.max_query_bytes) {
-      return Status::InvalidParameter(fmt::format("query is too long: at most {} bytes of text",
-                                                  limits.max_query_bytes));
+      return Status::InvalidParameter(
+          fmt::format("query is too long: at most {} bytes of text", limits.max_query_bytes));
     }
   } else {
     return Status::InvalidParameter("query must be a string or a ContentPart array");
@@ -176,8 +178,8 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
         return Status::InvalidParameter(fmt::format("options[{}] must be a string", i));
       }
       if (v.get_ref<const std::string&>().size() > limits.max_option_bytes) {
-        return Status::InvalidParameter(fmt::format("options[{}] is too long: at most {} bytes", i,
-                                                    limits.max_option_bytes));
+        return Status::InvalidParameter(
+            fmt::format("options[{}] is too long: at most {} bytes", i, limits.max_option_bytes));
       }
       req.options.push_back(v.get<std::string>());
     }

@@ -17,7 +17,7 @@
 namespace engram {
 
 struct LeaderboardApiLimits {
-  size_t max_id_bytes = 256;          // user_id, session_id
+  size_t max_id_bytes = 256;  // user_id, session_id
   size_t max_request_id_bytes = 512;
   size_t max_messages = 10000;  // a whole session may come as one chunk
   size_t max_query_bytes = 64 << 10;

@@ -25,11 +25,14 @@ TEST(LeaderboardApiTest, ParsesAdd) {
 
 TEST(LeaderboardApiTest, BodyHashIgnoresKeyOrderAndWhitespace) {
   auto a = ParseLeaderboardAdd(
-      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x"}]})", {});
+      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x"}]})",
+      {});
   auto b = ParseLeaderboardAdd(
-      R"({ "messages":[{"content":"x","role":"user"}], "session_id":"s","user_id":"u","request_id":"r"})", {});
+      R"({ "messages":[{"content":"x","role":"user"}], "session_id":"s","user_id":"u","request_id":"r"})",
+      {});
   auto c = ParseLeaderboardAdd(
-      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"y"}]})", {});
+      R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"y"}]})",
+      {});
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(a->body_hash, b->body_hash);
   EXPECT_NE(a->body_hash, c->body_hash);
@@ -42,18 +45,29 @@ struct BadCase {
 
 TEST(LeaderboardApiTest, AddValidationMessagesNameTheField) {
   const BadCase cases[] = {
-      {R"({"user_id":"u","session_id":"s","messages":[{"role":"user","content":"x"}]})", "request_id is required"},
-      {R"({"request_id":"r","session_id":"s","messages":[{"role":"user","content":"x"}]})", "user_id is required"},
-      {R"({"request_id":"r","user_id":"u","messages":[{"role":"user","content":"x"}]})", "session_id is required"},
+      {R"({"user_id":"u","session_id":"s","messages":[{"role":"user","content":"x"}]})",
+       "request_id is required"},
+      {R"({"request_id":"r","session_id":"s","messages":[{"role":"user","content":"x"}]})",
+       "user_id is required"},
+      {R"({"request_id":"r","user_id":"u","messages":[{"role":"user","content":"x"}]})",
+       "session_id is required"},
       {R"({"request_id":"r","user_id":"u","session_id":"s"})", "messages is required"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[]})", "messages must not be empty"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":{}})", "messages must be an array"},
-      {R"({"request_id":"r","user_id":7,"session_id":"s","messages":[{"role":"user","content":"x"}]})", "user_id must be a string, got a number"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"system","content":"x"}]})", "messages[0].role must be one of user, assistant; got \"system\""},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user"}]})", "messages[0].content is required"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":"1"}]})", "messages[0].timestamp must be an integer, got a string"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-5}]})", "messages[0].timestamp must be between 0 and 253402300799999, got -5"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":["x"]})", "messages[0] must be an object"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[]})",
+       "messages must not be empty"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":{}})",
+       "messages must be an array"},
+      {R"({"request_id":"r","user_id":7,"session_id":"s","messages":[{"role":"user","content":"x"}]})",
+       "user_id must be a string, got a number"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"system","content":"x"}]})",
+       "messages[0].role must be one of user, assistant; got \"system\""},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user"}]})",
+       "messages[0].content is required"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":"1"}]})",
+       "messages[0].timestamp must be an integer, got a string"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-5}]})",
+       "messages[0].timestamp must be between 0 and 253402300799999, got -5"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":["x"]})",
+       "messages[0] must be an object"},
   };
   for (const auto& c : cases) {
     auto r = ParseLeaderboardAdd(c.body, {});
@@ -123,10 +137,14 @@ TEST(LeaderboardApiTest, AcceptsWhatRealBenchmarkDataHolds) {
 
 TEST(LeaderboardApiTest, StillRefusesWhatIsGenuinelyInvalid) {
   const BadCase cases[] = {
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"tool","content":"x"}]})", "messages[0].role must be one of user, assistant; got \"tool\""},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":null}]})", "messages[0].content is required"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-1.5}]})", "messages[0].timestamp must be between 0 and 253402300799999, got -1.5"},
-      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":[{"type":"audio"}]}]})", "messages[0].content[0].type must be one of text, image_url, image; got \"audio\""},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"tool","content":"x"}]})",
+       "messages[0].role must be one of user, assistant; got \"tool\""},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":null}]})",
+       "messages[0].content is required"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":"x","timestamp":-1.5}]})",
+       "messages[0].timestamp must be between 0 and 253402300799999, got -1.5"},
+      {R"({"request_id":"r","user_id":"u","session_id":"s","messages":[{"role":"user","content":[{"type":"audio"}]}]})",
+       "messages[0].content[0].type must be one of text, image_url, image; got \"audio\""},
   };
   for (const auto& c : cases) {
     auto r = ParseLeaderboardAdd(c.body, {});
@@ -136,11 +154,12 @@ TEST(LeaderboardApiTest, StillRefusesWhatIsGenuinelyInvalid) {
 }
 
 TEST(LeaderboardApiTest, RetryAfterIsOnEvery429And503) {
-  for (StatusCode code : {StatusCode::kThrottled, StatusCode::kUnavailable,
-                          StatusCode::kWouldBlock}) {
+  for (StatusCode code :
+       {StatusCode::kThrottled, StatusCode::kUnavailable, StatusCode::kWouldBlock}) {
     HttpResponse r = ErrorResponse(Status(code, "busy"), "id", 1.0);
     bool found = false;
-    for (const auto& [name, value] : r.headers) found = found || (name == "Retry-After" && value == "1");
+    for (const auto& [name, value] : r.headers)
+      found = found || (name == "Retry-After" && value == "1");
     EXPECT_TRUE(found) << r.status;
   }
   HttpResponse ok = ErrorResponse(Status::InvalidParameter("x"), "id", 1.0);

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "api/envelope.h"
 #include "api/conversation_input.h"
+#include "api/envelope.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "common/json_reader.h"
@@ -26,7 +26,8 @@ Status CheckId(const std::string& value, std::string_view name, const MemoryApiL
     return Status::InvalidParameter(fmt::format("{} is too long: {} bytes, at most {} allowed",
                                                 name, value.size(), limits.max_id_bytes));
   }
-  if (!IsValidUtf8(value)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  if (!IsValidUtf8(value))
+    return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
   return Status::Ok();
 }
 
@@ -55,8 +56,9 @@ Result<std::string> ReadMetadata(const json& j, const MemoryApiLimits& limits) {
   }
   std::string dumped = DumpJson(*it);
   if (dumped.size() > limits.max_metadata_bytes) {
-    return Status::InvalidParameter(fmt::format("metadata is too large: {} bytes, at most {} allowed",
-                                                dumped.size(), limits.max_metadata_bytes));
+    return Status::InvalidParameter(
+        fmt::format("metadata is too large: {} bytes, at most {} allowed", dumped.size(),
+                    limits.max_metadata_bytes));
   }
   return dumped;
 }
@@ -176,7 +178,8 @@ Result<size_t> PositiveParam(const std::map<std::string, std::string>& params, c
   if (it == params.end()) return fallback;
   const std::string& v = it->second;
   if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::InvalidParameter(fmt::format("{} must be an integer between 1 and {}", name, max));
+    return Status::InvalidParameter(
+        fmt::format("{} must be an integer between 1 and {}", name, max));
   }
   const size_t n = std::stoul(v);
   if (n < 1 || n > max) {
@@ -279,7 +282,8 @@ Result<MemoryUpdateRequest> ParseMemoryUpdate(std::string_view body, const std::
   MemoryUpdateRequest req;
   req.workspace = workspace;
   req.id = id;
-  auto text = GetString(j, "text", "text", {.required = false, .max_bytes = limits.max_memory_bytes});
+  auto text =
+      GetString(j, "text", "text", {.required = false, .max_bytes = limits.max_memory_bytes});
   if (!text.ok()) return text.status();
   if (*text && !IsValidUtf8(**text)) return Status::InvalidParameter("text must be valid UTF-8");
   req.text = *text;
@@ -367,20 +371,21 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                                               {"page_number", *page},
                                               {"page_size", *size}});
               }});
-  router.Add({.method = "DELETE",
-              .pattern = p + "/memories",
-              .name = "memory_delete_all",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto params = ParseQueryString(req.query);
-                if (!params.ok()) return params.status();
-                ENGRAM_RETURN_IF_ERROR(CheckKnownParams(*params, {"user_id", "agent_id", "run_id"}));
-                auto filter = ScopeFromQuery(*params, limits);
-                if (!filter.ok()) return filter.status();
-                auto n = service->DeleteAll(ws(ctx), *filter);
-                if (!n.ok()) return n.status();
-                return JsonResponse(200, json{{"message", fmt::format("{} memories deleted", *n)},
-                                              {"deleted_count", *n}});
-              }});
+  router.Add(
+      {.method = "DELETE",
+       .pattern = p + "/memories",
+       .name = "memory_delete_all",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto params = ParseQueryString(req.query);
+         if (!params.ok()) return params.status();
+         ENGRAM_RETURN_IF_ERROR(CheckKnownParams(*params, {"user_id", "agent_id", "run_id"}));
+         auto filter = ScopeFromQuery(*params, limits);
+         if (!filter.ok()) return filter.status();
+         auto n = service->DeleteAll(ws(ctx), *filter);
+         if (!n.ok()) return n.status();
+         return JsonResponse(
+             200, json{{"message", fmt::format("{} memories deleted", *n)}, {"deleted_count", *n}});
+       }});
   router.Add({.method = "GET",
               .pattern = p + "/memories/{memory_id}",
               .name = "memory_get",
@@ -393,7 +398,8 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
               .pattern = p + "/memories/{memory_id}",
               .name = "memory_update",
               .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed = ParseMemoryUpdate(req.body, ws(ctx), ctx.params.at("memory_id"), limits);
+                auto parsed =
+                    ParseMemoryUpdate(req.body, ws(ctx), ctx.params.at("memory_id"), limits);
                 if (!parsed.ok()) return parsed.status();
                 auto m = service->Update(*parsed);
                 if (!m.ok()) return m.status();

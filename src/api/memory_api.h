@@ -12,7 +12,7 @@
 namespace engram {
 
 struct MemoryApiLimits {
-  size_t max_id_bytes = 256;          // user_id, agent_id, run_id, memory ids
+  size_t max_id_bytes = 256;  // user_id, agent_id, run_id, memory ids
   size_t max_messages = 1000;
   size_t max_message_bytes = 64 << 10;
   size_t max_query_bytes = 16 << 10;

@@ -30,8 +30,9 @@ std::string Metrics::Render() const {
     out += "# TYPE engram_http_requests_total counter\n";
     for (const auto& [key, n] : requests_) {
       const auto& [route, method, status] = key;
-      out += fmt::format("engram_http_requests_total{{route=\"{}\",method=\"{}\",status=\"{}\"}} {}\n",
-                         route, method, status, n);
+      out +=
+          fmt::format("engram_http_requests_total{{route=\"{}\",method=\"{}\",status=\"{}\"}} {}\n",
+                      route, method, status, n);
     }
     out += "# HELP engram_http_request_duration_seconds Request latency by route.\n";
     out += "# TYPE engram_http_request_duration_seconds histogram\n";
@@ -41,9 +42,11 @@ std::string Metrics::Render() const {
             "engram_http_request_duration_seconds_bucket{{route=\"{}\",le=\"{}\"}} {}\n", route,
             kBuckets[i], h.buckets[i]);
       }
-      out += fmt::format("engram_http_request_duration_seconds_bucket{{route=\"{}\",le=\"+Inf\"}} {}\n",
-                         route, h.count);
-      out += fmt::format("engram_http_request_duration_seconds_sum{{route=\"{}\"}} {}\n", route, h.sum);
+      out += fmt::format(
+          "engram_http_request_duration_seconds_bucket{{route=\"{}\",le=\"+Inf\"}} {}\n", route,
+          h.count);
+      out += fmt::format("engram_http_request_duration_seconds_sum{{route=\"{}\"}} {}\n", route,
+                         h.sum);
       out += fmt::format("engram_http_request_duration_seconds_count{{route=\"{}\"}} {}\n", route,
                          h.count);
     }

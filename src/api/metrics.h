@@ -15,9 +15,8 @@ namespace engram {
 
 class Metrics {
  public:
-  static constexpr std::array<double, 14> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                      0.025,  0.05,  0.1,    0.25,  0.5,
-                                                      1,      2.5,   5,      10};
+  static constexpr std::array<double, 14> kBuckets = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
   void ObserveRequest(const std::string& route, const std::string& method, int status,
                       double seconds);

@@ -1,9 +1,8 @@
 #include "api/openapi_check.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace engram {
@@ -45,8 +44,8 @@ std::vector<std::string> CompareRoutesWithOpenApi(const Router& router,
     problems.push_back("openapi.json is not an OpenAPI document with a paths object");
     return problems;
   }
-  static const std::set<std::string> kMethods = {"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD",
-                                                 "OPTIONS"};
+  static const std::set<std::string> kMethods = {"GET",   "PUT",  "POST",   "DELETE",
+                                                 "PATCH", "HEAD", "OPTIONS"};
   std::set<std::pair<std::string, std::string>> documented, routed;
   for (const auto& [path, item] : doc["paths"].items()) {
     if (!item.is_object()) continue;
@@ -57,7 +56,8 @@ std::vector<std::string> CompareRoutesWithOpenApi(const Router& router,
   }
   for (const Route& r : router.routes()) routed.emplace(Upper(r.method), Shape(r.pattern));
   for (const auto& [m, p] : routed) {
-    if (!documented.count({m, p})) problems.push_back(m + " " + p + ": routed but not in openapi.json");
+    if (!documented.count({m, p}))
+      problems.push_back(m + " " + p + ": routed but not in openapi.json");
   }
   for (const auto& [m, p] : documented) {
     if (!routed.count({m, p})) problems.push_back(m + " " + p + ": documented but not routed");

@@ -17,6 +17,7 @@ namespace engram {
 
 // One line per disagreement ("GET /x: routed but not in openapi.json", "... documented but not
 // routed", or the document's parse error); empty when they agree.
-std::vector<std::string> CompareRoutesWithOpenApi(const Router& router, std::string_view openapi_json);
+std::vector<std::string> CompareRoutesWithOpenApi(const Router& router,
+                                                  std::string_view openapi_json);
 
 }  // namespace engram

@@ -49,7 +49,8 @@ TEST(OpenApiCheckTest, TheShippedDocumentParses) {
   Router router;
   auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument());
   ASSERT_FALSE(problems.empty());
-  EXPECT_NE(problems.front().find("documented but not routed"), std::string::npos) << problems.front();
+  EXPECT_NE(problems.front().find("documented but not routed"), std::string::npos)
+      << problems.front();
 }
 
 TEST(OpenApiCheckTest, EveryOperationDescribesItsSuccessBody) {

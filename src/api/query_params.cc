@@ -51,7 +51,8 @@ Result<std::map<std::string, std::string>> ParseQueryString(std::string_view que
       return Status::InvalidParameter(fmt::format("query parameter {} is malformed", name));
     }
     if (!out.emplace(name, value).second) {
-      return Status::InvalidParameter(fmt::format("query parameter {} is given more than once", name));
+      return Status::InvalidParameter(
+          fmt::format("query parameter {} is given more than once", name));
     }
   }
   return out;

@@ -26,8 +26,8 @@ struct RequestContext {
 using RouteHandler = std::function<Result<HttpResponse>(const HttpRequest&, RequestContext&)>;
 
 enum class AuthMode {
-  kNone,       // open (health probe, openapi)
-  kApiKey,     // needs a valid key when keys are configured
+  kNone,    // open (health probe, openapi)
+  kApiKey,  // needs a valid key when keys are configured
   // Needs a key valid for every workspace when keys are configured: the answer names all of
   // them (metrics), so a workspace-limited key is refused with 403.
   kAllWorkspaces,

@@ -11,8 +11,10 @@ Route R(const std::string& method, const std::string& pattern, const std::string
 
 TEST(RouterTest, MatchesLiteralAndParams) {
   Router router;
-  router.Add(R("GET", "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/{id}", "get"));
-  router.Add(R("PUT", "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/{id}", "put"));
+  router.Add(
+      R("GET", "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/{id}", "get"));
+  router.Add(
+      R("PUT", "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/{id}", "put"));
   router.Add(R("POST", "/leaderboard/add", "add"));
 
   auto m = router.Find("GET", "/v4/openapi/workspaces/w1/memory/agentic-memory/memories/m-1");

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "api/envelope.h"
 #include "api/conversation_input.h"
+#include "api/envelope.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "common/codec.h"
@@ -26,7 +26,8 @@ Result<std::string> ReadId(const json& j, const char* name, bool required,
   auto v = GetString(j, name, name, {.required = required, .max_bytes = limits.max_id_bytes});
   if (!v.ok()) return v.status();
   if (!*v) return std::string();
-  if (!IsValidUtf8(**v)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  if (!IsValidUtf8(**v))
+    return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
   return **v;
 }
 
@@ -34,7 +35,8 @@ Result<std::string> ReadText(const json& j, const char* name, bool required, siz
   auto v = GetString(j, name, name, {.required = required, .max_bytes = max_bytes});
   if (!v.ok()) return v.status();
   if (!*v) return std::string();
-  if (!IsValidUtf8(**v)) return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
+  if (!IsValidUtf8(**v))
+    return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
   return **v;
 }
 
@@ -43,8 +45,8 @@ Result<std::vector<std::string>> ReadStringList(const json& j, const char* name,
   std::vector<std::string> out;
   const json& v = j.at(name);
   if (!v.is_array()) {
-    return Status::InvalidParameter(fmt::format("{} must be an array of strings, got {}", name,
-                                                JsonTypeName(v)));
+    return Status::InvalidParameter(
+        fmt::format("{} must be an array of strings, got {}", name, JsonTypeName(v)));
   }
   if (v.size() > max_items) {
     return Status::InvalidParameter(
@@ -52,8 +54,8 @@ Result<std::vector<std::string>> ReadStringList(const json& j, const char* name,
   }
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string()) {
-      return Status::InvalidParameter(fmt::format("{}[{}] must be a string, got {}", name, i,
-                                                  JsonTypeName(v[i])));
+      return Status::InvalidParameter(
+          fmt::format("{}[{}] must be a string, got {}", name, i, JsonTypeName(v[i])));
     }
     const std::string& s = v[i].get_ref<const std::string&>();
     if (s.size() > max_bytes || !IsValidUtf8(s) || IsBlank(s)) {
@@ -139,8 +141,9 @@ Result<SkillImportRequest> ParseSkillImport(std::string_view body, const std::st
   SkillImportRequest req;
   req.workspace = workspace;
   // Base64 is 4/3 of the bytes; whitespace may add a little.
-  auto zip = GetString(j, "zip_base64", "zip_base64",
-                       {.max_bytes = limits.max_zip_bytes / 3 * 4 + (limits.max_zip_bytes >> 4) + 16});
+  auto zip =
+      GetString(j, "zip_base64", "zip_base64",
+                {.max_bytes = limits.max_zip_bytes / 3 * 4 + (limits.max_zip_bytes >> 4) + 16});
   if (!zip.ok()) return zip.status();
   auto decoded = Base64Decode(**zip, limits.max_zip_bytes);
   if (!decoded) {
@@ -204,10 +207,10 @@ Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::st
   req.user_id = *user;
   auto present = [&j](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
   bool any = false;
-  for (auto [key, max, out] :
-       {std::tuple<const char*, size_t, std::optional<std::string>*>{"name", limits.max_name_bytes, &req.name},
-        {"description", limits.max_description_bytes, &req.description},
-        {"version", limits.max_tag_bytes, &req.version}}) {
+  for (auto [key, max, out] : {std::tuple<const char*, size_t, std::optional<std::string>*>{
+                                   "name", limits.max_name_bytes, &req.name},
+                               {"description", limits.max_description_bytes, &req.description},
+                               {"version", limits.max_tag_bytes, &req.version}}) {
     if (!present(key)) continue;
     auto v = ReadText(j, key, true, max);
     if (!v.ok()) return v.status();
@@ -239,8 +242,8 @@ Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::st
     for (const auto& [raw_path, content] : files.items()) {
       auto path = NormaliseSkillPath(raw_path, limits.max_path_bytes);
       if (!path.ok() || path->empty()) {
-        return Status::InvalidParameter(fmt::format(
-            "files: {}", path.ok() ? "a path is empty" : path.status().message()));
+        return Status::InvalidParameter(
+            fmt::format("files: {}", path.ok() ? "a path is empty" : path.status().message()));
       }
       const std::string field = "files." + *path;
       if (content.is_null()) {
@@ -248,8 +251,9 @@ Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::st
         continue;
       }
       if (!content.is_string()) {
-        return Status::InvalidParameter(fmt::format("{} must be a string (or null to remove the file), got {}",
-                                                    field, JsonTypeName(content)));
+        return Status::InvalidParameter(
+            fmt::format("{} must be a string (or null to remove the file), got {}", field,
+                        JsonTypeName(content)));
       }
       const std::string& text = content.get_ref<const std::string&>();
       if (text.size() > limits.max_file_bytes) {
@@ -306,31 +310,32 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                 if (!skills.ok()) return skills.status();
                 json data = json::array();
                 for (const auto& s : *skills) data.push_back(RenderImported(s));
-                return V3Response(json{{"imported_count", skills->size()}, {"data", std::move(data)}},
-                                  ctx.request_id, ctx.ElapsedMs());
+                return V3Response(
+                    json{{"imported_count", skills->size()}, {"data", std::move(data)}},
+                    ctx.request_id, ctx.ElapsedMs());
               }});
-  router.Add({.method = "POST",
-              .pattern = p + "/search",
-              .name = "skill_search",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed = ParseSkillSearch(req.body, ws(ctx), limits);
-                if (!parsed.ok()) return parsed.status();
-                auto hits = service->Search(*parsed);
-                if (!hits.ok()) return hits.status();
-                json results = json::array();
-                for (const auto& h : *hits) {
-                  results.push_back({{"skill_id", h.skill.id},
-                                     {"name", h.skill.name},
-                                     {"description", h.skill.description},
-                                     {"version", h.skill.version},
-                                     {"user_id", h.skill.owner},
-                                     {"agent_id", IdOrNull(h.skill.agent_id)},
-                                     {"score", h.score}});
-                }
-                return V3Response(json{{"results", std::move(results)}}, ctx.request_id,
-                                  ctx.ElapsedMs());
-              },
-              .compute_bound = true});
+  router.Add(
+      {.method = "POST",
+       .pattern = p + "/search",
+       .name = "skill_search",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto parsed = ParseSkillSearch(req.body, ws(ctx), limits);
+         if (!parsed.ok()) return parsed.status();
+         auto hits = service->Search(*parsed);
+         if (!hits.ok()) return hits.status();
+         json results = json::array();
+         for (const auto& h : *hits) {
+           results.push_back({{"skill_id", h.skill.id},
+                              {"name", h.skill.name},
+                              {"description", h.skill.description},
+                              {"version", h.skill.version},
+                              {"user_id", h.skill.owner},
+                              {"agent_id", IdOrNull(h.skill.agent_id)},
+                              {"score", h.score}});
+         }
+         return V3Response(json{{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
+       },
+       .compute_bound = true});
   router.Add({.method = "GET",
               .pattern = p + "/{skill_id}",
               .name = "skill_get",

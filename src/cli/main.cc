@@ -48,8 +48,10 @@ int main(int argc, char** argv) {
   engram::mcp::HttpRelayOptions mcp_relay;
   auto* mcp_cmd = app.add_subcommand(
       "mcp", "speak MCP on stdin/stdout, relaying every message to a running engram serve");
-  mcp_cmd->add_option("--url", mcp_relay.url, "the server (http://HOST:PORT) or its MCP endpoint URL")
-      ->envname("ENGRAM_URL")->capture_default_str();
+  mcp_cmd
+      ->add_option("--url", mcp_relay.url, "the server (http://HOST:PORT) or its MCP endpoint URL")
+      ->envname("ENGRAM_URL")
+      ->capture_default_str();
   mcp_cmd->add_option("--api-key", mcp_relay.api_key, "API key sent as Authorization: Bearer")
       ->envname("ENGRAM_API_KEY");
   mcp_cmd->add_option("--workspace", mcp_relay.workspace, "workspace (default: default)")

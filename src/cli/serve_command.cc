@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -136,8 +136,9 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   out += "# HELP engram_intake_records_total Memory events made durable by the intake journal.\n";
   out += "# TYPE engram_intake_records_total counter\n";
   out += fmt::format("engram_intake_records_total {}\n", j.records);
-  out += "# HELP engram_intake_refused_total Memory events refused because the journal could not "
-         "write (out of disk space, or failed).\n# TYPE engram_intake_refused_total counter\n";
+  out +=
+      "# HELP engram_intake_refused_total Memory events refused because the journal could not "
+      "write (out of disk space, or failed).\n# TYPE engram_intake_refused_total counter\n";
   out += fmt::format("engram_intake_refused_total {}\n", j.refused);
   AppendHistogram(out, "engram_intake_sync_duration_seconds",
                   "One group of journal records, write to synced.", j.kSyncBuckets, j.sync_le,
@@ -277,8 +278,8 @@ int RunServe(ServeOptions options) {
     }
     model = std::move(*remote);
     // Requests to the endpoint wait on the network, not on a core: a few may be in flight.
-    embedder = std::make_unique<BatchingEmbedder>(model.get(),
-                                                  BatchingEmbedderOptions{.max_leaders = 4});
+    embedder =
+        std::make_unique<BatchingEmbedder>(model.get(), BatchingEmbedderOptions{.max_leaders = 4});
   }
   if (embedder)
     spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
@@ -516,11 +517,10 @@ int RunServe(ServeOptions options) {
   // --- Leaderboard data lifecycle: retention and idempotency expiry (docs/leaderboard.md) ---
   constexpr double kMicrosPerDay = 86400.0 * 1e6;
   LeaderboardJanitor janitor(
-      &leaderboard,
-      {.retention = std::chrono::microseconds(
-           static_cast<int64_t>(options.leaderboard_retention_days * kMicrosPerDay)),
-       .idempotency_ttl = std::chrono::microseconds(
-           static_cast<int64_t>(options.leaderboard_idempotency_ttl_days * kMicrosPerDay))});
+      &leaderboard, {.retention = std::chrono::microseconds(
+                         static_cast<int64_t>(options.leaderboard_retention_days * kMicrosPerDay)),
+                     .idempotency_ttl = std::chrono::microseconds(static_cast<int64_t>(
+                         options.leaderboard_idempotency_ttl_days * kMicrosPerDay))});
   janitor.Start();
   if (options.leaderboard_retention_days > 0) {
     spdlog::info("leaderboard retention: users idle for {} days are deleted (sweep every {} ms)",
@@ -539,8 +539,8 @@ int RunServe(ServeOptions options) {
     out +=
         "# HELP engram_leaderboard_purged_images_total Images deleted by the retention sweep.\n# "
         "TYPE engram_leaderboard_purged_images_total counter\n";
-    out += "engram_leaderboard_purged_images_total " + std::to_string(janitor.purged_images()) +
-           "\n";
+    out +=
+        "engram_leaderboard_purged_images_total " + std::to_string(janitor.purged_images()) + "\n";
     out +=
         "# HELP engram_leaderboard_idempotency_expired_total Idempotency records deleted after "
         "their TTL.\n# TYPE engram_leaderboard_idempotency_expired_total counter\n";
@@ -620,7 +620,8 @@ int RunServe(ServeOptions options) {
         return app.RenderTransportError(code, msg);
       });
   // Before Start: no request renders metrics yet.
-  metrics.AddGaugeSource([&server](std::string& out) { AppendTransportMetrics(server.stats(), out); });
+  metrics.AddGaugeSource(
+      [&server](std::string& out) { AppendTransportMetrics(server.stats(), out); });
   metrics.AddGaugeSource([](std::string& out) {
     const BuildInfo info = GetBuildInfo();
     fmt::format_to(std::back_inserter(out),

@@ -26,7 +26,8 @@ constexpr auto kTable = MakeTable();
 std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded) {
   std::string out;
   // The loop stops as soon as the output passes max_decoded, so reserve no more than that.
-  out.reserve(std::min(in.size() / 4 * 3 + 3, max_decoded == SIZE_MAX ? SIZE_MAX : max_decoded + 1));
+  out.reserve(
+      std::min(in.size() / 4 * 3 + 3, max_decoded == SIZE_MAX ? SIZE_MAX : max_decoded + 1));
   uint32_t acc = 0;
   int bits = 0;
   size_t pad = 0;
@@ -62,8 +63,8 @@ std::string Base64Encode(std::string_view bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8) |
-                 static_cast<uint8_t>(bytes[i + 2]);
+    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
+                 (static_cast<uint8_t>(bytes[i + 1]) << 8) | static_cast<uint8_t>(bytes[i + 2]);
     out.push_back(kAlpha[(n >> 18) & 63]);
     out.push_back(kAlpha[(n >> 12) & 63]);
     out.push_back(kAlpha[(n >> 6) & 63]);

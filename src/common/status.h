@@ -36,12 +36,18 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidParameter(std::string m) { return {StatusCode::kInvalidParameter, std::move(m)}; }
+  static Status InvalidParameter(std::string m) {
+    return {StatusCode::kInvalidParameter, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
   static Status Forbidden(std::string m) { return {StatusCode::kForbidden, std::move(m)}; }
-  static Status Unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
-  static Status PayloadTooLarge(std::string m) { return {StatusCode::kPayloadTooLarge, std::move(m)}; }
+  static Status Unauthenticated(std::string m) {
+    return {StatusCode::kUnauthenticated, std::move(m)};
+  }
+  static Status PayloadTooLarge(std::string m) {
+    return {StatusCode::kPayloadTooLarge, std::move(m)};
+  }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
@@ -63,7 +69,7 @@ const char* ApiCodeOf(StatusCode code);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok());
   }
@@ -85,10 +91,10 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
-#define ENGRAM_RETURN_IF_ERROR(expr)          \
-  do {                                        \
-    ::engram::Status _st = (expr);            \
-    if (!_st.ok()) return _st;                \
+#define ENGRAM_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::engram::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 }  // namespace engram

@@ -15,7 +15,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free port
   std::string data_dir = "data";          // SQLite database and other state
   std::vector<std::string> api_keys;      // "KEY" or "KEY:ws1:ws2"; none = development mode
-  int io_threads = 0;  // 0: one per core (at least 2); they also run searches (compute_slots)
+  int io_threads = 0;       // 0: one per core (at least 2); they also run searches (compute_slots)
   int worker_threads = 16;  // handlers block on fsync; more workers let group commit batch more
   // Searches run on the I/O threads, this many at once (0: one per core), when the store and the
   // model are local (HttpServerOptions::is_compute_bound).
@@ -33,7 +33,7 @@ struct ServeOptions {
   // Connection and buffering limits of the transport (HttpServerOptions).
   uint64_t max_connections = 1024;
   uint64_t max_connections_per_client = 256;  // 0: no per-address limit
-  int64_t pressure_idle_timeout_ms = 1000;    // idle wait once over half of max_connections are open
+  int64_t pressure_idle_timeout_ms = 1000;  // idle wait once over half of max_connections are open
   uint64_t max_inflight_body_bytes = 256ull << 20;
   int64_t shutdown_grace_ms = 10000;
   double bm25_k1 = 1.2;
@@ -62,8 +62,8 @@ struct ServeOptions {
   double neighbour_weight = 0.9;
   double question_factor = 0.9;  // own-score factor of short turns that ask (end with "?")
   double reply_weight = 1.0;     // share of a short asking turn's score its reply inherits
-  double window_share = 0.5;  // BM25 over conversation windows; 0 = each turn alone
-  double time_weight = 0.8;   // boost of turns near dates the query names; 0 = off
+  double window_share = 0.5;     // BM25 over conversation windows; 0 = each turn alone
+  double time_weight = 0.8;      // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;
   std::string log_level = "info";
   // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible
@@ -89,7 +89,7 @@ struct ServeOptions {
   std::string import_dir;     // LOCAL documents are read only below it; empty: none can be
   bool remote_fetch = false;  // allow http(s):// document URLs (public addresses only)
   bool remote_fetch_allow_private = false;  // tests only: remote fetches may reach loopback etc.
-  std::string oss_endpoint;   // S3-compatible endpoint for oss://bucket/key; empty: OSS disabled
+  std::string oss_endpoint;  // S3-compatible endpoint for oss://bucket/key; empty: OSS disabled
   std::string oss_region = "us-east-1";
   std::string oss_access_key;
   std::string oss_secret_key;
@@ -100,18 +100,18 @@ struct ServeOptions {
   int64_t kb_pdf_timeout_ms = 30000;        // pdftotext is killed after this long
   // --- end Knowledge bases ---
   // --- OCR of images (leaderboard multimodal adds) ---
-  bool ocr = true;               // read the text of images so searches find it
+  bool ocr = true;                // read the text of images so searches find it
   int64_t ocr_timeout_ms = 5000;  // per image
   // --- end OCR ---
   // --- Several nodes (PostgreSQL) ---
   // A PostgreSQL URL (postgresql://user:password@host:port/db) makes PostgreSQL the store, shared
   // by every node given the same URL; empty: SQLite in data_dir.
   std::string store_url;
-  int store_connections = 16;      // connections this node keeps to PostgreSQL
-  std::string node_id;             // this node's name in job leases; empty: a new random id
-  int64_t job_lease_ms = 30000;    // jobs of a node that stopped renewing are taken over after this
-  int64_t job_poll_ms = 2000;      // how often a node looks for such jobs
-  uint64_t shard_memory_mb = 0;    // leaderboard shards kept in RAM at most; 0: no limit
+  int store_connections = 16;    // connections this node keeps to PostgreSQL
+  std::string node_id;           // this node's name in job leases; empty: a new random id
+  int64_t job_lease_ms = 30000;  // jobs of a node that stopped renewing are taken over after this
+  int64_t job_poll_ms = 2000;    // how often a node looks for such jobs
+  uint64_t shard_memory_mb = 0;  // leaderboard shards kept in RAM at most; 0: no limit
   // --- end several nodes ---
   // --- Leaderboard data lifecycle (docs/leaderboard.md); fractions of a day are allowed ---
   double leaderboard_retention_days = 0;        // users idle longer are deleted; 0: never

@@ -1,4 +1,5 @@
-// LeaderboardJanitor: the background half of the leaderboard's data lifecycle (docs/leaderboard.md).
+// LeaderboardJanitor: the background half of the leaderboard's data lifecycle
+// (docs/leaderboard.md).
 //   * retention: users whose latest write is older than `retention` are deleted as
 //     LeaderboardService::DeleteUser does (messages, images no other message shows, vectors, the
 //     shard, idempotency records); off unless set;

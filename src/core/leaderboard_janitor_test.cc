@@ -96,9 +96,9 @@ TEST_F(LeaderboardJanitorTest, IntervalIsAQuarterOfTheShortestPeriodWithinBounds
   EXPECT_EQ(LeaderboardJanitor(service_.get(), {}).interval(), std::chrono::hours(1));
   EXPECT_EQ(LeaderboardJanitor(service_.get(), {.retention = std::chrono::seconds(8)}).interval(),
             std::chrono::seconds(2));
-  EXPECT_EQ(LeaderboardJanitor(service_.get(), {.retention = std::chrono::milliseconds(100)})
-                .interval(),
-            std::chrono::seconds(1));
+  EXPECT_EQ(
+      LeaderboardJanitor(service_.get(), {.retention = std::chrono::milliseconds(100)}).interval(),
+      std::chrono::seconds(1));
 }
 
 TEST_F(LeaderboardJanitorTest, StartAndStopRunTheThread) {

@@ -28,7 +28,7 @@ bool IsBlankText(std::string_view text) {
     }
     // The multi-byte spaces, by their UTF-8 bytes.
     static constexpr std::string_view kSpaces[] = {
-        "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
+        "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
         "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86",
         "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\x8B",
         "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80",
@@ -49,8 +49,8 @@ bool IsBlankText(std::string_view text) {
 // Appends the text OCR reads in the message's images to *text. `cache` holds this request's
 // results by image hash (an image sent twice is read once). Unreadable images add nothing.
 void AppendImageText(const ImageTextExtractor& ocr, const LeaderboardMessage& msg,
-                     const std::vector<ImageBlob>& images, std::map<std::string, std::string>* cache,
-                     std::string* text) {
+                     const std::vector<ImageBlob>& images,
+                     std::map<std::string, std::string>* cache, std::string* text) {
   for (const auto& p : msg.parts) {
     if (!p.is_image) continue;
     auto cached = cache->find(p.image_sha256);
@@ -110,7 +110,11 @@ std::vector<ContentPart> PartsFromStoredJson(const std::string& json) {
 LeaderboardService::LeaderboardService(Store* store, ShardRegistry* shards,
                                        const Analyzer* analyzer, const Embedder* embedder,
                                        VectorBackfill* vectors, LeaderboardOptions options)
-    : store_(store), shards_(shards), analyzer_(analyzer), embedder_(embedder), vectors_(vectors),
+    : store_(store),
+      shards_(shards),
+      analyzer_(analyzer),
+      embedder_(embedder),
+      vectors_(vectors),
       options_(std::move(options)) {}
 
 Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request) {
@@ -171,8 +175,8 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
       m.text += p.text;
     }
     if (ocr_ != nullptr) AppendImageText(*ocr_, msg, request.images, &image_text, &m.text);
-    const bool has_image =
-        std::any_of(msg.parts.begin(), msg.parts.end(), [](const ContentPart& p) { return p.is_image; });
+    const bool has_image = std::any_of(msg.parts.begin(), msg.parts.end(),
+                                       [](const ContentPart& p) { return p.is_image; });
     // An empty message has nothing to index or show: it is not stored, and its position stays
     // unused, so the others keep their source order and positions.
     if (!has_image && IsBlankText(m.text)) continue;
@@ -279,8 +283,9 @@ Result<UserDeletion> LeaderboardService::DeleteUser(const std::string& user_id) 
   // After the store: a search that loads the shard meanwhile reads what is left, and this drop
   // makes the next one load again.
   shards_->Drop(options_.workspace, user_id);
-  spdlog::info("leaderboard user deleted: {} messages, {} images, {} vectors, {} idempotency records",
-               deleted->messages, deleted->images, deleted->vectors, deleted->idempotency);
+  spdlog::info(
+      "leaderboard user deleted: {} messages, {} images, {} vectors, {} idempotency records",
+      deleted->messages, deleted->images, deleted->vectors, deleted->idempotency);
   return deleted;
 }
 

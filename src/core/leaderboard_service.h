@@ -52,9 +52,9 @@ struct ContentPart {
 };
 
 struct LeaderboardMessage {
-  std::string role;                       // "user" | "assistant"
-  std::optional<int64_t> timestamp_ms;    // Unix milliseconds
-  bool content_is_parts = false;          // the client sent a ContentPart array
+  std::string role;                     // "user" | "assistant"
+  std::optional<int64_t> timestamp_ms;  // Unix milliseconds
+  bool content_is_parts = false;        // the client sent a ContentPart array
   std::vector<ContentPart> parts;
 };
 

@@ -92,7 +92,8 @@ TEST_F(LeaderboardServiceTest, RestartRebuildsFromStore) {
   ASSERT_TRUE(service_->Add(Req("r1", "u", "volcano photos", "h1")).ok());
   service_.reset();
   registry_ = std::make_unique<ShardRegistry>(store_.get(), &analyzer_, ShardOptions{});
-  service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_, nullptr, nullptr);
+  service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_,
+                                                  nullptr, nullptr);
   EXPECT_EQ(Count("u", "volcano"), 1u);
   EXPECT_EQ(service_->Add(Req("r1", "u", "volcano photos", "h1")).value(), "{\"rid\":\"r1\"}");
   EXPECT_EQ(Count("u", "volcano"), 1u);

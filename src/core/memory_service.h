@@ -118,7 +118,9 @@ class MemoryService {
   // An optional reranker for the best `candidates` results of each search (see
   // core/rerank_stage.h); its failure never fails a search. Set before the first Search; not
   // owned.
-  void SetReranker(const Reranker* reranker, size_t candidates) { rerank_.Set(reranker, candidates); }
+  void SetReranker(const Reranker* reranker, size_t candidates) {
+    rerank_.Set(reranker, candidates);
+  }
   const RerankStage& rerank() const { return rerank_; }
 
   // Events waiting for a worker plus those running (0 = idle).

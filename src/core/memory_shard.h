@@ -149,9 +149,9 @@ class MemoryShard {
 
   const Analyzer* analyzer_;
   MemoryShardOptions options_;
-  mutable std::mutex load_mu_;  // serialises loading and refreshing
+  mutable std::mutex load_mu_;       // serialises loading and refreshing
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
-  int64_t version_ = 0;         // guarded by load_mu_
+  int64_t version_ = 0;              // guarded by load_mu_
 
   mutable std::shared_mutex mu_;
   std::vector<Doc> docs_;                         // guarded by mu_; DocId = index

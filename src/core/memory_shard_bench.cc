@@ -44,8 +44,8 @@ class Corpus {
   Corpus()
       : rng_(7),
         words_({.size = kVocabulary,
-                .head = {"the", "a", "to", "and", "of", "in", "is", "for", "on", "my", "with",
-                         "at", "was", "that", "it", "user"},
+                .head = {"the", "a", "to", "and", "of", "in", "is", "for", "on", "my", "with", "at",
+                         "was", "that", "it", "user"},
                 .min_length = 3,
                 .max_length = 9,
                 .ing_every = 6},

@@ -14,8 +14,8 @@ struct Hit {
 class ScriptedReranker final : public Reranker {
  public:
   explicit ScriptedReranker(Result<std::vector<size_t>> answer) : answer_(std::move(answer)) {}
-  Result<std::vector<size_t>> Rerank(const std::string& query,
-                                     const std::vector<std::string_view>& candidates) const override {
+  Result<std::vector<size_t>> Rerank(
+      const std::string& query, const std::vector<std::string_view>& candidates) const override {
     last_query = query;
     offered.assign(candidates.begin(), candidates.end());
     return answer_;
@@ -27,7 +27,9 @@ class ScriptedReranker final : public Reranker {
   Result<std::vector<size_t>> answer_;
 };
 
-std::vector<Hit> Hits() { return {{"a", 0.9f}, {"b", 0.8f}, {"c", 0.5f}, {"d", 0.4f}, {"e", 0.1f}}; }
+std::vector<Hit> Hits() {
+  return {{"a", 0.9f}, {"b", 0.8f}, {"c", 0.5f}, {"d", 0.4f}, {"e", 0.1f}};
+}
 std::string_view TextOf(const Hit& h) { return h.text; }
 
 std::string Order(const std::vector<Hit>& hits) {

@@ -122,7 +122,7 @@ class ScopeShard {
 
   const Analyzer* analyzer_;
   ShardOptions options_;
-  std::mutex load_mu_;   // serialises loading and refreshing
+  std::mutex load_mu_;               // serialises loading and refreshing
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
   int64_t version_ = 0;  // guarded by load_mu_: the store's scope version this shard reflects
   std::atomic<int64_t> last_used_{0};

@@ -42,7 +42,8 @@ TEST_F(ScopeShardTest, NeighboursFollowTheirHitInTurnOrderEvenWhenChunksArriveOu
   ScopeShard shard(&analyzer_, opts_);
   // The second chunk of the session is written first.
   shard.Apply({Rec(1, "s", 30, "the weather is fine"), Rec(2, "s", 40, "see you tomorrow")});
-  shard.Apply({Rec(3, "s", 10, "what did you adopt last week"), Rec(4, "s", 20, "a puppy named rex")});
+  shard.Apply(
+      {Rec(3, "s", 10, "what did you adopt last week"), Rec(4, "s", 20, "a puppy named rex")});
   shard.Apply({Rec(5, "other", 10, "unrelated words")});
   RetrievalOptions opts;
   opts.mode = RetrievalMode::kBm25;
@@ -66,8 +67,9 @@ TEST_F(ScopeShardTest, ScoredNeighboursRankBelowStrongerHits) {
   shard.Apply({Rec(1, "a", 10, "we adopted a puppy"), Rec(2, "a", 20, "congratulations"),
                Rec(3, "b", 10, "puppy puppy training class"), Rec(4, "b", 20, "sounds fun"),
                // The weakest candidate, so min-max normalisation maps it (not m-1) to 0.
-               Rec(5, "c", 10, "a puppy came up once in this long story about gardens, rivers, "
-                               "mountains, bicycles, bakeries and old friends")});
+               Rec(5, "c", 10,
+                   "a puppy came up once in this long story about gardens, rivers, "
+                   "mountains, bicycles, bakeries and old friends")});
   RetrievalOptions opts;
   opts.mode = RetrievalMode::kBm25;
   opts.fusion.method = FusionMethod::kScoreSum;
@@ -196,7 +198,8 @@ TEST_F(ScopeShardTest, WindowedRankingMatchesBruteForce) {
   std::vector<std::vector<std::string>> terms;
   for (int i = 0; i < 600; ++i) {
     std::string text;
-    for (int w = length(rng); w > 0; --w) text += "w" + std::to_string(word(rng) * word(rng) / 40) + " ";
+    for (int w = length(rng); w > 0; --w)
+      text += "w" + std::to_string(word(rng) * word(rng) / 40) + " ";
     records.push_back(Rec(i + 1, "s" + std::to_string(i / 7), i, text));
     terms.push_back(analyzer_.Analyze(text));
   }
@@ -209,14 +212,16 @@ TEST_F(ScopeShardTest, WindowedRankingMatchesBruteForce) {
   opts.neighbours = 0;
   for (int q = 0; q < 40; ++q) {
     std::vector<std::string> query;
-    for (int w = 1 + q % 4; w > 0; --w) query.push_back("w" + std::to_string(word(rng) * word(rng) / 40));
+    for (int w = 1 + q % 4; w > 0; --w)
+      query.push_back("w" + std::to_string(word(rng) * word(rng) / 40));
     std::map<DocId, std::map<size_t, float>> own;
     reference.ForEachContribution(query, [&](size_t t, DocId d, float c) { own[d][t] = c; });
     std::vector<std::pair<float, std::string>> expected;
     for (DocId d = 0; d < terms.size(); ++d) {
       std::map<size_t, float> best = own.count(d) ? own[d] : std::map<size_t, float>{};
       for (long n : {static_cast<long>(d) - 1, static_cast<long>(d) + 1}) {
-        if (n < 0 || n >= static_cast<long>(terms.size()) || n / 7 != static_cast<long>(d) / 7) continue;
+        if (n < 0 || n >= static_cast<long>(terms.size()) || n / 7 != static_cast<long>(d) / 7)
+          continue;
         if (!own.count(static_cast<DocId>(n))) continue;
         for (const auto& [t, c] : own[static_cast<DocId>(n)]) best[t] = std::max(best[t], 0.5f * c);
       }
@@ -224,7 +229,8 @@ TEST_F(ScopeShardTest, WindowedRankingMatchesBruteForce) {
       for (const auto& [t, c] : best) score += c;
       if (score > 0) expected.push_back({score, records[d].id});
     }
-    std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::sort(expected.begin(), expected.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
     const size_t k = 15;
     auto hits = shard.Search(query, {}, k, opts);
     ASSERT_EQ(hits.size(), std::min(k, expected.size())) << q;

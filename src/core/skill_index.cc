@@ -17,7 +17,8 @@ void AppendLine(std::string& out, std::string_view s) {
 // "deploy-web-app" -> "deploy web app", so each word of a name is a term.
 std::string NameWords(const std::string& name) {
   std::string out = name;
-  std::replace_if(out.begin(), out.end(), [](char c) { return c == '-' || c == '_'; }, ' ');
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '-' || c == '_'; }, ' ');
   return out;
 }
 
@@ -40,7 +41,9 @@ std::string SkillSearchText(const SkillRecord& s) {
 }
 
 SkillIndex::SkillIndex(const Analyzer* analyzer, SkillIndexOptions options)
-    : analyzer_(analyzer), options_(std::move(options)), bm25_(options_.bm25),
+    : analyzer_(analyzer),
+      options_(std::move(options)),
+      bm25_(options_.bm25),
       vectors_(options_.vectors) {}
 
 std::string SkillIndex::NameKey(const std::string& owner, const std::string& name) {

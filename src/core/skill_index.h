@@ -85,12 +85,12 @@ class SkillIndex {
   const Analyzer* analyzer_;
   SkillIndexOptions options_;
   mutable std::shared_mutex mu_;
-  std::vector<Doc> docs_;                                          // guarded by mu_; DocId = index
-  std::unordered_map<std::string, DocId> by_id_;                   // guarded by mu_
-  std::unordered_map<std::string, DocId> by_name_;                 // guarded by mu_: owner+name
-  std::unordered_map<std::string, std::vector<DocId>> by_owner_;   // guarded by mu_ (may list dead)
-  Bm25Index bm25_;                                                 // guarded by mu_
-  VectorIndex vectors_;                                            // guarded by mu_
+  std::vector<Doc> docs_;                                         // guarded by mu_; DocId = index
+  std::unordered_map<std::string, DocId> by_id_;                  // guarded by mu_
+  std::unordered_map<std::string, DocId> by_name_;                // guarded by mu_: owner+name
+  std::unordered_map<std::string, std::vector<DocId>> by_owner_;  // guarded by mu_ (may list dead)
+  Bm25Index bm25_;                                                // guarded by mu_
+  VectorIndex vectors_;                                           // guarded by mu_
 };
 
 }  // namespace engram

@@ -24,7 +24,8 @@ class BoundedWalk {
         json o = json::object();
         for (const auto& kv : n) {
           // A key that is a map or a sequence has no JSON form; as<std::string>() would throw.
-          if (!kv.first.IsScalar()) return Status::InvalidParameter("has a key that is not a string");
+          if (!kv.first.IsScalar())
+            return Status::InvalidParameter("has a key that is not a string");
           const std::string& key = kv.first.Scalar();
           ENGRAM_RETURN_IF_ERROR(CountBytes(key.size()));
           auto value = Convert(kv.second, depth + 1);

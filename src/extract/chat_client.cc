@@ -80,15 +80,16 @@ Result<std::unique_ptr<ChatClient>> ChatClient::Create(ChatClientOptions options
     return invalid("temperature must be between 0 and 2");
   }
   if (options.max_tokens < 0) return invalid("max_tokens must be >= 0");
-  auto http = JsonPostClient::Create({.url = TrimTrailingSlashes(options.base_url) + "/chat/completions",
-                                      .api_key = options.api_key,
-                                      .label = "chat endpoint",
-                                      .connect_timeout = options.connect_timeout,
-                                      .request_timeout = options.request_timeout,
-                                      .max_retries = options.max_retries,
-                                      .retry_base = options.retry_base,
-                                      .max_response_bytes = options.max_response_bytes},
-                                     "chat client: ");
+  auto http =
+      JsonPostClient::Create({.url = TrimTrailingSlashes(options.base_url) + "/chat/completions",
+                              .api_key = options.api_key,
+                              .label = "chat endpoint",
+                              .connect_timeout = options.connect_timeout,
+                              .request_timeout = options.request_timeout,
+                              .max_retries = options.max_retries,
+                              .retry_base = options.retry_base,
+                              .max_response_bytes = options.max_response_bytes},
+                             "chat client: ");
   if (!http.ok()) return http.status();
   // The constructor is private (only Create validates), so make_unique cannot reach it.
   return std::unique_ptr<ChatClient>(new ChatClient(std::move(options), std::move(*http)));

@@ -612,8 +612,7 @@ TEST(LlmExtractorTest, GivesUpAfterMaxRetries) {
   EXPECT_EQ(facts.status().code(), StatusCode::kUnavailable);
   const std::string& m = facts.status().message();
   EXPECT_EQ(m.rfind("LLM request failed: chat endpoint http://127.0.0.1:", 0), 0u) << m;
-  EXPECT_NE(m.find("/v1/chat/completions answered HTTP 500 (after 2 attempts)"),
-            std::string::npos)
+  EXPECT_NE(m.find("/v1/chat/completions answered HTTP 500 (after 2 attempts)"), std::string::npos)
       << m;
   EXPECT_EQ(m.find("overloaded"), std::string::npos) << "the server's words stay out: " << m;
   EXPECT_EQ(m.find(kSecret), std::string::npos) << m;

@@ -1,7 +1,6 @@
 #include "extract/llm_reranker.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -58,12 +57,14 @@ Result<std::vector<size_t>> LlmReranker::Rerank(
     // cut below never splits a sequence, but the replace handler keeps this total anyway.
     const std::string_view text = candidates[i];
     memories.push_back(
-        {{"id", i}, {"text", std::string(text.substr(0, Utf8Floor(text, options_.max_candidate_chars)))}});
+        {{"id", i},
+         {"text", std::string(text.substr(0, Utf8Floor(text, options_.max_candidate_chars)))}});
   }
   const json user = {{"question", query}, {"memories", std::move(memories)}};
-  auto content = chat_->Complete(
-      {{"system", SystemPrompt()}, {"user", user.dump(-1, ' ', false, json::error_handler_t::replace)}},
-      /*json_output=*/true);
+  auto content =
+      chat_->Complete({{"system", SystemPrompt()},
+                       {"user", user.dump(-1, ' ', false, json::error_handler_t::replace)}},
+                      /*json_output=*/true);
   if (!content.ok()) return content.status();
   return ParseAnswer(*content, candidates.size());
 }
@@ -80,7 +81,8 @@ Result<std::vector<size_t>> LlmReranker::ParseAnswer(const std::string& content,
   std::vector<size_t> order;
   std::vector<bool> seen(n, false);
   for (const auto& v : *it) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || static_cast<uint64_t>(v.get<int64_t>()) >= n) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+        static_cast<uint64_t>(v.get<int64_t>()) >= n) {
       return Status::Unavailable("reranker: the model's ranking names an id that was not offered");
     }
     const auto id = static_cast<size_t>(v.get<int64_t>());

@@ -20,7 +20,7 @@
 namespace engram {
 
 struct LlmRerankerOptions {
-  ChatClientOptions chat;          // base_url and model required
+  ChatClientOptions chat;            // base_url and model required
   size_t max_candidate_chars = 800;  // per memory text sent
 };
 
@@ -28,8 +28,8 @@ class LlmReranker final : public Reranker {
  public:
   static Result<std::unique_ptr<LlmReranker>> Create(LlmRerankerOptions options);
 
-  Result<std::vector<size_t>> Rerank(const std::string& query,
-                                     const std::vector<std::string_view>& candidates) const override;
+  Result<std::vector<size_t>> Rerank(
+      const std::string& query, const std::vector<std::string_view>& candidates) const override;
 
   // Parses a model's answer for `n` offered candidates (exposed for tests and fuzzing).
   static Result<std::vector<size_t>> ParseAnswer(const std::string& content, size_t n);

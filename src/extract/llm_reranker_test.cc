@@ -15,9 +15,10 @@ TEST(LlmRerankerTest, ParsesARanking) {
 }
 
 TEST(LlmRerankerTest, RefusesAnythingElse) {
-  for (const char* bad : {"", "not json", "[1, 2]", R"({"order": [1]})", R"({"ranking": "1"})",
-                          R"({"ranking": [3]})", R"({"ranking": [-1]})", R"({"ranking": [1, 1]})",
-                          R"({"ranking": [1.5]})", R"({"ranking": ["1"]})", R"({"ranking": [null]})"}) {
+  for (const char* bad :
+       {"", "not json", "[1, 2]", R"({"order": [1]})", R"({"ranking": "1"})", R"({"ranking": [3]})",
+        R"({"ranking": [-1]})", R"({"ranking": [1, 1]})", R"({"ranking": [1.5]})",
+        R"({"ranking": ["1"]})", R"({"ranking": [null]})"}) {
     auto r = LlmReranker::ParseAnswer(bad, 3);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << bad;

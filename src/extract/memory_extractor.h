@@ -31,7 +31,7 @@ struct ConversationMessage {
 
 // An existing memory of the scope, as a candidate for a fact's decision.
 struct SimilarMemory {
-  std::string id;        // m-<uuid>
+  std::string id;  // m-<uuid>
   std::string text;
   float similarity = 0;  // cosine of the fact's and the memory's embeddings (-1..1); 0 if unknown
 };

@@ -20,8 +20,8 @@ class Reranker {
   // Indices into `candidates` (each once), most relevant to `query` first. It may leave out
   // candidates it judges irrelevant: the caller keeps those after the ranked ones, in their
   // original order. An error means "no opinion": the caller keeps its own order.
-  virtual Result<std::vector<size_t>> Rerank(const std::string& query,
-                                             const std::vector<std::string_view>& candidates) const = 0;
+  virtual Result<std::vector<size_t>> Rerank(
+      const std::string& query, const std::vector<std::string_view>& candidates) const = 0;
 };
 
 }  // namespace engram

@@ -124,7 +124,6 @@ Word SplitPunct(std::string_view w) {
 // ---------------------------------------------------------------------------------------------
 // Dates.
 
-
 constexpr std::array<std::string_view, 12> kMonths = {
     "January", "February", "March",     "April",   "May",      "June",
     "July",    "August",   "September", "October", "November", "December"};

@@ -37,7 +37,8 @@ Result<std::string> NormaliseSkillPath(std::string_view raw, size_t max_bytes) {
   }
   if (!IsValidUtf8(raw)) return Invalid("archive entry path is not valid UTF-8");
   if (raw.find('\\') != std::string_view::npos) {
-    return Invalid(fmt::format("archive entry {}: backslashes are not allowed in paths", Shown(raw)));
+    return Invalid(
+        fmt::format("archive entry {}: backslashes are not allowed in paths", Shown(raw)));
   }
   if (raw.front() == '/' || (raw.size() >= 2 && raw[1] == ':')) {
     return Invalid(fmt::format("archive entry {}: absolute paths are not allowed", Shown(raw)));
@@ -51,7 +52,8 @@ Result<std::string> NormaliseSkillPath(std::string_view raw, size_t max_bytes) {
     from = slash + 1;
     if (part.empty() || part == ".") continue;  // "a//b", "./a", trailing '/' of folders
     if (part == "..") {
-      return Invalid(fmt::format("archive entry {}: '..' (path traversal) is not allowed", Shown(raw)));
+      return Invalid(
+          fmt::format("archive entry {}: '..' (path traversal) is not allowed", Shown(raw)));
     }
     for (char c : part) {
       if (static_cast<unsigned char>(c) < 0x20) {
@@ -69,8 +71,9 @@ namespace {
 bool Skipped(const std::string& path) {
   if (path.rfind("__MACOSX/", 0) == 0 || path == "__MACOSX") return true;
   const size_t slash = path.rfind('/');
-  const std::string_view base =
-      slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
+  const std::string_view base = slash == std::string::npos
+                                    ? std::string_view(path)
+                                    : std::string_view(path).substr(slash + 1);
   return base == ".DS_Store";
 }
 
@@ -236,15 +239,16 @@ Result<uint64_t> CheckEntries(std::string_view zip, uint64_t max_entries) {
     const uint64_t local = LocalHeaderOffset(zip, at, extra);
     at += 46 + name_size + extra_size + comment_size;
     if (name.find('\0') != std::string_view::npos) {
-      return Invalid(fmt::format("archive entry {}: NUL bytes in names are not allowed", Shown(name)));
+      return Invalid(
+          fmt::format("archive entry {}: NUL bytes in names are not allowed", Shown(name)));
     }
     const char* why = host == kUnixHost ? Refused(attributes >> 16) : "";
     if (!*why) why = CheckExtra(extra, host);
     if (*why) return Invalid(fmt::format("archive entry {}: {}", Shown(name), why));
     // The local header: libarchive takes the name (and maybe the mode) from there.
     if (local > zip.size() || zip.size() - local < 30 || zip.compare(local, 4, "PK\x03\x04") != 0) {
-      return Invalid(fmt::format("archive entry {}: its local header is missing (damaged ZIP)",
-                                 Shown(name)));
+      return Invalid(
+          fmt::format("archive entry {}: its local header is missing (damaged ZIP)", Shown(name)));
     }
     const size_t local_name_size = U16(zip, local + 26);
     const size_t local_extra_size = U16(zip, local + 28);
@@ -253,8 +257,8 @@ Result<uint64_t> CheckEntries(std::string_view zip, uint64_t max_entries) {
     }
     const std::string_view local_name = zip.substr(local + 30, local_name_size);
     if (local_name.find('\0') != std::string_view::npos) {
-      return Invalid(fmt::format("archive entry {}: NUL bytes in names are not allowed",
-                                 Shown(local_name)));
+      return Invalid(
+          fmt::format("archive entry {}: NUL bytes in names are not allowed", Shown(local_name)));
     }
     why = CheckExtra(zip.substr(local + 30 + local_name_size, local_extra_size), host);
     if (*why) return Invalid(fmt::format("archive entry {}: {}", Shown(name), why));
@@ -276,8 +280,9 @@ Result<std::vector<ArchiveFile>> ReadZipArchive(std::string_view zip,
   if (!a) return Status::Internal("libarchive: out of memory");
   archive_read_support_format_zip(a.get());
   if (archive_read_open_memory(a.get(), zip.data(), zip.size()) != ARCHIVE_OK) {
-    return Invalid(fmt::format("zip_base64 is not a readable ZIP archive: {}",
-                               archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error"));
+    return Invalid(fmt::format(
+        "zip_base64 is not a readable ZIP archive: {}",
+        archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error"));
   }
   std::vector<ArchiveFile> files;
   std::set<std::string> seen;
@@ -289,7 +294,8 @@ Result<std::vector<ArchiveFile>> ReadZipArchive(std::string_view zip,
     if (rc == ARCHIVE_EOF) break;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
       const char* why = archive_error_string(a.get());
-      return Invalid(fmt::format("zip_base64 is not a readable ZIP archive: {}", why ? why : "corrupt entry"));
+      return Invalid(
+          fmt::format("zip_base64 is not a readable ZIP archive: {}", why ? why : "corrupt entry"));
     }
     const char* raw_path = archive_entry_pathname_utf8(entry);
     if (raw_path == nullptr) raw_path = archive_entry_pathname(entry);
@@ -330,9 +336,9 @@ Result<std::vector<ArchiveFile>> ReadZipArchive(std::string_view zip,
       }
       total += static_cast<uint64_t>(n);
       if (total > limits.max_total_bytes) {
-        return Invalid(fmt::format(
-            "archive content exceeds {} bytes uncompressed (zip bomb protection)",
-            limits.max_total_bytes));
+        return Invalid(
+            fmt::format("archive content exceeds {} bytes uncompressed (zip bomb protection)",
+                        limits.max_total_bytes));
       }
       file.content.append(buf, static_cast<size_t>(n));
     }

@@ -31,8 +31,8 @@
 namespace engram {
 
 struct SkillArchiveLimits {
-  size_t max_files = 256;                    // files in the whole archive
-  uint64_t max_total_bytes = 32ull << 20;    // decompressed content of the whole archive
+  size_t max_files = 256;                  // files in the whole archive
+  uint64_t max_total_bytes = 32ull << 20;  // decompressed content of the whole archive
   size_t max_path_bytes = 512;
   SkillMdLimits skill_md;
 };

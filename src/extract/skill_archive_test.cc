@@ -22,13 +22,12 @@ std::string Error(const std::vector<ZipEntry>& entries, SkillArchiveLimits limit
 }
 
 TEST(SkillArchiveTest, OneSkillAtTheRoot) {
-  auto r = ParseSkillArchive(
-      MakeZip({{"SKILL.md", SkillMd({"name: a", "description: d"})},
-               {"scripts/run.sh", "echo hi\n"},
-               {"_meta.json", R"({"owner":"x"})"},
-               {"./references/", "", Kind::kDir},
-               {"references/doc.md", "doc"}}),
-      {});
+  auto r = ParseSkillArchive(MakeZip({{"SKILL.md", SkillMd({"name: a", "description: d"})},
+                                      {"scripts/run.sh", "echo hi\n"},
+                                      {"_meta.json", R"({"owner":"x"})"},
+                                      {"./references/", "", Kind::kDir},
+                                      {"references/doc.md", "doc"}}),
+                             {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->size(), 1u);
   const SkillPackage& p = (*r)[0];
@@ -56,11 +55,14 @@ TEST(SkillArchiveTest, OneSkillPerFolder) {
 
 TEST(SkillArchiveTest, RejectsHostileEntries) {
   const std::string ok_md = SkillMd({"name: a", "description: d"});
-  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"../evil.sh", "x"}}).find("path traversal"), std::string::npos);
-  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"a/../../evil", "x"}}).find("path traversal"), std::string::npos);
-  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"/etc/passwd", "x"}}).find("absolute"), std::string::npos);
-  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"link", "/etc/passwd", Kind::kSymlink}}).find("symbolic link"),
+  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"../evil.sh", "x"}}).find("path traversal"),
             std::string::npos);
+  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"a/../../evil", "x"}}).find("path traversal"),
+            std::string::npos);
+  EXPECT_NE(Error({{"SKILL.md", ok_md}, {"/etc/passwd", "x"}}).find("absolute"), std::string::npos);
+  EXPECT_NE(
+      Error({{"SKILL.md", ok_md}, {"link", "/etc/passwd", Kind::kSymlink}}).find("symbolic link"),
+      std::string::npos);
   EXPECT_NE(Error({{"SKILL.md", ok_md}, {"SKILL.md", ok_md}}).find("twice"), std::string::npos);
 }
 
@@ -150,7 +152,8 @@ TEST(SkillArchiveTest, RejectsNulBytesInNames) {
     patched[at + 6] = '\0';
     auto r = ParseSkillArchive(patched, {});
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.status().message(), "archive entry run.sh?.txt: NUL bytes in names are not allowed");
+    EXPECT_EQ(r.status().message(),
+              "archive entry run.sh?.txt: NUL bytes in names are not allowed");
   }
 }
 

@@ -19,7 +19,8 @@ std::string Lower(std::string_view s) {
 
 bool StartsWithWord(std::string_view lower, std::string_view word) {
   if (lower.substr(0, word.size()) != word) return false;
-  return lower.size() == word.size() || !std::isalnum(static_cast<unsigned char>(lower[word.size()]));
+  return lower.size() == word.size() ||
+         !std::isalnum(static_cast<unsigned char>(lower[word.size()]));
 }
 
 std::vector<std::string_view> Lines(std::string_view text) {
@@ -133,8 +134,8 @@ std::vector<std::string> StepsOf(std::string_view text) {
   if (numbered.size() >= 2) return numbered;
   if (bullets.size() >= 2) return bullets;
   // Prose: "First, ... Then, ... Finally, ..."
-  static const char* kMarkers[] = {"first", "then", "next", "after that", "afterwards", "finally",
-                                   "second", "third", "lastly", "once that is done"};
+  static const char* kMarkers[] = {"first",   "then",   "next",  "after that", "afterwards",
+                                   "finally", "second", "third", "lastly",     "once that is done"};
   std::vector<std::string> prose;
   for (std::string_view sentence : Sentences(text)) {
     std::string lower = Lower(sentence);
@@ -152,14 +153,39 @@ std::vector<std::string> StepsOf(std::string_view text) {
 }
 
 // Request phrases stripped from the front of a goal sentence (lower-case, longest first).
-constexpr const char* kRequestPrefixes[] = {
-    "can you show me how to", "could you show me how to", "can you tell me how to",
-    "could you tell me how to", "can you help me", "could you help me", "please help me",
-    "what are the steps to", "what is the best way to", "what's the best way to",
-    "how would i", "how should i", "how do i", "how can i", "how do we", "how can we",
-    "how do you", "how to", "show me how to", "teach me how to", "explain how to", "help me",
-    "i want to", "i need to", "i would like to", "i'd like to", "we need to", "we want to",
-    "please", "can you", "could you", "let's", "lets"};
+constexpr const char* kRequestPrefixes[] = {"can you show me how to",
+                                            "could you show me how to",
+                                            "can you tell me how to",
+                                            "could you tell me how to",
+                                            "can you help me",
+                                            "could you help me",
+                                            "please help me",
+                                            "what are the steps to",
+                                            "what is the best way to",
+                                            "what's the best way to",
+                                            "how would i",
+                                            "how should i",
+                                            "how do i",
+                                            "how can i",
+                                            "how do we",
+                                            "how can we",
+                                            "how do you",
+                                            "how to",
+                                            "show me how to",
+                                            "teach me how to",
+                                            "explain how to",
+                                            "help me",
+                                            "i want to",
+                                            "i need to",
+                                            "i would like to",
+                                            "i'd like to",
+                                            "we need to",
+                                            "we want to",
+                                            "please",
+                                            "can you",
+                                            "could you",
+                                            "let's",
+                                            "lets"};
 
 bool IsRequest(std::string_view sentence) {
   std::string lower = Lower(sentence);
@@ -196,7 +222,8 @@ std::string GoalOf(std::string_view user_text) {
       }
     }
   }
-  while (!goal.empty() && (goal.back() == '?' || goal.back() == '.' || goal.back() == '!')) goal.pop_back();
+  while (!goal.empty() && (goal.back() == '?' || goal.back() == '.' || goal.back() == '!'))
+    goal.pop_back();
   std::string_view g = TrimAsciiSpace(goal);
   for (std::string_view tail : {" please", ", please"}) {
     if (g.size() > tail.size() && Lower(g.substr(g.size() - tail.size())) == tail) {
@@ -210,9 +237,10 @@ std::string GoalOf(std::string_view user_text) {
 
 const std::set<std::string>& StopWords() {
   static const std::set<std::string> kWords = {
-      "a", "an", "the", "to", "of", "and", "or", "in", "on", "for", "with", "my", "our", "your",
-      "it", "is", "are", "be", "this", "that", "these", "those", "i", "we", "you", "me", "us",
-      "from", "into", "at", "by", "as", "so", "up", "some", "any", "all", "new", "get", "set"};
+      "a",     "an",    "the", "to",   "of",   "and", "or",  "in",   "on",   "for",
+      "with",  "my",    "our", "your", "it",   "is",  "are", "be",   "this", "that",
+      "these", "those", "i",   "we",   "you",  "me",  "us",  "from", "into", "at",
+      "by",    "as",    "so",  "up",   "some", "any", "all", "new",  "get",  "set"};
   return kWords;
 }
 

@@ -20,9 +20,9 @@
 namespace engram {
 
 struct SkillDraft {
-  std::string name;         // kebab-case, e.g. "deploy-web-app-to-staging"
-  std::string description;  // one or two sentences: what it does and when to use it
-  std::string goal;         // what the user wanted, e.g. "deploy the web app to staging"
+  std::string name;                   // kebab-case, e.g. "deploy-web-app-to-staging"
+  std::string description;            // one or two sentences: what it does and when to use it
+  std::string goal;                   // what the user wanted, e.g. "deploy the web app to staging"
   std::vector<std::string> triggers;  // phrases a user might say when the skill applies
   std::vector<std::string> tags;
   std::vector<std::string> steps;  // in order, at least one

@@ -39,8 +39,9 @@ TEST(BuiltinSkillExtractorTest, ProseAndBulletsAndSeveralGoals) {
   BuiltinSkillExtractor x;
   auto skills = x.Extract(Conv(
       {{"user", "Can you help me reset my router password?"},
-       {"assistant", "First, unplug the router. Then hold the reset button for 10 seconds. "
-                     "Finally, log in with admin/admin and pick a new password."},
+       {"assistant",
+        "First, unplug the router. Then hold the reset button for 10 seconds. "
+        "Finally, log in with admin/admin and pick a new password."},
        {"user", "I want to back up my photos."},
        {"assistant", "- Plug in the external drive\n- Open the Photos app\n- Export all photos"}}));
   ASSERT_TRUE(skills.ok());

@@ -68,7 +68,9 @@ Status Malformed(const std::string& what) {
 
 LlmSkillExtractor::LlmSkillExtractor(LlmSkillExtractorOptions options,
                                      std::unique_ptr<ChatClient> client)
-    : options_(std::move(options)), client_(std::move(client)), name_("llm:" + options_.chat.model) {}
+    : options_(std::move(options)),
+      client_(std::move(client)),
+      name_("llm:" + options_.chat.model) {}
 
 Result<std::unique_ptr<LlmSkillExtractor>> LlmSkillExtractor::Create(
     LlmSkillExtractorOptions options) {
@@ -102,8 +104,8 @@ Result<std::vector<SkillDraft>> LlmSkillExtractor::Extract(
   auto skills = j.find("skills");
   if (skills == j.end() || !skills->is_array()) return Malformed("no \"skills\" array");
   if (skills->size() > options_.max_skills) {
-    return Malformed(fmt::format("{} skills, more than the limit of {}", skills->size(),
-                                 options_.max_skills));
+    return Malformed(
+        fmt::format("{} skills, more than the limit of {}", skills->size(), options_.max_skills));
   }
   auto text = [&](const json& obj, const char* key, const std::string& where, bool required,
                   std::string* out) -> Status {
@@ -114,7 +116,8 @@ Result<std::vector<SkillDraft>> LlmSkillExtractor::Extract(
     if (!it->is_string()) return Malformed(fmt::format("{}.{} is not a string", where, key));
     std::string_view v = TrimAsciiSpace(it->get_ref<const std::string&>());
     if (required && v.empty()) return Malformed(fmt::format("{}.{} is empty", where, key));
-    if (v.size() > options_.max_text_bytes) return Malformed(fmt::format("{}.{} is too long", where, key));
+    if (v.size() > options_.max_text_bytes)
+      return Malformed(fmt::format("{}.{} is too long", where, key));
     *out = std::string(v);
     return Status::Ok();
   };

@@ -28,7 +28,8 @@ std::optional<Split> SplitFrontMatter(std::string_view text) {
   };
   auto line = [&text](size_t from, size_t end) {
     std::string_view l = text.substr(from, end - from);
-    while (!l.empty() && (l.back() == '\r' || l.back() == ' ' || l.back() == '\t')) l.remove_suffix(1);
+    while (!l.empty() && (l.back() == '\r' || l.back() == ' ' || l.back() == '\t'))
+      l.remove_suffix(1);
     return l;
   };
   size_t end = line_end(0);
@@ -59,7 +60,8 @@ Result<std::string> ScalarField(const YAML::Node& root, const char* key, bool re
   std::string v = n.Scalar();
   size_t b = v.find_first_not_of(" \t\r\n");
   v = b == std::string::npos ? std::string() : v.substr(b, v.find_last_not_of(" \t\r\n") - b + 1);
-  if (required && v.empty()) return Status::InvalidParameter(fmt::format("{} must not be empty", key));
+  if (required && v.empty())
+    return Status::InvalidParameter(fmt::format("{} must not be empty", key));
   if (v.size() > max_bytes) {
     return Status::InvalidParameter(
         fmt::format("{} is too long: {} bytes, at most {} allowed", key, v.size(), max_bytes));
@@ -78,8 +80,8 @@ Result<std::vector<std::string>> ListField(const YAML::Node& root, const char* k
     if (b == std::string::npos) return Status::Ok();
     v = v.substr(b, v.find_last_not_of(" \t\r\n") - b + 1);
     if (v.size() > limits.max_item_bytes) {
-      return Status::InvalidParameter(fmt::format("{} has an item longer than {} bytes", key,
-                                                  limits.max_item_bytes));
+      return Status::InvalidParameter(
+          fmt::format("{} has an item longer than {} bytes", key, limits.max_item_bytes));
     }
     out.push_back(std::move(v));
     return Status::Ok();
@@ -104,8 +106,8 @@ Result<std::vector<std::string>> ListField(const YAML::Node& root, const char* k
     return Status::InvalidParameter(fmt::format("{} must be a list of strings", key));
   }
   if (out.size() > limits.max_list_items) {
-    return Status::InvalidParameter(fmt::format("{} has {} items, at most {} allowed", key,
-                                                out.size(), limits.max_list_items));
+    return Status::InvalidParameter(
+        fmt::format("{} has {} items, at most {} allowed", key, out.size(), limits.max_list_items));
   }
   return out;
 }
@@ -178,12 +180,12 @@ Result<ParsedSkillMd> ParseSkillMd(std::string_view text, const SkillMdLimits& l
     // "[[[[..." or "{a: {a: ..." 100,000 deep is refused below 500 levels, measured in under
     // 256 KiB of stack (threads here have the default 8 MiB), so no pre-scan of the text is
     // needed, and a second YAML grammar that could disagree with yaml-cpp's is avoided.
-    return Status::InvalidParameter(fmt::format(
-        "SKILL.md front matter nests too deeply (line {})", e.mark.line + 2));
+    return Status::InvalidParameter(
+        fmt::format("SKILL.md front matter nests too deeply (line {})", e.mark.line + 2));
   } catch (const YAML::Exception& e) {
     // The mark says where; the message never quotes the document.
-    return Status::InvalidParameter(fmt::format("SKILL.md front matter is not valid YAML (line {})",
-                                                e.mark.line + 2));
+    return Status::InvalidParameter(
+        fmt::format("SKILL.md front matter is not valid YAML (line {})", e.mark.line + 2));
   }
   out.body = std::string(split->body);
   return out;
@@ -225,10 +227,9 @@ Result<std::string> RewriteFrontMatter(std::string_view skill_md, const SkillFro
     text += split->body;
     return text;
   } catch (const YAML::Exception& e) {
-    return Status::InvalidParameter(fmt::format("SKILL.md front matter is not valid YAML (line {})",
-                                                e.mark.line + 2));
+    return Status::InvalidParameter(
+        fmt::format("SKILL.md front matter is not valid YAML (line {})", e.mark.line + 2));
   }
 }
-
 
 }  // namespace engram

@@ -137,8 +137,8 @@ TEST(SkillMdTest, DeepNestingIsRefused) {
   // guard stops its recursive parser long before the stack would run out.
   SkillMdLimits big;
   big.max_front_matter_bytes = 1 << 20;
-  for (const std::string& deep :
-       {head + std::string(100000, '[') + std::string(100000, ']'), head + std::string(100000, '[')}) {
+  for (const std::string& deep : {head + std::string(100000, '[') + std::string(100000, ']'),
+                                  head + std::string(100000, '[')}) {
     p = ParseSkillMd(deep + "\n---\n", big);
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.status().code(), StatusCode::kInvalidParameter);
@@ -167,9 +167,9 @@ TEST(SkillMdTest, KeysThatAreNotStringsAreRefused) {
 TEST(SkillMdTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("héllo 日本 🙂"));
   EXPECT_FALSE(IsValidUtf8("\xff\xfe"));
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(IsValidUtf8("abc\xe6\x97"));       // truncated
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));      // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));  // surrogate
+  EXPECT_FALSE(IsValidUtf8("abc\xe6\x97"));   // truncated
 }
 
 }  // namespace

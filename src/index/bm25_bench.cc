@@ -34,9 +34,9 @@ class Corpus {
   Corpus()
       : rng_(42),
         words_({.size = kVocabulary,
-                .head = {"the", "of", "and", "to", "a", "in", "is", "that", "it", "was", "for",
-                         "on", "are", "with", "as", "i", "his", "they", "be", "at", "what", "did",
-                         "when", "how", "you"},
+                .head = {"the", "of",  "and",  "to",  "a",    "in",  "is", "that", "it",
+                         "was", "for", "on",   "are", "with", "as",  "i",  "his",  "they",
+                         "be",  "at",  "what", "did", "when", "how", "you"},
                 .min_length = 3,
                 .max_length = 10,
                 .ing_every = 5,  // some inflected forms so the stemmer has work to do

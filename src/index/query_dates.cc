@@ -69,14 +69,16 @@ unsigned Month(const Token& t) {
 }
 
 int Number(const Token& t) { return t.number && t.digits <= 4 ? std::stoi(t.word) : -1; }
-bool IsDay(const Token& t) { return t.number && t.digits <= 2 && Number(t) >= 1 && Number(t) <= 31; }
+bool IsDay(const Token& t) {
+  return t.number && t.digits <= 2 && Number(t) >= 1 && Number(t) <= 31;
+}
 bool IsYear(const Token& t) {
   return t.number && t.digits == 4 && Number(t) >= 1900 && Number(t) <= 2199;
 }
 
 struct Found {
-  size_t at;     // token index, for pairing year-less dates with the nearest year
-  int year;      // 0 when not given
+  size_t at;  // token index, for pairing year-less dates with the nearest year
+  int year;   // 0 when not given
   unsigned month;
   unsigned day;  // 0 for a whole month
 };

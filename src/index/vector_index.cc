@@ -168,13 +168,13 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
     return hnsw_->Search(qs, q.data(), options_.dim, k,
                          std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
   }
-  // Every stored code in DocId order, a block at a time: DotInt8ManySummed prepares the query once per
-  // block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it). A code is looked at
-  // further only when it beats the k-th best so far (`floor`): codes come in increasing DocId
-  // order, so an equal score never ranks before the kept one (RanksBefore breaks ties by lower
-  // DocId). Candidates collect in a buffer cut back to the best k whenever it reaches 2k, which
-  // costs O(1) per candidate where a heap of k = 200 cost a sift each (~40 % of a 10,000-vector
-  // scan on random data).
+  // Every stored code in DocId order, a block at a time: DotInt8ManySummed prepares the query once
+  // per block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it). A code is
+  // looked at further only when it beats the k-th best so far (`floor`): codes come in increasing
+  // DocId order, so an equal score never ranks before the kept one (RanksBefore breaks ties by
+  // lower DocId). Candidates collect in a buffer cut back to the best k whenever it reaches 2k,
+  // which costs O(1) per candidate where a heap of k = 200 cost a sift each (~40 % of a
+  // 10,000-vector scan on random data).
   constexpr size_t kBlock = 256;
   int32_t dots[kBlock];
   std::vector<ScoredDoc> best;
@@ -189,8 +189,8 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
   const size_t total = present_.size();
   for (size_t begin = 0; begin < total; begin += kBlock) {
     const size_t n = std::min(kBlock, total - begin);
-    DotInt8ManySummed(q.data(), code(static_cast<DocId>(begin)), sums_.data() + begin,
-                      options_.dim, n, dots);
+    DotInt8ManySummed(q.data(), code(static_cast<DocId>(begin)), sums_.data() + begin, options_.dim,
+                      n, dots);
     for (size_t j = 0; j < n; ++j) {
       const DocId d = static_cast<DocId>(begin + j);
       const float score = qs * scales_[d] * static_cast<float>(dots[j]);

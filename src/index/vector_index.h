@@ -7,8 +7,8 @@
 // queries always scan exactly, so a filter never loses results that a truncated ANN top-k would
 // have dropped.
 //
-// Thread-safety: not thread-safe. The owner (a shard) serialises writers against readers; concurrent
-// const calls are safe when no writer runs.
+// Thread-safety: not thread-safe. The owner (a shard) serialises writers against readers;
+// concurrent const calls are safe when no writer runs.
 #pragma once
 
 #include <cstdint>
@@ -67,12 +67,14 @@ class VectorIndex {
   // k best of those `admit` accepts (asked only for docs that would enter the top-k).
   template <typename Next, typename Admit>
   std::vector<ScoredDoc> Scan(size_t k, Next next, Admit admit) const;
-  const int8_t* code(DocId d) const { return codes_.data() + static_cast<size_t>(d) * options_.dim; }
+  const int8_t* code(DocId d) const {
+    return codes_.data() + static_cast<size_t>(d) * options_.dim;
+  }
 
   VectorIndexOptions options_;
-  std::vector<int8_t> codes_;   // DocId-major, dim bytes each
-  std::vector<float> scales_;   // per DocId; 0 with present_ false = absent
-  std::vector<int32_t> sums_;   // per DocId: CodeSum of its code (DotInt8ManySummed)
+  std::vector<int8_t> codes_;  // DocId-major, dim bytes each
+  std::vector<float> scales_;  // per DocId; 0 with present_ false = absent
+  std::vector<int32_t> sums_;  // per DocId: CodeSum of its code (DotInt8ManySummed)
   std::vector<bool> present_;
   size_t count_ = 0;
   std::unique_ptr<Hnsw> hnsw_;

@@ -170,8 +170,8 @@ TEST(FusionTest, ScoreSumNormalisesAndWeights) {
   }
   EXPECT_EQ(z[3].doc, 4u);  // weakest in the only list it is in, and absent from BM25
   // A single BM25 match still stands out against documents only the vector side returned.
-  auto single = Fuse({{7, 3.0f}}, {{8, 0.9f}, {7, 0.5f}, {9, 0.4f}}, 3,
-                     {.method = FusionMethod::kZScore});
+  auto single =
+      Fuse({{7, 3.0f}}, {{8, 0.9f}, {7, 0.5f}, {9, 0.4f}}, 3, {.method = FusionMethod::kZScore});
   ASSERT_EQ(single.size(), 3u);
   EXPECT_EQ(single[0].doc, 7u);
   auto rrf = Fuse(bm25, vec, 10, {.method = FusionMethod::kRrf});

@@ -179,8 +179,8 @@ Result<std::unique_ptr<JsonPostClient>> JsonPostClient::Create(JsonPostOptions o
   if (options.retry_base.count() < 0) return invalid("retry_base must be >= 0");
   if (options.max_response_bytes < 1) return invalid("max_response_bytes must be >= 1");
   if (CURLcode rc = EnsureCurlGlobalInit(); rc != CURLE_OK) {
-    return Status::Unavailable(std::string(owner) + "curl_global_init failed: " +
-                               curl_easy_strerror(rc));
+    return Status::Unavailable(std::string(owner) +
+                               "curl_global_init failed: " + curl_easy_strerror(rc));
   }
   // The constructor is private (only Create validates), so make_unique cannot reach it.
   return std::unique_ptr<JsonPostClient>(new JsonPostClient(std::move(options)));

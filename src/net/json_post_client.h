@@ -1,5 +1,5 @@
-// JsonPostClient: POSTs JSON bodies to one HTTP(S) endpoint with the transport policy every outbound
-// API call of Engram shares (embeddings, chat completions):
+// JsonPostClient: POSTs JSON bodies to one HTTP(S) endpoint with the transport policy every
+// outbound API call of Engram shares (embeddings, chat completions):
 //  - timeouts for connecting and for the whole request; no SIGALRM (multi-threaded server);
 //  - retries on connection errors, timeouts, 429 and 5xx, up to max_retries, waiting
 //    retry_base * 2^(n-1) jittered into [50%, 100%], or longer when the server sends a Retry-After

@@ -9,6 +9,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -20,17 +30,6 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "common/thread_util.h"
 #include "server/request_target.h"
@@ -343,7 +342,15 @@ class Session : public std::enable_shared_from_this<Session> {
   void ForceClose() { Close(); }
 
  private:
-  enum class State { kIdle, kReadingHeader, kReadingBody, kHandling, kWriting, kLingering, kClosed };
+  enum class State {
+    kIdle,
+    kReadingHeader,
+    kReadingBody,
+    kHandling,
+    kWriting,
+    kLingering,
+    kClosed
+  };
 
   void ResetRequest() {
     // clear() keeps capacity: a keep-alive connection reuses its strings and header vector.
@@ -508,14 +515,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnReadError(beast::error_code ec) {
     if (ec == http::error::header_limit) {
-      return FailRequest(StatusCode::kPayloadTooLarge,
-                         "request header exceeds the limit of " +
-                             std::to_string(opts_.max_header_bytes) + " bytes");
+      return FailRequest(StatusCode::kPayloadTooLarge, "request header exceeds the limit of " +
+                                                           std::to_string(opts_.max_header_bytes) +
+                                                           " bytes");
     }
     if (ec == http::error::body_limit) {
-      return FailRequest(StatusCode::kPayloadTooLarge,
-                         "request body exceeds the limit of " +
-                             std::to_string(opts_.max_body_bytes) + " bytes");
+      return FailRequest(
+          StatusCode::kPayloadTooLarge,
+          "request body exceeds the limit of " + std::to_string(opts_.max_body_bytes) + " bytes");
     }
     // The peer went away (before or inside a request), a deadline passed, or Stop closed us:
     // nobody is left to answer. (StatusCode has no 408; a timed-out request is simply closed.)
@@ -605,9 +612,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // On this session's strand already (a compute-bound request run by Dispatch itself) the write
   // starts at once; from another thread it is posted to the session's strand.
   void Respond(HttpResponse res) {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this(), res = std::move(res)]() mutable {
-      self->WriteResponse(std::move(res));
-    });
+    net::dispatch(stream_.get_executor(),
+                  [self = shared_from_this(), res = std::move(res)]() mutable {
+                    self->WriteResponse(std::move(res));
+                  });
   }
 
   // Answers a transport error and closes the connection afterwards.
@@ -656,8 +664,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(beast::error_code ec) {
     last_.body = std::move(res_.body());
-    const double ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - started_at_).count();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started_at_).count();
     core_.NotifyComplete(req_, last_, ms);
     // Free bodies now rather than holding up to max_body_bytes per idle keep-alive connection.
     std::string().swap(last_.body);
@@ -725,7 +732,8 @@ HttpResponse Core::RunHandler(const HttpRequest& request) noexcept {
   try {
     return handler_(request);
   } catch (...) {
-    // Never echo the exception text: it may quote request content, which must not leak or be logged.
+    // Never echo the exception text: it may quote request content, which must not leak or be
+    // logged.
     return RenderError(StatusCode::kInternal, "internal error while handling the request");
   }
 }
@@ -780,8 +788,8 @@ Status Core::Start() {
     beast::error_code ignored;
     acceptor_.close(ignored);
     return Status::Unavailable("cannot listen on " + options_.host + ":" +
-                               std::to_string(options_.port) + ": " + step + " failed: " +
-                               ec.message());
+                               std::to_string(options_.port) + ": " + step +
+                               " failed: " + ec.message());
   };
   if (acceptor_.open(endpoint.protocol(), ec)) return fail("open");
   if (acceptor_.set_option(net::socket_base::reuse_address(true), ec)) return fail("setsockopt");
@@ -868,10 +876,9 @@ void Core::DiscardPendingCompute() {
 }
 
 void Core::DoAccept() {
-  acceptor_.async_accept(net::make_strand(ioc_),
-                         [this](beast::error_code ec, tcp::socket socket) {
-                           OnAccept(ec, std::move(socket));
-                         });
+  acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
+    OnAccept(ec, std::move(socket));
+  });
 }
 
 void Core::OnAccept(beast::error_code ec, tcp::socket socket) {

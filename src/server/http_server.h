@@ -29,16 +29,17 @@
 namespace engram {
 
 struct HttpServerOptions {
-  std::string host = "127.0.0.1";  // an IP literal ("0.0.0.0", "::") or a resolvable name
-  uint16_t port = 8080;            // 0 = pick a free port (see HttpServer::port())
-  int io_threads = 2;              // Asio threads: parse, write, run compute-bound handlers
-  int worker_threads = 8;          // handler pool: handlers may block (fsync)
-  size_t max_header_bytes = 16 * 1024;         // request line + headers; beyond → 413, close
-  size_t max_body_bytes = 64 * 1024 * 1024;    // declared or chunked; beyond → 413, close
+  std::string host = "127.0.0.1";       // an IP literal ("0.0.0.0", "::") or a resolvable name
+  uint16_t port = 8080;                 // 0 = pick a free port (see HttpServer::port())
+  int io_threads = 2;                   // Asio threads: parse, write, run compute-bound handlers
+  int worker_threads = 8;               // handler pool: handlers may block (fsync)
+  size_t max_header_bytes = 16 * 1024;  // request line + headers; beyond → 413, close
+  size_t max_body_bytes = 64 * 1024 * 1024;         // declared or chunked; beyond → 413, close
   std::chrono::milliseconds header_timeout{10000};  // time to receive the full header
   std::chrono::milliseconds body_timeout{60000};    // time to receive the body
-  std::chrono::milliseconds idle_timeout{30000};    // keep-alive wait for the next request's first byte
-  std::chrono::milliseconds write_timeout{30000};   // time to write one response
+  std::chrono::milliseconds idle_timeout{
+      30000};  // keep-alive wait for the next request's first byte
+  std::chrono::milliseconds write_timeout{30000};  // time to write one response
   // Open connections. A new one beyond this closes a connection that is waiting idle for its
   // next request (so idle sockets cannot lock normal clients out); with none idle it gets 503
   // and is closed.
@@ -54,7 +55,7 @@ struct HttpServerOptions {
   // a request whose declared length (or chunked body, as it grows) would exceed it gets 503 with
   // Retry-After before more of it is read. Bounds the transport's memory whatever clients send.
   size_t max_inflight_body_bytes = 256 * 1024 * 1024;
-  size_t max_queued_requests = 4096;   // requests waiting for a worker or slot; beyond → 503
+  size_t max_queued_requests = 4096;  // requests waiting for a worker or slot; beyond → 503
   // Called on an I/O thread once a request's header is read, before any of its body is read and
   // before "100 Continue" is sent: `head` has method, path, query, headers and the client address
   // but an empty body. A response returned here is sent at once and the connection closed (its

@@ -255,8 +255,7 @@ TEST_F(HttpServerTest, EchoRoundTrip) {
   EXPECT_EQ(r.body, "POST|/a b/c|q=1%202&x=y|" + body + "|x-test=yes|loopback");
   EXPECT_NE(r.headers.find("X-Request-Id: req-1"), std::string::npos) << r.headers;
   EXPECT_NE(r.headers.find("Content-Type: application/json"), std::string::npos);
-  EXPECT_NE(r.headers.find("Content-Length: " + std::to_string(r.body.size())),
-            std::string::npos);
+  EXPECT_NE(r.headers.find("Content-Length: " + std::to_string(r.body.size())), std::string::npos);
   server.Stop();
   EXPECT_EQ(completed.load(), 1);
 }
@@ -335,7 +334,12 @@ TEST_F(HttpServerTest, DeclaredBodyOverLimitIs413WithoutReading) {
   HttpServerOptions o = TestOptions();
   o.max_body_bytes = 1024;
   HttpServer server(
-      o, [&](const HttpRequest& r) { calls++; return Echo(r); }, RenderError);
+      o,
+      [&](const HttpRequest& r) {
+        calls++;
+        return Echo(r);
+      },
+      RenderError);
   ASSERT_TRUE(server.Start().ok());
 
   const int fd = Connect(server.port());
@@ -376,8 +380,8 @@ TEST_F(HttpServerTest, HeaderOverLimitIs413) {
   ASSERT_TRUE(server.Start().ok());
   const int fd = Connect(server.port());
   std::string pending;
-  ASSERT_TRUE(SendAll(fd, "GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(4000, 'a') +
-                              "\r\n\r\n"));
+  ASSERT_TRUE(
+      SendAll(fd, "GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n"));
   RawResponse r = ReadResponse(fd, pending);
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.status, 413);
@@ -482,7 +486,8 @@ TEST_F(HttpServerTest, SlowlorisDoesNotBlockAndIsCutOff) {
   ASSERT_TRUE(server.Start().ok());
 
   constexpr int kClients = 16;
-  const std::string header = "GET /slow HTTP/1.1\r\nHost: localhost\r\nX-Padding: aaaaaaaaaaaaaa\r\n\r\n";
+  const std::string header =
+      "GET /slow HTTP/1.1\r\nHost: localhost\r\nX-Padding: aaaaaaaaaaaaaa\r\n\r\n";
   std::vector<double> closed_after_ms(kClients, -1);
   std::vector<std::thread> clients;
   const auto t0 = Clock::now();
@@ -528,7 +533,8 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   EXPECT_TRUE(WaitClosed(fd, 3000));
   EXPECT_GE(MsSince(t0), 250);
   ::close(fd);
-  for (int i = 0; i < 100 && server.active_connections() > 0; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && server.active_connections() > 0; ++i)
+    std::this_thread::sleep_for(10ms);
   EXPECT_EQ(server.active_connections(), 0u);
 }
 

@@ -61,9 +61,10 @@ struct HttpResponse {
 // through the error renderer.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
-// Renders transport-level errors in the API's envelope: 413 body/header too large (kPayloadTooLarge),
-// 400 malformed HTTP (kInvalidParameter), 503 overloaded (kUnavailable), 500 handler threw
-// (kInternal). Provided by the API layer; must be thread-safe (called on I/O and worker threads).
+// Renders transport-level errors in the API's envelope: 413 body/header too large
+// (kPayloadTooLarge), 400 malformed HTTP (kInvalidParameter), 503 overloaded (kUnavailable), 500
+// handler threw (kInternal). Provided by the API layer; must be thread-safe (called on I/O and
+// worker threads).
 using HttpErrorRenderer = std::function<HttpResponse(StatusCode code, const std::string& message)>;
 
 }  // namespace engram

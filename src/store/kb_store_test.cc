@@ -48,7 +48,6 @@ class KbStoreTest : public testing::LeasedStoreTest {
     EXPECT_TRUE(v.ok()) << v.status().ToString();
     return v.ok() ? *v : -1;
   }
-
 };
 
 TEST_P(KbStoreTest, UploadFinishLoadListDelete) {

@@ -64,8 +64,9 @@ TEST_P(LifecycleStoreTest, DeleteUserRemovesItsMessagesVectorsImagesAndRecords) 
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   const ImageBlob shared = Image("shared-bytes"), own = Image("own-bytes");
-  AddBatch gone = Batch("gone", "r1", {WithImage(Mem("gone", "one"), shared),
-                                       WithImage(Mem("gone", "two"), own), Mem("gone", "three")});
+  AddBatch gone = Batch("gone", "r1",
+                        {WithImage(Mem("gone", "one"), shared), WithImage(Mem("gone", "two"), own),
+                         Mem("gone", "three")});
   gone.images = {shared, own};
   auto stored = store->Add(gone);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();

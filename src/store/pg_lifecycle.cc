@@ -20,7 +20,6 @@ using pg::HasNul;
 // Idempotency records deleted per statement, so one sweep never holds many row locks for long.
 constexpr int64_t kExpireChunk = 5000;
 
-
 }  // namespace
 
 Result<UserDeletion> PgStore::DeleteLeaderboardUser(std::string_view workspace,

@@ -21,7 +21,7 @@ struct SkillRecord {
   std::vector<std::string> tags;
   std::vector<std::string> triggers;
   std::string license;
-  std::string metadata_json = "{}";     // front matter `metadata` merged with _meta.json
+  std::string metadata_json = "{}";          // front matter `metadata` merged with _meta.json
   std::map<std::string, std::string> files;  // path -> UTF-8 content; "SKILL.md" always present
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
@@ -42,8 +42,8 @@ struct SkillVersionRecord {
 struct SkillTaskRecord {
   std::string id;  // st-<uuid>
   std::string workspace;
-  std::string status;        // pending | running | completed | failed
-  std::string request_json;  // the validated add request
+  std::string status;                  // pending | running | completed | failed
+  std::string request_json;            // the validated add request
   std::vector<std::string> skill_ids;  // set when completed
   std::string error_message;
   int64_t created_at_us = 0;

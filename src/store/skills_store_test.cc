@@ -91,7 +91,6 @@ class SkillsStoreTest : public testing::LeasedStoreTest {
     EXPECT_EQ(got.vector, want.vector);
     EXPECT_EQ(got.vector_model, want.vector_model);
   }
-
 };
 
 TEST_P(SkillsStoreTest, InsertGetLoad) {

@@ -149,8 +149,8 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
           break;
         case MemoryChange::Op::kDelete: {
           // Vectors go with the row (ON DELETE CASCADE).
-          sqlite::Stmt del(db,
-                           "DELETE FROM memories WHERE id = ? AND workspace = ? AND kind = 'memory'");
+          sqlite::Stmt del(
+              db, "DELETE FROM memories WHERE id = ? AND workspace = ? AND kind = 'memory'");
           ENGRAM_RETURN_IF_ERROR(del.prepare_status());
           del.Bind(1, c.record.id);
           del.Bind(2, batch.workspace);

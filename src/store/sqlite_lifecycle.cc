@@ -27,7 +27,6 @@ constexpr auto kTruncateRetryDelay = std::chrono::milliseconds(20);
 // Idempotency records deleted per statement, so one sweep never holds the writer for long.
 constexpr int64_t kExpireChunk = 5000;
 
-
 }  // namespace
 
 Result<UserDeletion> SqliteStore::DeleteLeaderboardUser(std::string_view workspace,
@@ -100,8 +99,8 @@ Status SqliteStore::TruncateWal() {
   // Its own short-lived connection: the writer's is busy with transactions, and a checkpoint must
   // run outside one.
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(options_.path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  const int rc = sqlite3_open_v2(options_.path.c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status st = sqlite::ErrorStatus(db, rc, "open for WAL truncation");
     sqlite3_close(db);

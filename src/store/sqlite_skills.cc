@@ -75,7 +75,8 @@ void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord&
 
 // kConflict when another skill of the owner already has the name.
 Status CheckNameFree(sqlite3* db, const std::string& workspace, const SkillRecord& r) {
-  sqlite::Stmt q(db, "SELECT id FROM skills WHERE workspace = ? AND owner = ? AND name = ? AND id <> ?");
+  sqlite::Stmt q(
+      db, "SELECT id FROM skills WHERE workspace = ? AND owner = ? AND name = ? AND id <> ?");
   ENGRAM_RETURN_IF_ERROR(q.prepare_status());
   q.Bind(1, workspace);
   q.Bind(2, r.owner);
@@ -122,8 +123,8 @@ Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view worksp
 
 Result<SkillRecord> SqliteStore::GetSkill(std::string_view workspace, std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<SkillRecord> {
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skills WHERE workspace = ? AND id = ?",
-                                   kSkillColumns));
+    sqlite::Stmt q(
+        db, fmt::format("SELECT {} FROM skills WHERE workspace = ? AND id = ?", kSkillColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, id);
@@ -250,11 +251,10 @@ Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
   });
 }
 
-Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace,
-                                                  std::string_view id) {
+Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace, std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<SkillTaskRecord> {
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE id = ? AND workspace = ?",
-                                   kTaskColumns));
+    sqlite::Stmt q(
+        db, fmt::format("SELECT {} FROM skill_tasks WHERE id = ? AND workspace = ?", kTaskColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, id);
     q.Bind(2, workspace);

@@ -20,7 +20,9 @@ class Stmt {
   ~Stmt();
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
-  Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_), prepare_rc_(o.prepare_rc_) { o.stmt_ = nullptr; }
+  Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_), prepare_rc_(o.prepare_rc_) {
+    o.stmt_ = nullptr;
+  }
 
   bool valid() const { return stmt_ != nullptr; }
   Status prepare_status() const;

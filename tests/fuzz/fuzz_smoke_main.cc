@@ -43,11 +43,15 @@ std::vector<std::string> CorpusSeeds(int argc, char** argv) {
 }
 
 std::vector<std::string> Seeds() {
-  const std::string png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+  const std::string png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJg"
+      "gg==";
   return {
       R"({"request_id":"r1","user_id":"u","session_id":"s","messages":[{"role":"user","timestamp":1704067200000,"content":"hello world"}]})",
-      R"({"request_id":"r2","user_id":"u","session_id":"s","messages":[{"role":"assistant","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,)" + png + R"("}}]}]})",
-      R"({"request_id":"r3","user_id":"u","session_id":"s","messages":[{"role":"user","content":[{"type":"image","image":")" + png + R"("}]}]})",
+      R"({"request_id":"r2","user_id":"u","session_id":"s","messages":[{"role":"assistant","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,)" +
+          png + R"("}}]}]})",
+      R"({"request_id":"r3","user_id":"u","session_id":"s","messages":[{"role":"user","content":[{"type":"image","image":")" +
+          png + R"("}]}]})",
       R"({"query":"when did we meet?","user_id":"u","top_k":100,"options":["A. May","B. June"]})",
       R"({"query":[{"type":"text","text":"q"}],"user_id":"u"})",
       R"({"messages":[{"role":"user","content":"I love tea"}],"user_id":"u","metadata":{"a":1},"infer":false,"timestamp":"2024-05-01T10:00:00Z","expiration_date":"2030-01-01"})",
@@ -82,12 +86,24 @@ int main(int argc, char** argv) {
       for (int e = 0; e < edits && !s.empty(); ++e) {
         size_t at = rng() % s.size();
         switch (rng() % 6) {
-          case 0: s[at] = static_cast<char>(rng()); break;
-          case 1: s[at] = kSpecial[rng() % (sizeof(kSpecial) - 1)]; break;
-          case 2: s.erase(at, 1 + rng() % 8); break;
-          case 3: s.insert(at, s.substr(rng() % s.size(), rng() % 16)); break;
-          case 4: s.resize(at); break;
-          case 5: s.insert(at, std::string(1 + rng() % 300, (rng() & 1) ? '[' : '{')); break;
+          case 0:
+            s[at] = static_cast<char>(rng());
+            break;
+          case 1:
+            s[at] = kSpecial[rng() % (sizeof(kSpecial) - 1)];
+            break;
+          case 2:
+            s.erase(at, 1 + rng() % 8);
+            break;
+          case 3:
+            s.insert(at, s.substr(rng() % s.size(), rng() % 16));
+            break;
+          case 4:
+            s.resize(at);
+            break;
+          case 5:
+            s.insert(at, std::string(1 + rng() % 300, (rng() & 1) ? '[' : '{'));
+            break;
         }
       }
       LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());

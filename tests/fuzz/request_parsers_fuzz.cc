@@ -1,8 +1,8 @@
 // Fuzz target for everything that parses untrusted request bytes: JSON object parsing with the
 // depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), memory
 // add/search/update validation with the filter grammar, query strings, the ISO 8601 parser, base64,
-// the text analyzer, the query date parser and the reranker's reading of a model's answer. Any input must yield a value or a clean Status —
-// never a crash, hang, sanitizer report or exception.
+// the text analyzer, the query date parser and the reranker's reading of a model's answer. Any
+// input must yield a value or a clean Status — never a crash, hang, sanitizer report or exception.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): as a libFuzzer binary with clang
 // (-DENGRAM_FUZZ=ON), and always as `fuzz_smoke_test`, a ctest that feeds the target a seed corpus

@@ -76,11 +76,12 @@ TEST_F(AuthTest, AcceptedKeyForms) {
 TEST_F(AuthTest, MissingKeyIs401BeforeTheWorkspaceNameIsLookedAt) {
   // A caller without a key learns nothing about its request, not even that the workspace name
   // is malformed; with the key, the same request gets the 400 naming the problem.
-  const std::string bad = "/v4/openapi/workspaces/bad%20name!/memory/agentic-memory/memories/search";
+  const std::string bad =
+      "/v4/openapi/workspaces/bad%20name!/memory/agentic-memory/memories/search";
   const json body = {{"query", "q"}, {"user_id", "u"}};
   EXPECT_TRUE(IsError(client().Post(bad, body), 401, "InvalidApiKey"));
-  EXPECT_TRUE(IsError(client().Post(bad, body, {{"Authorization", "Bearer k1"}}), 400,
-                      "InvalidParameter"));
+  EXPECT_TRUE(
+      IsError(client().Post(bad, body, {{"Authorization", "Bearer k1"}}), 400, "InvalidParameter"));
 }
 
 TEST_F(AuthTest, HealthzNeedsNoKey) {
@@ -146,8 +147,8 @@ TEST(AuthKeysTest, MetricsNeedAKeyForEveryWorkspace) {
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   EXPECT_TRUE(IsError(client.Get("/metrics"), 401, "InvalidApiKey"));
-  EXPECT_TRUE(IsError(client.Get("/metrics", {{"Authorization", "Bearer nope"}}), 401,
-                      "InvalidApiKey"));
+  EXPECT_TRUE(
+      IsError(client.Get("/metrics", {{"Authorization", "Bearer nope"}}), 401, "InvalidApiKey"));
   HttpResponse limited = client.Get("/metrics", {{"Authorization", "Bearer team"}});
   EXPECT_EQ(limited.status, 403) << limited.Describe();
   HttpResponse admin = client.Get("/metrics", {{"Authorization", "Bearer admin"}});
@@ -167,22 +168,26 @@ TEST(AuthKeysTest, EmptyKeyIsRefusedAtStart) {
   ASSERT_EQ(write(fd, toml.data(), toml.size()), static_cast<ssize_t>(toml.size()));
   close(fd);
   for (const auto& [name, o] : std::vector<std::pair<std::string, ServerOptions>>{
-           {"config file", [&] {
+           {"config file",
+            [&] {
               ServerOptions o;
               o.extra_args = {"--config", config};
               return o;
             }()},
-           {"flag", [] {
+           {"flag",
+            [] {
               ServerOptions o;
               o.extra_args = {"--api-key", ""};
               return o;
             }()},
-           {"blank flag", [] {
+           {"blank flag",
+            [] {
               ServerOptions o;
               o.extra_args = {"--api-key", "  "};
               return o;
             }()},
-           {"environment", [] {
+           {"environment",
+            [] {
               ServerOptions o;
               o.env["ENGRAM_API_KEYS"] = "";
               return o;

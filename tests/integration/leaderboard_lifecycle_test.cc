@@ -106,14 +106,13 @@ TEST_F(LeaderboardLifecycleTest, HealthIs503WithRetryAfterWhenTheStoreIsReadOnly
 TEST_F(LeaderboardLifecycleTest, EmptyAndBlankMessagesAreAcceptedAndNeverReturned) {
   const std::string user = UniqueId("eval:run:longmemeval:q");
   const std::string word = UniqueWord();
-  json body = AddBody(UniqueId("eval:run:lme:chunk"), user, "s",
-                      json::array({Message("I keep my " + word + " in the garage.", kJan1),
-                                   Message("", kJan1 + 1, "assistant"),
-                                   Message("   \n\t", kJan1 + 2),
-                                   Message(json::array(), kJan1 + 3, "ASSISTANT"),
-                                   Message(json::array({{{"type", "text"}, {"text", " "}}}),
-                                           kJan1 + 4, "User"),
-                                   Message("The " + word + " is blue.", kJan1 + 5, "Assistant")}));
+  json body = AddBody(
+      UniqueId("eval:run:lme:chunk"), user, "s",
+      json::array({Message("I keep my " + word + " in the garage.", kJan1),
+                   Message("", kJan1 + 1, "assistant"), Message("   \n\t", kJan1 + 2),
+                   Message(json::array(), kJan1 + 3, "ASSISTANT"),
+                   Message(json::array({{{"type", "text"}, {"text", " "}}}), kJan1 + 4, "User"),
+                   Message("The " + word + " is blue.", kJan1 + 5, "Assistant")}));
   HttpResponse add = Add(body);
   ASSERT_TRUE(IsAddSuccess(add, body));
   json data = Search(user, word + " garage blue");
@@ -152,8 +151,8 @@ TEST_F(LeaderboardLifecycleTest, DeleteUserRemovesEverythingAndLeavesNoCopyOnDis
                                      std::string(i == 0 ? 5000 : 40, 'z'),
                                  kJan1 + i));
     }
-    messages.push_back(Message(json::array({{{"type", "text"}, {"text", marker + " photo"}},
-                                            ImagePart(TinyPngBytes())})));
+    messages.push_back(Message(
+        json::array({{{"type", "text"}, {"text", marker + " photo"}}, ImagePart(TinyPngBytes())})));
     json body = AddBody(UniqueId("eval:run:del:chunk"), user, "s", messages);
     ASSERT_TRUE(IsAddSuccess(Add(body), body));
   }

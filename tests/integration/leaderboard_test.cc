@@ -442,8 +442,7 @@ TEST_F(LeaderboardTest, ImageOverPerImageLimitIsRejected) {
   std::string bytes = TinyPngBytes();
   bytes.resize(11 << 20, '\0');
   json content =
-      json::array({{{"type", "text"}, {"text", "Huge picture " + word}},
-                   ImagePart(bytes)});
+      json::array({{{"type", "text"}, {"text", "Huge picture " + word}}, ImagePart(bytes)});
   json body = AddBody(UniqueId("eval:run:huge"), user, "s", json::array({Message(content)}));
   HttpResponse resp = client().Post(kAddPath, body);
   if (resp.status == 413) {
@@ -477,8 +476,8 @@ TEST_F(LeaderboardTest, DateNamedInTheQueryRanksTurnsFromThenFirst) {
                                Message("I went on a trip to Rome.", kJan1 + 64 * kDayMs),
                                Message("I went on a trip to Lima.", kJan1 + 171 * kDayMs)});
   const char* kNotes[] = {"Bought groceries and cooked a curry.", "The printer jammed again.",
-                          "Watched a documentary about whales.", "Called my sister tonight.",
-                          "Fixed the leaking kitchen tap.", "My trip planner app crashed."};
+                          "Watched a documentary about whales.",  "Called my sister tonight.",
+                          "Fixed the leaking kitchen tap.",       "My trip planner app crashed."};
   for (int i = 0; i < 30; ++i) {
     messages.push_back(Message(kNotes[i % 6], kJan1 + (7 + 9 * i) * kDayMs));
   }

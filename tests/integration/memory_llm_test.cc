@@ -16,7 +16,6 @@ using namespace std::chrono_literals;
 
 const std::string kPrefix = "/v4/openapi/workspaces/default/memory/agentic-memory";
 
-
 json WaitEvent(const HttpClient& client, const std::string& id) {
   json last;
   for (int i = 0; i < 1000; ++i) {
@@ -38,35 +37,36 @@ TEST(MemoryLlmTest, ExtractsThroughTheEndpointAndFailsCleanlyOnNonsense) {
   ENGRAM_REQUIRE_BINARY();
   PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
-  ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url",
-                                       llm.Url("/v1"),
-                                       "--llm-model", "fake", "--llm-retries", "0",
-                                       "--llm-timeout-ms", "3000"}});
+  ServerProcess server(
+      {.extra_args = {"--extractor", "llm", "--llm-url", llm.Url("/v1"), "--llm-model", "fake",
+                      "--llm-retries", "0", "--llm-timeout-ms", "3000"}});
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   const std::string user = UniqueId("u");
 
-  json ok = WaitEvent(client, Add(client, {{"messages", "I like green tea. I live in Oslo."},
-                                           {"user_id", user}}));
+  json ok = WaitEvent(
+      client, Add(client, {{"messages", "I like green tea. I live in Oslo."}, {"user_id", user}}));
   ASSERT_EQ(ok.value("status", ""), "SUCCEEDED") << ok.dump();
   ASSERT_EQ(ok["events"].size(), 2u) << ok.dump();
   EXPECT_EQ(ok["events"][0]["event"], "ADD");
   EXPECT_EQ(ok["events"][0]["memory"], "User said: I like green tea.");
 
   // The same facts again: the endpoint decides NONE against the existing memories.
-  json again = WaitEvent(client, Add(client, {{"messages", "I like green tea."}, {"user_id", user}}));
+  json again =
+      WaitEvent(client, Add(client, {{"messages", "I like green tea."}, {"user_id", user}}));
   ASSERT_EQ(again.value("status", ""), "SUCCEEDED") << again.dump();
   ASSERT_EQ(again["events"].size(), 1u);
   EXPECT_EQ(again["events"][0]["event"], "NONE");
 
-  json bad = WaitEvent(client, Add(client, {{"messages", "FAKE_LLM_MALFORMED please"},
-                                            {"user_id", user}}));
+  json bad = WaitEvent(client,
+                       Add(client, {{"messages", "FAKE_LLM_MALFORMED please"}, {"user_id", user}}));
   EXPECT_EQ(bad.value("status", ""), "FAILED") << bad.dump();
   EXPECT_TRUE(bad["error_message"].is_string() && !bad["error_message"].get<std::string>().empty());
   EXPECT_EQ(bad["error_message"].get<std::string>().find("please"), std::string::npos)
       << "conversation text leaked into the error";
 
-  json broken = WaitEvent(client, Add(client, {{"messages", "FAKE_LLM_HTTP500"}, {"user_id", user}}));
+  json broken =
+      WaitEvent(client, Add(client, {{"messages", "FAKE_LLM_HTTP500"}, {"user_id", user}}));
   EXPECT_EQ(broken.value("status", ""), "FAILED") << broken.dump();
 
   // Nothing beyond the first two memories was stored.
@@ -79,22 +79,23 @@ TEST(MemoryLlmTest, ErrorEchoingTheRequestLeavesNoConversationInTheEvent) {
   ENGRAM_REQUIRE_BINARY();
   PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
-  ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url", llm.Url("/v1"),
-                                       "--llm-model", "fake", "--llm-retries", "0",
-                                       "--llm-timeout-ms", "3000"}});
+  ServerProcess server(
+      {.extra_args = {"--extractor", "llm", "--llm-url", llm.Url("/v1"), "--llm-model", "fake",
+                      "--llm-retries", "0", "--llm-timeout-ms", "3000"}});
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   const std::string user = UniqueId("u");
   const std::string secret = UniqueWord();
-  json failed = WaitEvent(
-      client, Add(client, {{"messages", "FAKE_LLM_ECHO400 my locker code is " + secret},
-                           {"user_id", user}}));
+  json failed =
+      WaitEvent(client, Add(client, {{"messages", "FAKE_LLM_ECHO400 my locker code is " + secret},
+                                     {"user_id", user}}));
   ASSERT_EQ(failed.value("status", ""), "FAILED") << failed.dump();
   const std::string message = failed.value("error_message", "");
   EXPECT_NE(message.find("HTTP 400"), std::string::npos) << message;
   for (const std::string& leaked : {secret, std::string("locker"), std::string("FAKE_LLM_ECHO400"),
                                     std::string("cannot process")}) {
-    EXPECT_EQ(message.find(leaked), std::string::npos) << "leaked \"" << leaked << "\": " << message;
+    EXPECT_EQ(message.find(leaked), std::string::npos)
+        << "leaked \"" << leaked << "\": " << message;
   }
   EXPECT_EQ(server.Output().find(secret), std::string::npos) << "the log holds conversation text";
 }
@@ -104,14 +105,14 @@ TEST(MemoryLlmTest, EventInterruptedByKill9RunsAgainAfterRestart) {
   ENGRAM_REQUIRE_BINARY();
   PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
-  ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url",
-                                       llm.Url("/v1"),
-                                       "--llm-model", "fake", "--llm-retries", "0",
-                                       "--llm-timeout-ms", "20000"}});
+  ServerProcess server(
+      {.extra_args = {"--extractor", "llm", "--llm-url", llm.Url("/v1"), "--llm-model", "fake",
+                      "--llm-retries", "0", "--llm-timeout-ms", "20000"}});
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   const std::string user = UniqueId("u");
-  const std::string id = Add(client, {{"messages", "FAKE_LLM_SLOW I collect stamps."}, {"user_id", user}});
+  const std::string id =
+      Add(client, {{"messages", "FAKE_LLM_SLOW I collect stamps."}, {"user_id", user}});
   ASSERT_FALSE(id.empty());
   std::this_thread::sleep_for(500ms);
   json running = client.Get(kPrefix + "/events/" + id).Json();

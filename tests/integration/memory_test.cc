@@ -2,8 +2,8 @@
 // add → event → search / get / update / delete / list / history, filters, isolation, duplicates,
 // expiry, and events that survive kill -9.
 #include <atomic>
-#include <set>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "test_util.h"
@@ -39,14 +39,16 @@ json WaitEvent(const HttpClient& client, const std::string& event_id,
 }
 
 // Adds and waits for the event; returns the finished event.
-json AddAndWait(const HttpClient& client, const json& body, std::string_view workspace = "default") {
+json AddAndWait(const HttpClient& client, const json& body,
+                std::string_view workspace = "default") {
   HttpResponse r = client.Post(Prefix(workspace) + "/memories/add", body);
   EXPECT_EQ(r.status, 200) << r.Describe();
   // Answered later (once durable), with its request id all the same.
   EXPECT_TRUE(IsJsonResponse(r));
   json j = r.Json();
   EXPECT_EQ(j.value("status", ""), "PENDING") << r.body;
-  EXPECT_EQ(j.value("message", ""), "Memory creation accepted; poll the event endpoint for status.");
+  EXPECT_EQ(j.value("message", ""),
+            "Memory creation accepted; poll the event endpoint for status.");
   const std::string id = j.value("event_id", "");
   EXPECT_EQ(id.rfind("me-", 0), 0u) << r.body;
   if (id.empty()) return json();
@@ -73,11 +75,12 @@ class MemoryApiTest : public SharedServerTest {};
 TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   const std::string user = UniqueId("u");
   const std::string word = UniqueWord();
-  json event = AddAndWait(client(), {{"messages", "The build server password rotates every " + word},
-                                     {"user_id", user},
-                                     {"agent_id", "agent-1"},
-                                     {"metadata", {{"topic", "ops"}, {"priority", 3}}},
-                                     {"infer", false}});
+  json event =
+      AddAndWait(client(), {{"messages", "The build server password rotates every " + word},
+                            {"user_id", user},
+                            {"agent_id", "agent-1"},
+                            {"metadata", {{"topic", "ops"}, {"priority", 3}}},
+                            {"infer", false}});
   ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
   ASSERT_EQ(event["results"].size(), 1u) << event.dump();
   ASSERT_EQ(event["events"].size(), 1u);
@@ -90,11 +93,13 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
                                     {"error_message", JsonType::kString},
                                     {"created_at", JsonType::kString},
                                     {"updated_at", JsonType::kString}}));
-  for (const char* key : {"id", "created_at", "updated_at"}) EXPECT_TRUE(event.contains(key)) << key;
+  for (const char* key : {"id", "created_at", "updated_at"})
+    EXPECT_TRUE(event.contains(key)) << key;
   const std::string id = event["results"][0];
   EXPECT_EQ(id.rfind("m-", 0), 0u);
 
-  json results = Search(client(), {{"query", "when does the password rotate " + word}, {"user_id", user}});
+  json results =
+      Search(client(), {{"query", "when does the password rotate " + word}, {"user_id", user}});
   ASSERT_EQ(results.size(), 1u) << results.dump();
   const json& hit = results[0];
   EXPECT_EQ(hit["id"], id);
@@ -122,8 +127,9 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
 
 TEST_F(MemoryApiTest, RuleBasedExtractionWritesThirdPersonFactsAndSkipsDuplicates) {
   const std::string user = UniqueId("u");
-  json messages = json::array({{{"role", "user"}, {"content", "Hi! I really love hiking in the Alps."}},
-                               {{"role", "assistant"}, {"content", "That sounds wonderful."}}});
+  json messages =
+      json::array({{{"role", "user"}, {"content", "Hi! I really love hiking in the Alps."}},
+                   {{"role", "assistant"}, {"content", "That sounds wonderful."}}});
   json first = AddAndWait(client(), {{"messages", messages}, {"user_id", user}});
   ASSERT_EQ(first.value("status", ""), "SUCCEEDED") << first.dump();
   ASSERT_FALSE(first["results"].empty()) << first.dump();
@@ -139,7 +145,8 @@ TEST_F(MemoryApiTest, RuleBasedExtractionWritesThirdPersonFactsAndSkipsDuplicate
   ASSERT_EQ(list.status, 200) << list.Describe();
   EXPECT_EQ(list.Json()["total"], first["results"].size()) << list.body;
 
-  json results = Search(client(), {{"query", "what outdoor activity does the user enjoy?"}, {"user_id", user}});
+  json results = Search(
+      client(), {{"query", "what outdoor activity does the user enjoy?"}, {"user_id", user}});
   EXPECT_TRUE(HasText(results, "hiking")) << results.dump();
 }
 
@@ -177,9 +184,9 @@ TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
     const std::string user = UniqueId("u");
     std::vector<std::string> ids;
     for (const char* text : {"I live in Berlin.", "I moved to Lisbon last year."}) {
-      HttpResponse r = client().Post(Prefix() + "/memories/add",
-                                     json{{"messages", text}, {"user_id", user},
-                                          {"timestamp", "2024-05-08T10:00:00Z"}});
+      HttpResponse r = client().Post(
+          Prefix() + "/memories/add",
+          json{{"messages", text}, {"user_id", user}, {"timestamp", "2024-05-08T10:00:00Z"}});
       ASSERT_EQ(r.status, 200) << r.Describe();
       ids.push_back(r.Json()["event_id"]);
     }
@@ -192,7 +199,8 @@ TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
     json list = client().Get(Prefix() + "/memories?user_id=" + user).Json();
     ASSERT_EQ(list["total"], 1) << list.dump();
     EXPECT_NE(list["results"][0]["memory"].get<std::string>().find("Lisbon"), std::string::npos)
-        << list.dump() << "\n" << events;
+        << list.dump() << "\n"
+        << events;
   }
 }
 
@@ -205,11 +213,11 @@ TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
                                      {"infer", false}});
   const std::string id = event["results"][0];
 
-  HttpResponse put = client().Request("PUT", Prefix() + "/memories/" + id,
-                                      json{{"text", "Favourite tea is " + new_word},
-                                           {"metadata", {{"b", "y"}, {"c", true}}}}
-                                          .dump(),
-                                      {{"Content-Type", "application/json"}});
+  HttpResponse put = client().Request(
+      "PUT", Prefix() + "/memories/" + id,
+      json{{"text", "Favourite tea is " + new_word}, {"metadata", {{"b", "y"}, {"c", true}}}}
+          .dump(),
+      {{"Content-Type", "application/json"}});
   ASSERT_EQ(put.status, 200) << put.Describe();
   json updated = put.Json();
   EXPECT_EQ(updated["text"], "Favourite tea is " + new_word);
@@ -217,9 +225,9 @@ TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
 
   // Re-indexed at once: the new word is found, the old one is not.
   EXPECT_EQ(Search(client(), {{"query", new_word}, {"user_id", user}}).size(), 1u);
-  EXPECT_TRUE(Search(client(), {{"query", old_word}, {"user_id", user}, {"threshold", 0.0}})
-                  .empty() ||
-              !HasText(Search(client(), {{"query", old_word}, {"user_id", user}}), old_word));
+  EXPECT_TRUE(
+      Search(client(), {{"query", old_word}, {"user_id", user}, {"threshold", 0.0}}).empty() ||
+      !HasText(Search(client(), {{"query", old_word}, {"user_id", user}}), old_word));
 
   HttpResponse del = client().Delete(Prefix() + "/memories/" + id);
   ASSERT_EQ(del.status, 200) << del.Describe();
@@ -253,27 +261,30 @@ TEST_F(MemoryApiTest, FiltersApplyInsideRetrieval) {
                  {"infer", false}};
     ASSERT_EQ(AddAndWait(client(), body).value("status", ""), "SUCCEEDED");
   }
-  json rare = Search(client(), {{"query", word},
-                                {"user_id", user},
-                                {"top_k", 1},
-                                {"filters", {{"metadata.kind", "rare"}}}});
+  json rare = Search(
+      client(),
+      {{"query", word}, {"user_id", user}, {"top_k", 1}, {"filters", {{"metadata.kind", "rare"}}}});
   ASSERT_EQ(rare.size(), 1u) << rare.dump();
   EXPECT_EQ(rare[0]["metadata"]["n"], 17);
 
-  json ranged = Search(client(), {{"query", word},
-                                  {"top_k", 100},
-                                  {"filters", {{"AND", json::array({{{"user_id", user}},
-                                                                    {{"run_id", "even"}},
-                                                                    {{"metadata.n", {{"gte", 10}}}},
-                                                                    {{"NOT", {{"metadata.n", {{"in", {10, 12}}}}}}}})}}}});
+  json ranged = Search(
+      client(), {{"query", word},
+                 {"top_k", 100},
+                 {"filters",
+                  {{"AND", json::array({{{"user_id", user}},
+                                        {{"run_id", "even"}},
+                                        {{"metadata.n", {{"gte", 10}}}},
+                                        {{"NOT", {{"metadata.n", {{"in", {10, 12}}}}}}}})}}}});
   std::set<int> ns;
   for (const auto& r : ranged) ns.insert(r["metadata"]["n"].get<int>());
   EXPECT_EQ(ns, (std::set<int>{14, 16, 18, 20, 22, 24, 26, 28})) << ranged.dump();
 
-  json either = Search(client(), {{"query", word},
-                                  {"top_k", 100},
-                                  {"filters", {{"OR", json::array({{{"user_id", user}},
-                                                                   {{"user_id", UniqueId("nobody")}}})}}}});
+  json either =
+      Search(client(),
+             {{"query", word},
+              {"top_k", 100},
+              {"filters",
+               {{"OR", json::array({{{"user_id", user}}, {{"user_id", UniqueId("nobody")}}})}}}});
   EXPECT_EQ(either.size(), 30u);
 }
 
@@ -305,7 +316,9 @@ TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
       {add, {{"messages", "x"}, {"user_id", "u"}, {"metadata", "x"}}, "metadata"},
       {add, {{"messages", "x"}, {"user_id", "u"}, {"infer", "yes"}}, "infer"},
       {add, {{"messages", "x"}, {"user_id", "u"}, {"timestamp", "yesterday"}}, "timestamp"},
-      {add, {{"messages", "x"}, {"user_id", "u"}, {"expiration_date", "2024-02-30"}}, "expiration_date"},
+      {add,
+       {{"messages", "x"}, {"user_id", "u"}, {"expiration_date", "2024-02-30"}},
+       "expiration_date"},
       {add, {{"messages", "x"}, {"user_id", "u"}, {"expiration_date", "soon"}}, "expiration_date"},
       {search, {{"user_id", "u"}}, "query"},
       {search, {{"query", ""}, {"user_id", "u"}}, "query"},
@@ -313,9 +326,13 @@ TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
       {search, {{"query", "x"}, {"user_id", "u"}, {"top_k", 5000}}, "top_k"},
       {search, {{"query", "x"}, {"user_id", "u"}, {"threshold", 2}}, "threshold"},
       {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"colour", "red"}}}}, "colour"},
-      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"user_id", {{"near", "a"}}}}}}, "near"},
+      {search,
+       {{"query", "x"}, {"user_id", "u"}, {"filters", {{"user_id", {{"near", "a"}}}}}},
+       "near"},
       {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"AND", "x"}}}}, "AND"},
-      {search, {{"query", "x"}, {"user_id", "u"}, {"filters", {{"created_at", {{"gt", "not a date"}}}}}}, "created_at"},
+      {search,
+       {{"query", "x"}, {"user_id", "u"}, {"filters", {{"created_at", {{"gt", "not a date"}}}}}},
+       "created_at"},
       {search, {{"query", "x"}, {"user_id", "u"}, {"filters", 3}}, "filters"},
   };
   for (const auto& c : cases) {
@@ -348,9 +365,9 @@ TEST_F(MemoryApiTest, OtherMethodsOnActionPathsAre405) {
     const std::string path = Prefix() + "/memories/" + action;
     EXPECT_TRUE(IsError(client().Get(path), 405, "MethodNotAllowed"));
     EXPECT_TRUE(IsError(client().Delete(path), 405, "MethodNotAllowed"));
-    EXPECT_TRUE(IsError(client().Request("PUT", path, R"({"text":"x"})",
-                                         {{"Content-Type", "application/json"}}),
-                        405, "MethodNotAllowed"));
+    EXPECT_TRUE(IsError(
+        client().Request("PUT", path, R"({"text":"x"})", {{"Content-Type", "application/json"}}),
+        405, "MethodNotAllowed"));
   }
   // Skills' action paths likewise.
   const std::string p3 = "/v3/openapi/workspaces/default/memory/agentic-memory/skills/";
@@ -364,8 +381,8 @@ TEST_F(MemoryApiTest, WorkspacesAndUsersAreIsolated) {
   const std::string user = UniqueId("u");
   const std::string other_user = UniqueId("u");
   const std::string word = UniqueWord();
-  json event = AddAndWait(client(), {{"messages", "Secret " + word}, {"user_id", user}, {"infer", false}},
-                          "team-a");
+  json event = AddAndWait(
+      client(), {{"messages", "Secret " + word}, {"user_id", user}, {"infer", false}}, "team-a");
   const std::string id = event["results"][0];
   EXPECT_EQ(Search(client(), {{"query", word}, {"user_id", user}}, "team-a").size(), 1u);
   EXPECT_TRUE(Search(client(), {{"query", word}, {"user_id", user}}, "team-b").empty());
@@ -384,7 +401,8 @@ TEST_F(MemoryApiTest, ListPagesNewestFirstAndDeleteScope) {
                           {"user_id", user},
                           {"infer", false}});
   }
-  HttpResponse page = client().Get(Prefix() + "/memories?user_id=" + user + "&page_number=2&page_size=2");
+  HttpResponse page =
+      client().Get(Prefix() + "/memories?user_id=" + user + "&page_number=2&page_size=2");
   ASSERT_EQ(page.status, 200) << page.Describe();
   json j = page.Json();
   EXPECT_EQ(j["total"], 5);
@@ -413,8 +431,9 @@ TEST_F(MemoryApiTest, ExpiredMemoriesAreInvisible) {
   json results = Search(client(), {{"query", word}, {"user_id", user}});
   ASSERT_EQ(results.size(), 1u) << results.dump();
   EXPECT_EQ(results[0]["id"], live["results"][0]);
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories/" + expired["results"][0].get<std::string>()),
-                      404, "NotFound"));
+  EXPECT_TRUE(
+      IsError(client().Get(Prefix() + "/memories/" + expired["results"][0].get<std::string>()), 404,
+              "NotFound"));
 }
 
 // Events acknowledged before a kill -9 all finish after the restart.

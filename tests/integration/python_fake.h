@@ -1,5 +1,5 @@
-// PythonFake: runs one of the fake endpoints in tests/support (fake_llm.py, fake_doc_server.py) as a
-// child process for HTTP-level tests. The script prints "LISTENING <port>" once it listens.
+// PythonFake: runs one of the fake endpoints in tests/support (fake_llm.py, fake_doc_server.py) as
+// a child process for HTTP-level tests. The script prints "LISTENING <port>" once it listens.
 // Thread-safety: construct and destroy on one thread; port() may be read from any.
 #pragma once
 

@@ -1,5 +1,5 @@
-// Optional LLM reranking of Leaderboard and V4 memory search results (--rerank llm), against the fake
-// chat-completions endpoint (tests/support/fake_llm.py reverses the offered order). A server
+// Optional LLM reranking of Leaderboard and V4 memory search results (--rerank llm), against the
+// fake chat-completions endpoint (tests/support/fake_llm.py reverses the offered order). A server
 // without reranking, given the same memories, gives the order the reranked one starts from.
 #include <chrono>
 #include <thread>
@@ -30,8 +30,8 @@ class RerankTest : public ::testing::Test {
     ENGRAM_REQUIRE_BINARY();
     llm_ = std::make_unique<PythonFake>("fake_llm.py");
     if (llm_->port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
-    const std::vector<std::string> common = {"--embedder", "none", "--retrieval", "bm25",
-                                             "--neighbours", "0"};
+    const std::vector<std::string> common = {"--embedder", "none",         "--retrieval",
+                                             "bm25",       "--neighbours", "0"};
     plain_ = std::make_unique<ServerProcess>(ServerOptions{.extra_args = common});
     std::vector<std::string> rerank = common;
     for (const char* a : {"--rerank", "llm", "--llm-model", "fake", "--rerank-candidates", "3",

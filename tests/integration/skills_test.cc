@@ -43,7 +43,8 @@ json ImportBody(const std::string& zip, const std::string& user) {
 }
 
 json Search(const HttpClient& c, const std::string& user, const std::string& query, int size = 10) {
-  json r = Result(c.Post(P3() + "/skills/search", json{{"query", query}, {"user_id", user}, {"size", size}}));
+  json r = Result(
+      c.Post(P3() + "/skills/search", json{{"query", query}, {"user_id", user}, {"size", size}}));
   return r.is_object() ? r["results"] : json::array();
 }
 
@@ -65,8 +66,8 @@ json WaitTask(const HttpClient& c, const std::string& id) {
   return last;
 }
 
-std::string Md(const std::string& name, const std::string& description, const std::string& extra = "",
-               const std::string& body = "# Steps\n1. Do it.\n") {
+std::string Md(const std::string& name, const std::string& description,
+               const std::string& extra = "", const std::string& body = "# Steps\n1. Do it.\n") {
   return "---\nname: " + name + "\ndescription: " + description + "\n" + extra + "---\n" + body;
 }
 
@@ -84,8 +85,9 @@ class SkillApiTest : public SharedServerTest {
 TEST_F(SkillApiTest, ImportsOneSkillAtTheRootAndGetsItBack) {
   const std::string user = UniqueId("u");
   const std::string zip = MakeZip(
-      {{"SKILL.md", Md("pdf-tools", "Extract text and tables from PDF files",
-                       "version: 2.1.0\ntags: [pdf, documents]\ntriggers:\n  - read a pdf\nlicense: MIT\n")},
+      {{"SKILL.md",
+        Md("pdf-tools", "Extract text and tables from PDF files",
+           "version: 2.1.0\ntags: [pdf, documents]\ntriggers:\n  - read a pdf\nlicense: MIT\n")},
        {"scripts/", "", Kind::kDir},
        {"scripts/extract.py", "print('hi')\n"},
        {"references/api.md", "# API\n"},
@@ -103,7 +105,8 @@ TEST_F(SkillApiTest, ImportsOneSkillAtTheRootAndGetsItBack) {
   EXPECT_EQ(s["resource_paths"], json({"_meta.json", "references/api.md", "scripts/extract.py"}));
   EXPECT_TRUE(s["updated_at"].get<std::string>().ends_with("Z"));
 
-  json got = Result(client().Get(P3() + "/skills/" + s["id"].get<std::string>() + "?user_id=" + user));
+  json got =
+      Result(client().Get(P3() + "/skills/" + s["id"].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(got["skill_id"], s["id"]);
   // The reference shows an unset agent_id as "", never null.
   EXPECT_TRUE(HasFieldTypes(got, {{"skill_id", JsonType::kString},
@@ -128,9 +131,9 @@ TEST_F(SkillApiTest, ImportsOneSkillPerFolderAndSearchRanksByIntent) {
       {{"deploy/SKILL.md", Md("deploy-web-app", "Deploy the web application to the staging cluster",
                               "triggers: [ship to staging]\n",
                               "1. Run the tests.\n2. Build the docker image.\n3. Roll out.\n")},
-       {"bread/SKILL.md", Md("bake-sourdough", "Bake a loaf of sourdough bread at home",
-                             "tags: [baking, bread]\n",
-                             "1. Feed the starter.\n2. Knead the dough.\n3. Bake at 250C.\n")},
+       {"bread/SKILL.md",
+        Md("bake-sourdough", "Bake a loaf of sourdough bread at home", "tags: [baking, bread]\n",
+           "1. Feed the starter.\n2. Knead the dough.\n3. Bake at 250C.\n")},
        {"router/SKILL.md", Md("reset-router", "Reset a home wifi router to factory settings")},
        {"router/assets/diagram.txt", "[router]--[modem]"}});
   json r = Result(client().Post(P3() + "/skills/import", ImportBody(zip, user)));
@@ -153,16 +156,17 @@ TEST_F(SkillApiTest, ImportsOneSkillPerFolderAndSearchRanksByIntent) {
 
 TEST_F(SkillApiTest, SameNameImportedAgainIsANewVersion) {
   const std::string user = UniqueId("u");
-  json first = Result(client().Post(P3() + "/skills/import",
-                                    ImportBody(MakeZip({{"SKILL.md", Md("brew-tea", "Brew green tea")}}), user)));
+  json first = Result(
+      client().Post(P3() + "/skills/import",
+                    ImportBody(MakeZip({{"SKILL.md", Md("brew-tea", "Brew green tea")}}), user)));
   json second = Result(client().Post(
       P3() + "/skills/import",
       ImportBody(MakeZip({{"SKILL.md", Md("brew-tea", "Brew green tea at 80 degrees")}}), user)));
   ASSERT_EQ(first["data"][0]["id"], second["data"][0]["id"]);
   EXPECT_EQ(first["data"][0]["version"], "1.0.0");
   EXPECT_EQ(second["data"][0]["version"], "1.0.1");
-  json got = Result(
-      client().Get(P3() + "/skills/" + second["data"][0]["id"].get<std::string>() + "?user_id=" + user));
+  json got = Result(client().Get(P3() + "/skills/" + second["data"][0]["id"].get<std::string>() +
+                                 "?user_id=" + user));
   EXPECT_EQ(got["description"], "Brew green tea at 80 degrees");
   ASSERT_EQ(got["previous_versions"].size(), 1u);
   EXPECT_EQ(got["previous_versions"][0]["version"], "1.0.0");
@@ -220,9 +224,9 @@ TEST_F(SkillApiTest, ValidatesRequests) {
                       "InvalidParameter", "query"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/search", json{{"query", "x"}}), 400,
                       "InvalidParameter", "user_id"));
-  EXPECT_TRUE(IsError(client().Post(P3() + "/skills/search",
-                                    json{{"query", "x"}, {"user_id", user}, {"size", 0}}),
-                      400, "InvalidParameter", "size"));
+  EXPECT_TRUE(IsError(
+      client().Post(P3() + "/skills/search", json{{"query", "x"}, {"user_id", user}, {"size", 0}}),
+      400, "InvalidParameter", "size"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/add", json{{"messages", "x"}}), 400,
                       "InvalidParameter", "user_id"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/add", json{{"user_id", user}}), 400,
@@ -240,12 +244,12 @@ TEST_F(SkillApiTest, ValidatesRequests) {
 
 TEST_F(SkillApiTest, UpdateChecksTheOwnerReplacesFilesPerPathAndReindexes) {
   const std::string user = UniqueId("u");
-  json imported = Result(client().Post(
-      P3() + "/skills/import",
-      ImportBody(MakeZip({{"SKILL.md", Md("rotate-keys", "Rotate the API keys")},
-                          {"scripts/rotate.sh", "v1"},
-                          {"scripts/old.sh", "old"}}),
-                 user)));
+  json imported = Result(
+      client().Post(P3() + "/skills/import",
+                    ImportBody(MakeZip({{"SKILL.md", Md("rotate-keys", "Rotate the API keys")},
+                                        {"scripts/rotate.sh", "v1"},
+                                        {"scripts/old.sh", "old"}}),
+                               user)));
   const std::string id = imported["data"][0]["id"];
   const std::string path = P3() + "/skills/" + id;
   const std::string word = UniqueWord();
@@ -258,9 +262,9 @@ TEST_F(SkillApiTest, UpdateChecksTheOwnerReplacesFilesPerPathAndReindexes) {
                       "InvalidParameter", "user_id"));
   EXPECT_TRUE(IsError(client().Request("PUT", path, json{{"user_id", user}}.dump(), {}), 400,
                       "InvalidParameter"));
-  EXPECT_TRUE(IsError(client().Request("PUT", path,
-                                       json{{"user_id", user}, {"files", {{"../x", "y"}}}}.dump(), {}),
-                      400, "InvalidParameter", "files"));
+  EXPECT_TRUE(IsError(
+      client().Request("PUT", path, json{{"user_id", user}, {"files", {{"../x", "y"}}}}.dump(), {}),
+      400, "InvalidParameter", "files"));
 
   json updated = Result(client().Request(
       "PUT", path,
@@ -284,7 +288,9 @@ TEST_F(SkillApiTest, UpdateChecksTheOwnerReplacesFilesPerPathAndReindexes) {
 
   EXPECT_TRUE(IsError(client().Delete(path + "?user_id=someone-else"), 404, "NotFound"));
   json deleted = Result(client().Delete(path + "?user_id=" + user));
-  EXPECT_EQ(deleted, json({{"skill_id", id}, {"status", "success"}, {"message", "Skill " + id + " deleted"}}));
+  EXPECT_EQ(
+      deleted,
+      json({{"skill_id", id}, {"status", "success"}, {"message", "Skill " + id + " deleted"}}));
   EXPECT_TRUE(Search(client(), user, word).empty());
   EXPECT_TRUE(IsError(client().Get(path + "?user_id=" + user), 404, "NotFound"));
 }
@@ -308,7 +314,8 @@ TEST_F(SkillApiTest, GetAndDeleteOfAnotherUsersSkillAre404) {
     EXPECT_EQ(got.body.find("secret"), std::string::npos);
     // The same answer as for an id that does not exist (but for the id).
     const std::string unknown_id = "s-00000000-0000-0000-0000-000000000000";
-    std::string unknown = client().Get(P3() + "/skills/" + unknown_id + query).Json().value("message", "");
+    std::string unknown =
+        client().Get(P3() + "/skills/" + unknown_id + query).Json().value("message", "");
     ASSERT_NE(unknown.find(unknown_id), std::string::npos) << unknown;
     unknown.replace(unknown.find(unknown_id), unknown_id.size(), id);
     EXPECT_EQ(got.Json().value("message", ""), unknown);
@@ -362,8 +369,9 @@ TEST_F(SkillApiTest, AliasBombsAndFifoEntriesAreRefusedAndTheServerStaysSmall) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   }
   // The same front matter sent as a PUT's new SKILL.md.
-  json imported = Result(client().Post(
-      P3() + "/skills/import", ImportBody(MakeZip({{"SKILL.md", Md("plain", "A plain skill")}}), user)));
+  json imported = Result(
+      client().Post(P3() + "/skills/import",
+                    ImportBody(MakeZip({{"SKILL.md", Md("plain", "A plain skill")}}), user)));
   const std::string path = P3() + "/skills/" + imported["data"][0]["id"].get<std::string>();
   HttpResponse put = client().Request(
       "PUT", path, json{{"user_id", user}, {"files", {{"SKILL.md", AliasBombMd(7)}}}}.dump(), {});
@@ -371,15 +379,16 @@ TEST_F(SkillApiTest, AliasBombsAndFifoEntriesAreRefusedAndTheServerStaysSmall) {
 
   HttpResponse fifo = client().Post(
       P3() + "/skills/import",
-      ImportBody(MakeRawZip({{"SKILL.md", Md("piped", "A skill with a pipe")}, {"pipe", "", 0010644}}),
-                 user));
+      ImportBody(
+          MakeRawZip({{"SKILL.md", Md("piped", "A skill with a pipe")}, {"pipe", "", 0010644}}),
+          user));
   EXPECT_TRUE(IsError(fifo, 400, "InvalidParameter")) << fifo.Describe();
-  EXPECT_EQ(fifo.Json().value("message", ""), "archive entry pipe: FIFOs (named pipes) are not allowed");
+  EXPECT_EQ(fifo.Json().value("message", ""),
+            "archive entry pipe: FIFOs (named pipes) are not allowed");
   HttpResponse nul = client().Post(
-      P3() + "/skills/import",
-      ImportBody(MakeRawZip({{"SKILL.md", Md("nul", "A skill with a NUL")},
-                             {std::string("a\0b.sh", 6), "echo"}}),
-                 user));
+      P3() + "/skills/import", ImportBody(MakeRawZip({{"SKILL.md", Md("nul", "A skill with a NUL")},
+                                                      {std::string("a\0b.sh", 6), "echo"}}),
+                                          user));
   EXPECT_TRUE(IsError(nul, 400, "InvalidParameter", "a?b.sh")) << nul.Describe();
 
   // Up, unchanged, and small: the expansion never happened.
@@ -401,12 +410,15 @@ TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
            {"messages",
             {{{"role", "user"}, {"content", "How do I set up a Python virtual environment?"}},
              {{"role", "assistant"},
-              {"content", "1. Run `python3 -m venv .venv`.\n2. Activate it with `source .venv/bin/activate`.\n"
-                          "3. Install packages with `pip install -r requirements.txt`."}},
-             {{"role", "user"}, {"content", "Thanks! Also, what's the best way to clear the DNS cache on macOS?"}},
+              {"content",
+               "1. Run `python3 -m venv .venv`.\n2. Activate it with `source .venv/bin/activate`.\n"
+               "3. Install packages with `pip install -r requirements.txt`."}},
+             {{"role", "user"},
+              {"content", "Thanks! Also, what's the best way to clear the DNS cache on macOS?"}},
              {{"role", "assistant"},
-              {"content", "First, open Terminal. Then run `sudo dscacheutil -flushcache`. Finally, "
-                          "restart mDNSResponder with `sudo killall -HUP mDNSResponder`."}}}}}));
+              {"content",
+               "First, open Terminal. Then run `sudo dscacheutil -flushcache`. Finally, "
+               "restart mDNSResponder with `sudo killall -HUP mDNSResponder`."}}}}}));
   const std::string task_id = add.value("task_id", "");
   ASSERT_EQ(task_id.rfind("st-", 0), 0u) << add.dump();
   json task = WaitTask(client(), task_id);
@@ -418,8 +430,8 @@ TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
                                    {"skill_ids", JsonType::kArray},
                                    {"error_message", JsonType::kString}}));
 
-  json venv = Result(
-      client().Get(P3() + "/skills/" + task["skill_ids"][0].get<std::string>() + "?user_id=" + user));
+  json venv = Result(client().Get(P3() + "/skills/" + task["skill_ids"][0].get<std::string>() +
+                                  "?user_id=" + user));
   EXPECT_EQ(venv["name"], "set-up-a-python-virtual-environment");
   EXPECT_EQ(venv["agent_id"], "helper");
   const std::string md = venv["files"]["SKILL.md"];
@@ -432,16 +444,18 @@ TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
   EXPECT_EQ(hits[0]["skill_id"], task["skill_ids"][1]);
 
   // Nothing procedural: completed without skills.
-  json none = WaitTask(client(), Result(client().Post(P3() + "/skills/add",
-                                                      json{{"user_id", user}, {"messages", "I like tea."}}))
-                                     .value("task_id", ""));
+  json none =
+      WaitTask(client(), Result(client().Post(P3() + "/skills/add",
+                                              json{{"user_id", user}, {"messages", "I like tea."}}))
+                             .value("task_id", ""));
   EXPECT_EQ(none.value("status", ""), "completed");
   EXPECT_TRUE(none["skill_ids"].empty());
 }
 
 TEST(SkillLimitsTest, ArchiveLimitsComeFromTheConfiguration) {
   ENGRAM_REQUIRE_BINARY();
-  ServerProcess server({.extra_args = {"--embedder", "none", "--retrieval", "bm25", "--skill-max-files", "2"}});
+  ServerProcess server(
+      {.extra_args = {"--embedder", "none", "--retrieval", "bm25", "--skill-max-files", "2"}});
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   const std::string user = UniqueId("u");
@@ -450,36 +464,36 @@ TEST(SkillLimitsTest, ArchiveLimitsComeFromTheConfiguration) {
       ImportBody(MakeZip({{"SKILL.md", Md("a", "d")}, {"x.txt", "x"}, {"y.txt", "y"}}), user));
   EXPECT_TRUE(IsError(r, 400, "InvalidParameter")) << r.Describe();
   EXPECT_NE(r.Json().value("message", "").find("more than 2 files"), std::string::npos) << r.body;
-  json ok = Result(client.Post(P3() + "/skills/import",
-                               ImportBody(MakeZip({{"SKILL.md", Md("a", "d")}, {"x.txt", "x"}}), user)));
+  json ok =
+      Result(client.Post(P3() + "/skills/import",
+                         ImportBody(MakeZip({{"SKILL.md", Md("a", "d")}, {"x.txt", "x"}}), user)));
   EXPECT_EQ(ok.value("imported_count", 0), 1);
 }
-
 
 TEST(SkillLlmTest, ExtractsThroughTheEndpointFailsCleanlyAndResumesAfterKill) {
   ENGRAM_REQUIRE_BINARY();
   PythonFake llm("fake_llm.py");
   if (llm.port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
-  ServerProcess server({.extra_args = {"--extractor", "llm", "--llm-url",
-                                       llm.Url("/v1"),
-                                       "--llm-model", "fake", "--llm-retries", "0",
-                                       "--llm-timeout-ms", "20000"}});
+  ServerProcess server(
+      {.extra_args = {"--extractor", "llm", "--llm-url", llm.Url("/v1"), "--llm-model", "fake",
+                      "--llm-retries", "0", "--llm-timeout-ms", "20000"}});
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   const std::string user = UniqueId("u");
   auto add = [&](const std::string& request, const std::string& answer) {
-    json r = Result(client.Post(P3() + "/skills/add",
-                                json{{"user_id", user},
-                                     {"messages", {{{"role", "user"}, {"content", request}},
-                                                   {{"role", "assistant"}, {"content", answer}}}}}));
+    json r = Result(
+        client.Post(P3() + "/skills/add", json{{"user_id", user},
+                                               {"messages",
+                                                {{{"role", "user"}, {"content", request}},
+                                                 {{"role", "assistant"}, {"content", answer}}}}}));
     return r.value("task_id", "");
   };
 
   json ok = WaitTask(client, add("Bake sourdough bread please", "1. Mix.\n2. Bake."));
   ASSERT_EQ(ok.value("status", ""), "completed") << ok.dump();
   ASSERT_EQ(ok["skill_ids"].size(), 1u);
-  json skill =
-      Result(client.Get(P3() + "/skills/" + ok["skill_ids"][0].get<std::string>() + "?user_id=" + user));
+  json skill = Result(
+      client.Get(P3() + "/skills/" + ok["skill_ids"][0].get<std::string>() + "?user_id=" + user));
   EXPECT_EQ(skill["name"], "llm-bake-sourdough-bread-please");
   EXPECT_NE(skill["files"]["SKILL.md"].get<std::string>().find("2. Bake."), std::string::npos);
 

@@ -142,12 +142,24 @@ int CountContaining(const nlohmann::json& data, std::string_view needle) {
     bool ok = false;
     const char* want = "";
     switch (type) {
-      case JsonType::kString: ok = it->is_string(), want = "a string"; break;
-      case JsonType::kNumber: ok = it->is_number(), want = "a number"; break;
-      case JsonType::kInteger: ok = it->is_number_integer(), want = "an integer"; break;
-      case JsonType::kBoolean: ok = it->is_boolean(), want = "a boolean"; break;
-      case JsonType::kArray: ok = it->is_array(), want = "an array"; break;
-      case JsonType::kObject: ok = it->is_object(), want = "an object"; break;
+      case JsonType::kString:
+        ok = it->is_string(), want = "a string";
+        break;
+      case JsonType::kNumber:
+        ok = it->is_number(), want = "a number";
+        break;
+      case JsonType::kInteger:
+        ok = it->is_number_integer(), want = "an integer";
+        break;
+      case JsonType::kBoolean:
+        ok = it->is_boolean(), want = "a boolean";
+        break;
+      case JsonType::kArray:
+        ok = it->is_array(), want = "an array";
+        break;
+      case JsonType::kObject:
+        ok = it->is_object(), want = "an object";
+        break;
     }
     if (!ok) {
       return ::testing::AssertionFailure()

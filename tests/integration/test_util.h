@@ -6,12 +6,12 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <utility>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "http_client.h"
@@ -86,8 +86,7 @@ int CountContaining(const nlohmann::json& data, std::string_view needle);
 enum class JsonType { kString, kNumber, kInteger, kBoolean, kArray, kObject };
 // Every named field of `obj` is present with its type; the failure names the first that is not.
 ::testing::AssertionResult HasFieldTypes(
-    const nlohmann::json& obj,
-    std::initializer_list<std::pair<std::string_view, JsonType>> fields);
+    const nlohmann::json& obj, std::initializer_list<std::pair<std::string_view, JsonType>> fields);
 
 // A valid 1×1 RGBA PNG (70 bytes) and its base64.
 inline constexpr char kTinyPngBase64[] =

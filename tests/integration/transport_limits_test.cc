@@ -84,7 +84,8 @@ std::string AddHead(size_t content_length, const std::string& extra_headers = ""
 
 TEST(TransportLimitsTest, BodiesOfUnauthenticatedRequestsAreNeverBuffered) {
   ENGRAM_REQUIRE_BINARY();
-  ServerProcess server({.extra_args = {"--api-key", "k1", "--embedder", "none", "--retrieval", "bm25", "--no-ocr"}});
+  ServerProcess server(
+      {.extra_args = {"--api-key", "k1", "--embedder", "none", "--retrieval", "bm25", "--no-ocr"}});
   ASSERT_TRUE(server.Start());
   const long before = RssKib(server.pid());
   ASSERT_GT(before, 0);
@@ -117,17 +118,17 @@ TEST(TransportLimitsTest, BodiesOfUnauthenticatedRequestsAreNeverBuffered) {
 
 TEST(TransportLimitsTest, BodiesInFlightStayWithinTheBudget) {
   ENGRAM_REQUIRE_BINARY();
-  ServerProcess server({.extra_args = {"--api-key", "k1", "--embedder", "none", "--retrieval", "bm25", "--no-ocr",
-                                       "--max-body-bytes", "4194304", "--max-inflight-body-bytes",
-                                       "8388608"}});
+  ServerProcess server(
+      {.extra_args = {"--api-key", "k1", "--embedder", "none", "--retrieval", "bm25", "--no-ocr",
+                      "--max-body-bytes", "4194304", "--max-inflight-body-bytes", "8388608"}});
   ASSERT_TRUE(server.Start());
   // Two authenticated clients declare 4 MiB each and send half: the budget is taken.
   std::vector<int> holders;
   for (int i = 0; i < 2; ++i) {
     const int fd = ConnectFrom(server.port());
     ASSERT_GE(fd, 0);
-    ASSERT_TRUE(SendAll(fd, AddHead(4u << 20, "Authorization: Bearer k1\r\n") +
-                                std::string(2u << 20, ' ')));
+    ASSERT_TRUE(SendAll(
+        fd, AddHead(4u << 20, "Authorization: Bearer k1\r\n") + std::string(2u << 20, ' ')));
     holders.push_back(fd);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -156,8 +157,9 @@ TEST(TransportLimitsTest, IdleConnectionsDoNotLockOutNormalClients) {
   HttpClient client(server.BaseUrl());
   const std::string user = UniqueId("user");
   const std::string word = UniqueWord();
-  ASSERT_EQ(client.Post(kAddPath, AddBody(UniqueId("r"), user, "s",
-                                          json::array({Message("idle probe " + word)})))
+  ASSERT_EQ(client
+                .Post(kAddPath, AddBody(UniqueId("r"), user, "s",
+                                        json::array({Message("idle probe " + word)})))
                 .status,
             200);
   // 1,100 connections that never send a byte: from one address they hit the per-client limit

@@ -269,17 +269,20 @@ TEST(ValidationLimitTest, ConfiguredLimitsApply) {
   // API.md: "Limits (configurable)". Small limits, each hit names what it limits; nothing stored.
   ENGRAM_REQUIRE_BINARY();
   ServerOptions options;
-  options.extra_args = {"--max-top-k", "5", "--max-metadata-bytes", "100", "--max-image-bytes",
-                        "2048", "--max-request-image-bytes", "4096"};
+  options.extra_args = {"--max-top-k",       "5",    "--max-metadata-bytes",      "100",
+                        "--max-image-bytes", "2048", "--max-request-image-bytes", "4096"};
   ServerProcess server(options);
   ASSERT_TRUE(server.Start());
   HttpClient client(server.BaseUrl());
   const std::string p4 = "/v4/openapi/workspaces/default/memory/agentic-memory/memories/";
-  EXPECT_TRUE(IsError(client.Post(p4 + "search", json{{"query", "q"}, {"user_id", "u"}, {"top_k", 6}}),
-                      400, "InvalidParameter", "top_k"));
+  EXPECT_TRUE(
+      IsError(client.Post(p4 + "search", json{{"query", "q"}, {"user_id", "u"}, {"top_k", 6}}), 400,
+              "InvalidParameter", "top_k"));
   EXPECT_EQ(client.Post(p4 + "search", json{{"query", "q"}, {"user_id", "u"}, {"top_k", 5}}).status,
             200);
-  json add = {{"messages", "I like tea"}, {"user_id", "u"}, {"infer", false},
+  json add = {{"messages", "I like tea"},
+              {"user_id", "u"},
+              {"infer", false},
               {"metadata", {{"note", std::string(200, 'x')}}}};
   EXPECT_TRUE(IsError(client.Post(p4 + "add", add), 400, "InvalidParameter", "metadata"));
   add["metadata"] = {{"note", "short"}};
@@ -290,9 +293,7 @@ TEST(ValidationLimitTest, ConfiguredLimitsApply) {
   std::string word = UniqueWord();
   std::string bytes = TinyPngBytes();
   bytes.resize(3 << 10, '\0');
-  json content =
-      json::array({{{"type", "text"}, {"text", "Picture " + word}},
-                   ImagePart(bytes)});
+  json content = json::array({{{"type", "text"}, {"text", "Picture " + word}}, ImagePart(bytes)});
   HttpResponse resp = client.Post(
       kAddPath, AddBody(UniqueId("eval:run:img"), user, "s", json::array({Message(content)})));
   EXPECT_TRUE(IsError(resp, 413, "PayloadTooLarge")) << resp.Describe();
@@ -370,13 +371,13 @@ TEST_F(ValidationTest, InvalidJsonNamesTheProblemAndTheByteOffset) {
     std::string expected;  // in the message
   };
   const std::vector<BadJson> cases = {
-      {"invalid UTF-8",
-       head + R"({"role":"user","content":")" + secret + "\xff\xfe" + R"("}]})",
+      {"invalid UTF-8", head + R"({"role":"user","content":")" + secret + "\xff\xfe" + R"("}]})",
        "invalid string: ill-formed UTF-8 byte 0xFF at byte offset"},
       {"lone surrogate", head + R"({"role":"user","content":")" + secret + R"(\ud800"}]})",
-       "invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF at byte offset"},
-      {"number out of range", head + R"({"role":"user","content":")" + secret +
-                                  R"(","timestamp":1e999}]})",
+       "invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF at byte "
+       "offset"},
+      {"number out of range",
+       head + R"({"role":"user","content":")" + secret + R"(","timestamp":1e999}]})",
        "number out of range at byte offset"},
       {"duplicate key", head + R"({"role":"user","content":")" + secret + R"(","role":"user"}]})",
        "duplicate key \"role\" in messages[0] at byte offset"},
@@ -406,9 +407,8 @@ TEST(DeepJsonTest, DeeplyNestedSkillMetaJsonIsRefusedAndTheServerStaysUp) {
   std::string deep;
   for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
   deep += "1" + std::string(100000, '}');
-  const std::string zip =
-      MakeZip({{"SKILL.md", SkillMd({"name: deep", "description: nested meta"})},
-               {"_meta.json", deep}});
+  const std::string zip = MakeZip(
+      {{"SKILL.md", SkillMd({"name: deep", "description: nested meta"})}, {"_meta.json", deep}});
   const std::string path = "/v3/openapi/workspaces/default/memory/agentic-memory/skills/import";
   HttpResponse resp =
       client.Post(path, nlohmann::json{{"zip_base64", Base64Encode(zip)}, {"user_id", "u"}});

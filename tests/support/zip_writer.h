@@ -99,10 +99,10 @@ inline std::string MakeRawZip(const std::vector<RawZipEntry>& entries) {
     const auto size = static_cast<uint32_t>(e.content.size());
     const auto name_size = static_cast<uint32_t>(e.name.size());
     out += "PK\x03\x04";
-    u16(out, 20);  // version needed
-    u16(out, 0);   // flags
-    u16(out, 0);   // stored
-    u16(out, 0);   // time
+    u16(out, 20);    // version needed
+    u16(out, 0);     // flags
+    u16(out, 0);     // stored
+    u16(out, 0);     // time
     u16(out, 0x21);  // date: 1980-01-01
     u32(out, crc);
     u32(out, size);
@@ -144,7 +144,8 @@ inline std::string MakeRawZip(const std::vector<RawZipEntry>& entries) {
 }
 
 // A SKILL.md with the given front matter lines (e.g. "name: x") and body.
-inline std::string SkillMd(const std::vector<std::string>& front, const std::string& body = "Steps.\n") {
+inline std::string SkillMd(const std::vector<std::string>& front,
+                           const std::string& body = "Steps.\n") {
   std::string s = "---\n";
   for (const auto& l : front) s += l + "\n";
   return s + "---\n" + body;
