@@ -41,7 +41,9 @@ TEST(IdsTest, TimeOrderedUuidIsVersion7AndSortsByTime) {
     ASSERT_TRUE(Canonical(u)) << u;
     EXPECT_EQ(u[14], '7') << u;
     EXPECT_NE(std::string("89ab").find(u[19]), std::string::npos) << u;
-    if (!previous.empty()) EXPECT_LT(previous, u);  // 2 ms apart: later sorts later
+    if (!previous.empty()) {
+      EXPECT_LT(previous, u);  // 2 ms apart: later sorts later
+    }
     previous = u;
     seen.insert(u);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));

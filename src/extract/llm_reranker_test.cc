@@ -21,7 +21,9 @@ TEST(LlmRerankerTest, RefusesAnythingElse) {
         R"({"ranking": ["1"]})", R"({"ranking": [null]})"}) {
     auto r = LlmReranker::ParseAnswer(bad, 3);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << bad;
+    }
   }
 }
 
