@@ -128,7 +128,9 @@ TEST_F(ScopeShardTest, AShortQuestionRanksBelowTheReplyItGetsItsScoreFrom) {
   ASSERT_GE(hits.size(), 2u);
   EXPECT_EQ(hits[0].doc.id, "m-1");
   for (const auto& h : hits) {
-    if (h.doc.id == "m-2") EXPECT_FLOAT_EQ(h.score, hits[0].score * 0.5f);
+    if (h.doc.id == "m-2") {
+      EXPECT_FLOAT_EQ(h.score, hits[0].score * 0.5f);
+    }
   }
 }
 

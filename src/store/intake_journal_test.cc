@@ -295,7 +295,9 @@ TEST_F(IntakeJournalTest, DamagedFilesReadBackAPrefix) {
     ASSERT_TRUE(left.ok()) << left.status().ToString();
     ASSERT_LE(left->size(), written.size());
     EXPECT_TRUE(std::equal(left->begin(), left->end(), written.begin())) << "trial " << trial;
-    if (kind == 2) EXPECT_EQ(left->size(), written.size()) << "trial " << trial;
+    if (kind == 2) {
+      EXPECT_EQ(left->size(), written.size()) << "trial " << trial;
+    }
     j->reset();
     // Only the damaged file: the journal opened above made none (nothing was appended).
     ASSERT_EQ(Files().size(), 1u);

@@ -98,7 +98,9 @@ class KbApiTest : public SharedServerTest {
     json doc = {{"title", title}, {"file_url", file_url}};
     if (!id.empty()) doc["id"] = id;
     std::string got = Upload(kb, doc);
-    if (!id.empty()) EXPECT_EQ(got, id);
+    if (!id.empty()) {
+      EXPECT_EQ(got, id);
+    }
     return Wait(kb, got);
   }
 

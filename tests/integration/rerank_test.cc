@@ -63,7 +63,9 @@ TEST_F(RerankTest, TheEndpointOrdersTheBestCandidates) {
   for (size_t i = 0; i < 6; ++i) {
     const size_t from = i < 3 ? 2 - i : i;
     EXPECT_EQ(ContentText(after[i]["content"]), ContentText(before[from]["content"])) << i;
-    if (i > 0) EXPECT_LE(after[i]["score"].get<double>(), after[i - 1]["score"].get<double>());
+    if (i > 0) {
+      EXPECT_LE(after[i]["score"].get<double>(), after[i - 1]["score"].get<double>());
+    }
   }
 }
 

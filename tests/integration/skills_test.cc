@@ -398,7 +398,9 @@ TEST_F(SkillApiTest, AliasBombsAndFifoEntriesAreRefusedAndTheServerStaysSmall) {
   ASSERT_EQ(hits.size(), 1u) << hits.dump();
   EXPECT_EQ(hits[0]["name"], "plain");
   const long rss_after = RssKib(server().pid());
-  if (rss_before > 0 && rss_after > 0) EXPECT_LT(rss_after - rss_before, 100 * 1024);
+  if (rss_before > 0 && rss_after > 0) {
+    EXPECT_LT(rss_after - rss_before, 100 * 1024);
+  }
 }
 
 TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
