@@ -146,7 +146,7 @@ HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string&
   if (!sessions_.Remove(*id, workspace, CredentialDigest(PresentedCredential(request)))) {
     return Refuse(404, kSessionNotFound, "Session not found");
   }
-  return Empty(200);
+  return Empty(204);  // ended: nothing to say
 }
 
 Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {

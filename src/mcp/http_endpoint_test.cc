@@ -132,7 +132,7 @@ TEST_F(HttpEndpointTest, SessionsEndWithDelete) {
   EXPECT_EQ(Send(id, Echo(1)).status, 200);
   HttpRequest del = Request("DELETE", "/mcp", "");
   del.headers.emplace_back("mcp-session-id", id);
-  EXPECT_EQ(app_.Handle(del).status, 200);
+  EXPECT_EQ(app_.Handle(del).status, 204);
   EXPECT_EQ(app_.Handle(del).status, 404);
   HttpResponse gone = Send(id, Echo(2));
   EXPECT_EQ(gone.status, 404);
