@@ -3,17 +3,11 @@
 #include <fmt/format.h>
 
 #include "api/json_input.h"
+#include "common/ascii.h"
 
 namespace engram {
 
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool Decode(std::string_view in, std::string* out) {
   out->clear();
@@ -22,7 +16,7 @@ bool Decode(std::string_view in, std::string* out) {
       *out += ' ';
     } else if (in[i] == '%') {
       if (i + 2 >= in.size()) return false;
-      int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      int hi = HexDigitValue(in[i + 1]), lo = HexDigitValue(in[i + 2]);
       if (hi < 0 || lo < 0) return false;
       *out += static_cast<char>(hi * 16 + lo);
       i += 2;

@@ -1,4 +1,5 @@
-// ASCII white space (testing and trimming it) and ASCII case-insensitive comparison.
+// ASCII white space (testing and trimming it), hexadecimal digits and ASCII case-insensitive
+// comparison.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -25,6 +26,14 @@ constexpr std::string_view TrimAsciiSpace(std::string_view s) {
 
 constexpr char ToLowerAscii(char c) {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// The value of a hexadecimal digit (either case), or -1.
+constexpr int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 // Equal but for the case of ASCII letters (HTTP header names and tokens such as "identity").

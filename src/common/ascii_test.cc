@@ -26,6 +26,15 @@ TEST(AsciiTest, Trims) {
 namespace engram {
 namespace {
 
+TEST(AsciiTest, HexDigits) {
+  EXPECT_EQ(HexDigitValue('0'), 0);
+  EXPECT_EQ(HexDigitValue('9'), 9);
+  EXPECT_EQ(HexDigitValue('a'), 10);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+  EXPECT_EQ(HexDigitValue('/'), -1);
+}
+
 TEST(AsciiTest, ComparesIgnoringAsciiCaseOnly) {
   EXPECT_TRUE(EqualsIgnoreAsciiCase("Identity", "identity"));
   EXPECT_TRUE(EqualsIgnoreAsciiCase("", ""));

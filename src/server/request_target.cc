@@ -1,24 +1,15 @@
 #include "server/request_target.h"
 
+#include "common/ascii.h"
+
 namespace engram {
-
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 void PercentDecode(std::string_view in, std::string& out) {
   out.clear();
   out.reserve(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '%' && i + 2 < in.size()) {
-      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      const int hi = HexDigitValue(in[i + 1]), lo = HexDigitValue(in[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;

@@ -15,19 +15,14 @@
 #include <cstring>
 #include <memory>
 
+#include "common/ascii.h"
+
 namespace engram {
 
 namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 Result<std::string> PercentDecode(std::string_view in) {
@@ -37,10 +32,10 @@ Result<std::string> PercentDecode(std::string_view in) {
       out += in[i];
       continue;
     }
-    if (i + 2 >= in.size() || HexValue(in[i + 1]) < 0 || HexValue(in[i + 2]) < 0) {
+    if (i + 2 >= in.size() || HexDigitValue(in[i + 1]) < 0 || HexDigitValue(in[i + 2]) < 0) {
       return Status::InvalidParameter("doc.file_url has a malformed %-escape");
     }
-    out += static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
+    out += static_cast<char>(HexDigitValue(in[i + 1]) * 16 + HexDigitValue(in[i + 2]));
     i += 2;
   }
   return out;
