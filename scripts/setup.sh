@@ -13,7 +13,7 @@ PACKAGES=(
   libarchive-dev libyaml-cpp-dev libpugixml-dev libxml2-dev poppler-utils
   tesseract-ocr tesseract-ocr-eng libtesseract-dev libleptonica-dev imagemagick
   libpq-dev libpqxx-dev postgresql
-  python3 wrk
+  python3 wrk adduser
   clang-14 libclang-rt-14-dev clang-format
 )
 # npm only fetches the model; a machine that already has Node.js (e.g. from NodeSource, whose nodejs
