@@ -4,6 +4,12 @@
 
 namespace engram {
 
+void AppendMetric(std::string& out, std::string_view type, std::string_view name,
+                  std::string_view help, uint64_t value) {
+  fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help,
+                 type, value);
+}
+
 void Metrics::ObserveRequest(const std::string& route, const std::string& method, int status,
                              double seconds) {
   std::lock_guard<std::mutex> lock(mu_);

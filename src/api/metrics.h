@@ -4,14 +4,21 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 namespace engram {
+
+// Appends one unlabelled sample with its # HELP and # TYPE lines; `type` is "counter" or "gauge".
+// For gauge sources.
+void AppendMetric(std::string& out, std::string_view type, std::string_view name,
+                  std::string_view help, uint64_t value);
 
 class Metrics {
  public:

@@ -70,32 +70,27 @@ ChatClientOptions LlmChatOptions(const ServeOptions& options) {
 
 // The transport's connection and body-budget figures.
 void AppendTransportMetrics(const HttpServer::Stats& s, std::string& out) {
-  auto counter = [&out](std::string_view name, std::string_view help, uint64_t value) {
-    fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} counter\n{0} {2}\n", name,
-                   help, value);
-  };
-  auto gauge = [&out](std::string_view name, std::string_view help, uint64_t value) {
-    fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} gauge\n{0} {2}\n", name,
-                   help, value);
-  };
-  gauge("engram_http_open_connections", "Open client connections.", s.open_connections);
-  gauge("engram_http_inflight_body_bytes",
-        "Request body bytes being received or held by requests in flight.", s.inflight_body_bytes);
+  AppendMetric(out, "gauge", "engram_http_open_connections", "Open client connections.",
+               s.open_connections);
+  AppendMetric(out, "gauge", "engram_http_inflight_body_bytes",
+               "Request body bytes being received or held by requests in flight.",
+               s.inflight_body_bytes);
   fmt::format_to(std::back_inserter(out),
                  "# HELP engram_http_refused_connections_total Connections answered 503 and "
                  "closed at once.\n# TYPE engram_http_refused_connections_total counter\n"
                  "engram_http_refused_connections_total{{reason=\"max_connections\"}} {}\n"
                  "engram_http_refused_connections_total{{reason=\"per_client\"}} {}\n",
                  s.refused_connections, s.refused_connections_per_client);
-  counter("engram_http_idle_closed_total",
-          "Idle connections closed to admit new ones at --max-connections.", s.closed_idle_for_new);
-  counter("engram_http_body_budget_refused_total",
-          "Requests answered 503 because --max-inflight-body-bytes was in use.",
-          s.refused_body_budget);
-  counter("engram_http_refused_before_body_total",
-          "Requests answered from their head alone (no route, no valid key, unsupported "
-          "encoding), their body never read.",
-          s.refused_before_body);
+  AppendMetric(out, "counter", "engram_http_idle_closed_total",
+               "Idle connections closed to admit new ones at --max-connections.",
+               s.closed_idle_for_new);
+  AppendMetric(out, "counter", "engram_http_body_budget_refused_total",
+               "Requests answered 503 because --max-inflight-body-bytes was in use.",
+               s.refused_body_budget);
+  AppendMetric(out, "counter", "engram_http_refused_before_body_total",
+               "Requests answered from their head alone (no route, no valid key, unsupported "
+               "encoding), their body never read.",
+               s.refused_before_body);
 }
 
 // One unlabelled Prometheus histogram from cumulative per-bucket counts.
@@ -527,30 +522,17 @@ int RunServe(ServeOptions options) {
                  options.leaderboard_retention_days, janitor.interval().count());
   }
   metrics.AddGaugeSource([&janitor](std::string& out) {
-    out +=
-        "# HELP engram_leaderboard_purged_users_total Leaderboard users deleted by the retention "
-        "sweep.\n# TYPE engram_leaderboard_purged_users_total counter\n";
-    out += "engram_leaderboard_purged_users_total " + std::to_string(janitor.purged_users()) + "\n";
-    out +=
-        "# HELP engram_leaderboard_purged_messages_total Messages deleted by the retention sweep."
-        "\n# TYPE engram_leaderboard_purged_messages_total counter\n";
-    out += "engram_leaderboard_purged_messages_total " + std::to_string(janitor.purged_messages()) +
-           "\n";
-    out +=
-        "# HELP engram_leaderboard_purged_images_total Images deleted by the retention sweep.\n# "
-        "TYPE engram_leaderboard_purged_images_total counter\n";
-    out +=
-        "engram_leaderboard_purged_images_total " + std::to_string(janitor.purged_images()) + "\n";
-    out +=
-        "# HELP engram_leaderboard_idempotency_expired_total Idempotency records deleted after "
-        "their TTL.\n# TYPE engram_leaderboard_idempotency_expired_total counter\n";
-    out += "engram_leaderboard_idempotency_expired_total " +
-           std::to_string(janitor.expired_idempotency()) + "\n";
-    out +=
-        "# HELP engram_leaderboard_sweep_failures_total Retention or expiry sweeps that failed "
-        "(retried at the next sweep).\n# TYPE engram_leaderboard_sweep_failures_total counter\n";
-    out += "engram_leaderboard_sweep_failures_total " + std::to_string(janitor.sweep_failures()) +
-           "\n";
+    AppendMetric(out, "counter", "engram_leaderboard_purged_users_total",
+                 "Leaderboard users deleted by the retention sweep.", janitor.purged_users());
+    AppendMetric(out, "counter", "engram_leaderboard_purged_messages_total",
+                 "Messages deleted by the retention sweep.", janitor.purged_messages());
+    AppendMetric(out, "counter", "engram_leaderboard_purged_images_total",
+                 "Images deleted by the retention sweep.", janitor.purged_images());
+    AppendMetric(out, "counter", "engram_leaderboard_idempotency_expired_total",
+                 "Idempotency records deleted after their TTL.", janitor.expired_idempotency());
+    AppendMetric(out, "counter", "engram_leaderboard_sweep_failures_total",
+                 "Retention or expiry sweeps that failed (retried at the next sweep).",
+                 janitor.sweep_failures());
   });
 
   Router router;
