@@ -298,7 +298,6 @@ class Session : public std::enable_shared_from_this<Session> {
     core_.Unregister(this, remote_ip_);
   }
 
-  const std::string& remote_ip() const { return remote_ip_; }
   // Waiting for the first byte of a request (advisory: read without the strand).
   bool waiting_idle() const { return waiting_idle_.load(std::memory_order_relaxed); }
 
