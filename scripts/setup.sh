@@ -55,15 +55,30 @@ if [ ! -f "$MODEL_DIR/package/dist/model.json" ]; then
   tar -xzf "$tgz" -C "$MODEL_DIR"
   echo "setup: model unpacked into $MODEL_DIR"
 fi
-# The official MCP SDK client, for the MCP integration tests (tests/mcp): an exact version in a
-# git-ignored folder, installed only when that version is not there yet.
-MCP_SDK_VERSION="1.32.2"
-MCP_SDK_DIR="third_party/node"
-if ! grep -qs "\"version\": \"$MCP_SDK_VERSION\"" \
-    "$MCP_SDK_DIR/node_modules/@modelcontextprotocol/sdk/package.json"; then
-  mkdir -p "$MCP_SDK_DIR"
-  npm install --prefix "$MCP_SDK_DIR" --save-exact --no-audit --no-fund --silent \
-    "@modelcontextprotocol/sdk@$MCP_SDK_VERSION"
-  echo "setup: MCP SDK $MCP_SDK_VERSION installed into $MCP_SDK_DIR"
+# The official client libraries the integration tests drive, each an exact version, in one
+# git-ignored folder: the MCP SDK (tests/mcp) and the mem0 JS client, 3.x and 2.x under npm aliases
+# (tests/mem0). One `npm install` of every pin whenever one is missing, so package.json lists all of
+# them and an install never prunes another. --legacy-peer-deps: mem0ai declares dozens of heavy
+# peer dependencies for its self-hosted mode; its REST client needs only its own dependencies.
+NODE_DIR="third_party/node"
+NODE_PINS=(  # "<install spec> <folder in node_modules> <version>"
+  "@modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/sdk 1.32.2"
+  "mem0ai-v3@npm:mem0ai@3.3.1 mem0ai-v3 3.3.1"
+  "mem0ai-v2@npm:mem0ai@2.4.6 mem0ai-v2 2.4.6"
+)
+node_specs=()
+node_missing=0
+for pin in "${NODE_PINS[@]}"; do
+  read -r spec folder version <<<"$pin"
+  node_specs+=("$spec")
+  if ! grep -qs "\"version\": \"$version\"" "$NODE_DIR/node_modules/$folder/package.json"; then
+    node_missing=1
+  fi
+done
+if [ "$node_missing" -eq 1 ]; then
+  mkdir -p "$NODE_DIR"
+  npm install --prefix "$NODE_DIR" --save-exact --legacy-peer-deps --no-audit --no-fund --silent \
+    "${node_specs[@]}"
+  echo "setup: ${node_specs[*]} installed into $NODE_DIR"
 fi
 echo "setup: ok"
