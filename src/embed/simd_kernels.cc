@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 namespace engram {
@@ -627,13 +632,321 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void GemmPackedInt8(
 
 #pragma GCC diagnostic pop
 
-constexpr KernelTable kScalarTable{KernelIsa::kScalar, DotScalar, GemmScalar, GemmPackedScalar};
-constexpr KernelTable kAvx2Table{KernelIsa::kAvx2, DotAvx2, GemmAvx2, GemmPackedAvx2};
-constexpr KernelTable kAvx512Table{KernelIsa::kAvx512, DotAvx512, GemmAvx512, GemmPackedAvx512};
-constexpr KernelTable kAvx512Bf16Table{KernelIsa::kAvx512Bf16, DotAvx512, GemmAvx512,
-                                       GemmPackedBf16};
-constexpr KernelTable kAvx512Int8Table{KernelIsa::kAvx512Int8, DotAvx512, GemmAvx512,
-                                       GemmPackedInt8};
+// ---------------------------------------------------------------------------------------------
+// int8 without AVX512_VNNI. Every version quantises A exactly as QuantizeRowsUint8 does (same
+// float operations, so the same codes) and sums the products exactly in int32, then applies
+// the scales as MicroTileInt8 does: every int8 table gives the same C.
+
+// Rows of A quantised for the int8 kernels below: signed codes, four per uint32 (depth padded
+// with zeros), and their magnitudes for the AVX2 kernel.
+struct Int8Rows {
+  int quads = 0;
+  std::vector<uint32_t> codes;
+  std::vector<uint32_t> magnitudes;
+  std::vector<float> scales;
+};
+
+// Quantises one row: returns its scale, writes round(a / s) to codes[0..4*quads) (zeros past
+// depth).
+float QuantizeRowScalar(const float* row, int depth, int quads, int8_t* codes) {
+  float largest = 0;
+  for (int i = 0; i < depth; ++i) largest = std::max(largest, std::fabs(row[i]));
+  const float inv = largest > 0 ? 127.0f / largest : 0.0f;
+  for (int i = 0; i < 4 * quads; ++i) {
+    const float x = i < depth ? row[i] * inv : 0.0f;
+    codes[i] = static_cast<int8_t>(std::clamp(static_cast<int>(std::nearbyint(x)), -127, 127));
+  }
+  return largest / 127.0f;
+}
+
+void QuantizeRowsScalar(int m, const float* a, int lda, int depth, Int8Rows& out) {
+  out.quads = (depth + 3) / 4;
+  out.codes.resize(static_cast<size_t>(m) * out.quads);
+  out.scales.resize(static_cast<size_t>(m));
+  for (int r = 0; r < m; ++r) {
+    out.scales[r] = QuantizeRowScalar(
+        a + static_cast<size_t>(r) * lda, depth, out.quads,
+        reinterpret_cast<int8_t*>(out.codes.data() + static_cast<size_t>(r) * out.quads));
+  }
+}
+
+// C[m x B.cols()] from int32 sums: the one place every non-VNNI int8 version scales its output
+// in scalar code (the SIMD ones do the same operations per lane).
+inline float ScaleInt8Sum(int32_t sum, float a_scale, float b_scale, float base) {
+  return std::fma(static_cast<float>(sum), b_scale * a_scale, base);
+}
+
+void GemmPackedInt8Scalar(int m, const float* a, int lda, const PackedMatrix& b, float* c, int ldc,
+                          bool accumulate) {
+  if (!b.has_int8()) {
+    GemmPackedScalar(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  thread_local Int8Rows rows;
+  QuantizeRowsScalar(m, a, lda, b.rows(), rows);
+  const int panels = b.cols() / kPanel;
+  for (int r = 0; r < m; ++r) {
+    const int8_t* codes =
+        reinterpret_cast<const int8_t*>(rows.codes.data() + static_cast<size_t>(r) * rows.quads);
+    float* c_row = c + static_cast<size_t>(r) * ldc;
+    for (int p = 0; p < panels; ++p) {
+      const int8_t* panel = b.int8_panel(p);
+      int32_t sums[kPanel] = {};
+      for (int q = 0; q < rows.quads; ++q) {
+        const int8_t* w = panel + static_cast<size_t>(q) * 4 * kPanel;
+        for (int col = 0; col < kPanel; ++col) {
+          for (int j = 0; j < 4; ++j) sums[col] += int32_t{codes[4 * q + j]} * w[4 * col + j];
+        }
+      }
+      for (int col = 0; col < kPanel; ++col) {
+        const int j = p * kPanel + col;
+        c_row[j] = ScaleInt8Sum(sums[col], rows.scales[r], b.int8_scales()[j],
+                                accumulate ? c_row[j] : 0.0f);
+      }
+    }
+  }
+}
+
+// The AVX2 quantiser: the scalar one's operations on 8 lanes (max |a|, a * (127 / max),
+// round to nearest even), narrowed to bytes; with `magnitudes`, also |code|.
+__attribute__((target("avx2,fma"))) void QuantizeRowsAvx2(int m, const float* a, int lda, int depth,
+                                                          bool magnitudes, Int8Rows& out) {
+  const int quads = (depth + 3) / 4;
+  out.quads = quads;
+  out.codes.resize(static_cast<size_t>(m) * quads);
+  if (magnitudes) out.magnitudes.resize(static_cast<size_t>(m) * quads);
+  out.scales.resize(static_cast<size_t>(m));
+  const int full = depth / 32 * 32;
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  // packs works within 128-bit lanes; this puts the four groups of eight codes back in order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int r = 0; r < m; ++r) {
+    const float* row = a + static_cast<size_t>(r) * lda;
+    __m256 max_abs = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= depth; i += 8) {
+      max_abs = _mm256_max_ps(max_abs, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(row + i)));
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, max_abs);
+    float largest = 0;
+    for (float lane : lanes) largest = std::max(largest, lane);
+    for (; i < depth; ++i) largest = std::max(largest, std::fabs(row[i]));
+    const float inv_scalar = largest > 0 ? 127.0f / largest : 0.0f;
+    const __m256 inv = _mm256_set1_ps(inv_scalar);
+    out.scales[r] = largest / 127.0f;
+    int8_t* dst = reinterpret_cast<int8_t*>(out.codes.data() + static_cast<size_t>(r) * quads);
+    for (i = 0; i < full; i += 32) {
+      const __m256i c0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row + i), inv));
+      const __m256i c1 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row + i + 8), inv));
+      const __m256i c2 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row + i + 16), inv));
+      const __m256i c3 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row + i + 24), inv));
+      // |code| <= 127, so the saturating packs are exact.
+      const __m256i bytes = _mm256_permutevar8x32_epi32(
+          _mm256_packs_epi16(_mm256_packs_epi32(c0, c1), _mm256_packs_epi32(c2, c3)), order);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), bytes);
+    }
+    for (; i < 4 * quads; ++i) {
+      const float x = i < depth ? row[i] * inv_scalar : 0.0f;
+      dst[i] = static_cast<int8_t>(std::clamp(static_cast<int>(std::nearbyint(x)), -127, 127));
+    }
+    if (magnitudes) {
+      int8_t* mag =
+          reinterpret_cast<int8_t*>(out.magnitudes.data() + static_cast<size_t>(r) * quads);
+      for (i = 0; i + 32 <= 4 * quads; i += 32) {
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(mag + i),
+            _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + i))));
+      }
+      for (; i < 4 * quads; ++i) mag[i] = static_cast<int8_t>(std::abs(dst[i]));
+    }
+  }
+}
+
+// Writes a finished tile: C = sum * (row scale * column scale) (+ C), 8 columns per vector.
+template <int kRows, int kVecs>
+__attribute__((target("avx2,fma"))) inline void StoreInt8TileAvx2(__m256i (&acc)[kRows][kVecs],
+                                                                  const Int8Tile& out) {
+#pragma GCC unroll 2
+  for (int v = 0; v < kVecs; ++v) {
+    const __m256 scale = _mm256_loadu_ps(out.b_scales + 8 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 row_scale = _mm256_mul_ps(scale, _mm256_set1_ps(out.a_scales[r]));
+      float* c = out.c + static_cast<size_t>(r) * out.ldc + 8 * v;
+      const __m256 base = out.load_c ? _mm256_loadu_ps(c) : _mm256_setzero_ps();
+      _mm256_storeu_ps(c, _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][v]), row_scale, base));
+    }
+  }
+}
+
+// AVX2 micro-tile: C[kRows x 16] over the whole depth of one panel. vpmaddubsw multiplies
+// unsigned by signed bytes and adds pairs into int16 with saturation; feeding it |a| and b with
+// a's sign (vpsignb) keeps every pair within 2 * 127 * 127 = 32258, so nothing saturates, and
+// vpmaddwd by ones widens the pairs into int32 quads.
+constexpr int kRowsPerTileInt8Avx2 = 4;  // 8 accumulators + 2 panel vectors + temporaries
+
+template <int kRows>
+__attribute__((target("avx2,fma"))) void MicroTileInt8Avx2(int quads, const uint32_t* codes,
+                                                           const uint32_t* magnitudes, int ld,
+                                                           const int8_t* b, const Int8Tile& out) {
+  __m256i acc[kRows][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int q = 0; q < quads; ++q) {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64 + 32));
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const size_t at = static_cast<size_t>(r) * ld + q;
+      const __m256i mag = _mm256_set1_epi32(static_cast<int>(magnitudes[at]));
+      const __m256i sign = _mm256_set1_epi32(static_cast<int>(codes[at]));
+      const __m256i p0 = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(w0, sign));
+      const __m256i p1 = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(w1, sign));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+    }
+  }
+  StoreInt8TileAvx2<kRows, 2>(acc, out);
+}
+
+__attribute__((target("avx2,fma"))) void GemmPackedInt8Avx2(int m, const float* a, int lda,
+                                                            const PackedMatrix& b, float* c,
+                                                            int ldc, bool accumulate) {
+  if (!b.has_int8()) {
+    GemmPackedAvx2(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  thread_local Int8Rows rows;
+  QuantizeRowsAvx2(m, a, lda, b.rows(), /*magnitudes=*/true, rows);
+  const int quads = rows.quads;
+  const int panels = b.cols() / kPanel;
+  // The whole depth at once: a panel is at most 1536 / 4 quads x 64 bytes = 24 KB, which stays
+  // in L1 while the row tiles stream past it.
+  for (int p = 0; p < panels; ++p) {
+    for (int r = 0; r < m; r += kRowsPerTileInt8Avx2) {
+      const size_t first = static_cast<size_t>(r) * quads;
+      const Int8Tile out{rows.scales.data() + r,
+                         b.int8_scales() + p * kPanel,
+                         b.int8_offsets() + p * kPanel,
+                         c + static_cast<size_t>(r) * ldc + p * kPanel,
+                         ldc,
+                         accumulate};
+      const uint32_t* codes = rows.codes.data() + first;
+      const uint32_t* mags = rows.magnitudes.data() + first;
+      switch (std::min(kRowsPerTileInt8Avx2, m - r)) {
+        case 4:
+          MicroTileInt8Avx2<4>(quads, codes, mags, quads, b.int8_panel(p), out);
+          break;
+        case 3:
+          MicroTileInt8Avx2<3>(quads, codes, mags, quads, b.int8_panel(p), out);
+          break;
+        case 2:
+          MicroTileInt8Avx2<2>(quads, codes, mags, quads, b.int8_panel(p), out);
+          break;
+        default:
+          MicroTileInt8Avx2<1>(quads, codes, mags, quads, b.int8_panel(p), out);
+          break;
+      }
+    }
+  }
+}
+
+// AVX-VNNI micro-tile: as the AVX512_VNNI one at 256 bits (A as unsigned code + 128, the
+// columns' offsets taken back out), C[kRows x 16] over the whole depth of one panel.
+constexpr int kRowsPerTileAvxVnni = 6;  // 12 accumulators + 2 panel vectors + 1 broadcast
+
+template <int kRows>
+__attribute__((target("avx2,fma,avxvnni"))) void MicroTileInt8AvxVnni(int quads,
+                                                                      const uint32_t* codes, int ld,
+                                                                      const int8_t* b,
+                                                                      const Int8Tile& out) {
+  __m256i acc[kRows][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int q = 0; q < quads; ++q) {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64 + 32));
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      // code + 128 per byte: flipping the top bit of a two's-complement byte.
+      const __m256i av =
+          _mm256_set1_epi32(static_cast<int>(codes[static_cast<size_t>(r) * ld + q] ^ 0x80808080u));
+      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, w0);
+      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, w1);
+    }
+  }
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    const __m256i offset =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out.b_offsets + 8 * v));
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) acc[r][v] = _mm256_sub_epi32(acc[r][v], offset);
+  }
+  StoreInt8TileAvx2<kRows, 2>(acc, out);
+}
+
+__attribute__((target("avx2,fma,avxvnni"))) void GemmPackedInt8AvxVnni(
+    int m, const float* a, int lda, const PackedMatrix& b, float* c, int ldc, bool accumulate) {
+  if (!b.has_int8()) {
+    GemmPackedAvx2(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  thread_local Int8Rows rows;
+  QuantizeRowsAvx2(m, a, lda, b.rows(), /*magnitudes=*/false, rows);
+  const int quads = rows.quads;
+  const int panels = b.cols() / kPanel;
+  for (int p = 0; p < panels; ++p) {
+    for (int r = 0; r < m; r += kRowsPerTileAvxVnni) {
+      const Int8Tile out{rows.scales.data() + r,
+                         b.int8_scales() + p * kPanel,
+                         b.int8_offsets() + p * kPanel,
+                         c + static_cast<size_t>(r) * ldc + p * kPanel,
+                         ldc,
+                         accumulate};
+      const uint32_t* codes = rows.codes.data() + static_cast<size_t>(r) * quads;
+      const int8_t* panel = b.int8_panel(p);
+      switch (std::min(kRowsPerTileAvxVnni, m - r)) {
+        case 6:
+          MicroTileInt8AvxVnni<6>(quads, codes, quads, panel, out);
+          break;
+        case 5:
+          MicroTileInt8AvxVnni<5>(quads, codes, quads, panel, out);
+          break;
+        case 4:
+          MicroTileInt8AvxVnni<4>(quads, codes, quads, panel, out);
+          break;
+        case 3:
+          MicroTileInt8AvxVnni<3>(quads, codes, quads, panel, out);
+          break;
+        case 2:
+          MicroTileInt8AvxVnni<2>(quads, codes, quads, panel, out);
+          break;
+        default:
+          MicroTileInt8AvxVnni<1>(quads, codes, quads, panel, out);
+          break;
+      }
+    }
+  }
+}
+
+constexpr KernelTable kScalarTable{KernelIsa::kScalar, KernelPrecision::kFloat32, DotScalar,
+                                   GemmScalar, GemmPackedScalar};
+constexpr KernelTable kAvx2Table{KernelIsa::kAvx2, KernelPrecision::kFloat32, DotAvx2, GemmAvx2,
+                                 GemmPackedAvx2};
+constexpr KernelTable kAvx512Table{KernelIsa::kAvx512, KernelPrecision::kFloat32, DotAvx512,
+                                   GemmAvx512, GemmPackedAvx512};
+constexpr KernelTable kAvx512Bf16Table{KernelIsa::kAvx512Bf16, KernelPrecision::kBf16, DotAvx512,
+                                       GemmAvx512, GemmPackedBf16};
+constexpr KernelTable kAvx512Int8Table{KernelIsa::kAvx512Int8, KernelPrecision::kInt8, DotAvx512,
+                                       GemmAvx512, GemmPackedInt8};
+constexpr KernelTable kScalarInt8Table{KernelIsa::kScalarInt8, KernelPrecision::kInt8, DotScalar,
+                                       GemmScalar, GemmPackedInt8Scalar};
+constexpr KernelTable kAvx2Int8Table{KernelIsa::kAvx2Int8, KernelPrecision::kInt8, DotAvx2,
+                                     GemmAvx2, GemmPackedInt8Avx2};
+constexpr KernelTable kAvxVnniInt8Table{KernelIsa::kAvxVnniInt8, KernelPrecision::kInt8, DotAvx2,
+                                        GemmAvx2, GemmPackedInt8AvxVnni};
 
 }  // namespace
 
@@ -747,10 +1060,149 @@ const KernelTable* Avx512Int8Kernels() {
   return table;
 }
 
+const KernelTable& ScalarInt8Kernels() { return kScalarInt8Table; }
+
+const KernelTable* Avx2Int8Kernels() {
+  return Avx2Kernels() != nullptr ? &kAvx2Int8Table : nullptr;
+}
+
+const KernelTable* AvxVnniInt8Kernels() {
+  static const KernelTable* table = [] {
+    __builtin_cpu_init();
+    return Avx2Kernels() != nullptr && __builtin_cpu_supports("avxvnni") ? &kAvxVnniInt8Table
+                                                                         : nullptr;
+  }();
+  return table;
+}
+
+const char* KernelFamilyName(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kScalar:
+      return "scalar";
+    case KernelFamily::kAvx2:
+      return "avx2";
+    case KernelFamily::kAvxVnni:
+      return "avxvnni";
+    case KernelFamily::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+Result<KernelFamily> ParseKernelFamily(std::string_view name) {
+  if (name.empty() || name == "auto") return BestKernelFamily();
+  for (KernelFamily f : {KernelFamily::kScalar, KernelFamily::kAvx2, KernelFamily::kAvxVnni,
+                         KernelFamily::kAvx512}) {
+    if (name == KernelFamilyName(f)) return f;
+  }
+  return Status::InvalidParameter("unknown kernel family \"" + std::string(name) +
+                                  "\" (auto, scalar, avx2, avxvnni or avx512)");
+}
+
+bool CpuSupportsKernelFamily(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kScalar:
+      return true;
+    case KernelFamily::kAvx2:
+      return Avx2Kernels() != nullptr;
+    case KernelFamily::kAvxVnni:
+      return AvxVnniInt8Kernels() != nullptr;
+    case KernelFamily::kAvx512:
+      return Avx512Kernels() != nullptr;
+  }
+  return false;
+}
+
+KernelFamily BestKernelFamily() {
+  if (Avx512Kernels() != nullptr) return KernelFamily::kAvx512;
+  if (AvxVnniInt8Kernels() != nullptr) return KernelFamily::kAvxVnni;
+  if (Avx2Kernels() != nullptr) return KernelFamily::kAvx2;
+  return KernelFamily::kScalar;
+}
+
+Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
+  if (!CpuSupportsKernelFamily(family)) {
+    static constexpr const char* kNeeds[] = {"", "AVX2 and FMA", "AVX2, FMA and AVX-VNNI",
+                                             "AVX-512F"};
+    return Status::InvalidParameter(std::string("kernel family ") + KernelFamilyName(family) +
+                                    " needs " + kNeeds[static_cast<int>(family)] +
+                                    ", which this CPU lacks (it runs " +
+                                    KernelFamilyName(BestKernelFamily()) + ")");
+  }
+  KernelFamilyTables t;
+  switch (family) {
+    case KernelFamily::kScalar:
+      t.fp32 = &kScalarTable;
+      t.int8 = &kScalarInt8Table;
+      break;
+    case KernelFamily::kAvx2:
+      t.fp32 = &kAvx2Table;
+      t.int8 = &kAvx2Int8Table;
+      break;
+    case KernelFamily::kAvxVnni:
+      t.fp32 = &kAvx2Table;
+      t.int8 = &kAvxVnniInt8Table;
+      break;
+    case KernelFamily::kAvx512:
+      t.fp32 = &kAvx512Table;
+      t.bf16 = Avx512Bf16Kernels();
+      t.int8 = Avx512Int8Kernels() != nullptr    ? Avx512Int8Kernels()
+               : AvxVnniInt8Kernels() != nullptr ? AvxVnniInt8Kernels()
+                                                 : Avx2Int8Kernels();
+      break;
+  }
+  return t;
+}
+
+Result<KernelFamily> KernelFamilyFromEnvironment() {
+  const char* value = std::getenv("ENGRAM_KERNELS");
+  Result<KernelFamily> family = ParseKernelFamily(value == nullptr ? "" : value);
+  if (!family.ok()) {
+    return Status::InvalidParameter("ENGRAM_KERNELS: " + family.status().message());
+  }
+  if (!CpuSupportsKernelFamily(*family)) {
+    return Status::InvalidParameter("ENGRAM_KERNELS: " +
+                                    TablesOfKernelFamily(*family).status().message());
+  }
+  return family;
+}
+
+namespace {
+
+// The process's family once chosen or first used; Kernels() caches its table after that.
+std::mutex family_mu;
+std::optional<KernelFamily> selected_family;
+
+}  // namespace
+
+KernelFamily SelectedKernelFamily() {
+  std::lock_guard<std::mutex> lock(family_mu);
+  if (!selected_family) {
+    Result<KernelFamily> family = KernelFamilyFromEnvironment();
+    if (!family.ok()) {
+      // Forcing a family is for tests and comparisons: silently running another one would make
+      // their results lie, and nothing has run yet, so stop here.
+      std::fprintf(stderr, "%s\n", family.status().message().c_str());
+      std::exit(2);
+    }
+    selected_family = *family;
+  }
+  return *selected_family;
+}
+
+Status ChooseKernelFamily(KernelFamily family) {
+  if (!CpuSupportsKernelFamily(family)) return TablesOfKernelFamily(family).status();
+  std::lock_guard<std::mutex> lock(family_mu);
+  if (selected_family && *selected_family != family) {
+    return Status::Conflict(std::string("kernel family already ") +
+                            KernelFamilyName(*selected_family));
+  }
+  selected_family = family;
+  return Status::Ok();
+}
+
 const KernelTable& Kernels() {
-  static const KernelTable& table = Avx512Kernels() != nullptr ? *Avx512Kernels()
-                                    : Avx2Kernels() != nullptr ? *Avx2Kernels()
-                                                               : kScalarTable;
+  static const KernelTable& table = *TablesOfKernelFamily(SelectedKernelFamily())->fp32;
   return table;
 }
 

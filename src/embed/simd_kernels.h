@@ -2,16 +2,21 @@
 //
 // Each kernel has a portable scalar version, an AVX2+FMA version and an AVX-512F version, the SIMD
 // ones compiled with per-function target attributes (no -march flag, so the binary still runs on
-// CPUs without them). The best version is picked once, at first use, with __builtin_cpu_supports.
-// Versions differ only in float rounding order (well below 1e-5 on model-sized inputs).
+// CPUs without them). The best version is picked once, at first use, with __builtin_cpu_supports
+// (or forced: KernelFamily). Float32 versions differ only in rounding order (well below 1e-5 on
+// model-sized inputs); the reduced-precision packed products (bf16, int8) are opt-in tables.
 //
-// Thread-safety: all functions are pure over their arguments and safe to call concurrently.
+// Thread-safety: all functions are pure over their arguments and safe to call concurrently (the
+// family selection is guarded internally).
 // Ownership: callers own every buffer; kernels never allocate, except PackedMatrix::Pack.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
+
+#include "common/status.h"
 
 namespace engram {
 
@@ -70,11 +75,24 @@ class PackedMatrix {
 uint16_t FloatToBf16(float f);
 
 // Which instruction set a kernel table uses.
-enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Bf16, kAvx512Int8 };
+enum class KernelIsa {
+  kScalar,
+  kAvx2,
+  kAvx512,
+  kAvx512Bf16,
+  kAvx512Int8,
+  kScalarInt8,
+  kAvx2Int8,
+  kAvxVnniInt8,
+};
+
+// The arithmetic of a table's gemm_packed (every other kernel is float32 in every table).
+enum class KernelPrecision { kFloat32, kBf16, kInt8 };
 
 // One implementation of every kernel. Obtain with Kernels(); tests compare the two tables.
 struct KernelTable {
   KernelIsa isa;
+  KernelPrecision precision;
   // sum_i a[i] * b[i]
   float (*dot)(const float* a, const float* b, int n);
   // C[m x n] = (accumulate ? C : 0) + A[m x k] * B[k x n]; row-major with leading dimensions.
@@ -97,14 +115,68 @@ const KernelTable* Avx512Kernels();
 // bf16 = true; every other kernel is the float32 AVX-512 one. Opt-in only: never returned by
 // Kernels().
 const KernelTable* Avx512Bf16Kernels();
-// The AVX-512 table with int8 packed products (AVX512_VNNI: four times the multiply-adds per
-// instruction of float32 FMA), or nullptr when the CPU lacks it. gemm_packed quantises each row
-// of A to 8 bits with its own scale and uses B's per-column int8 codes, accumulating exactly in
-// int32 (relative error ~1e-2), so it needs matrices with AddInt8(); every other kernel is the
-// float32 AVX-512 one. Opt-in only: never returned by Kernels().
+
+// The int8 tables. Their gemm_packed quantises each row of A to 8 bits with its own scale
+// (round(a / s), s = max |a| / 127) and uses B's per-column int8 codes (AddInt8), accumulating
+// exactly in int32 (relative error ~1e-2, all of it from the two roundings), so it needs
+// matrices with AddInt8(); a matrix without codes runs the table's float32 kernel. The integer
+// sums are exact in every version, so all int8 tables give the same C to the last bit (the
+// scales apply in the same order too): vectors computed with any of them are interchangeable.
+// Every other kernel is the table's float32 one. Opt-in only: never returned by Kernels().
+//
+// Plain C++ loops: the reference, and what --embed-precision int8 runs without AVX2 (slower
+// than float32 there).
+const KernelTable& ScalarInt8Kernels();
+// AVX2 (vpmaddubsw + vpmaddwd; the sign of A's code moves onto B's with vpsignb so the byte
+// products stay within int16: |a| * |b| <= 127 * 127, two of them <= 32258), or nullptr when the
+// CPU lacks AVX2 or FMA.
+const KernelTable* Avx2Int8Kernels();
+// AVX-VNNI (256-bit vpdpbusd, Alder Lake and later, Zen 5), or nullptr when the CPU lacks it.
+const KernelTable* AvxVnniInt8Kernels();
+// AVX512_VNNI (four times the multiply-adds per instruction of float32 FMA), or nullptr when the
+// CPU lacks it.
 const KernelTable* Avx512Int8Kernels();
-// The fastest table this CPU supports.
+
+// The fastest float32 table of the process's kernel family (see SelectedKernelFamily).
 const KernelTable& Kernels();
+
+// A family of kernel tables: the widest vector instructions the process uses. Forcing a family
+// (ENGRAM_KERNELS, or `serve --kernels`) runs every path of a smaller one on a bigger CPU, for
+// tests and comparisons.
+enum class KernelFamily { kScalar, kAvx2, kAvxVnni, kAvx512 };
+
+// "scalar", "avx2", "avxvnni", "avx512".
+const char* KernelFamilyName(KernelFamily family);
+// The family of a name above; "auto" and "" give BestKernelFamily(). InvalidParameter otherwise.
+Result<KernelFamily> ParseKernelFamily(std::string_view name);
+// Whether this CPU runs the family: AVX2 needs AVX2 + FMA, AVX-VNNI also AVX-VNNI, AVX-512
+// needs AVX-512F.
+bool CpuSupportsKernelFamily(KernelFamily family);
+// The widest family this CPU runs (AVX-512, else AVX2, else scalar; AVX-VNNI only when forced:
+// its float32 kernels are the AVX2 ones and AVX-512 CPUs with VNNI have the wider int8).
+KernelFamily BestKernelFamily();
+
+// The tables of one family; nullptr where it has none (bf16 needs AVX512_BF16).
+struct KernelFamilyTables {
+  const KernelTable* fp32 = nullptr;
+  const KernelTable* bf16 = nullptr;
+  // AVX-512: AVX512_VNNI, else AVX-VNNI, else AVX2; AVX-VNNI: AVX-VNNI; AVX2: AVX2; scalar:
+  // scalar.
+  const KernelTable* int8 = nullptr;
+};
+// InvalidParameter naming the missing instructions when the CPU lacks the family.
+Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family);
+
+// The family Kernels() uses, fixed at the first call of either: the one ChooseKernelFamily()
+// set, else ENGRAM_KERNELS, else BestKernelFamily(). An ENGRAM_KERNELS this CPU cannot run (or
+// that names no family) ends the process with a message on stderr; programs check it first with
+// KernelFamilyFromEnvironment() to fail more politely.
+KernelFamily SelectedKernelFamily();
+// ENGRAM_KERNELS parsed and checked against the CPU (BestKernelFamily() when unset or "auto").
+Result<KernelFamily> KernelFamilyFromEnvironment();
+// Fixes the process's family before its first use. InvalidParameter when the CPU lacks it,
+// Conflict when SelectedKernelFamily() already answered another one.
+Status ChooseKernelFamily(KernelFamily family);
 
 // Dot product with the fastest kernel. For L2-normalised vectors this is the cosine similarity,
 // which is what the vector index wants: it stores normalised vectors and skips the norms.

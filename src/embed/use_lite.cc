@@ -401,9 +401,12 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::LoadUnchecked(
   std::unique_ptr<UseLiteEmbedder> e(new UseLiteEmbedder());
   // bf16 and int8 products give slightly different vectors: stored vectors record it, so
   // switching precision re-embeds in the background like any model change.
-  const KernelIsa isa = options.kernels != nullptr ? options.kernels->isa : KernelIsa::kScalar;
-  const bool bf16 = isa == KernelIsa::kAvx512Bf16;
-  const bool int8 = isa == KernelIsa::kAvx512Int8;
+  // Every int8 table gives the same products (exact integer sums, see simd_kernels.h), so one
+  // suffix covers them all.
+  const KernelPrecision precision =
+      options.kernels != nullptr ? options.kernels->precision : KernelPrecision::kFloat32;
+  const bool bf16 = precision == KernelPrecision::kBf16;
+  const bool int8 = precision == KernelPrecision::kInt8;
   e->model_id_ = std::string(kModelId) + (bf16 ? "+bf16" : int8 ? "+int8" : "");
   EMBED_ASSIGN_OR_RETURN(e->tokenizer_,
                          SentencePieceTokenizer::LoadVocabJson(model_dir + "/vocab.json"));

@@ -46,9 +46,10 @@ struct UseLiteOptions {
   // Token rows stacked into one pass through the dense layers. Larger amortises streaming the
   // ~20 MB of weights; smaller keeps activations in L2. Windows are never split across passes.
   int max_rows_per_pass = 256;
-  // Kernel table to run on; nullptr picks the fastest this CPU supports. Tests set it to check the
-  // AVX2 and scalar paths end to end; Avx512Bf16Kernels() opts into bfloat16 products (faster,
-  // not bit-compatible: the model id becomes "…+bf16"). Not owned; the tables are static.
+  // Kernel table to run on; nullptr picks Kernels() (float32). Tests set it to check the AVX2 and
+  // scalar paths end to end; a bf16 or int8 table opts into reduced-precision products (faster,
+  // not bit-compatible: the model id becomes "…+bf16" or "…+int8"). Not owned; the tables are
+  // static.
   const KernelTable* kernels = nullptr;
 };
 
