@@ -21,16 +21,6 @@ int64_t SteadyNowNs() {
       .count();
 }
 
-bool ValidWorkspaceName(const std::string& ws) {
-  if (ws.empty() || ws.size() > 64) return false;
-  for (char c : ws) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics)
@@ -81,6 +71,8 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
     ENGRAM_RETURN_IF_ERROR(auth_->Check(request, workspace));
   } else if (match.route->auth == AuthMode::kAllWorkspaces) {
     ENGRAM_RETURN_IF_ERROR(auth_->CheckAllWorkspaces(request));
+  } else if (match.route->auth == AuthMode::kAnyWorkspace) {
+    ENGRAM_RETURN_IF_ERROR(auth_->CheckAnyWorkspace(request));
   }
   if (const std::string* encoding = request.Header("content-encoding")) {
     const std::string_view e = TrimAsciiSpace(*encoding);
@@ -90,7 +82,7 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
                         " is not supported; send the body uncompressed (identity)");
     }
   }
-  if (chosen && !ValidWorkspaceName(workspace)) {
+  if (chosen && !IsValidWorkspaceName(workspace)) {
     return Status::InvalidParameter(
         "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
   }
@@ -109,7 +101,7 @@ std::optional<HttpResponse> App::CheckBeforeBody(const HttpRequest& head) {
   RequestContext ctx;
   ctx.start_ns = SteadyNowNs();
   ctx.request_id = NewUuid();
-  HttpResponse response = ErrorResponse(admitted, ctx.request_id, ctx.ElapsedMs());
+  HttpResponse response = RenderError(match.route, admitted, ctx);
   return Finish(std::move(response), ctx, match.route ? match.route->name : "unmatched",
                 head.method, 0);
 }
@@ -134,9 +126,8 @@ HttpResponse App::Handle(const HttpRequest& request) {
     return again;
   }
 
-  HttpResponse response = result.ok()
-                              ? std::move(*result)
-                              : ErrorResponse(result.status(), ctx.request_id, ctx.ElapsedMs());
+  HttpResponse response =
+      result.ok() ? std::move(*result) : RenderError(match.route, result.status(), ctx);
   if (response.deferred) {
     // The answer comes later: it gets its request id and is counted then.
     response.deferred = [this, start = std::move(response.deferred), ctx = std::move(ctx),
@@ -150,6 +141,15 @@ HttpResponse App::Handle(const HttpRequest& request) {
     return response;
   }
   return Finish(std::move(response), ctx, route_name, request.method, request.body.size());
+}
+
+HttpResponse App::RenderError(const Route* route, const Status& status, const RequestContext& ctx) {
+  if (route != nullptr && route->render_error) {
+    HttpResponse r = route->render_error(status, ctx.request_id, ctx.ElapsedMs());
+    AddRetryAfter(r);
+    return r;
+  }
+  return ErrorResponse(status, ctx.request_id, ctx.ElapsedMs());
 }
 
 HttpResponse App::Finish(HttpResponse response, const RequestContext& ctx,

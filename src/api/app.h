@@ -40,6 +40,9 @@ class App {
   // What every request passes before its handler runs: a route, a valid key, a body encoding the
   // server reads, a well-formed workspace name and service id.
   Status Admit(const HttpRequest& request, const Router::Match& match) const;
+  // A refusal in the route's error envelope (the Agentic Memory one without a route).
+  static HttpResponse RenderError(const Route* route, const Status& status,
+                                  const RequestContext& ctx);
   // Adds the request id, counts the request and logs its figures (never its content).
   HttpResponse Finish(HttpResponse response, const RequestContext& ctx,
                       const std::string& route_name, const std::string& method, size_t in_bytes);

@@ -162,5 +162,58 @@ TEST_F(AppTest, HeadIsServedByTheGetRoute) {
   EXPECT_EQ(app.Handle(head).status, 405);
 }
 
+TEST_F(AppTest, RoutesRenderErrorsInTheirOwnEnvelope) {
+  Router router;
+  ErrorRenderer detail = [](const Status& status, const std::string& request_id, double) {
+    return JsonResponse(HttpStatusOf(status.code()),
+                        nlohmann::json{{"detail", status.message()}, {"request_id", request_id}});
+  };
+  router.Add({.method = "GET",
+              .pattern = "/own",
+              .name = "own",
+              .handler = [](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+                return Status(StatusCode::kNotImplemented, "webhooks are not supported");
+              },
+              .render_error = detail});
+  router.Add({.method = "POST",
+              .pattern = "/own/later",
+              .name = "own_later",
+              .handler = [detail](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
+                return DeferredResponse(
+                    ctx, [](DeferredFinish finish) { finish(Status::Unavailable("busy")); },
+                    detail);
+              },
+              .render_error = detail});
+  auto keyed = ApiKeyAuth::FromSpecs({"k"});
+  ASSERT_TRUE(keyed.ok());
+  App app(std::move(router), &*keyed, &metrics_);
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/own";
+  get.headers.emplace_back("x-api-key", "k");
+  HttpResponse r = app.Handle(get);
+  EXPECT_EQ(r.status, 501);
+  EXPECT_EQ(nlohmann::json::parse(r.body)["detail"], "webhooks are not supported");
+  // Refused from the head alone: the same envelope.
+  HttpRequest keyless = get;
+  keyless.headers.clear();
+  auto refused = app.CheckBeforeBody(keyless);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_TRUE(nlohmann::json::parse(refused->body).contains("detail"));
+  // A deferred error: the route's envelope and a Retry-After on the 503.
+  HttpRequest post = Post("/own/later");
+  post.headers.emplace_back("x-api-key", "k");
+  HttpResponse later = app.Handle(post);
+  ASSERT_TRUE(later.deferred);
+  HttpResponse answer;
+  later.deferred([&answer](HttpResponse a) { answer = std::move(a); });
+  EXPECT_EQ(answer.status, 503);
+  EXPECT_TRUE(nlohmann::json::parse(answer.body).contains("detail"));
+  bool retry_after = false;
+  for (const auto& [name, value] : answer.headers) retry_after |= name == "Retry-After";
+  EXPECT_TRUE(retry_after);
+}
+
 }  // namespace
 }  // namespace engram

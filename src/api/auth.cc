@@ -26,6 +26,16 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 
 }  // namespace
 
+bool IsValidWorkspaceName(const std::string& workspace) {
+  if (workspace.empty() || workspace.size() > 64) return false;
+  for (char c : workspace) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 Result<ApiKeyAuth> ApiKeyAuth::FromSpecs(const std::vector<std::string>& specs) {
   ApiKeyAuth auth;
   for (const auto& raw : specs) {
@@ -98,6 +108,16 @@ Status ApiKeyAuth::CheckAllWorkspaces(const HttpRequest& request) const {
     return Status::Forbidden("this API key is limited to some workspaces; this answer covers all");
   }
   return Status::Ok();
+}
+
+Status ApiKeyAuth::CheckAnyWorkspace(const HttpRequest& request) const {
+  return Match(request).status();
+}
+
+std::optional<std::string> ApiKeyAuth::SoleWorkspace(const HttpRequest& request) const {
+  auto key = Match(request);
+  if (!key.ok() || *key == nullptr || (*key)->workspaces.size() != 1) return std::nullopt;
+  return (*key)->workspaces.front();
 }
 
 }  // namespace engram

@@ -6,6 +6,7 @@
 // Thread-safety: immutable after construction.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@
 #include "server/http_types.h"
 
 namespace engram {
+
+// A workspace name a client may choose: 1-64 letters, digits, '-', '_' or '.'.
+bool IsValidWorkspaceName(const std::string& workspace);
 
 class ApiKeyAuth {
  public:
@@ -26,6 +30,11 @@ class ApiKeyAuth {
   Status Check(const HttpRequest& request, const std::string& workspace) const;
   // As Check, for an answer about every workspace: a key limited to some is kForbidden.
   Status CheckAllWorkspaces(const HttpRequest& request) const;
+  // OK when the request carries a valid key (any workspaces), else as Check.
+  Status CheckAnyWorkspace(const HttpRequest& request) const;
+  // The one workspace the request's key is limited to; nullopt when the key covers several or
+  // all, in development mode, or when no valid key is presented.
+  std::optional<std::string> SoleWorkspace(const HttpRequest& request) const;
 
  private:
   struct Key {

@@ -43,5 +43,17 @@ TEST(ApiKeyAuthTest, WorkspaceScopedKeys) {
   EXPECT_FALSE(ApiKeyAuth::FromSpecs({"k::ws"}).ok());
 }
 
+TEST(ApiKeyAuthTest, AnyWorkspaceAndSoleWorkspace) {
+  auto auth = ApiKeyAuth::FromSpecs({"admin", "team:alpha:beta", "solo:alpha"});
+  ASSERT_TRUE(auth.ok());
+  EXPECT_TRUE(auth->CheckAnyWorkspace(WithHeader("x-api-key", "team")).ok());
+  EXPECT_EQ(auth->CheckAnyWorkspace(WithHeader("x-api-key", "nope")).code(),
+            StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth->SoleWorkspace(WithHeader("authorization", "Token solo")), "alpha");
+  EXPECT_EQ(auth->SoleWorkspace(WithHeader("x-api-key", "team")), std::nullopt);
+  EXPECT_EQ(auth->SoleWorkspace(WithHeader("x-api-key", "admin")), std::nullopt);
+  EXPECT_EQ(auth->SoleWorkspace(WithHeader("x-api-key", "nope")), std::nullopt);
+}
+
 }  // namespace
 }  // namespace engram

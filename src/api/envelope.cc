@@ -47,16 +47,19 @@ HttpResponse V3Response(const nlohmann::json& result, const std::string& request
   return JsonResponse(http_status, body);
 }
 
-HttpResponse DeferredResponse(const RequestContext& ctx,
-                              std::function<void(DeferredFinish)> start) {
+HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start,
+                              ErrorRenderer render_error) {
   HttpResponse r;
-  r.deferred = [start = std::move(start), request_id = ctx.request_id,
-                start_ns = ctx.start_ns](HttpReply reply) {
-    start([reply = std::move(reply), request_id, start_ns](Result<HttpResponse> answer) {
+  r.deferred = [start = std::move(start), request_id = ctx.request_id, start_ns = ctx.start_ns,
+                render = std::move(render_error)](HttpReply reply) {
+    start([reply = std::move(reply), request_id, start_ns, render](Result<HttpResponse> answer) {
       if (answer.ok()) return reply(std::move(*answer));
       RequestContext elapsed;
       elapsed.start_ns = start_ns;
-      reply(ErrorResponse(answer.status(), request_id, elapsed.ElapsedMs()));
+      HttpResponse error = render ? render(answer.status(), request_id, elapsed.ElapsedMs())
+                                  : ErrorResponse(answer.status(), request_id, elapsed.ElapsedMs());
+      AddRetryAfter(error);
+      reply(std::move(error));
     });
   };
   return r;

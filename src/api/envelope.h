@@ -33,8 +33,10 @@ HttpResponse V3Response(const nlohmann::json& result, const std::string& request
 
 // A handler's answer that comes later (HttpResponse::deferred): `start` runs once, on the
 // handler's thread, with `finish`, which it (or whoever it hands the work to) calls once, from any
-// thread, with the answer or the error; an error is rendered as ErrorResponse.
+// thread, with the answer or the error; an error is rendered with `render_error` (ErrorResponse
+// when null).
 using DeferredFinish = std::function<void(Result<HttpResponse>)>;
-HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start);
+HttpResponse DeferredResponse(const RequestContext& ctx, std::function<void(DeferredFinish)> start,
+                              ErrorRenderer render_error = nullptr);
 
 }  // namespace engram

@@ -8,6 +8,7 @@
 #include "api/conversation_input.h"
 #include "api/envelope.h"
 #include "api/json_input.h"
+#include "api/memory_fields.h"
 #include "api/query_params.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
@@ -19,98 +20,16 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kPrefix = "/v4/openapi/workspaces/{workspace}/memory/{service_id}";
-constexpr int64_t kMicrosPerDay = 86400LL * 1000000;
 
 Status CheckId(const std::string& value, std::string_view name, const MemoryApiLimits& limits) {
-  if (value.size() > limits.max_id_bytes) {
-    return Status::InvalidParameter(fmt::format("{} is too long: {} bytes, at most {} allowed",
-                                                name, value.size(), limits.max_id_bytes));
-  }
-  if (!IsValidUtf8(value))
-    return Status::InvalidParameter(fmt::format("{} must be valid UTF-8", name));
-  return Status::Ok();
+  return CheckIdValue(value, name, limits.max_id_bytes);
 }
 
 // Reads the optional scope ids user_id / agent_id / run_id of a body.
 Status ReadScopeIds(const json& j, const MemoryApiLimits& limits, std::string* user_id,
                     std::string* agent_id, std::string* run_id) {
-  for (auto [name, out] : {std::pair<const char*, std::string*>{"user_id", user_id},
-                           {"agent_id", agent_id},
-                           {"run_id", run_id}}) {
-    auto v = GetString(j, name, name, {.required = false, .max_bytes = limits.max_id_bytes});
-    if (!v.ok()) return v.status();
-    if (*v) {
-      ENGRAM_RETURN_IF_ERROR(CheckId(**v, name, limits));
-      *out = **v;
-    }
-  }
-  return Status::Ok();
-}
-
-Result<std::string> ReadMetadata(const json& j, const MemoryApiLimits& limits) {
-  auto it = j.find("metadata");
-  if (it == j.end() || it->is_null()) return std::string("{}");
-  if (!it->is_object()) {
-    return Status::InvalidParameter(
-        fmt::format("metadata must be an object, got {}", JsonTypeName(*it)));
-  }
-  std::string dumped = DumpJson(*it);
-  if (dumped.size() > limits.max_metadata_bytes) {
-    return Status::InvalidParameter(
-        fmt::format("metadata is too large: {} bytes, at most {} allowed", dumped.size(),
-                    limits.max_metadata_bytes));
-  }
-  return dumped;
-}
-
-Result<std::optional<int64_t>> ReadTimestamp(const json& j) {
-  auto it = j.find("timestamp");
-  if (it == j.end() || it->is_null()) return std::optional<int64_t>();
-  if (it->is_number()) {
-    const double seconds = it->get<double>();
-    // Unix seconds from 1970 to 9999.
-    if (!(seconds >= 0 && seconds <= 253402300799.0)) {
-      return Status::InvalidParameter("timestamp must be Unix seconds between 0 and 253402300799");
-    }
-    return std::optional<int64_t>(static_cast<int64_t>(std::llround(seconds * 1e6)));
-  }
-  if (it->is_string()) {
-    auto micros = ParseIsoToMicros(it->get_ref<const std::string&>());
-    if (!micros) {
-      return Status::InvalidParameter(
-          "timestamp must be Unix seconds or an ISO 8601 date-time, e.g. 2024-05-01T10:00:00Z");
-    }
-    return std::optional<int64_t>(*micros);
-  }
-  return Status::InvalidParameter(
-      fmt::format("timestamp must be a number or a string, got {}", JsonTypeName(*it)));
-}
-
-// "YYYY-MM-DD" → the first microsecond after that day (UTC).
-Result<std::optional<int64_t>> ReadExpiration(const json& j) {
-  auto v = GetString(j, "expiration_date", "expiration_date", {.required = false, .max_bytes = 10});
-  if (!v.ok()) return Status::InvalidParameter("expiration_date must be a date YYYY-MM-DD");
-  if (!*v) return std::optional<int64_t>();
-  const std::string& s = **v;
-  auto digits = [&s](size_t from, size_t n) {
-    for (size_t i = from; i < from + n; ++i) {
-      if (s[i] < '0' || s[i] > '9') return false;
-    }
-    return true;
-  };
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(0, 4) || !digits(5, 2) ||
-      !digits(8, 2)) {
-    return Status::InvalidParameter("expiration_date must be a date YYYY-MM-DD");
-  }
-  const int y = std::stoi(s.substr(0, 4));
-  const unsigned m = static_cast<unsigned>(std::stoi(s.substr(5, 2)));
-  const unsigned d = static_cast<unsigned>(std::stoi(s.substr(8, 2)));
-  static constexpr unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  if (m < 1 || m > 12 || d < 1 || d > kDays[m - 1] || (m == 2 && d == 29 && !leap)) {
-    return Status::InvalidParameter(fmt::format("expiration_date {} is not a valid date", s));
-  }
-  return std::optional<int64_t>((DaysFromCivil(y, m, d) + 1) * kMicrosPerDay);
+  return ReadIdFields(j, {"user_id", "agent_id", "run_id"}, limits.max_id_bytes,
+                      {user_id, agent_id, run_id});
 }
 
 // Unset ids are "" (the reference shows them as strings), never null.
@@ -172,33 +91,6 @@ Result<MemoryFilter> ScopeFromQuery(const std::map<std::string, std::string>& pa
   return filter;
 }
 
-Result<size_t> PositiveParam(const std::map<std::string, std::string>& params, const char* name,
-                             size_t fallback, size_t max) {
-  auto it = params.find(name);
-  if (it == params.end()) return fallback;
-  const std::string& v = it->second;
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::InvalidParameter(
-        fmt::format("{} must be an integer between 1 and {}", name, max));
-  }
-  const size_t n = std::stoul(v);
-  if (n < 1 || n > max) {
-    return Status::InvalidParameter(
-        fmt::format("{} must be an integer between 1 and {}, got {}", name, max, n));
-  }
-  return n;
-}
-
-Status CheckKnownParams(const std::map<std::string, std::string>& params,
-                        std::initializer_list<std::string_view> known) {
-  for (const auto& [name, value] : params) {
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return Status::InvalidParameter(fmt::format("unknown query parameter {}", name));
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string& workspace,
@@ -215,7 +107,7 @@ Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string
   if (req.user_id.empty() && req.agent_id.empty() && req.run_id.empty()) {
     return Status::InvalidParameter("at least one of user_id, agent_id, run_id is required");
   }
-  auto metadata = ReadMetadata(j, limits);
+  auto metadata = ReadMetadataField(j, limits.max_metadata_bytes);
   if (!metadata.ok()) return metadata.status();
   req.metadata_json = std::move(*metadata);
   if (auto inf = j.find("infer"); inf != j.end() && !inf->is_null()) {
@@ -225,10 +117,10 @@ Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string
     }
     req.infer = inf->get<bool>();
   }
-  auto ts = ReadTimestamp(j);
+  auto ts = ReadTimestampField(j);
   if (!ts.ok()) return ts.status();
   req.timestamp_us = *ts;
-  auto expires = ReadExpiration(j);
+  auto expires = ReadExpirationField(j);
   if (!expires.ok()) return expires.status();
   req.expires_at_us = *expires;
   return req;
@@ -288,7 +180,7 @@ Result<MemoryUpdateRequest> ParseMemoryUpdate(std::string_view body, const std::
   if (*text && !IsValidUtf8(**text)) return Status::InvalidParameter("text must be valid UTF-8");
   req.text = *text;
   if (j.contains("metadata") && !j["metadata"].is_null()) {
-    auto metadata = ReadMetadata(j, limits);
+    auto metadata = ReadMetadataField(j, limits.max_metadata_bytes);
     if (!metadata.ok()) return metadata.status();
     req.metadata_patch_json = std::move(*metadata);
   }
@@ -352,14 +244,14 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
               .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
                 auto params = ParseQueryString(req.query);
                 if (!params.ok()) return params.status();
-                ENGRAM_RETURN_IF_ERROR(CheckKnownParams(
+                ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
                     *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
                 auto filter = ScopeFromQuery(*params, limits);
                 if (!filter.ok()) return filter.status();
-                auto page = PositiveParam(*params, "page_number", 1, 1000000);
+                auto page = PositiveQueryParam(*params, "page_number", 1, 1000000);
                 if (!page.ok()) return page.status();
-                auto size = PositiveParam(*params, "page_size", 50,
-                                          static_cast<size_t>(limits.max_page_size));
+                auto size = PositiveQueryParam(*params, "page_size", 50,
+                                               static_cast<size_t>(limits.max_page_size));
                 if (!size.ok()) return size.status();
                 size_t total = 0;
                 auto list = service->List(ws(ctx), *filter, *page, *size, &total);
@@ -378,7 +270,7 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
        .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
          auto params = ParseQueryString(req.query);
          if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownParams(*params, {"user_id", "agent_id", "run_id"}));
+         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"user_id", "agent_id", "run_id"}));
          auto filter = ScopeFromQuery(*params, limits);
          if (!filter.ok()) return filter.status();
          auto n = service->DeleteAll(ws(ctx), *filter);

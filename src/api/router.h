@@ -25,12 +25,20 @@ struct RequestContext {
 
 using RouteHandler = std::function<Result<HttpResponse>(const HttpRequest&, RequestContext&)>;
 
+// Renders a refused request (status not OK) in an API family's error envelope.
+using ErrorRenderer = std::function<HttpResponse(const Status& status,
+                                                 const std::string& request_id, double latency_ms)>;
+
 enum class AuthMode {
   kNone,    // open (health probe, openapi)
   kApiKey,  // needs a valid key when keys are configured
   // Needs a key valid for every workspace when keys are configured: the answer names all of
   // them (metrics), so a workspace-limited key is refused with 403.
   kAllWorkspaces,
+  // Needs a valid key when keys are configured, whatever workspaces it is limited to: the handler
+  // picks the workspace (from the request's body or the key) and checks the key against it (the
+  // mem0-compatible API, whose paths name no workspace).
+  kAnyWorkspace,
 };
 
 struct Route {
@@ -56,6 +64,9 @@ struct Route {
   // server runs it on the I/O thread that read it (HttpServerOptions::runs_inline). Handlers that
   // may wait must leave it false.
   bool runs_inline = false;
+  // The envelope of this route's errors (refusals before the body too); null: the Agentic
+  // Memory envelope (ErrorResponse, api/envelope.h).
+  ErrorRenderer render_error;
 };
 
 class Router {

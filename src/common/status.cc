@@ -28,6 +28,8 @@ int HttpStatusOf(StatusCode code) {
       return 429;
     case StatusCode::kInternal:
       return 500;
+    case StatusCode::kNotImplemented:
+      return 501;
     case StatusCode::kUnavailable:
       return 503;
     case StatusCode::kWouldBlock:
@@ -62,6 +64,8 @@ const char* ApiCodeOf(StatusCode code) {
       return "Throttling.RateQuota";
     case StatusCode::kInternal:
       return "InternalServerError";
+    case StatusCode::kNotImplemented:
+      return "NotImplemented";
     case StatusCode::kUnavailable:
       return "ServiceUnavailable";
     case StatusCode::kWouldBlock:

@@ -26,6 +26,7 @@ enum class StatusCode {
   kUnsupportedMediaType,  // 415 UnsupportedMediaType (a Content-Encoding the server does not read)
   kThrottled,             // 429 Throttling.RateQuota
   kInternal,              // 500 InternalServerError
+  kNotImplemented,        // 501 NotImplemented (a feature of a compatible API Engram lacks)
   kUnavailable,           // 503 ServiceUnavailable
   kWouldBlock,            // internal: run again where waiting is fine (AvoidLongWaitsScope); 503
 };
