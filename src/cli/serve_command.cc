@@ -31,6 +31,7 @@
 #include "core/vector_backfill.h"
 #include "embed/batching_embedder.h"
 #include "embed/openai_embedder.h"
+#include "embed/simd_kernels.h"
 #include "embed/use_lite.h"
 #include "extract/llm_extractor.h"
 #include "extract/llm_reranker.h"
@@ -191,6 +192,13 @@ int RunServe(ServeOptions options) {
     spdlog::error("{}", valid.message());
     return 2;
   }
+  // The kernel family before anything runs a kernel: fixed for the process from here on.
+  Result<KernelFamily> family = ParseKernelFamily(options.kernels);
+  Status chosen = family.ok() ? ChooseKernelFamily(*family) : family.status();
+  if (!chosen.ok()) {
+    spdlog::error("--kernels {}: {}", options.kernels, chosen.message());
+    return 2;
+  }
   // Block the shutdown signals in every thread; main waits for them with sigwait below.
   sigset_t signals;
   sigemptyset(&signals);
@@ -226,25 +234,35 @@ int RunServe(ServeOptions options) {
   if (options.embedder == "builtin") {
     std::string dir = options.model_dir.empty() ? DefaultModelDir() : options.model_dir;
     UseLiteOptions model_options;
+    const KernelFamilyTables tables = *TablesOfKernelFamily(*family);
     if (options.embed_precision == "auto") {
-      // int8 products where the CPU has AVX512_VNNI (same measured recall, ~6x faster per short
-      // text), float32 elsewhere; the vectors' model id records which (see --embed-precision).
-      model_options.kernels = Avx512Int8Kernels();
-      spdlog::info("built-in model: {} products (--embed-precision auto)",
-                   model_options.kernels != nullptr ? "int8" : "float32");
+      // int8 products where they are measured (or, for AVX-VNNI, built) to beat float32 at the
+      // same recall: AVX512_VNNI ~6x, AVX2 ~2x per short text. AVX2 int8 against AVX-512
+      // float32 is not measured, and plain C++ int8 is slower than float32: float32 there. The
+      // vectors' model id records which (see --embed-precision).
+      const KernelIsa int8 = tables.int8->isa;
+      const bool faster = int8 == KernelIsa::kAvx512Int8 || int8 == KernelIsa::kAvxVnniInt8 ||
+                          (int8 == KernelIsa::kAvx2Int8 && *family == KernelFamily::kAvx2);
+      model_options.kernels = faster ? tables.int8 : tables.fp32;
     } else if (options.embed_precision == "bf16") {
-      model_options.kernels = Avx512Bf16Kernels();
+      model_options.kernels = tables.bf16;
       if (model_options.kernels == nullptr) {
-        spdlog::error("--embed-precision bf16 needs a CPU with AVX512_BF16; this one lacks it");
+        spdlog::error(
+            "--embed-precision bf16 needs a CPU with AVX512_BF16 and the avx512 kernel family; "
+            "this one runs {}",
+            KernelFamilyName(*family));
         return 2;
       }
     } else if (options.embed_precision == "int8") {
-      model_options.kernels = Avx512Int8Kernels();
-      if (model_options.kernels == nullptr) {
-        spdlog::error("--embed-precision int8 needs a CPU with AVX512_VNNI; this one lacks it");
-        return 2;
-      }
+      model_options.kernels = tables.int8;
+    } else {
+      model_options.kernels = tables.fp32;
     }
+    spdlog::info("built-in model: {} products on the {} kernels (--embed-precision {})",
+                 model_options.kernels->precision == KernelPrecision::kInt8   ? "int8"
+                 : model_options.kernels->precision == KernelPrecision::kBf16 ? "bfloat16"
+                                                                              : "float32",
+                 KernelFamilyName(*family), options.embed_precision);
     auto loaded = UseLiteEmbedder::Load(dir, model_options);
     if (!loaded.ok()) {
       spdlog::error(

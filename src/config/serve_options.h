@@ -44,9 +44,14 @@ struct ServeOptions {
   std::string embedder = "builtin";
   std::string model_dir;  // empty: <binary dir>/../third_party/model/package/dist
   // Built-in model arithmetic: "fp32" (matches the reference runtime to 1e-5), "bf16"
-  // (bfloat16 products on CPUs with AVX512_BF16) or "int8" (8-bit products on CPUs with
-  // AVX512_VNNI): faster, vectors differ slightly. "auto": int8 where the CPU has it, else fp32.
+  // (bfloat16 products on CPUs with AVX512_BF16) or "int8" (8-bit products: AVX512_VNNI,
+  // AVX-VNNI, AVX2, or plain C++; the same vectors on each): faster, vectors differ slightly.
+  // "auto": int8 where it is faster than fp32 (AVX512_VNNI, AVX-VNNI, AVX2 without AVX-512),
+  // else fp32.
   std::string embed_precision = "auto";
+  // Kernel family: "auto" (the widest this CPU runs), or "scalar", "avx2", "avxvnni", "avx512"
+  // to force one, for tests and comparisons; a family the CPU lacks stops the start.
+  std::string kernels = "auto";
   std::string embed_url;  // e.g. http://127.0.0.1:8000/v1
   std::string embed_model;
   std::string embed_api_key;

@@ -1,6 +1,7 @@
 // Benchmarks for the built-in embedder. Run from anywhere with
 //   ENGRAM_SOURCE_DIR=/path/to/repo ./embed_bench     (or ENGRAM_MODEL_DIR=.../package/dist)
-// The *Avx2 variants force the AVX2 kernels, for comparison with CPUs without AVX-512.
+// The *Avx2 variants force the AVX2 kernels, for comparison with CPUs without AVX-512; *Avx2Int8
+// and *AvxVnniInt8 the int8 products of CPUs without AVX512_VNNI.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -59,6 +60,20 @@ UseLiteEmbedder* Bf16Model() {
 UseLiteEmbedder* Int8Model() {
   static UseLiteEmbedder* model =
       Avx512Int8Kernels() != nullptr ? LoadModel(Avx512Int8Kernels()) : nullptr;
+  return model;
+}
+
+// The model with int8 products on AVX2 (nullptr when the CPU has no AVX2).
+UseLiteEmbedder* Avx2Int8Model() {
+  static UseLiteEmbedder* model =
+      Avx2Int8Kernels() != nullptr ? LoadModel(Avx2Int8Kernels()) : nullptr;
+  return model;
+}
+
+// The model with int8 products on AVX-VNNI (nullptr when the CPU has no AVX-VNNI).
+UseLiteEmbedder* AvxVnniInt8Model() {
+  static UseLiteEmbedder* model =
+      AvxVnniInt8Kernels() != nullptr ? LoadModel(AvxVnniInt8Kernels()) : nullptr;
   return model;
 }
 
@@ -128,6 +143,18 @@ ENGRAM_MODEL_BENCH(BM_Sentence16TokensInt8, benchmark::kMicrosecond, {TextWithTo
 ENGRAM_MODEL_BENCH(BM_Window128TokensInt8, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
                    Int8Model());
 ENGRAM_MODEL_BENCH(BM_Batch32SentencesInt8, benchmark::kMicrosecond, Batch32(), Int8Model());
+ENGRAM_MODEL_BENCH(BM_Sentence16TokensAvx2Int8, benchmark::kMicrosecond, {TextWithTokens(16, 0)},
+                   Avx2Int8Model());
+ENGRAM_MODEL_BENCH(BM_Window128TokensAvx2Int8, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
+                   Avx2Int8Model());
+ENGRAM_MODEL_BENCH(BM_Batch32SentencesAvx2Int8, benchmark::kMicrosecond, Batch32(),
+                   Avx2Int8Model());
+ENGRAM_MODEL_BENCH(BM_Sentence16TokensAvxVnniInt8, benchmark::kMicrosecond, {TextWithTokens(16, 0)},
+                   AvxVnniInt8Model());
+ENGRAM_MODEL_BENCH(BM_Window128TokensAvxVnniInt8, benchmark::kMicrosecond, {TextWithTokens(128, 0)},
+                   AvxVnniInt8Model());
+ENGRAM_MODEL_BENCH(BM_Batch32SentencesAvxVnniInt8, benchmark::kMicrosecond, Batch32(),
+                   AvxVnniInt8Model());
 
 void BM_Dot512(benchmark::State& state) {
   std::mt19937 rng(1);
