@@ -51,6 +51,16 @@ std::string EncodeAddRequest(const MemoryAddRequest& r) {
             {"run_id", r.run_id},
             {"metadata", ReadJsonOrDiscarded(r.metadata_json, kStoredJsonLimits)},
             {"infer", r.infer}};
+  // Written only when set, so requests stored before these fields existed read the same.
+  if (!r.app_id.empty()) j["app_id"] = r.app_id;
+  if (!r.custom_instructions.empty()) j["custom_instructions"] = r.custom_instructions;
+  if (!r.custom_categories.empty()) {
+    json categories = json::array();
+    for (const CategorySpec& c : r.custom_categories) {
+      categories.push_back({{"name", c.name}, {"description", c.description}});
+    }
+    j["custom_categories"] = std::move(categories);
+  }
   if (r.timestamp_us) j["timestamp_us"] = *r.timestamp_us;
   if (r.expires_at_us) j["expires_at_us"] = *r.expires_at_us;
   return Dump(j);
@@ -70,6 +80,14 @@ Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const st
   r.user_id = j.value("user_id", "");
   r.agent_id = j.value("agent_id", "");
   r.run_id = j.value("run_id", "");
+  r.app_id = j.value("app_id", "");
+  r.custom_instructions = j.value("custom_instructions", "");
+  if (auto c = j.find("custom_categories"); c != j.end() && c->is_array()) {
+    for (const auto& spec : *c) {
+      if (!spec.is_object()) continue;
+      r.custom_categories.push_back({spec.value("name", ""), spec.value("description", "")});
+    }
+  }
   r.metadata_json =
       j.contains("metadata") && j["metadata"].is_object() ? Dump(j["metadata"]) : "{}";
   r.infer = j.value("infer", true);
@@ -139,7 +157,8 @@ void MemoryService::EnqueueEvent(MemoryEventRecord event) {
 }
 
 size_t MemoryService::EventStripe(const MemoryAddRequest& request) const {
-  return ScopeStripe(request.workspace, request.user_id, request.agent_id, request.run_id);
+  return ScopeStripe(request.workspace, request.user_id, request.agent_id, request.run_id,
+                     request.app_id);
 }
 
 void MemoryService::RunJob(Job& job) {
@@ -160,6 +179,14 @@ Result<std::string> MemoryService::Add(const MemoryAddRequest& request) {
 
 void MemoryService::AddAsync(const MemoryAddRequest& request,
                              std::function<void(Result<std::string>)> done) {
+  // Refused now rather than failing the event later: nothing is stored.
+  if (request.infer && !request.custom_instructions.empty() &&
+      !extractor_->follows_instructions()) {
+    return done(Status::InvalidParameter(fmt::format(
+        "custom_instructions: the {} memory extractor cannot follow instructions (configure an "
+        "LLM extractor, or leave custom_instructions out)",
+        extractor_->name())));
+  }
   if (queued_events() >= options_.max_queued_events) {
     return done(Status(StatusCode::kThrottled,
                        "too many memory events are pending; retry after a short wait"));
@@ -238,8 +265,8 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
       self->running_ids_.erase(id);
     }
   } done{this, event.id};
-  std::lock_guard<std::mutex> scope(
-      ScopeLock(event.workspace, request->user_id, request->agent_id, request->run_id));
+  std::lock_guard<std::mutex> scope(ScopeLock(event.workspace, request->user_id, request->agent_id,
+                                              request->run_id, request->app_id));
   // On a shared store another node may change this workspace's memories while we plan: the
   // write then fails with kConflict (its version moved), and we plan again on the refreshed shard.
   const bool shared = store_->shared();
@@ -302,7 +329,9 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
   // 1. Facts: extracted, or the messages themselves.
   std::vector<std::string> facts;
   if (req.infer) {
-    auto extracted = extractor_->ExtractFacts(messages);
+    auto extracted = req.custom_instructions.empty()
+                         ? extractor_->ExtractFacts(messages)
+                         : extractor_->ExtractFactsFollowing(messages, req.custom_instructions);
     if (!extracted.ok()) return extracted.status();
     facts = std::move(*extracted);
   } else {
@@ -333,6 +362,7 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
   if (!req.user_id.empty()) scope.AndEquals("user_id", req.user_id);
   if (!req.agent_id.empty()) scope.AndEquals("agent_id", req.agent_id);
   if (!req.run_id.empty()) scope.AndEquals("run_id", req.run_id);
+  if (!req.app_id.empty()) scope.AndEquals("app_id", req.app_id);
   std::vector<FactCandidates> candidates;
   std::map<std::string, AgentMemory> known;  // every memory shown to the extractor
   for (size_t i = 0; i < facts.size(); ++i) {
@@ -451,6 +481,7 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     r.user_id = req.user_id;
     r.agent_id = req.agent_id;
     r.run_id = req.run_id;
+    r.app_id = req.app_id;
     r.session_id = session_id;
     r.role = req.infer ? "" : "verbatim";
     r.text = d.text;

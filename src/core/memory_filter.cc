@@ -25,11 +25,13 @@ enum class Field : uint8_t {
   kUserId,
   kAgentId,
   kRunId,
+  kAppId,
   kSessionId,
   kCreatedAt,
   kUpdatedAt,
   kMemoryIds,
   kKeywords,
+  kCategories,
   kMetadata,
 };
 
@@ -52,11 +54,14 @@ constexpr FieldSpec kFields[] = {
     {"user_id", Field::kUserId, kAllOps},
     {"agent_id", Field::kAgentId, kAllOps},
     {"run_id", Field::kRunId, kAllOps},
+    {"app_id", Field::kAppId, kAllOps},
     {"session_id", Field::kSessionId, kAllOps},
     {"created_at", Field::kCreatedAt, kOrderOps},
     {"updated_at", Field::kUpdatedAt, kOrderOps},
     {"memory_ids", Field::kMemoryIds, Bit(Op::kEq) | Bit(Op::kIn)},
     {"keywords", Field::kKeywords, kTextOps},
+    {"categories", Field::kCategories,
+     Bit(Op::kEq) | Bit(Op::kNe) | Bit(Op::kIn) | Bit(Op::kContains) | Bit(Op::kExists)},
 };
 constexpr FieldSpec kMetadataSpec = {"metadata.<key>", Field::kMetadata, kAllOps};
 constexpr std::string_view kMetadataPrefix = "metadata.";
@@ -82,7 +87,7 @@ constexpr OpSpec kOps[] = {
 constexpr std::string_view kWildcard = "*";
 
 bool IsIdField(Field f) {
-  return f == Field::kUserId || f == Field::kAgentId || f == Field::kRunId ||
+  return f == Field::kUserId || f == Field::kAgentId || f == Field::kRunId || f == Field::kAppId ||
          f == Field::kSessionId;
 }
 
@@ -90,7 +95,7 @@ bool IsDateField(Field f) { return f == Field::kCreatedAt || f == Field::kUpdate
 
 // The scope fields ScopeKeys reports (session_id is not a scope).
 bool IsScopeField(Field f) {
-  return f == Field::kUserId || f == Field::kAgentId || f == Field::kRunId;
+  return f == Field::kUserId || f == Field::kAgentId || f == Field::kRunId || f == Field::kAppId;
 }
 
 std::string_view NameOf(Field f) {
@@ -288,6 +293,7 @@ struct MemoryFilter::Node {
   bool StringMatches(std::string_view v, bool present) const;
   bool TimeMatches(int64_t t) const;
   bool MetadataMatches(const json* metadata) const;
+  bool CategoriesMatch(std::span<const std::string> categories) const;
   bool FoldedContains(std::string_view hay) const;
   std::optional<std::vector<ScopeKey>> Scope() const;
   void Equalities(std::vector<MetadataEquality>* out) const;
@@ -338,6 +344,8 @@ bool MemoryFilter::Node::LeafMatches(const FilterDoc& doc) const {
       return StringMatches(doc.agent_id, !doc.agent_id.empty());
     case Field::kRunId:
       return StringMatches(doc.run_id, !doc.run_id.empty());
+    case Field::kAppId:
+      return StringMatches(doc.app_id, !doc.app_id.empty());
     case Field::kSessionId:
       return StringMatches(doc.session_id, !doc.session_id.empty());
     case Field::kMemoryIds:
@@ -348,10 +356,34 @@ bool MemoryFilter::Node::LeafMatches(const FilterDoc& doc) const {
       return TimeMatches(doc.created_at_us);
     case Field::kUpdatedAt:
       return TimeMatches(doc.updated_at_us);
+    case Field::kCategories:
+      return CategoriesMatch(doc.categories);
     case Field::kMetadata:
       return MetadataMatches(doc.metadata);
   }
   return false;
+}
+
+bool MemoryFilter::Node::CategoriesMatch(std::span<const std::string> categories) const {
+  // A memory has a handful of categories: linear scans beat anything cleverer.
+  auto has = [&](std::string_view name) {
+    return std::find(categories.begin(), categories.end(), name) != categories.end();
+  };
+  switch (op) {
+    case Op::kEq:
+    case Op::kContains:
+      return has(str);
+    case Op::kNe:
+      return !has(str);
+    case Op::kIn:
+      return std::any_of(categories.begin(), categories.end(), [&](const std::string& c) {
+        return std::binary_search(strs.begin(), strs.end(), c);
+      });
+    case Op::kExists:
+      return categories.empty() != exists;
+    default:
+      return false;
+  }
 }
 
 bool MemoryFilter::Node::StringMatches(std::string_view v, bool present) const {
@@ -666,11 +698,12 @@ Status MemoryFilter::Parser::FieldCondition(const std::string& name, const json&
     return Error(path, fmt::format("unknown field (allowed: {}; or AND, OR, NOT)", FieldNames()));
   }
   if (!v.is_object()) {
-    // Shorthands: a scalar is equality, "*" the wildcard, a list of ids for memory_ids `in`.
+    // Shorthands: a scalar is equality, "*" the wildcard, a list for memory_ids / categories `in`.
     Op op = Op::kEq;
     if (v.is_string() && v.get_ref<const std::string&>() == kWildcard) {
       op = Op::kExists;
-    } else if (spec->field == Field::kMemoryIds && v.is_array()) {
+    } else if ((spec->field == Field::kMemoryIds || spec->field == Field::kCategories) &&
+               v.is_array()) {
       op = Op::kIn;
     }
     if ((spec->ops & Bit(op)) == 0) {
@@ -913,7 +946,7 @@ void MemoryFilter::AndEquals(std::string_view field, std::string_view value) {
     }
   }
   if (!known) {
-    assert(false && "AndEquals takes user_id, agent_id, run_id or session_id");
+    assert(false && "AndEquals takes user_id, agent_id, run_id, app_id or session_id");
     leaf = Node::Make(Node::Kind::kOr);  // an empty OR matches nothing
   }
   if (!root_) {

@@ -5,8 +5,8 @@
 //   leaf      := {field: value}                       (equality)
 //              | {field: {op: value}}                 (op in eq ne in gt gte lt lte contains
 //                                                      icontains *)
-//   field     := user_id | agent_id | run_id | session_id | created_at | updated_at | memory_ids
-//              | keywords | metadata.<key>
+//   field     := user_id | agent_id | run_id | app_id | session_id | created_at | updated_at
+//              | memory_ids | keywords | categories | metadata.<key>
 //
 // Parse errors are kInvalidParameter with a message naming the JSON path and the problem, e.g.
 // `filters.AND[1].colour: unknown field (allowed: user_id, agent_id, ...)`.
@@ -17,7 +17,8 @@
 //    `{"user_id": "a", "agent_id": "b"}`). A top-level `{}` matches all; a nested `{}` is an error.
 //  - `{field: "*"}` is mem0's wildcard (the `*` op), not equality with "*" (write {"eq": "*"}).
 //    The `*` op takes a boolean: true = present, false = absent.
-//  - user_id / agent_id / run_id / session_id: strings, "" = not set, present = non-empty. All
+//  - user_id / agent_id / run_id / app_id / session_id: strings, "" = not set, present = non-empty.
+//  All
 //    ops; values must be strings (`in`: an array of strings). eq / ne / in compare the stored
 //    value ("" when unset: `ne` is true there, {"eq": ""} matches it); gt..lte (byte order),
 //    contains and icontains are false on an unset field.
@@ -25,6 +26,9 @@
 //    compared to the microsecond.
 //  - memory_ids: eq (one id) or in (ids); the shorthand {"memory_ids": [..]} means `in`.
 //  - keywords: contains / icontains on the memory text only.
+//  - categories: the memory's category names. eq and contains: has this one; ne: has not; in: has
+//    any of these (the shorthand {"categories": [..]} means `in`); `*`: true = has any, false =
+//    has none. Strings only, compared by bytes.
 //  - metadata.<key>: a top-level key, taken literally (dots included). eq / ne / in with any JSON
 //    value (numbers compare by value: 1 == 1.0); gt..lte with a number or a string operand,
 //    false when the stored value is of the other type; contains / icontains on string values
@@ -39,6 +43,7 @@
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,8 +58,10 @@ struct FilterDoc {
   std::string_view user_id;  // "" = not set
   std::string_view agent_id;
   std::string_view run_id;
+  std::string_view app_id;
   std::string_view session_id;
   std::string_view text;  // the memory text ("keywords")
+  std::span<const std::string> categories;
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
   const nlohmann::json* metadata = nullptr;  // a JSON object; null = {}
@@ -68,8 +75,8 @@ struct FilterLimits {
 };
 
 // One scope key: every memory matching a filter has one of a set of (field, value) pairs, with
-// field one of user_id / agent_id / run_id. Used to narrow the candidates before ranking and to
-// check that a search is confined to some scope.
+// field one of user_id / agent_id / run_id / app_id. Used to narrow the candidates before ranking
+// and to check that a search is confined to some scope.
 struct ScopeKey {
   std::string field;
   std::string value;
@@ -108,7 +115,7 @@ class MemoryFilter {
   static Result<MemoryFilter> Parse(const nlohmann::json& filters, std::string_view path,
                                     const FilterLimits& limits);
 
-  // This filter AND field == value (field is user_id, agent_id, run_id or session_id: the
+  // This filter AND field == value (field is user_id, agent_id, run_id, app_id or session_id: the
   // request's top-level shorthand). Any other field is a programming error: asserted, and in
   // release builds the filter then matches nothing (failing closed keeps scopes confined).
   void AndEquals(std::string_view field, std::string_view value);
@@ -119,18 +126,19 @@ class MemoryFilter {
   // metadata filter. Any other memory may get a wrong answer.
   bool MatchesGivenEqualities(const FilterDoc& doc) const;
   // Matches for a memory known to be indexed under one of ScopeKeys() (drawn from an index of
-  // user_id / agent_id / run_id values) and, when equalities_given, to satisfy every exact
+  // user_id / agent_id / run_id / app_id values) and, when equalities_given, to satisfy every exact
   // MetadataEquality: skips the top-level scope equalities / `in`s whose values are exactly those
   // keys (the search's own user_id: comparing it read each candidate's id string, a cache miss
   // apiece, 10 % of a filtered search's CPU). Any other memory may get a wrong answer.
   bool MatchesInScope(const FilterDoc& doc, bool equalities_given) const;
 
   // Keys such that every matching memory has at least one of them; nullopt when the filter does
-  // not confine memories to a finite set of user_id / agent_id / run_id values (e.g. only
+  // not confine memories to a finite set of user_id / agent_id / run_id / app_id values (e.g. only
   // metadata conditions, or a NOT, or an OR with an unconstrained branch). Derivation: an equality
-  // or `in` on user_id / agent_id / run_id gives its values; AND takes the smallest set among its
-  // constrained children; OR unites its children's sets if all are constrained. An equality
-  // with "" (an unset field) does not constrain. Keys come sorted by field, then value, unique.
+  // or `in` on user_id / agent_id / run_id / app_id gives its values; AND takes the smallest set
+  // among its constrained children; OR unites its children's sets if all are constrained. An
+  // equality with "" (an unset field) does not constrain. Keys come sorted by field, then value,
+  // unique.
   std::optional<std::vector<ScopeKey>> ScopeKeys() const;
 
   // Necessary metadata equalities: the metadata eq / in leaves of the top-level conjunction (nested

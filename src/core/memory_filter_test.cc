@@ -39,8 +39,10 @@ struct Doc {
   std::string user_id = "alice";
   std::string agent_id;
   std::string run_id;
+  std::string app_id;
   std::string session_id;
   std::string text = "The quick brown fox";
+  std::vector<std::string> categories;
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
   json metadata = json::object();
@@ -51,8 +53,10 @@ struct Doc {
             .user_id = user_id,
             .agent_id = agent_id,
             .run_id = run_id,
+            .app_id = app_id,
             .session_id = session_id,
             .text = text,
+            .categories = categories,
             .created_at_us = created_at_us,
             .updated_at_us = updated_at_us,
             .metadata = null_metadata ? nullptr : &metadata};
@@ -89,8 +93,18 @@ TEST(MemoryFilterParseTest, RejectsMalformedFiltersNamingThePath) {
       {R"({"AND": [{"user_id": "a"}, 1]})",
        "filters.AND[1]: expected a condition object, got number"},
       {R"({"AND": [{"user_id": "a"}, {"colour": "red"}]})",
-       "filters.AND[1].colour: unknown field (allowed: user_id, agent_id, run_id, session_id, "
-       "created_at, updated_at, memory_ids, keywords, metadata.<key>; or AND, OR, NOT)"},
+       "filters.AND[1].colour: unknown field (allowed: user_id, agent_id, run_id, app_id, "
+       "session_id, "
+       "created_at, updated_at, memory_ids, keywords, categories, metadata.<key>; or AND, OR, "
+       "NOT)"},
+      {R"({"categories": {"icontains": "food"}})",
+       "filters.categories.icontains: operator not allowed for categories (allowed: eq, ne, in, "
+       "contains, *)"},
+      {R"({"categories": {"gt": "food"}})", "filters.categories.gt: operator not allowed"},
+      {R"({"categories": {"in": ["food", 1]}})",
+       "filters.categories.in[1]: expected a string, got number"},
+      {R"({"categories": 3})", "filters.categories: expected a string, got number"},
+      {R"({"app_id": {"in": "a"}})", "filters.app_id.in: expected an array, got string"},
       {R"({"and": [{"user_id": "a"}]})", "filters.and: unknown field"},
       {R"({"metadata": {"colour": "red"}})", "filters.metadata: unknown field"},
       {R"({"metadata.": "red"})", "filters.metadata.: empty metadata key"},
@@ -330,6 +344,65 @@ TEST(MemoryFilterMatchTest, UnsetIdField) {
   ExpectMatches(doc, {{R"({"session_id": "s-9"})", true}, {R"({"session_id": "*"})", true}});
 }
 
+TEST(MemoryFilterMatchTest, AppIdIsAnIdField) {
+  Doc doc;
+  ExpectMatches(doc, {
+                         {R"({"app_id": "shop"})", false},
+                         {R"({"app_id": {"ne": "shop"}})", true},
+                         {R"({"app_id": {"eq": ""}})", true},
+                         {R"({"app_id": "*"})", false},
+                         {R"({"app_id": {"*": false}})", true},
+                     });
+  doc.app_id = "Shop-App";
+  ExpectMatches(doc, {
+                         {R"({"app_id": "Shop-App"})", true},
+                         {R"({"app_id": "shop-app"})", false},
+                         {R"({"app_id": {"in": ["x", "Shop-App"]}})", true},
+                         {R"({"app_id": {"in": ["x"]}})", false},
+                         {R"({"app_id": {"icontains": "shop"}})", true},
+                         {R"({"app_id": {"contains": "shop"}})", false},
+                         {R"({"app_id": {"gt": "Shop"}})", true},
+                         {R"({"app_id": "*"})", true},
+                         {R"({"user_id": "alice", "app_id": "Shop-App"})", true},
+                         {R"({"user_id": "alice", "app_id": "other"})", false},
+                     });
+}
+
+TEST(MemoryFilterMatchTest, Categories) {
+  Doc doc;  // no categories
+  ExpectMatches(doc, {
+                         {R"({"categories": "food"})", false},
+                         {R"({"categories": {"contains": "food"}})", false},
+                         {R"({"categories": {"ne": "food"}})", true},
+                         {R"({"categories": {"in": ["food"]}})", false},
+                         {R"({"categories": "*"})", false},
+                         {R"({"categories": {"*": false}})", true},
+                     });
+  doc.categories = {"food", "travel"};
+  ExpectMatches(doc, {
+                         {R"({"categories": "food"})", true},
+                         {R"({"categories": {"eq": "travel"}})", true},
+                         {R"({"categories": {"eq": "foo"}})", false},
+                         {R"({"categories": {"eq": "Food"}})", false},
+                         {R"({"categories": {"contains": "travel"}})", true},
+                         {R"({"categories": {"contains": "trav"}})", false},
+                         {R"({"categories": {"ne": "food"}})", false},
+                         {R"({"categories": {"ne": "music"}})", true},
+                         {R"({"categories": {"in": ["music", "travel"]}})", true},
+                         {R"({"categories": {"in": ["music", "health"]}})", false},
+                         {R"({"categories": {"in": []}})", false},
+                         {R"({"categories": ["health", "food"]})", true},
+                         {R"({"categories": ["health"]})", false},
+                         {R"({"categories": "*"})", true},
+                         {R"({"categories": {"*": true}})", true},
+                         {R"({"categories": {"*": false}})", false},
+                         {R"({"NOT": {"categories": {"in": ["food"]}}})", false},
+                         {R"({"user_id": "alice", "categories": {"contains": "food"}})", true},
+                     });
+  // Categories never confine a search.
+  EXPECT_FALSE(MustParse(R"({"categories": "food"})").ScopeKeys());
+}
+
 TEST(MemoryFilterMatchTest, MemoryIds) {
   Doc doc;
   doc.id = "m-42";
@@ -557,6 +630,14 @@ TEST(MemoryFilterScopeTest, DerivesKeys) {
       {R"({"agent_id": {"eq": "bot"}})", Keys({{"agent_id", "bot"}})},
       {R"({"run_id": {"in": ["r2", "r1", "r2"]}})", Keys({{"run_id", "r1"}, {"run_id", "r2"}})},
       {R"({"user_id": {"in": []}})", Keys({})},
+      {R"({"app_id": "shop"})", Keys({{"app_id", "shop"}})},
+      {R"({"app_id": {"in": ["b", "a"]}})", Keys({{"app_id", "a"}, {"app_id", "b"}})},
+      {R"({"app_id": {"eq": ""}})", std::nullopt},
+      {R"({"app_id": {"ne": "shop"}})", std::nullopt},
+      {R"({"AND": [{"app_id": "shop"}, {"user_id": {"in": ["a", "b"]}}]})",
+       Keys({{"app_id", "shop"}})},
+      {R"({"OR": [{"app_id": "shop"}, {"user_id": "a"}]})",
+       Keys({{"app_id", "shop"}, {"user_id", "a"}})},
       // Not scopes, or not finite sets.
       {R"({"session_id": "s"})", std::nullopt},
       {R"({"user_id": {"ne": "alice"}})", std::nullopt},
@@ -604,6 +685,18 @@ TEST(MemoryFilterAndEqualsTest, OnEmptyFilter) {
   doc.user_id = "bob";
   EXPECT_FALSE(f.Matches(doc.View()));
   EXPECT_EQ(f.ScopeKeys(), Keys({{"user_id", "alice"}}));
+}
+
+TEST(MemoryFilterAndEqualsTest, TakesAppId) {
+  MemoryFilter f;
+  f.AndEquals("app_id", "shop");
+  f.AndEquals("user_id", "alice");
+  Doc doc;
+  EXPECT_FALSE(f.Matches(doc.View()));
+  doc.app_id = "shop";
+  EXPECT_TRUE(f.Matches(doc.View()));
+  EXPECT_TRUE(f.MatchesInScope(doc.View(), /*equalities_given=*/false));
+  EXPECT_EQ(f.ScopeKeys(), Keys({{"app_id", "shop"}}));
 }
 
 TEST(MemoryFilterAndEqualsTest, ConjoinsWithAnyRoot) {

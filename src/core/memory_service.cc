@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "common/ids.h"
 #include "common/json_reader.h"
@@ -75,9 +77,10 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
 }
 
 size_t MemoryService::ScopeStripe(const std::string& workspace, const std::string& user_id,
-                                  const std::string& agent_id, const std::string& run_id) const {
+                                  const std::string& agent_id, const std::string& run_id,
+                                  const std::string& app_id) const {
   std::string key = workspace;
-  for (const std::string* part : {&user_id, &agent_id, &run_id}) {
+  for (const std::string* part : {&user_id, &agent_id, &run_id, &app_id}) {
     key += '\x1f';
     key += *part;
   }
@@ -85,15 +88,16 @@ size_t MemoryService::ScopeStripe(const std::string& workspace, const std::strin
 }
 
 std::mutex& MemoryService::ScopeLock(const std::string& workspace, const std::string& user_id,
-                                     const std::string& agent_id, const std::string& run_id) {
-  return scope_locks_[ScopeStripe(workspace, user_id, agent_id, run_id)];
+                                     const std::string& agent_id, const std::string& run_id,
+                                     const std::string& app_id) {
+  return scope_locks_[ScopeStripe(workspace, user_id, agent_id, run_id, app_id)];
 }
 
 Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& request) {
   if (!request.filter.ScopeKeys()) {
     return Status::InvalidParameter(
-        "at least one of user_id, agent_id, run_id must constrain the search (top-level or in "
-        "filters)");
+        "at least one of user_id, agent_id, run_id, app_id must constrain the search (top-level or "
+        "in filters)");
   }
   auto shard = Shard(request.workspace);
   if (!shard.ok()) return shard.status();
@@ -134,8 +138,8 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   if (!shard.ok()) return shard.status();
   auto current = (*shard)->Get(request.id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
-  std::lock_guard<std::mutex> scope(
-      ScopeLock(request.workspace, current->user_id, current->agent_id, current->run_id));
+  std::lock_guard<std::mutex> scope(ScopeLock(request.workspace, current->user_id,
+                                              current->agent_id, current->run_id, current->app_id));
   // Re-read under the scope lock: an event may have changed or deleted it meanwhile.
   current = (*shard)->Get(request.id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
@@ -143,6 +147,8 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   MemoryChange change = ChangeOf(*current, MemoryChange::Op::kUpdate);
   change.record.updated_at_us = std::max(NowMicros(), current->updated_at_us);
   if (request.text) change.record.text = *request.text;
+  if (request.timestamp_us) change.record.created_at_us = *request.timestamp_us;
+  if (request.expires_at_us) change.record.expires_at_us = *request.expires_at_us;
   if (request.metadata_patch_json) {
     nlohmann::json merged = ReadJsonOrDiscarded(current->metadata_json, kStoredJsonLimits);
     if (!merged.is_object()) merged = nlohmann::json::object();
@@ -174,6 +180,9 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   updated.text = change.record.text;
   updated.metadata_json = change.record.metadata_json;
   updated.updated_at_us = change.record.updated_at_us;
+  updated.created_at_us = change.record.created_at_us;
+  updated.expires_at_us = change.record.expires_at_us;
+  updated.categories = change.record.categories;
   return updated;
 }
 
@@ -183,7 +192,7 @@ Status MemoryService::Delete(const std::string& workspace, const std::string& id
   auto current = (*shard)->Get(id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", id));
   std::lock_guard<std::mutex> scope(
-      ScopeLock(workspace, current->user_id, current->agent_id, current->run_id));
+      ScopeLock(workspace, current->user_id, current->agent_id, current->run_id, current->app_id));
   MemoryChangeBatch batch;
   batch.workspace = workspace;
   batch.changes.push_back(ChangeOf(*current, MemoryChange::Op::kDelete));
@@ -205,7 +214,8 @@ Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspac
 
 Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const MemoryFilter& filter) {
   if (!filter.ScopeKeys()) {
-    return Status::InvalidParameter("at least one of user_id, agent_id, run_id is required");
+    return Status::InvalidParameter(
+        "at least one of user_id, agent_id, run_id, app_id is required");
   }
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
@@ -230,6 +240,66 @@ Result<std::vector<HistoryRecord>> MemoryService::History(const std::string& wor
   if (!history.ok()) return history.status();
   if (history->empty()) return Status::NotFound(fmt::format("memory {} not found", id));
   return history;
+}
+
+Result<std::vector<MemoryEntity>> MemoryService::Entities(const std::string& workspace) {
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  std::vector<MemoryEntity> out;
+  for (ScopeSummary& s : (*shard)->Scopes(NowMicros())) {
+    // "user_id" -> "user", and so on: mem0's entity types.
+    std::string type = s.field.substr(0, s.field.size() - 3);
+    out.push_back({.type = std::move(type),
+                   .name = std::move(s.value),
+                   .total_memories = s.memories,
+                   .created_at_us = s.first_created_at_us,
+                   .updated_at_us = s.last_updated_at_us});
+  }
+  std::sort(out.begin(), out.end(), [](const MemoryEntity& a, const MemoryEntity& b) {
+    if (a.updated_at_us != b.updated_at_us) return a.updated_at_us > b.updated_at_us;
+    return std::tie(a.type, a.name) < std::tie(b.type, b.name);
+  });
+  return out;
+}
+
+Result<std::vector<MemoryEventRecord>> MemoryService::ListEvents(const std::string& workspace,
+                                                                 size_t page_number,
+                                                                 size_t page_size, size_t* total) {
+  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  auto events = store_->ListEvents(workspace, offset, page_size, total);
+  if (!events.ok()) return events;
+  // As GetEvent: an event is RUNNING until its changes are in the shard too.
+  std::lock_guard<std::mutex> lock(running_mu_);
+  for (MemoryEventRecord& e : *events) {
+    if (running_ids_.count(e.id)) {
+      e.status = "RUNNING";
+      e.result_json.clear();
+      e.error_message.clear();
+    }
+  }
+  return events;
+}
+
+Result<MemoryFeedbackRecord> MemoryService::RecordFeedback(const std::string& workspace,
+                                                           const std::string& memory_id,
+                                                           const std::string& feedback,
+                                                           const std::string& reason) {
+  if (feedback != "" && feedback != "POSITIVE" && feedback != "NEGATIVE" &&
+      feedback != "VERY_NEGATIVE") {
+    return Status::InvalidParameter("feedback: must be POSITIVE, NEGATIVE, VERY_NEGATIVE or null");
+  }
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  if (!(*shard)->Get(memory_id, NowMicros())) {
+    return Status::NotFound(fmt::format("memory {} not found", memory_id));
+  }
+  MemoryFeedbackRecord record{.id = NewId("mf"),
+                              .memory_id = memory_id,
+                              .feedback = feedback,
+                              .reason = reason,
+                              .created_at_us = NowMicros()};
+  if (Status st = store_->InsertFeedback(workspace, record); !st.ok()) return st;
+  return record;
 }
 
 void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& batch,

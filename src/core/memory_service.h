@@ -11,7 +11,7 @@
 //      then the shard is updated. A failure (extractor, embedder) ends the event FAILED with an
 //      error message and changes nothing; a crash before step 3 leaves the event PENDING/RUNNING
 //      in the store, and Start() runs it again after the restart.
-// Events of one scope (user_id, agent_id, run_id) run one at a time, and direct updates and
+// Events of one scope (user_id, agent_id, run_id, app_id) run one at a time, and direct updates and
 // deletes of its memories take the same lock, so two identical adds never both ADD.
 //
 // Thread-safety: all public methods are safe to call concurrently. Does not own the store,
@@ -39,6 +39,7 @@
 #include "core/memory_shard.h"
 #include "core/rerank_stage.h"
 #include "embed/embedder.h"
+#include "extract/memory_categorizer.h"
 #include "extract/memory_extractor.h"
 #include "index/analyzer.h"
 #include "store/store.h"
@@ -51,16 +52,22 @@ struct MemoryAddRequest {
   std::string user_id;
   std::string agent_id;
   std::string run_id;
+  std::string app_id;
   std::string metadata_json = "{}";  // a JSON object
   bool infer = true;
   std::optional<int64_t> timestamp_us;   // when the conversation happened
   std::optional<int64_t> expires_at_us;  // invisible from this time on
+  // Extra guidance for fact extraction (what to remember or leave out), given to extractors that
+  // follow instructions (MemoryExtractor::follows_instructions); Add refuses it for the others.
+  std::string custom_instructions;
+  // The categories to tag the new and updated memories with; empty = the default set.
+  std::vector<CategorySpec> custom_categories;
 };
 
 struct MemorySearchRequest {
   std::string workspace;
   std::string query;
-  MemoryFilter filter;  // includes the top-level user_id / agent_id / run_id
+  MemoryFilter filter;  // includes the top-level user_id / agent_id / run_id / app_id
   size_t top_k = 10;
   float threshold = 0;
 };
@@ -70,6 +77,18 @@ struct MemoryUpdateRequest {
   std::string id;
   std::optional<std::string> text;
   std::optional<std::string> metadata_patch_json;  // a JSON object merged key by key
+  std::optional<int64_t> timestamp_us;             // sets created_at (when it happened)
+  std::optional<int64_t> expires_at_us;            // invisible from this time on
+};
+
+// One scope id in use in a workspace (mem0's entities): a user, agent, app or run with at least one
+// visible memory.
+struct MemoryEntity {
+  std::string type;  // user | agent | app | run
+  std::string name;  // the id
+  size_t total_memories = 0;
+  int64_t created_at_us = 0;  // of its oldest memory
+  int64_t updated_at_us = 0;  // latest change of any of its memories
 };
 
 struct MemoryServiceOptions {
@@ -115,6 +134,21 @@ class MemoryService {
   Result<size_t> DeleteAll(const std::string& workspace, const MemoryFilter& filter);
   Result<std::vector<HistoryRecord>> History(const std::string& workspace, const std::string& id);
 
+  // Every user / agent / app / run id having visible memories, most recently updated first (then
+  // by type and name).
+  Result<std::vector<MemoryEntity>> Entities(const std::string& workspace);
+  // The workspace's events, newest first; page_number from 1; `total` gets their count. Events
+  // being run read RUNNING, as in GetEvent.
+  Result<std::vector<MemoryEventRecord>> ListEvents(const std::string& workspace,
+                                                    size_t page_number, size_t page_size,
+                                                    size_t* total);
+  // Stores a user's verdict on a memory durably. kInvalidParameter for a feedback other than
+  // POSITIVE, NEGATIVE, VERY_NEGATIVE or "" (none); kNotFound when the memory does not exist.
+  Result<MemoryFeedbackRecord> RecordFeedback(const std::string& workspace,
+                                              const std::string& memory_id,
+                                              const std::string& feedback,
+                                              const std::string& reason);
+
   // An optional reranker for the best `candidates` results of each search (see
   // core/rerank_stage.h); its failure never fails a search. Set before the first Search; not
   // owned.
@@ -135,9 +169,11 @@ class MemoryService {
 
   Result<std::shared_ptr<MemoryShard>> Shard(const std::string& workspace);
   size_t ScopeStripe(const std::string& workspace, const std::string& user_id,
-                     const std::string& agent_id, const std::string& run_id) const;
+                     const std::string& agent_id, const std::string& run_id,
+                     const std::string& app_id) const;
   std::mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
-                        const std::string& agent_id, const std::string& run_id);
+                        const std::string& agent_id, const std::string& run_id,
+                        const std::string& app_id);
   // Queues an event on its scope's stripe, so events of one scope run in acceptance order.
   void EnqueueEvent(MemoryEventRecord event);  // decodes the stored request for its scope
   size_t EventStripe(const MemoryAddRequest& request) const;  // its scope's stripe

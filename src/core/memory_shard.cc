@@ -12,7 +12,7 @@ namespace {
 std::string ScopeIndexKey(std::string_view field, std::string_view value) {
   std::string key;
   key.reserve(value.size() + 2);
-  key += field == "user_id" ? 'u' : field == "agent_id" ? 'a' : 'r';
+  key += field == "user_id" ? 'u' : field == "agent_id" ? 'a' : field == "app_id" ? 'p' : 'r';
   key += ':';
   key += value;
   return key;
@@ -51,8 +51,10 @@ MemoryRecord ToRecord(const AgentMemory& m) {
   r.user_id = m.user_id;
   r.agent_id = m.agent_id;
   r.run_id = m.run_id;
+  r.app_id = m.app_id;
   r.session_id = m.session_id;
   r.metadata_json = m.metadata_json;
+  r.categories = m.categories;
   r.created_at_us = m.created_at_us;
   r.updated_at_us = m.updated_at_us;
   r.expires_at_us = m.expires_at_us;
@@ -143,7 +145,8 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
     for (auto [field, value] :
          {std::pair<std::string_view, const std::string*>{"user_id", &r.user_id},
           {"agent_id", &r.agent_id},
-          {"run_id", &r.run_id}}) {
+          {"run_id", &r.run_id},
+          {"app_id", &r.app_id}}) {
       if (!value->empty()) by_scope_[ScopeIndexKey(field, *value)].push_back(d);
     }
   }
@@ -156,8 +159,10 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.user_id = r.user_id;
   m.agent_id = r.agent_id;
   m.run_id = r.run_id;
+  m.app_id = r.app_id;
   m.session_id = r.session_id;
   m.metadata_json = metadata_json;
+  m.categories = r.categories;
   m.created_at_us = r.created_at_us;
   m.updated_at_us = r.updated_at_us;
   m.expires_at_us = r.expires_at_us;
@@ -258,8 +263,10 @@ FilterDoc MemoryShard::ViewOf(const Doc& d) const {
                    .user_id = m.user_id,
                    .agent_id = m.agent_id,
                    .run_id = m.run_id,
+                   .app_id = m.app_id,
                    .session_id = m.session_id,
                    .text = m.text,
+                   .categories = m.categories,
                    .created_at_us = m.created_at_us,
                    .updated_at_us = m.updated_at_us,
                    .metadata = &d.metadata};
@@ -348,7 +355,8 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   auto keys = filter.ScopeKeys();
   if (!keys) {
     return Status::InvalidParameter(
-        "the search must be confined to a user_id, agent_id or run_id (top-level or in filters)");
+        "the search must be confined to a user_id, agent_id, run_id or app_id (top-level or in "
+        "filters)");
   }
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<MemoryHit> hits;
@@ -425,6 +433,41 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
   std::partial_sort(matching.begin(), matching.begin() + static_cast<long>(end), matching.end(),
                     [](const AgentMemory* a, const AgentMemory* b) { return NewerFirst(*a, *b); });
   for (size_t i = offset; i < end; ++i) out.push_back(*matching[i]);
+  return out;
+}
+
+std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<ScopeSummary> out;
+  for (const auto& [key, docs] : by_scope_) {
+    ScopeSummary s;
+    for (DocId d : docs) {
+      const Doc& doc = docs_[d];
+      if (!doc.live || !doc.memory.VisibleAt(now_us)) continue;
+      const AgentMemory& m = doc.memory;
+      s.first_created_at_us =
+          s.memories == 0 ? m.created_at_us : std::min(s.first_created_at_us, m.created_at_us);
+      s.last_updated_at_us = std::max(s.last_updated_at_us, m.updated_at_us);
+      ++s.memories;
+    }
+    if (s.memories == 0) continue;
+    switch (key[0]) {  // ScopeIndexKey's letters
+      case 'u':
+        s.field = "user_id";
+        break;
+      case 'a':
+        s.field = "agent_id";
+        break;
+      case 'p':
+        s.field = "app_id";
+        break;
+      default:
+        s.field = "run_id";
+        break;
+    }
+    s.value = key.substr(2);
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

@@ -1,6 +1,6 @@
 // MemoryShard: the in-memory search state of one workspace's agent memories (memory API V4): the
-// memories, their BM25 index and vectors, and an index from user_id / agent_id / run_id to
-// memories, so a search confined to one user scans only that user's memories however large the
+// memories, their BM25 index and vectors, and an index from user_id / agent_id / run_id / app_id
+// to memories, so a search confined to one user scans only that user's memories however large the
 // workspace. A cache of the store; rebuilt from it on first use.
 //
 // Unlike leaderboard shards, memories change: Upsert replaces a memory's text, metadata and
@@ -38,8 +38,10 @@ struct AgentMemory {
   std::string user_id;
   std::string agent_id;
   std::string run_id;
+  std::string app_id;
   std::string session_id;
   std::string metadata_json = "{}";
+  std::vector<std::string> categories;
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
   std::optional<int64_t> expires_at_us;
@@ -58,6 +60,15 @@ struct MemoryHit {
   AgentMemory memory;
   float score = 0;       // fused relevance, 0..1
   float similarity = 0;  // cosine of query and memory vectors; 0 when either has none
+};
+
+// The visible memories of one scope id (MemoryShard::Scopes).
+struct ScopeSummary {
+  std::string field;  // user_id | agent_id | run_id | app_id
+  std::string value;
+  size_t memories = 0;
+  int64_t first_created_at_us = 0;
+  int64_t last_updated_at_us = 0;
 };
 
 struct MemoryShardOptions {
@@ -107,13 +118,17 @@ class MemoryShard {
 
   // Ranked memories matching query.filter (BM25 and vector candidates fused), best first.
   // Errors: kInvalidParameter when the filter does not confine the search to some user_id /
-  // agent_id / run_id.
+  // agent_id / run_id / app_id.
   Result<std::vector<MemoryHit>> Search(const MemoryQuery& query) const;
 
   // Every visible memory matching `filter`, newest first (created_at, then write order).
   // `total` gets their count; [offset, offset + limit) of them are returned.
   std::vector<AgentMemory> List(const MemoryFilter& filter, int64_t now_us, size_t offset,
                                 size_t limit, size_t* total) const;
+
+  // Every scope id with memories visible at now_us, from the scope-key index, in no particular
+  // order.
+  std::vector<ScopeSummary> Scopes(int64_t now_us) const;
 
   // Live memories that expired before now_us (to purge).
   std::vector<AgentMemory> Expired(int64_t now_us) const;
@@ -157,7 +172,8 @@ class MemoryShard {
   std::vector<Doc> docs_;                         // guarded by mu_; DocId = index
   std::unordered_map<std::string, DocId> by_id_;  // guarded by mu_ (live docs only)
   std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
-  // "u:<user_id>", "a:<agent_id>", "r:<run_id>" -> docs (may list removed docs; checked on use).
+  // "u:<user_id>", "a:<agent_id>", "r:<run_id>", "p:<app_id>" -> docs (may list removed docs;
+  // checked on use).
   std::unordered_map<std::string, std::vector<DocId>> by_scope_;  // guarded by mu_
   // Metadata index: top-level key -> canonical value key (MetadataValueKeys) -> live docs having
   // it, sorted. Empty when options_.metadata_index is off.

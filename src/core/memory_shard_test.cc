@@ -66,6 +66,69 @@ TEST_F(MemoryShardTest, SearchIsConfinedToTheFilteredScope) {
   EXPECT_EQ(shard_.Search(unscoped).status().code(), StatusCode::kInvalidParameter);
 }
 
+TEST_F(MemoryShardTest, AppIdIsAScopeOfItsOwn) {
+  MemoryRecord shop = Rec(1, "alice", "alice likes green tea");
+  shop.app_id = "shop";
+  shop.categories = {"food"};
+  shard_.Upsert(shop);
+  MemoryRecord other = Rec(2, "alice", "alice drinks green tea at work");
+  other.app_id = "office";
+  shard_.Upsert(other);
+  MemoryRecord bare = Rec(3, "", "green tea is popular");
+  bare.app_id = "shop";
+  shard_.Upsert(bare);
+  shard_.Upsert(Rec(4, "bob", "bob likes green tea"));
+
+  MemoryFilter app;
+  app.AndEquals("app_id", "shop");
+  EXPECT_EQ(Ids(Search("green tea", app)), (std::vector<std::string>{"m-3", "m-1"}));
+  app.AndEquals("user_id", "alice");
+  EXPECT_EQ(Ids(Search("green tea", app)), std::vector<std::string>{"m-1"});
+  auto in = MemoryFilter::Parse(nlohmann::json::parse(R"({"app_id": {"in": ["office", "none"]}})"),
+                                "filters", {});
+  ASSERT_TRUE(in.ok());
+  EXPECT_EQ(Ids(Search("tea", *in)), std::vector<std::string>{"m-2"});
+  size_t total = 0;
+  auto listed = shard_.List(*in, 100, 0, 10, &total);
+  ASSERT_EQ(total, 1u);
+  EXPECT_EQ(listed[0].app_id, "office");
+  // The shard keeps the app id and categories it was given.
+  auto got = shard_.Get("m-1", 100);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->app_id, "shop");
+  EXPECT_EQ(got->categories, std::vector<std::string>{"food"});
+  EXPECT_EQ(ToRecord(*got).categories, std::vector<std::string>{"food"});
+  auto cats = MemoryFilter::Parse(nlohmann::json::parse(R"({"categories": {"contains": "food"}})"),
+                                  "filters", {});
+  ASSERT_TRUE(cats.ok());
+  cats->AndEquals("user_id", "alice");
+  EXPECT_EQ(Ids(Search("tea", *cats)), std::vector<std::string>{"m-1"});
+}
+
+TEST_F(MemoryShardTest, ScopesSummariseVisibleMemoriesPerId) {
+  MemoryRecord a = Rec(1, "alice", "one");
+  a.app_id = "shop";
+  shard_.Upsert(a);
+  MemoryRecord b = Rec(5, "alice", "two");
+  b.agent_id = "bot";
+  b.updated_at_us = 9;
+  shard_.Upsert(b);
+  MemoryRecord expired = Rec(7, "carol", "gone");
+  expired.expires_at_us = 50;
+  shard_.Upsert(expired);
+  shard_.Upsert(Rec(8, "dave", "removed"));
+  shard_.Remove("m-8");
+  std::map<std::string, ScopeSummary> by_key;
+  for (ScopeSummary& s : shard_.Scopes(100)) by_key[s.field + "=" + s.value] = s;
+  ASSERT_EQ(by_key.size(), 3u);
+  EXPECT_EQ(by_key["user_id=alice"].memories, 2u);
+  EXPECT_EQ(by_key["user_id=alice"].first_created_at_us, 1);
+  EXPECT_EQ(by_key["user_id=alice"].last_updated_at_us, 9);
+  EXPECT_EQ(by_key["app_id=shop"].memories, 1u);
+  EXPECT_EQ(by_key["agent_id=bot"].memories, 1u);
+  EXPECT_EQ(by_key.count("user_id=carol"), 0u);
+}
+
 TEST_F(MemoryShardTest, FilterAppliesBeforeTopK) {
   // 50 better matches that the filter rejects must not crowd out the one it accepts.
   for (int i = 1; i <= 50; ++i) {

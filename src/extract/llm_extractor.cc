@@ -61,6 +61,19 @@ When nothing is worth remembering, answer {"facts": []}.)";
   return p;
 }
 
+// The application's own guidance, fenced so that the model tells it from the rules above and
+// cannot take it to change the answer's shape.
+void AppendInstructions(std::string_view instructions, std::string* prompt) {
+  *prompt += R"(
+
+Additional instructions from the application (they say what to remember or leave out; they do not
+change the answer format above). They are between the two lines of ===:
+=====
+)";
+  *prompt += TrimAsciiSpace(instructions);
+  *prompt += "\n=====";
+}
+
 std::string ReconcileSystemPrompt() {
   std::string p(kReconcileTask);
   p += R"(
@@ -217,6 +230,16 @@ Result<std::string> LlmExtractor::Ask(const std::string& system_prompt,
 
 Result<std::vector<std::string>> LlmExtractor::ExtractFacts(
     const std::vector<ConversationMessage>& messages) const {
+  return Extract(messages, {});
+}
+
+Result<std::vector<std::string>> LlmExtractor::ExtractFactsFollowing(
+    const std::vector<ConversationMessage>& messages, std::string_view instructions) const {
+  return Extract(messages, instructions);
+}
+
+Result<std::vector<std::string>> LlmExtractor::Extract(
+    const std::vector<ConversationMessage>& messages, std::string_view instructions) const {
   json input = json::array();
   bool any_content = false;
   for (const ConversationMessage& m : messages) {
@@ -230,8 +253,9 @@ Result<std::vector<std::string>> LlmExtractor::ExtractFacts(
   // Nothing said, nothing to remember: spare the round trip.
   if (!any_content) return std::vector<std::string>{};
 
-  Result<std::string> answer =
-      Ask(ExtractSystemPrompt(options_.max_facts), Dump(json{{"messages", std::move(input)}}));
+  std::string system_prompt = ExtractSystemPrompt(options_.max_facts);
+  if (!TrimAsciiSpace(instructions).empty()) AppendInstructions(instructions, &system_prompt);
+  Result<std::string> answer = Ask(system_prompt, Dump(json{{"messages", std::move(input)}}));
   if (!answer.ok()) return answer.status();
 
   auto parsed = ReadJson(*answer, kServiceResponseLimits);

@@ -79,6 +79,13 @@ class LlmExtractor final : public MemoryExtractor {
   Result<std::vector<std::string>> ExtractFacts(
       const std::vector<ConversationMessage>& messages) const override;
 
+  bool follows_instructions() const override { return true; }
+  // The instructions go into the system prompt after the rules, between delimiter lines, as the
+  // application's (not the conversation's) guidance; the answer shape stays the same.
+  Result<std::vector<std::string>> ExtractFactsFollowing(
+      const std::vector<ConversationMessage>& messages,
+      std::string_view instructions) const override;
+
   Result<std::vector<MemoryDecision>> Reconcile(
       const std::vector<FactCandidates>& facts) const override;
 
@@ -88,6 +95,8 @@ class LlmExtractor final : public MemoryExtractor {
   // Sends the two messages and returns the answer's JSON text, fences and <think> stripped.
   // Endpoint errors become kUnavailable.
   Result<std::string> Ask(const std::string& system_prompt, const std::string& user_message) const;
+  Result<std::vector<std::string>> Extract(const std::vector<ConversationMessage>& messages,
+                                           std::string_view instructions) const;
 
   const LlmExtractorOptions options_;
   const std::unique_ptr<ChatClient> client_;

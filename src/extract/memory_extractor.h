@@ -68,6 +68,21 @@ class MemoryExtractor {
   virtual Result<std::vector<std::string>> ExtractFacts(
       const std::vector<ConversationMessage>& messages) const = 0;
 
+  // Whether the extractor can follow a client's instructions (ExtractFactsFollowing): true for a
+  // language model, false for rules. Callers refuse custom instructions when it is false rather
+  // than silently ignore them.
+  virtual bool follows_instructions() const { return false; }
+
+  // As ExtractFacts, also following `instructions` (what to remember or leave out, in the client's
+  // words). Extractors that cannot follow instructions answer kInvalidParameter.
+  virtual Result<std::vector<std::string>> ExtractFactsFollowing(
+      const std::vector<ConversationMessage>& messages, std::string_view instructions) const {
+    (void)messages, (void)instructions;
+    return Status::InvalidParameter(
+        "custom_instructions: this memory extractor cannot follow instructions (configure an LLM "
+        "extractor)");
+  }
+
   // One decision per fact, in the order of `facts` (a fact may produce no decision only when it
   // duplicates an earlier fact of the same call). Errors as ExtractFacts.
   virtual Result<std::vector<MemoryDecision>> Reconcile(

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -122,6 +123,135 @@ TEST_P(AgentMemoryStoreTest, ChangesCommitWithHistoryAndEventEnd) {
   EXPECT_EQ((*history)[1].new_text, "loves tea");
   EXPECT_EQ((*history)[2].event, "DELETE");
   EXPECT_FALSE((*history)[2].new_text.has_value());
+}
+
+TEST_P(AgentMemoryStoreTest, AppIdAndCategoriesRoundTripAndUpdate) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  MemoryChange tagged = Insert("u", "likes sushi");
+  tagged.record.app_id = "shop";
+  tagged.record.categories = {"food", "user_preferences"};
+  MemoryChange plain = Insert("u", "lives in Oslo");
+  auto outcome = store->ApplyMemoryChanges({.workspace = "w", .changes = {tagged, plain}});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+
+  auto loaded = store->LoadAgentMemories("w");
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].app_id, "shop");
+  EXPECT_EQ((*loaded)[0].categories, (std::vector<std::string>{"food", "user_preferences"}));
+  EXPECT_EQ((*loaded)[1].app_id, "");
+  EXPECT_TRUE((*loaded)[1].categories.empty());
+
+  // An update writes the categories, created_at and expires_at it carries.
+  MemoryChange up;
+  up.op = MemoryChange::Op::kUpdate;
+  up.record = outcome->inserted[0];
+  up.record.vector.clear();
+  up.record.categories = {"travel"};
+  up.record.created_at_us = 3;
+  up.record.expires_at_us = 99;
+  up.old_text = up.record.text;
+  MemoryChange clear;
+  clear.op = MemoryChange::Op::kUpdate;
+  clear.record = outcome->inserted[1];
+  clear.record.vector.clear();
+  clear.record.categories = {};
+  clear.old_text = clear.record.text;
+  ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .changes = {up, clear}}).ok());
+  loaded = store->LoadAgentMemories("w");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)[0].categories, std::vector<std::string>{"travel"});
+  EXPECT_EQ((*loaded)[0].created_at_us, 3);
+  EXPECT_EQ((*loaded)[0].expires_at_us, 99);
+  EXPECT_EQ((*loaded)[0].app_id, "shop");
+  EXPECT_EQ((*loaded)[0].vector.size(), 2u);  // text unchanged: the vector stays
+  EXPECT_TRUE((*loaded)[1].categories.empty());
+  EXPECT_FALSE((*loaded)[1].expires_at_us.has_value());
+}
+
+TEST_P(AgentMemoryStoreTest, FeedbackIsDurable) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const MemoryFeedbackRecord first{.id = NewId("mf"),
+                                   .memory_id = "m-1",
+                                   .feedback = "NEGATIVE",
+                                   .reason = "outdated",
+                                   .created_at_us = 10};
+  const MemoryFeedbackRecord second{
+      .id = NewId("mf"), .memory_id = "m-1", .feedback = "", .reason = "", .created_at_us = 20};
+  ASSERT_TRUE(store->InsertFeedback("w", first).ok());
+  ASSERT_TRUE(store->InsertFeedback("w", second).ok());
+  EXPECT_FALSE(store->InsertFeedback("other", first).ok()) << "feedback ids are unique";
+  store.reset();
+  store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  auto got = store->GetFeedback("w", "m-1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].id, first.id);
+  EXPECT_EQ((*got)[0].feedback, "NEGATIVE");
+  EXPECT_EQ((*got)[0].reason, "outdated");
+  EXPECT_EQ((*got)[0].created_at_us, 10);
+  EXPECT_EQ((*got)[1].feedback, "");
+  EXPECT_TRUE(store->GetFeedback("other", "m-1")->empty());
+  EXPECT_TRUE(store->GetFeedback("w", "m-2")->empty());
+}
+
+TEST_P(AgentMemoryStoreTest, ListEventsPagesNewestFirst) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  std::vector<MemoryEventRecord> events;
+  for (int i = 0; i < 5; ++i) {
+    MemoryEventRecord e = Event();
+    e.created_at_us = e.updated_at_us = 100 + i;
+    events.push_back(e);
+  }
+  // Two stored with their end, three accepted (on SQLite, in the intake journal: no row yet).
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(store->InsertEvent(events[i]).ok());
+    MemoryEventRecord end = events[i];
+    end.status = "SUCCEEDED";
+    ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .finish_event = end}).ok());
+  }
+  for (int i = 2; i < 5; ++i) {
+    std::promise<Status> accepted;
+    store->AcceptEvent(events[i], [&](Status st) { accepted.set_value(st); });
+    ASSERT_TRUE(accepted.get_future().get().ok());
+  }
+  MemoryEventRecord elsewhere = Event();
+  elsewhere.workspace = "other";
+  ASSERT_TRUE(store->InsertEvent(elsewhere).ok());
+
+  size_t total = 0;
+  auto all = store->ListEvents("w", 0, 100, &total);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(total, 5u);
+  ASSERT_EQ(all->size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ((*all)[i].id, events[4 - i].id) << i;
+  EXPECT_EQ((*all)[4].status, "SUCCEEDED");
+  EXPECT_EQ((*all)[0].status, "PENDING");
+  auto page = store->ListEvents("w", 2, 2, &total);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(total, 5u);
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].id, events[2].id);
+  EXPECT_EQ((*page)[1].id, events[1].id);
+  auto beyond = store->ListEvents("w", 5, 2, &total);
+  ASSERT_TRUE(beyond.ok());
+  EXPECT_TRUE(beyond->empty());
+  EXPECT_EQ(total, 5u);
+  // An accepted event that ends is listed once, by its row.
+  MemoryEventRecord end = events[3];
+  end.status = "FAILED";
+  ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .finish_event = end}).ok());
+  all = store->ListEvents("w", 0, std::numeric_limits<size_t>::max(), &total);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(total, 5u);
+  ASSERT_EQ(all->size(), 5u);
+  EXPECT_EQ((*all)[1].status, "FAILED");
+  EXPECT_TRUE(store->ListEvents("nobody", 0, 10, &total)->empty());
+  EXPECT_EQ(total, 0u);
 }
 
 TEST_P(AgentMemoryStoreTest, MetadataOnlyUpdateKeepsTheVector) {

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "common/time_util.h"
+#include "store/categories_json.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 
@@ -50,6 +52,9 @@ Status CheckChangeText(const MemoryChange& c) {
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory text", m.text));
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory metadata", m.metadata_json));
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("vector model", m.vector_model));
+      for (const std::string& cat : m.categories) {
+        ENGRAM_RETURN_IF_ERROR(pg::CheckText("category", cat));
+      }
       break;
     case MemoryChange::Op::kDelete:
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory id", m.id));
@@ -80,11 +85,15 @@ bool UpdateMemory(pqxx::work& txn, const std::string& workspace, const MemoryCha
                   int64_t version) {
   const MemoryRecord& m = c.record;
   constexpr const char* kSql =
-      "UPDATE memories SET text = $1, metadata = $2, updated_at = $3, version = $4{} "
+      "UPDATE memories SET text = $1, metadata = $2, updated_at = $3, version = $4, "
+      "created_at = $7, expires_at = $8::bigint, categories = $9{} "
       "WHERE id = $5 AND workspace = $6 AND kind = 'memory' RETURNING seq";
+  const std::optional<std::string> expires_at = pg::IntOrNull(m.expires_at_us);
+  const std::string categories = CategoriesToJson(m.categories);
   if (!m.vector.empty()) {
-    return !txn.exec_params(fmt::format(kSql, ", vector = $7, vector_model = $8"), m.text,
+    return !txn.exec_params(fmt::format(kSql, ", vector = $10, vector_model = $11"), m.text,
                             m.metadata_json, m.updated_at_us, version, m.id, workspace,
+                            m.created_at_us, pg::OrNull(expires_at), categories,
                             pg::VectorBytes(m.vector), m.vector_model)
                 .empty();
   }
@@ -92,7 +101,8 @@ bool UpdateMemory(pqxx::work& txn, const std::string& workspace, const MemoryCha
   // describes the old text, so backfill re-embeds rather than serve it.
   const char* vector_sql = m.text == c.old_text ? "" : ", vector = NULL, vector_model = ''";
   return !txn.exec_params(fmt::format(kSql, vector_sql), m.text, m.metadata_json, m.updated_at_us,
-                          version, m.id, workspace)
+                          version, m.id, workspace, m.created_at_us, pg::OrNull(expires_at),
+                          categories)
               .empty();
 }
 
@@ -290,6 +300,70 @@ Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
   std::sort(out.begin(), out.end(), [](const MemoryEventRecord& a, const MemoryEventRecord& b) {
     return std::tie(a.created_at_us, a.id) < std::tie(b.created_at_us, b.id);
   });
+  return out;
+}
+
+Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view workspace,
+                                                           size_t offset, size_t limit,
+                                                           size_t* total) {
+  std::vector<MemoryEventRecord> out;
+  *total = 0;
+  if (HasNul(workspace)) return out;  // never written
+  // PostgreSQL's BIGINT bounds the page; a larger offset or limit means "all".
+  constexpr size_t kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
+  const auto bounded = [](size_t v) { return static_cast<int64_t>(v < kMax ? v : kMax); };
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out.clear();
+    *total = txn.exec_params1("SELECT count(*) FROM memory_events WHERE workspace = $1",
+                              std::string(workspace))[0]
+                 .as<size_t>();
+    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memory_events WHERE workspace = $1 "
+                                            "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
+                                            kEventColumns),
+                                std::string(workspace), bounded(offset), bounded(limit));
+    for (const auto& r : rows) out.push_back(ReadEventRow(r));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status PgStore::InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) {
+  ENGRAM_RETURN_IF_ERROR(pg::CheckText({{workspace, "workspace"},
+                                        {feedback.id, "feedback id"},
+                                        {feedback.memory_id, "memory_id"},
+                                        {feedback.feedback, "feedback"},
+                                        {feedback.reason, "feedback_reason"}}));
+  return pool_->Write([&](pqxx::work& txn) -> Status {
+    txn.exec_params(
+        "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, created_at) "
+        "VALUES($1, $2, $3, $4, $5, $6)",
+        feedback.id, std::string(workspace), feedback.memory_id, feedback.feedback, feedback.reason,
+        feedback.created_at_us);
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<MemoryFeedbackRecord>> PgStore::GetFeedback(std::string_view workspace,
+                                                               std::string_view memory_id) {
+  std::vector<MemoryFeedbackRecord> out;
+  if (HasNul(workspace) || HasNul(memory_id)) return out;  // never written
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out.clear();
+    auto rows = txn.exec_params(
+        "SELECT id, memory_id, feedback, reason, created_at FROM memory_feedback "
+        "WHERE workspace = $1 AND memory_id = $2 ORDER BY created_at, id",
+        std::string(workspace), std::string(memory_id));
+    for (const auto& r : rows) {
+      out.push_back({.id = r[0].as<std::string>(),
+                     .memory_id = r[1].as<std::string>(),
+                     .feedback = r[2].as<std::string>(),
+                     .reason = r[3].as<std::string>(),
+                     .created_at_us = r[4].as<int64_t>()});
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
   return out;
 }
 

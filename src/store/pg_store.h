@@ -67,6 +67,11 @@ class PgStore final : public Store {
                            std::string_view error_message) override;
   Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) override;
   Result<std::vector<MemoryEventRecord>> UnfinishedEvents() override;
+  Result<std::vector<MemoryEventRecord>> ListEvents(std::string_view workspace, size_t offset,
+                                                    size_t limit, size_t* total) override;
+  Status InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) override;
+  Result<std::vector<MemoryFeedbackRecord>> GetFeedback(std::string_view workspace,
+                                                        std::string_view memory_id) override;
   // --- Skills --- (pg_skills.cc)
   Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) override;
   Result<SkillRecord> GetSkill(std::string_view workspace, std::string_view id) override;

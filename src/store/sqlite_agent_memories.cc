@@ -2,11 +2,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "store/categories_json.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
 
@@ -90,14 +94,18 @@ Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChang
                     bool* applied) {
   const MemoryRecord& m = c.record;
   sqlite::Stmt up(db,
-                  "UPDATE memories SET text = ?, metadata = ?, updated_at = ? "
+                  "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, created_at = ?, "
+                  "expires_at = ?, categories = ? "
                   "WHERE id = ? AND workspace = ? AND kind = 'memory' RETURNING seq");
   ENGRAM_RETURN_IF_ERROR(up.prepare_status());
   up.Bind(1, m.text);
   up.Bind(2, m.metadata_json);
   up.Bind(3, m.updated_at_us);
-  up.Bind(4, m.id);
-  up.Bind(5, workspace);
+  up.Bind(4, m.created_at_us);
+  up.Bind(5, m.expires_at_us);
+  up.Bind(6, CategoriesToJson(m.categories));
+  up.Bind(7, m.id);
+  up.Bind(8, workspace);
   Status st;
   *applied = up.Step(&st);
   ENGRAM_RETURN_IF_ERROR(st);
@@ -377,6 +385,112 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::UnfinishedEvents() {
     Status st;
     while (q.Step(&st)) out.push_back(ReadEventRow(q));
     if (!st.ok()) return st;
+    return out;
+  });
+}
+
+}  // namespace engram
+
+namespace engram {
+
+namespace {
+
+bool NewerEventFirst(const MemoryEventRecord& a, const MemoryEventRecord& b) {
+  return std::tie(a.created_at_us, a.id) > std::tie(b.created_at_us, b.id);
+}
+
+}  // namespace
+
+Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view workspace,
+                                                               size_t offset, size_t limit,
+                                                               size_t* total) {
+  // Events accepted through the intake journal have no row until they end: they are listed from
+  // memory, once (an event that ended meanwhile is listed by its row).
+  std::vector<MemoryEventRecord> accepted;
+  if (journal_) {
+    std::lock_guard<std::mutex> lock(accepted_mu_);
+    for (const auto& [id, a] : accepted_) {
+      if (a.event.workspace == workspace) accepted.push_back(a.event);
+    }
+  }
+  return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryEventRecord>> {
+    Status st;
+    if (!accepted.empty()) {
+      nlohmann::json ids = nlohmann::json::array();
+      for (const auto& e : accepted) ids.push_back(e.id);
+      sqlite::Stmt stored(db,
+                          "SELECT id FROM memory_events WHERE workspace = ? AND id IN "
+                          "(SELECT value FROM json_each(?))");
+      ENGRAM_RETURN_IF_ERROR(stored.prepare_status());
+      stored.Bind(1, workspace);
+      stored.Bind(2, ids.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      std::set<std::string> with_row;
+      while (stored.Step(&st)) with_row.insert(stored.ColumnText(0));
+      ENGRAM_RETURN_IF_ERROR(st);
+      std::erase_if(accepted, [&](const MemoryEventRecord& e) { return with_row.count(e.id) > 0; });
+    }
+    sqlite::Stmt count(db, "SELECT count(*) FROM memory_events WHERE workspace = ?");
+    ENGRAM_RETURN_IF_ERROR(count.prepare_status());
+    count.Bind(1, workspace);
+    if (!count.Step(&st)) return st.ok() ? Status::Internal("count returned no row") : st;
+    *total = static_cast<size_t>(count.ColumnInt(0)) + accepted.size();
+    count.Reset();
+    std::vector<MemoryEventRecord> out = std::move(accepted);
+    if (offset >= *total || limit == 0) return std::vector<MemoryEventRecord>{};
+    // The rows that can fall in the page whatever the accepted events' times.
+    const size_t wanted = std::min(*total, offset + std::min(limit, *total));
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE workspace = ? "
+                                   "ORDER BY created_at DESC, id DESC LIMIT ?",
+                                   kEventColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, static_cast<int64_t>(wanted));
+    while (q.Step(&st)) out.push_back(ReadEventRow(q));
+    ENGRAM_RETURN_IF_ERROR(st);
+    std::sort(out.begin(), out.end(), NewerEventFirst);
+    if (offset >= out.size()) return std::vector<MemoryEventRecord>{};
+    const size_t end = std::min(out.size(), offset + std::min(limit, out.size()));
+    return std::vector<MemoryEventRecord>(out.begin() + static_cast<std::ptrdiff_t>(offset),
+                                          out.begin() + static_cast<std::ptrdiff_t>(end));
+  });
+}
+
+Status SqliteStore::InsertFeedback(std::string_view workspace,
+                                   const MemoryFeedbackRecord& feedback) {
+  return Submit([&](sqlite3* db) -> Status {
+    sqlite::Stmt ins(db,
+                     "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, "
+                     "created_at) VALUES(?, ?, ?, ?, ?, ?)");
+    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+    ins.Bind(1, feedback.id);
+    ins.Bind(2, workspace);
+    ins.Bind(3, feedback.memory_id);
+    ins.Bind(4, feedback.feedback);
+    ins.Bind(5, feedback.reason);
+    ins.Bind(6, feedback.created_at_us);
+    return ins.Exec();
+  });
+}
+
+Result<std::vector<MemoryFeedbackRecord>> SqliteStore::GetFeedback(std::string_view workspace,
+                                                                   std::string_view memory_id) {
+  return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryFeedbackRecord>> {
+    std::vector<MemoryFeedbackRecord> out;
+    sqlite::Stmt q(db,
+                   "SELECT id, memory_id, feedback, reason, created_at FROM memory_feedback "
+                   "WHERE workspace = ? AND memory_id = ? ORDER BY created_at, id");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, memory_id);
+    Status st;
+    while (q.Step(&st)) {
+      out.push_back({.id = q.ColumnText(0),
+                     .memory_id = q.ColumnText(1),
+                     .feedback = q.ColumnText(2),
+                     .reason = q.ColumnText(3),
+                     .created_at_us = q.ColumnInt(4)});
+    }
+    ENGRAM_RETURN_IF_ERROR(st);
     return out;
   });
 }

@@ -2,12 +2,14 @@
 
 #include <cstring>
 
+#include "store/categories_json.h"
+
 namespace engram::sqlite {
 
 const char* const kMemoryColumns =
     "m.seq, m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text, "
     "m.parts, m.metadata, m.source_ts, m.position, m.created_at, m.updated_at, v.model, v.vector, "
-    "m.expires_at";
+    "m.expires_at, m.app_id, m.categories";
 
 MemoryRecord ReadMemoryRow(const Stmt& s) {
   MemoryRecord m;
@@ -33,6 +35,8 @@ MemoryRecord ReadMemoryRow(const Stmt& s) {
     std::memcpy(m.vector.data(), blob.data(), m.vector.size() * sizeof(float));
   }
   if (!s.ColumnIsNull(17)) m.expires_at_us = s.ColumnInt(17);
+  m.app_id = s.ColumnText(18);
+  m.categories = CategoriesFromJson(s.ColumnText(19));
   return m;
 }
 
@@ -45,10 +49,11 @@ std::string_view VectorBytes(const std::vector<float>& v) {
 }  // namespace
 
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
-  Stmt ins(db,
-           "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, text, "
-           "parts, metadata, source_ts, position, created_at, updated_at, kind, expires_at) "
-           "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Stmt ins(
+      db,
+      "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, text, "
+      "parts, metadata, source_ts, position, created_at, updated_at, kind, expires_at, app_id, "
+      "categories) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
   ins.Bind(1, m.id);
   ins.Bind(2, m.workspace);
@@ -70,6 +75,8 @@ Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
   ins.Bind(14, m.updated_at_us);
   ins.Bind(15, kind);
   ins.Bind(16, m.expires_at_us);
+  ins.Bind(17, m.app_id);
+  ins.Bind(18, CategoriesToJson(m.categories));
   ENGRAM_RETURN_IF_ERROR(ins.Exec());
   m.seq = sqlite3_last_insert_rowid(db);
   if (!m.vector.empty()) return InsertVector(db, m.seq, m.vector_model, m.vector);

@@ -65,6 +65,17 @@ class Store {
   virtual Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) = 0;
   // Events still PENDING or RUNNING (a restart resumes them), oldest first.
   virtual Result<std::vector<MemoryEventRecord>> UnfinishedEvents() = 0;
+  // A workspace's events (accepted ones included), newest first (created_at, then id descending):
+  // [offset, offset + limit) of them; `total` gets their count.
+  virtual Result<std::vector<MemoryEventRecord>> ListEvents(std::string_view workspace,
+                                                            size_t offset, size_t limit,
+                                                            size_t* total) = 0;
+  // Stores a user's feedback on an agent memory durably (the caller checked the memory exists).
+  virtual Status InsertFeedback(std::string_view workspace,
+                                const MemoryFeedbackRecord& feedback) = 0;
+  // The feedback given on one memory, oldest first (empty for an unknown id).
+  virtual Result<std::vector<MemoryFeedbackRecord>> GetFeedback(std::string_view workspace,
+                                                                std::string_view memory_id) = 0;
 
   // --- Skills ---
   // Every skill of a workspace, files included, in no particular order.

@@ -17,6 +17,7 @@ struct MemoryRecord {
   std::string user_id;
   std::string agent_id;
   std::string run_id;
+  std::string app_id;  // agent memories: the fourth scope id (mem0's app_id); "" = not set
   std::string session_id;
   std::string role;
   std::string text;        // the indexed text; text parts joined by '\n'
@@ -27,6 +28,8 @@ struct MemoryRecord {
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
   std::optional<int64_t> expires_at_us;  // hidden from reads after this time; agent memories only
+  // Agent memories: short category names (e.g. "food"), assigned when the memory is written.
+  std::vector<std::string> categories;
   // The memory's embedding and the model that made it; empty when it has none (yet).
   std::vector<float> vector;
   std::string vector_model;
@@ -95,8 +98,9 @@ struct MemoryChange {
   enum class Op { kInsert, kUpdate, kDelete };
   Op op = Op::kInsert;
   // kInsert: the whole record (seq is filled in by the store). kUpdate: id, text, metadata_json,
-  // updated_at_us and, when non-empty, vector + vector_model (an empty vector keeps the old one if
-  // the text is unchanged, else drops it: it no longer matches the text). kDelete: id.
+  // categories, created_at_us, updated_at_us, expires_at_us and, when non-empty, vector +
+  // vector_model (an empty vector keeps the old one if the text is unchanged, else drops it: it no
+  // longer matches the text). kDelete: id.
   MemoryRecord record;
   std::string old_text;  // kUpdate / kDelete: for the history
   std::string old_metadata_json;
@@ -140,6 +144,15 @@ inline std::string ScopeKeySkills(std::string_view workspace) {
 inline std::string ScopeKeyKb(std::string_view workspace, std::string_view kb_id) {
   return std::string("k\x1f").append(workspace).append("\x1f").append(kb_id);
 }
+
+// A user's verdict on one agent memory (mem0's feedback), kept for later review.
+struct MemoryFeedbackRecord {
+  std::string id;  // mf-<uuid>
+  std::string memory_id;
+  std::string feedback;  // POSITIVE | NEGATIVE | VERY_NEGATIVE | "" (no verdict)
+  std::string reason;
+  int64_t created_at_us = 0;
+};
 
 struct HistoryRecord {
   int64_t seq = 0;
