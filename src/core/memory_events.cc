@@ -187,6 +187,10 @@ void MemoryService::AddAsync(const MemoryAddRequest& request,
         "LLM extractor, or leave custom_instructions out)",
         extractor_->name())));
   }
+  if (Status st = MemoryCategorizer::Validate(request.custom_categories);
+      !request.custom_categories.empty() && !st.ok()) {
+    return done(Status::InvalidParameter("custom_categories: " + st.message()));
+  }
   if (queued_events() >= options_.max_queued_events) {
     return done(Status(StatusCode::kThrottled,
                        "too many memory events are pending; retry after a short wait"));
@@ -497,8 +501,26 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     results.push_back(r.id);
     batch.changes.push_back(std::move(c));
   }
+  ENGRAM_RETURN_IF_ERROR(Categorize(req, &batch));
   *result_json = Dump({{"results", results}, {"events", events}});
   return batch;
+}
+
+Status MemoryService::Categorize(const MemoryAddRequest& req, MemoryChangeBatch* batch) const {
+  if (embedder_ == nullptr) return Status::Ok();
+  std::vector<MemoryRecord*> records;
+  std::vector<std::vector<float>> vectors;
+  for (MemoryChange& c : batch->changes) {
+    if (c.op == MemoryChange::Op::kDelete || c.record.vector.empty()) continue;
+    records.push_back(&c.record);
+    vectors.push_back(c.record.vector);
+  }
+  if (records.empty()) return Status::Ok();
+  auto assigned = categorizer_.Assign(
+      vectors, req.custom_categories.empty() ? DefaultCategories() : req.custom_categories);
+  if (!assigned.ok()) return assigned.status();
+  for (size_t i = 0; i < records.size(); ++i) records[i]->categories = std::move((*assigned)[i]);
+  return Status::Ok();
 }
 
 void MemoryService::RunBackfill(const std::string& workspace) {

@@ -22,7 +22,8 @@ MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embed
       analyzer_(analyzer),
       embedder_(embedder),
       extractor_(extractor),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      categorizer_(embedder_, options_.categorizer) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
@@ -166,6 +167,14 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
       if (v.ok()) {
         change.record.vector = std::move(*v);
         change.record.vector_model = embedder_->model_id();
+        // The add's own category set is not kept with the memory: the defaults describe it now.
+        auto categories = categorizer_.Assign({change.record.vector}, DefaultCategories());
+        if (categories.ok()) {
+          change.record.categories = std::move(categories->front());
+        } else {
+          spdlog::warn("memory update: categorizing failed ({}); categories kept",
+                       categories.status().ToString());
+        }
       }
     }
   }

@@ -6,7 +6,9 @@
 //   2. a worker takes it (RUNNING, known in memory only), extracts facts (or takes the messages
 //   verbatim when
 //      infer = false), finds each fact's most similar memories of the same scope, asks the
-//      extractor for ADD / UPDATE / DELETE / NONE decisions and embeds the new texts;
+//      extractor for ADD / UPDATE / DELETE / NONE decisions, embeds the new texts and tags the
+//      new and updated memories with categories (their vectors against the categories', see
+//      extract/memory_categorizer.h; none without an embedder);
 //   3. the memory changes, their history rows and the event's end state commit in one transaction,
 //      then the shard is updated. A failure (extractor, embedder) ends the event FAILED with an
 //      error message and changes nothing; a crash before step 3 leaves the event PENDING/RUNNING
@@ -101,6 +103,7 @@ struct MemoryServiceOptions {
   size_t backfill_batch = 32;  // texts per embedding call when re-embedding after a model change
   // Shared stores: how often to claim events of nodes whose lease ran out.
   std::chrono::milliseconds job_poll_interval{2000};
+  MemoryCategorizerOptions categorizer;
 };
 
 class MemoryService {
@@ -115,7 +118,9 @@ class MemoryService {
   // Stops taking events; waits for the ones running. Queued events stay PENDING in the store.
   void Shutdown();
 
-  // Stores the add as a PENDING event; returns its id. kThrottled when too many are queued.
+  // Stores the add as a PENDING event; returns its id. kThrottled when too many are queued;
+  // kInvalidParameter for custom_instructions the extractor cannot follow, or custom_categories
+  // out of the categorizer's bounds (nothing is stored then).
   Result<std::string> Add(const MemoryAddRequest& request);
   // As Add, answering through `done` once the event is durable (called once, on the store's
   // thread or the caller's; it must not block) and queued for the workers.
@@ -125,6 +130,7 @@ class MemoryService {
 
   Result<std::vector<MemoryHit>> Search(const MemorySearchRequest& request);
   Result<AgentMemory> Get(const std::string& workspace, const std::string& id);
+  // A new text is embedded again and its categories assigned again (from the default set).
   Result<AgentMemory> Update(const MemoryUpdateRequest& request);
   Status Delete(const std::string& workspace, const std::string& id);
   // Newest first; page_number from 1.
@@ -186,6 +192,8 @@ class MemoryService {
   // The changes an event makes; kUnavailable etc. when extraction fails.
   Result<MemoryChangeBatch> PlanEvent(const MemoryEventRecord& event, const MemoryAddRequest& req,
                                       MemoryShard& shard, std::string* result_json);
+  // Sets the categories of the batch's new and updated memories from their vectors.
+  Status Categorize(const MemoryAddRequest& req, MemoryChangeBatch* batch) const;
   void RunBackfill(const std::string& workspace);
   void PurgeExpired();
   // Applies a committed batch to the shard.
@@ -198,6 +206,7 @@ class MemoryService {
   const Embedder* embedder_;
   const MemoryExtractor* extractor_;
   MemoryServiceOptions options_;
+  MemoryCategorizer categorizer_;  // over embedder_: no categories without one
   RerankStage rerank_{"memory search"};
 
   mutable std::mutex shards_mu_;
