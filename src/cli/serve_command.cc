@@ -17,6 +17,7 @@
 #include "api/app.h"
 #include "api/kb_api.h"
 #include "api/leaderboard_api.h"
+#include "api/mem0/mem0_api.h"
 #include "api/memory_api.h"
 #include "api/openapi_check.h"
 #include "api/ops_api.h"
@@ -564,6 +565,14 @@ int RunServe(ServeOptions options) {
   memory_limits.max_top_k = options.max_top_k;
   memory_limits.max_metadata_bytes = options.max_metadata_bytes;
   RegisterMemoryRoutes(router, &memories, memory_limits);
+  // mem0's Platform API over the same memories (docs/mem0.md).
+  if (!IsValidWorkspaceName(options.mem0_workspace)) {
+    spdlog::error("--mem0-workspace must be 1-64 letters, digits, '-', '_' or '.'");
+    return 1;
+  }
+  RegisterMem0Routes(
+      router, Mem0ApiDeps{.memories = &memories, .auth = &*auth, .extractor = extractor.get()},
+      Mem0ApiOptions{.default_workspace = options.mem0_workspace, .limits = memory_limits});
   KbApiLimits kb_limits;
   kb_limits.max_top_k = options.max_top_k;
   RegisterKbRoutes(router, &knowledge, kb_limits);  // knowledge bases

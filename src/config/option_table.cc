@@ -92,6 +92,7 @@ const std::vector<OptionSpec>& Table() {
       {.name = "shard-memory-mb", .field = &ServeOptions::shard_memory_mb, .help = "Leaderboard index shards kept in RAM at most, least recently used dropped first (0: no limit)", .min = 0},
       {.name = "leaderboard-retention-days", .field = &ServeOptions::leaderboard_retention_days, .help = "delete Leaderboard users idle this many days (fractions allowed; 0: never)", .min = 0, .max = 36500},
       {.name = "leaderboard-idempotency-ttl-days", .field = &ServeOptions::leaderboard_idempotency_ttl_days, .help = "keep Leaderboard request_id records this many days (longer than any retry window; 0: forever)", .min = 0, .max = 36500},
+      {.name = "mem0-workspace", .field = &ServeOptions::mem0_workspace, .help = "workspace of mem0-API requests that name no project_id and whose key is not limited to one workspace"},
   };
   // clang-format on
   return table;

@@ -121,6 +121,8 @@ struct ServeOptions {
   // --- Leaderboard data lifecycle (docs/leaderboard.md); fractions of a day are allowed ---
   double leaderboard_retention_days = 0;        // users idle longer are deleted; 0: never
   double leaderboard_idempotency_ttl_days = 7;  // request_id records kept this long; 0: forever
+  // --- mem0-compatible API (docs/mem0.md) ---
+  std::string mem0_workspace = "default";  // workspace of requests naming no project
 
   // Parsed from `listen`.
   std::string host;

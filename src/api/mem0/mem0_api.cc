@@ -1,0 +1,48 @@
+#include "api/mem0/mem0_api.h"
+
+#include "api/json_input.h"
+#include "api/mem0/mem0_handler_context.h"
+#include "api/mem0/mem0_render.h"
+#include "api/mem0/mem0_workspace.h"
+#include "api/query_params.h"
+
+namespace engram {
+
+Result<Mem0Request> Mem0HandlerContext::Begin(const HttpRequest& request, bool with_body) const {
+  Mem0Request out;
+  auto query = ParseQueryString(request.query);
+  if (!query.ok()) return query.status();
+  out.query = std::move(*query);
+  if (with_body) {
+    if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
+      out.body = nlohmann::json::object();
+    } else {
+      auto body = ParseJsonObject(request.body);
+      if (!body.ok()) return body.status();
+      out.body = std::move(*body);
+    }
+  }
+  auto workspace = ResolveMem0Workspace(request, out.query, out.body ? &*out.body : nullptr,
+                                        *deps_.auth, options_.default_workspace);
+  if (!workspace.ok()) return workspace.status();
+  out.workspace = std::move(*workspace);
+  return out;
+}
+
+Route Mem0HandlerContext::MakeRoute(std::string method, std::string pattern, std::string name,
+                                    RouteHandler handler) const {
+  return Route{.method = std::move(method),
+               .pattern = std::move(pattern),
+               .name = std::move(name),
+               .auth = AuthMode::kAnyWorkspace,
+               .handler = std::move(handler),
+               .render_error = Mem0ErrorResponse};
+}
+
+void RegisterMem0Routes(Router& router, Mem0ApiDeps deps, Mem0ApiOptions options) {
+  auto ctx = std::make_shared<const Mem0HandlerContext>(deps, std::move(options));
+  RegisterMem0MemoryRoutes(router, ctx);
+  RegisterMem0ServiceRoutes(router, ctx);
+}
+
+}  // namespace engram

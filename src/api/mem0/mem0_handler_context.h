@@ -1,0 +1,53 @@
+// What every mem0-compatible route handler shares: its dependencies and options, and the steps
+// each request starts with (query string, JSON body, workspace). Internal to src/api/mem0.
+// Thread-safety: immutable after construction; shared by the handlers of concurrent requests.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "api/mem0/mem0_api.h"
+#include "api/router.h"
+
+namespace engram {
+
+struct Mem0Request {
+  std::map<std::string, std::string> query;
+  std::optional<nlohmann::json> body;  // set for requests with a body
+  std::string workspace;
+};
+
+class Mem0HandlerContext {
+ public:
+  Mem0HandlerContext(Mem0ApiDeps deps, Mem0ApiOptions options)
+      : deps_(deps), options_(std::move(options)) {}
+
+  // Parses the query string (and the body, when `with_body`: a JSON object; an empty body is
+  // {}) and resolves the workspace.
+  Result<Mem0Request> Begin(const HttpRequest& request, bool with_body) const;
+
+  // A route of this API: the given handler, authenticated by key (any workspace; the handler
+  // picks one), errors in mem0's envelope.
+  Route MakeRoute(std::string method, std::string pattern, std::string name,
+                  RouteHandler handler) const;
+
+  MemoryService& memories() const { return *deps_.memories; }
+  const MemoryExtractor* extractor() const { return deps_.extractor; }
+  const Mem0ApiOptions& options() const { return options_; }
+  const MemoryApiLimits& limits() const { return options_.limits; }
+
+ private:
+  Mem0ApiDeps deps_;
+  Mem0ApiOptions options_;
+};
+
+using Mem0Context = std::shared_ptr<const Mem0HandlerContext>;
+
+// The route groups, each in its own file.
+void RegisterMem0MemoryRoutes(Router& router, const Mem0Context& ctx);
+void RegisterMem0ServiceRoutes(Router& router, const Mem0Context& ctx);
+
+}  // namespace engram

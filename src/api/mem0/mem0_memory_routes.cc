@@ -1,0 +1,275 @@
+// The memory routes of the mem0-compatible API: add, search, list, get, update, delete, delete
+// by entity, history and the batch operations, for both client generations (3.x: /v3/memories/*;
+// 2.x: /v1/memories/* and /v2/memories/*).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+#include "api/envelope.h"
+#include "api/mem0/mem0_handler_context.h"
+#include "api/mem0/mem0_render.h"
+#include "api/mem0/mem0_requests.h"
+#include "api/memory_fields.h"
+#include "common/thread_util.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kQueuedMessage = "Memory processing has been queued for background execution";
+
+json Accepted(const std::string& event_id) {
+  return {{"message", kQueuedMessage}, {"status", "PENDING"}, {"event_id", event_id}};
+}
+
+// 2.x with async_mode: false: the add answers what its extraction did. Runs on a worker thread
+// (the caller checked); waits at most options().sync_add_timeout, then answers the queued form.
+Result<HttpResponse> AddAndWait(const Mem0HandlerContext& ctx, const MemoryAddRequest& add) {
+  auto id = ctx.memories().Add(add);
+  if (!id.ok()) return id.status();
+  const auto deadline = std::chrono::steady_clock::now() + ctx.options().sync_add_timeout;
+  auto pause = std::chrono::milliseconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto event = ctx.memories().GetEvent(add.workspace, *id);
+    if (!event.ok()) return event.status();
+    if (event->status == "SUCCEEDED") return JsonResponse(200, Mem0EventResults(*event));
+    if (event->status == "FAILED") {
+      return Status::Unavailable(
+          fmt::format("memory extraction of event {} failed: {}", *id, event->error_message));
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  return JsonResponse(200, json::array({Accepted(*id)}));
+}
+
+RouteHandler AddHandler(const Mem0Context& ctx, bool v3) {
+  return [ctx, v3](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+    auto req = ctx->Begin(http, true);
+    if (!req.ok()) return req.status();
+    const bool follows = ctx->extractor() != nullptr && ctx->extractor()->follows_instructions();
+    auto add = ParseMem0Add(*req->body, req->workspace, ctx->limits(), follows);
+    if (!add.ok()) return add.status();
+    if (!v3 && !add->async_mode) {
+      if (ThisThreadAvoidsLongWaits()) {
+        return Status(StatusCode::kWouldBlock, "a synchronous add waits for its extraction");
+      }
+      return AddAndWait(*ctx, add->request);
+    }
+    // Answered once the event is durable, from the thread that made it so.
+    return DeferredResponse(
+        rc,
+        [ctx, v3, request = std::move(add->request)](DeferredFinish finish) {
+          ctx->memories().AddAsync(
+              request, [finish = std::move(finish), v3](Result<std::string> id) {
+                if (!id.ok()) return finish(id.status());
+                finish(JsonResponse(200, v3 ? Accepted(*id) : json::array({Accepted(*id)})));
+              });
+        },
+        Mem0ErrorResponse);
+  };
+}
+
+RouteHandler SearchHandler(const Mem0Context& ctx, bool v3) {
+  return [ctx, v3](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+    auto req = ctx->Begin(http, true);
+    if (!req.ok()) return req.status();
+    auto search = ParseMem0Search(*req->body, req->workspace, ctx->limits(), v3);
+    if (!search.ok()) return search.status();
+    auto hits = ctx->memories().Search(search->request);
+    if (!hits.ok()) return hits.status();
+    json results = json::array();
+    for (const auto& h : *hits) {
+      json item = RenderMem0Memory(h.memory);
+      item["score"] = h.score;
+      results.push_back(ProjectMem0Fields(std::move(item), search->fields));
+    }
+    if (search->results_object) return JsonResponse(200, json{{"results", std::move(results)}});
+    return JsonResponse(200, results);
+  };
+}
+
+// A page of the memories matching `filter`. `paginated`: answer {count, next, previous, results};
+// else a bare array of the first page.
+Result<HttpResponse> ListPage(const Mem0HandlerContext& ctx, const HttpRequest& http,
+                              const Mem0Request& req, const MemoryFilter& filter, bool paginated) {
+  auto page = PositiveQueryParam(req.query, "page", 1, 1000000);
+  if (!page.ok()) return page.status();
+  auto size = PositiveQueryParam(
+      req.query, "page_size",
+      paginated ? ctx.options().default_page_size : static_cast<size_t>(ctx.limits().max_page_size),
+      static_cast<size_t>(ctx.limits().max_page_size));
+  if (!size.ok()) return size.status();
+  size_t total = 0;
+  auto list = ctx.memories().List(req.workspace, filter, *page, *size, &total);
+  if (!list.ok()) return list.status();
+  json results = json::array();
+  for (const auto& m : *list) results.push_back(RenderMem0Memory(m));
+  if (!paginated) return JsonResponse(200, results);
+  return JsonResponse(200, Mem0Page(std::move(results), total, *page, *size, Mem0RequestUrl(http)));
+}
+
+bool HasPaging(const Mem0Request& req) {
+  return req.query.count("page") != 0 || req.query.count("page_size") != 0;
+}
+
+Status RequireMemory(const Mem0HandlerContext& ctx, const std::string& workspace,
+                     const std::string& id) {
+  auto m = ctx.memories().Get(workspace, id);
+  return m.ok() ? Status::Ok() : m.status();
+}
+
+}  // namespace
+
+void RegisterMem0MemoryRoutes(Router& router, const Mem0Context& ctx) {
+  // --- add ---
+  Route add_v3 = ctx->MakeRoute("POST", "/v3/memories/add/", "mem0_add", AddHandler(ctx, true));
+  add_v3.runs_inline = true;
+  router.Add(std::move(add_v3));
+  Route add_v1 = ctx->MakeRoute("POST", "/v1/memories/", "mem0_add", AddHandler(ctx, false));
+  add_v1.runs_inline = true;
+  router.Add(std::move(add_v1));
+
+  // --- search ---
+  for (auto [pattern, v3] : {std::pair<const char*, bool>{"/v3/memories/search/", true},
+                             {"/v2/memories/search/", false},
+                             {"/v1/memories/search/", false}}) {
+    Route r = ctx->MakeRoute("POST", pattern, "mem0_search", SearchHandler(ctx, v3));
+    r.compute_bound = true;
+    router.Add(std::move(r));
+  }
+
+  // --- list (getAll) ---
+  router.Add(
+      ctx->MakeRoute("POST", "/v3/memories/", "mem0_list",
+                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+                       auto req = ctx->Begin(http, true);
+                       if (!req.ok()) return req.status();
+                       auto filter = ParseMem0ListBody(*req->body, ctx->limits());
+                       if (!filter.ok()) return filter.status();
+                       return ListPage(*ctx, http, *req, *filter, true);
+                     }));
+  router.Add(
+      ctx->MakeRoute("POST", "/v2/memories/", "mem0_list",
+                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+                       auto req = ctx->Begin(http, true);
+                       if (!req.ok()) return req.status();
+                       auto filter = ParseMem0ListBody(*req->body, ctx->limits());
+                       if (!filter.ok()) return filter.status();
+                       return ListPage(*ctx, http, *req, *filter, HasPaging(*req));
+                     }));
+  router.Add(
+      ctx->MakeRoute("GET", "/v1/memories/", "mem0_list",
+                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+                       auto req = ctx->Begin(http, false);
+                       if (!req.ok()) return req.status();
+                       auto filter = Mem0EntityFilterFromQuery(req->query, ctx->limits());
+                       if (!filter.ok()) return filter.status();
+                       return ListPage(*ctx, http, *req, *filter, HasPaging(*req));
+                     }));
+
+  // --- delete by entity (deleteAll) ---
+  router.Add(ctx->MakeRoute(
+      "DELETE", "/v1/memories/", "mem0_delete_all",
+      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, false);
+        if (!req.ok()) return req.status();
+        auto filter = Mem0EntityFilterFromQuery(req->query, ctx->limits());
+        if (!filter.ok()) return filter.status();
+        auto n = ctx->memories().DeleteAll(req->workspace, *filter);
+        if (!n.ok()) return n.status();
+        return JsonResponse(
+            200, json{{"message", "Memories deleted successfully!"}, {"deleted_count", *n}});
+      }));
+
+  // --- one memory ---
+  router.Add(
+      ctx->MakeRoute("GET", "/v1/memories/{memory_id}/", "mem0_get",
+                     [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+                       auto req = ctx->Begin(http, false);
+                       if (!req.ok()) return req.status();
+                       auto m = ctx->memories().Get(req->workspace, rc.params.at("memory_id"));
+                       if (!m.ok()) return m.status();
+                       return JsonResponse(200, RenderMem0Memory(*m));
+                     }));
+  router.Add(ctx->MakeRoute(
+      "PUT", "/v1/memories/{memory_id}/", "mem0_update",
+      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, true);
+        if (!req.ok()) return req.status();
+        auto update =
+            ParseMem0Update(*req->body, req->workspace, rc.params.at("memory_id"), ctx->limits());
+        if (!update.ok()) return update.status();
+        auto m = ctx->memories().Update(*update);
+        if (!m.ok()) return m.status();
+        return JsonResponse(200, RenderMem0Memory(*m));
+      }));
+  router.Add(ctx->MakeRoute(
+      "DELETE", "/v1/memories/{memory_id}/", "mem0_delete",
+      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, false);
+        if (!req.ok()) return req.status();
+        ENGRAM_RETURN_IF_ERROR(ctx->memories().Delete(req->workspace, rc.params.at("memory_id")));
+        return JsonResponse(200, json{{"message", "Memory deleted successfully!"}});
+      }));
+  router.Add(ctx->MakeRoute(
+      "GET", "/v1/memories/{memory_id}/history/", "mem0_history",
+      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, false);
+        if (!req.ok()) return req.status();
+        const std::string& id = rc.params.at("memory_id");
+        auto history = ctx->memories().History(req->workspace, id);
+        if (!history.ok()) return history.status();
+        auto current = ctx->memories().Get(req->workspace, id);  // gone after a delete
+        json rows = json::array();
+        for (const auto& h : *history) {
+          rows.push_back(RenderMem0History(h, current.ok() ? &*current : nullptr));
+        }
+        return JsonResponse(200, rows);
+      }));
+
+  // --- batch ---
+  router.Add(ctx->MakeRoute(
+      "PUT", "/v1/batch/", "mem0_batch_update",
+      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, true);
+        if (!req.ok()) return req.status();
+        auto items = ParseMem0Batch(*req->body, true, ctx->options().max_batch, ctx->limits());
+        if (!items.ok()) return items.status();
+        // Every memory is found before any changes, so a wrong id changes nothing.
+        for (const auto& item : *items) {
+          ENGRAM_RETURN_IF_ERROR(RequireMemory(*ctx, req->workspace, item.memory_id));
+        }
+        for (const auto& item : *items) {
+          MemoryUpdateRequest update;
+          update.workspace = req->workspace;
+          update.id = item.memory_id;
+          update.text = item.text;
+          auto m = ctx->memories().Update(update);
+          if (!m.ok()) return m.status();
+        }
+        return JsonResponse(
+            200, json{{"message", fmt::format("Successfully updated {} memories", items->size())}});
+      }));
+  router.Add(ctx->MakeRoute(
+      "DELETE", "/v1/batch/", "mem0_batch_delete",
+      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, true);
+        if (!req.ok()) return req.status();
+        auto items = ParseMem0Batch(*req->body, false, ctx->options().max_batch, ctx->limits());
+        if (!items.ok()) return items.status();
+        for (const auto& item : *items) {
+          ENGRAM_RETURN_IF_ERROR(RequireMemory(*ctx, req->workspace, item.memory_id));
+        }
+        for (const auto& item : *items) {
+          ENGRAM_RETURN_IF_ERROR(ctx->memories().Delete(req->workspace, item.memory_id));
+        }
+        return JsonResponse(
+            200, json{{"message", fmt::format("Successfully deleted {} memories", items->size())}});
+      }));
+}
+
+}  // namespace engram

@@ -1,0 +1,164 @@
+// The mem0-compatible API's other routes: ping (the clients' identity check), entities (users,
+// agents, apps, runs), feedback, events, and the mem0 features Engram does not have, which answer
+// 501 naming the feature rather than pretending to succeed.
+#include <fmt/format.h>
+
+#include "api/envelope.h"
+#include "api/mem0/mem0_handler_context.h"
+#include "api/mem0/mem0_render.h"
+#include "api/mem0/mem0_requests.h"
+#include "api/memory_fields.h"
+
+namespace engram {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The organisation every workspace belongs to (Engram has one).
+constexpr const char* kOrgId = "engram";
+
+RouteHandler Unsupported(std::string feature) {
+  return
+      [feature = std::move(feature)](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+        return Status(StatusCode::kNotImplemented, feature + " are not supported by Engram");
+      };
+}
+
+}  // namespace
+
+void RegisterMem0ServiceRoutes(Router& router, const Mem0Context& ctx) {
+  router.Add(
+      ctx->MakeRoute("GET", "/v1/ping/", "mem0_ping",
+                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+                       auto req = ctx->Begin(http, false);
+                       if (!req.ok()) return req.status();
+                       return JsonResponse(200, json{{"status", "ok"},
+                                                     {"org_id", kOrgId},
+                                                     {"project_id", req->workspace},
+                                                     {"user_email", nullptr}});
+                     }));
+
+  // --- entities ---
+  router.Add(ctx->MakeRoute(
+      "GET", "/v1/entities/", "mem0_entities",
+      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, false);
+        if (!req.ok()) return req.status();
+        auto page = PositiveQueryParam(req->query, "page", 1, 1000000);
+        if (!page.ok()) return page.status();
+        auto size = PositiveQueryParam(req->query, "page_size", ctx->options().default_page_size,
+                                       static_cast<size_t>(ctx->limits().max_page_size));
+        if (!size.ok()) return size.status();
+        auto entities = ctx->memories().Entities(req->workspace);
+        if (!entities.ok()) return entities.status();
+        json results = json::array();
+        const size_t from = (*page - 1) * *size;
+        for (size_t i = from; i < entities->size() && i < from + *size; ++i) {
+          results.push_back(RenderMem0Entity((*entities)[i]));
+        }
+        return JsonResponse(200, Mem0Page(std::move(results), entities->size(), *page, *size,
+                                          Mem0RequestUrl(http)));
+      }));
+  auto delete_entity = [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+    auto req = ctx->Begin(http, false);
+    if (!req.ok()) return req.status();
+    auto field = Mem0EntityField(rc.params.at("entity_type"));
+    if (!field.ok()) return field.status();
+    const std::string& name = rc.params.at("entity_name");
+    std::map<std::string, std::string> scope = {{*field, name}};
+    auto filter = Mem0EntityFilterFromQuery(scope, ctx->limits());
+    if (!filter.ok()) return filter.status();
+    auto n = ctx->memories().DeleteAll(req->workspace, *filter);
+    if (!n.ok()) return n.status();
+    if (*n == 0) {
+      return Status::NotFound(
+          fmt::format("{} {} has no memories", rc.params.at("entity_type"), name.substr(0, 256)));
+    }
+    return JsonResponse(200,
+                        json{{"message", "Entity deleted successfully."}, {"deleted_count", *n}});
+  };
+  router.Add(ctx->MakeRoute("DELETE", "/v2/entities/{entity_type}/{entity_name}/",
+                            "mem0_delete_entity", delete_entity));
+  router.Add(ctx->MakeRoute("DELETE", "/v1/entities/{entity_type}/{entity_name}/",
+                            "mem0_delete_entity", delete_entity));
+
+  // --- feedback ---
+  router.Add(ctx->MakeRoute(
+      "POST", "/v1/feedback/", "mem0_feedback",
+      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, true);
+        if (!req.ok()) return req.status();
+        auto feedback = ParseMem0Feedback(*req->body, ctx->limits());
+        if (!feedback.ok()) return feedback.status();
+        auto saved = ctx->memories().RecordFeedback(req->workspace, feedback->memory_id,
+                                                    feedback->feedback, feedback->reason);
+        if (!saved.ok()) return saved.status();
+        return JsonResponse(
+            200,
+            json{{"id", saved->id},
+                 {"memory_id", saved->memory_id},
+                 {"feedback", saved->feedback.empty() ? json(nullptr) : json(saved->feedback)},
+                 {"feedback_reason", saved->reason.empty() ? json(nullptr) : json(saved->reason)}});
+      }));
+
+  // --- events ---
+  router.Add(ctx->MakeRoute(
+      "GET", "/v1/events/", "mem0_events",
+      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, false);
+        if (!req.ok()) return req.status();
+        auto page = PositiveQueryParam(req->query, "page", 1, 1000000);
+        if (!page.ok()) return page.status();
+        auto size = PositiveQueryParam(req->query, "page_size", ctx->options().default_page_size,
+                                       static_cast<size_t>(ctx->limits().max_page_size));
+        if (!size.ok()) return size.status();
+        size_t total = 0;
+        auto events = ctx->memories().ListEvents(req->workspace, *page, *size, &total);
+        if (!events.ok()) return events.status();
+        json results = json::array();
+        for (const auto& e : *events) results.push_back(RenderMem0Event(e));
+        return JsonResponse(
+            200, Mem0Page(std::move(results), total, *page, *size, Mem0RequestUrl(http)));
+      }));
+  router.Add(ctx->MakeRoute(
+      "GET", "/v1/event/{event_id}/", "mem0_event",
+      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+        auto req = ctx->Begin(http, false);
+        if (!req.ok()) return req.status();
+        auto event = ctx->memories().GetEvent(req->workspace, rc.params.at("event_id"));
+        if (!event.ok()) return event.status();
+        return JsonResponse(200, RenderMem0Event(*event));
+      }));
+
+  // --- mem0 features Engram does not have ---
+  struct Missing {
+    const char* method;
+    const char* pattern;
+    const char* feature;
+  };
+  static constexpr Missing kMissing[] = {
+      {"GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/",
+       "project settings (instructions and categories per project; pass custom_categories and "
+       "custom_instructions with each add)"},
+      {"PATCH", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/",
+       "project settings (instructions and categories per project; pass custom_categories and "
+       "custom_instructions with each add)"},
+      {"GET", "/api/v1/webhooks/projects/{project_id}/", "webhooks"},
+      {"POST", "/api/v1/webhooks/projects/{project_id}/", "webhooks"},
+      {"PUT", "/api/v1/webhooks/{webhook_id}/", "webhooks"},
+      {"DELETE", "/api/v1/webhooks/{webhook_id}/", "webhooks"},
+      {"POST", "/v1/exports/", "memory exports"},
+      {"POST", "/v1/exports/get/", "memory exports"},
+      {"POST", "/v2/profiles/jobs/", "user profiles"},
+      {"GET", "/v2/profiles/jobs/{job_id}/", "user profiles"},
+      {"GET", "/v2/profiles/settings/", "user profiles"},
+      {"POST", "/v2/profiles/settings/", "user profiles"},
+      {"GET", "/v2/entities/{entity_type}/{entity_name}/profile/", "user profiles"},
+  };
+  for (const Missing& m : kMissing) {
+    router.Add(ctx->MakeRoute(m.method, m.pattern, "mem0_unsupported", Unsupported(m.feature)));
+  }
+}
+
+}  // namespace engram
