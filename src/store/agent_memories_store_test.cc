@@ -198,6 +198,32 @@ TEST_P(AgentMemoryStoreTest, FeedbackIsDurable) {
   EXPECT_TRUE(store->GetFeedback("w", "m-2")->empty());
 }
 
+TEST_P(AgentMemoryStoreTest, FeedbackGoesWithItsMemory) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  auto inserted = store->ApplyMemoryChanges(
+      {.workspace = "w", .changes = {Insert("u", "likes tea"), Insert("u", "lives in Oslo")}});
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  const std::string gone = inserted->inserted[0].id;
+  const std::string kept = inserted->inserted[1].id;
+  for (const std::string& id : {gone, kept}) {
+    ASSERT_TRUE(store
+                    ->InsertFeedback("w", {.id = NewId("mf"),
+                                           .memory_id = id,
+                                           .feedback = "NEGATIVE",
+                                           .reason = "wrong",
+                                           .created_at_us = 1})
+                    .ok());
+  }
+  MemoryChange d;
+  d.op = MemoryChange::Op::kDelete;
+  d.record.id = gone;
+  d.old_text = "likes tea";
+  ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .changes = {d}}).ok());
+  EXPECT_TRUE(store->GetFeedback("w", gone)->empty());
+  EXPECT_EQ(store->GetFeedback("w", kept)->size(), 1u);
+}
+
 TEST_P(AgentMemoryStoreTest, ListEventsPagesNewestFirst) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

@@ -182,6 +182,9 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
                 "ON CONFLICT DO NOTHING",
                 batch.workspace, c.record.id, version);
           }
+          // Feedback (whose reason is the client's words) goes with the memory.
+          txn.exec_params("DELETE FROM memory_feedback WHERE workspace = $1 AND memory_id = $2",
+                          batch.workspace, c.record.id);
           break;
       }
       outcome.applied.push_back(applied);

@@ -164,6 +164,13 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
           del.Bind(2, batch.workspace);
           ENGRAM_RETURN_IF_ERROR(del.Exec());
           applied = sqlite3_changes(db) > 0;
+          // Feedback (whose reason is the client's words) goes with the memory.
+          sqlite::Stmt feedback(
+              db, "DELETE FROM memory_feedback WHERE workspace = ? AND memory_id = ?");
+          ENGRAM_RETURN_IF_ERROR(feedback.prepare_status());
+          feedback.Bind(1, batch.workspace);
+          feedback.Bind(2, c.record.id);
+          ENGRAM_RETURN_IF_ERROR(feedback.Exec());
           break;
         }
       }
