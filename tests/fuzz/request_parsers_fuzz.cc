@@ -1,6 +1,7 @@
 // Fuzz target for everything that parses untrusted request bytes: JSON object parsing with the
 // depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), memory
-// add/search/update validation with the filter grammar, query strings, the ISO 8601 parser, base64,
+// add/search/update validation with the filter grammar, the mem0-compatible API's bodies, query
+// strings, the ISO 8601 parser, base64,
 // the text analyzer, the query date parser and the reranker's reading of a model's answer. Any
 // input must yield a value or a clean Status — never a crash, hang, sanitizer report or exception.
 //
@@ -14,6 +15,7 @@
 
 #include "api/json_input.h"
 #include "api/leaderboard_api.h"
+#include "api/mem0/mem0_requests.h"
 #include "api/memory_api.h"
 #include "api/query_params.h"
 #include "common/codec.h"
@@ -32,6 +34,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)engram::ParseMemoryAdd(input, "default", memory_limits);
   (void)engram::ParseMemorySearch(input, "default", memory_limits);
   (void)engram::ParseMemoryUpdate(input, "default", "m-1", memory_limits);
+  if (auto body = engram::ParseJsonObject(input); body.ok()) {
+    (void)engram::ParseMem0Add(*body, "default", memory_limits, true);
+    (void)engram::ParseMem0Search(*body, "default", memory_limits, true);
+    (void)engram::ParseMem0ListBody(*body, memory_limits);
+    (void)engram::ParseMem0Update(*body, "default", "m-1", memory_limits);
+    (void)engram::ParseMem0Batch(*body, true, 1000, memory_limits);
+    (void)engram::ParseMem0Feedback(*body, memory_limits);
+  }
   (void)engram::ParseQueryString(input.substr(0, 4096));
   (void)engram::ParseIsoToMicros(input.substr(0, 64));
   (void)engram::Base64Decode(input, 1 << 20);
