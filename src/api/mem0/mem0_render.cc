@@ -71,6 +71,15 @@ json RenderMem0History(const HistoryRecord& row, const AgentMemory* current) {
 
 json Mem0EventResults(const MemoryEventRecord& event) {
   json out = json::array();
+  // The scope every memory of the event belongs to: the add's ids.
+  json scope = {
+      {"user_id", nullptr}, {"agent_id", nullptr}, {"app_id", nullptr}, {"run_id", nullptr}};
+  if (auto request = DecodeAddRequest(event.workspace, event.request_json); request.ok()) {
+    scope = {{"user_id", IdOrNull(request->user_id)},
+             {"agent_id", IdOrNull(request->agent_id)},
+             {"app_id", IdOrNull(request->app_id)},
+             {"run_id", IdOrNull(request->run_id)}};
+  }
   const json result = ReadJsonOrDiscarded(event.result_json, kStoredJsonLimits);
   if (!result.is_object()) return out;
   auto events = result.find("events");
@@ -82,6 +91,7 @@ json Mem0EventResults(const MemoryEventRecord& event) {
                  {"event", e.value("event", json(nullptr))},
                  {"memory", text},
                  {"data", {{"memory", text}}}};
+    item.update(scope);
     if (auto prev = e.find("previous_memory"); prev != e.end() && !prev->is_null()) {
       item["previous_memory"] = *prev;
     }

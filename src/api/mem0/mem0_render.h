@@ -24,11 +24,12 @@ nlohmann::json ProjectMem0Fields(nlohmann::json memory, const std::vector<std::s
 // user_id, event_id, created_at, updated_at}. `current` (may be null) supplies the memory's scope.
 nlohmann::json RenderMem0History(const HistoryRecord& row, const AgentMemory* current);
 
-// An add event: {id, event_type: "ADD", status, results: [{id, event, memory, data, ...}],
+// An add event: {id, event_type: "ADD", status, results: Mem0EventResults,
 // error_message, created_at, updated_at}.
 nlohmann::json RenderMem0Event(const MemoryEventRecord& event);
 
-// What an add's event changed, as mem0's synchronous add answers: [{id, event, memory, data}].
+// What an add's event changed, as mem0's synchronous add answers: [{id, event, memory, data,
+// user_id, agent_id, app_id, run_id}].
 nlohmann::json Mem0EventResults(const MemoryEventRecord& event);
 
 // {id, name, type, total_memories, created_at, updated_at, metadata}.

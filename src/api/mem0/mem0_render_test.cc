@@ -60,8 +60,17 @@ TEST(Mem0RenderTest, EventResultsAndErrors) {
   e.status = "SUCCEEDED";
   e.result_json =
       R"({"results":["m-1"],"events":[{"memory_id":"m-1","event":"ADD","memory":"likes tea","previous_memory":null}]})";
+  MemoryAddRequest add;
+  add.workspace = "w";
+  add.user_id = "alice";
+  add.app_id = "shop";
+  e.workspace = "w";
+  e.request_json = EncodeAddRequest(add);
   json r = Mem0EventResults(e);
   ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]["user_id"], "alice");
+  EXPECT_EQ(r[0]["app_id"], "shop");
+  EXPECT_TRUE(r[0]["agent_id"].is_null());
   EXPECT_EQ(r[0]["id"], "m-1");
   EXPECT_EQ(r[0]["event"], "ADD");
   EXPECT_EQ(r[0]["data"]["memory"], "likes tea");
