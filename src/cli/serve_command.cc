@@ -238,7 +238,7 @@ int RunServe(ServeOptions options) {
     const KernelFamilyTables tables = *TablesOfKernelFamily(*family);
     if (options.embed_precision == "auto") {
       // int8 products where they are measured (or, for AVX-VNNI, built) to beat float32 at the
-      // same recall: AVX512_VNNI ~6x, AVX2 ~2x per short text. AVX2 int8 against AVX-512
+      // same recall: AVX512_VNNI ~6x, AVX2 ~1.8x per short text. AVX2 int8 against AVX-512
       // float32 is not measured, and plain C++ int8 is slower than float32: float32 there. The
       // vectors' model id records which (see --embed-precision).
       const KernelIsa int8 = tables.int8->isa;
