@@ -32,6 +32,7 @@
 #include "core/vector_backfill.h"
 #include "embed/batching_embedder.h"
 #include "embed/openai_embedder.h"
+#include "embed/query_embedding_cache.h"
 #include "embed/simd_kernels.h"
 #include "embed/use_lite.h"
 #include "extract/llm_extractor.h"
@@ -295,6 +296,16 @@ int RunServe(ServeOptions options) {
     embedder =
         std::make_unique<BatchingEmbedder>(model.get(), BatchingEmbedderOptions{.max_leaders = 4});
   }
+  // Search queries repeat, stored texts rarely do: the cache answers EmbedQuery only.
+  std::unique_ptr<Embedder> batching = std::move(embedder);
+  CachingEmbedder* query_cache = nullptr;
+  if (batching) {
+    auto cache = std::make_unique<CachingEmbedder>(
+        batching.get(), QueryEmbeddingCacheOptions{
+                            .max_entries = static_cast<size_t>(options.query_cache_entries)});
+    query_cache = cache.get();
+    embedder = std::move(cache);
+  }
   if (embedder)
     spdlog::info("embedder: {} ({} dimensions)", embedder->model_id(), embedder->dimension());
 
@@ -539,6 +550,18 @@ int RunServe(ServeOptions options) {
   if (options.leaderboard_retention_days > 0) {
     spdlog::info("leaderboard retention: users idle for {} days are deleted (sweep every {} ms)",
                  options.leaderboard_retention_days, janitor.interval().count());
+  }
+  if (query_cache != nullptr) {
+    metrics.AddGaugeSource([query_cache](std::string& out) {
+      AppendMetric(out, "counter", "engram_query_embedding_cache_hits_total",
+                   "Search queries whose vector came from the query embedding cache.",
+                   query_cache->hits());
+      AppendMetric(out, "counter", "engram_query_embedding_cache_misses_total",
+                   "Search queries embedded by the model (not in the query embedding cache).",
+                   query_cache->misses());
+      AppendMetric(out, "gauge", "engram_query_embedding_cache_entries",
+                   "Query vectors held in the query embedding cache.", query_cache->size());
+    });
   }
   metrics.AddGaugeSource([&janitor](std::string& out) {
     AppendMetric(out, "counter", "engram_leaderboard_purged_users_total",

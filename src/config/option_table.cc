@@ -46,6 +46,7 @@ const std::vector<OptionSpec>& Table() {
       {.name = "embed-dimensions", .field = &ServeOptions::embed_dimensions, .help = "vector size to request (0: whatever the endpoint returns)", .tier = OptionTier::kAdvanced, .min = 0, .max = 65536},
       {.name = "embed-timeout-ms", .field = &ServeOptions::embed_timeout_ms, .help = "embedding request timeout", .tier = OptionTier::kAdvanced, .min = 1},
       {.name = "embed-retries", .field = &ServeOptions::embed_retries, .help = "embedding retries on errors, 429 and 5xx", .tier = OptionTier::kAdvanced, .min = 0, .max = 10},
+      {.name = "query-cache-entries", .field = &ServeOptions::query_cache_entries, .help = "recent search queries whose vectors are kept in memory (LRU by model and exact query text, ~2 KiB each); a repeated query skips the model (0: off)", .tier = OptionTier::kAdvanced, .min = 0, .max = 1000000},
       {.name = "model-dir", .field = &ServeOptions::model_dir, .help = "built-in model directory (default: share/engram/model beside the installed binary, or third_party/model/package/dist in a build tree)"},
       {.name = "retrieval", .field = &ServeOptions::retrieval, .help = "retrieval: hybrid, or one side alone (for baselines)", .tier = OptionTier::kAdvanced, .choices = {"hybrid", "bm25", "vector"}},
       {.name = "fusion", .field = &ServeOptions::fusion, .help = "fusion of BM25 and vector scores: zscore (standardised sum), score (min-max sum) or rrf", .tier = OptionTier::kAdvanced, .choices = {"zscore", "score", "rrf"}},

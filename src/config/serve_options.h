@@ -58,6 +58,9 @@ struct ServeOptions {
   int embed_dimensions = 0;  // 0: learned from the endpoint at start
   int64_t embed_timeout_ms = 10000;
   int embed_retries = 2;
+  // Recent search queries whose vectors are kept (LRU, ~2 KiB each at 512 dimensions); a repeated
+  // query skips the model. 0: off.
+  int query_cache_entries = 1024;
   // Retrieval: "hybrid", "bm25" or "vector"; fusion "score" or "rrf".
   std::string retrieval = "hybrid";
   std::string fusion = "zscore";

@@ -192,7 +192,7 @@ Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const
   if (!shard.ok()) return shard.status();
   std::vector<float> vector;
   if (embedder_ != nullptr) {
-    auto v = embedder_->Embed(query);
+    auto v = embedder_->EmbedQuery(query);
     if (v.ok()) {
       vector = std::move(*v);
     } else {

@@ -238,7 +238,7 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
   if (embedder_ != nullptr && options_.retrieval.mode != RetrievalMode::kBm25) {
     // Embedded without its question mark: the encoder puts questions near questions, whatever
     // they ask about (README: LoCoMo vector-only recall@10 .471 -> .524).
-    auto v = embedder_->Embed(std::string(WithoutQuestionMark(request.query)));
+    auto v = embedder_->EmbedQuery(std::string(WithoutQuestionMark(request.query)));
     if (!v.ok()) return v.status();
     query_vector = std::move(*v);
     // Read-your-writes for vectors too: memories added just before this search are embedded

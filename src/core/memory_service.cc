@@ -105,7 +105,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   MemoryQuery query;
   query.terms = analyzer_->AnalyzeQuery(request.query);
   if (embedder_ != nullptr) {
-    auto v = embedder_->Embed(request.query);
+    auto v = embedder_->EmbedQuery(request.query);
     if (!v.ok()) {
       // BM25 still answers; the vector half of the search is lost for this query only.
       spdlog::warn("memory search: query embedding failed ({}); answering with BM25 only",

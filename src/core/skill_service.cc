@@ -240,7 +240,7 @@ Result<std::vector<SkillHit>> SkillService::Search(const SkillSearchRequest& req
   SkillQuery q;
   q.terms = analyzer_->AnalyzeQuery(request.query);
   if (embedder_ != nullptr) {
-    auto v = embedder_->Embed(request.query);
+    auto v = embedder_->EmbedQuery(request.query);
     if (v.ok()) {
       q.vector = std::move(*v);
     } else {

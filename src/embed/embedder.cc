@@ -11,4 +11,8 @@ Result<std::vector<float>> Embedder::Embed(const std::string& text) const {
   return std::move(batch->front());
 }
 
+Result<std::vector<float>> Embedder::EmbedQuery(const std::string& text) const {
+  return Embed(text);
+}
+
 }  // namespace engram

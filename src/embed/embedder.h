@@ -32,6 +32,10 @@ class Embedder {
 
   // Convenience for one text.
   Result<std::vector<float>> Embed(const std::string& text) const;
+
+  // Thread-safe. One search query's vector: Embed by default; a decorator may answer repeated
+  // queries from a cache (query_embedding_cache.h). Stored texts go through Embed / EmbedBatch.
+  virtual Result<std::vector<float>> EmbedQuery(const std::string& text) const;
 };
 
 }  // namespace engram
