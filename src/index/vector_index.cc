@@ -209,20 +209,56 @@ std::vector<ScoredDoc> VectorIndex::SearchAmong(const float* query, size_t k,
   if (k == 0 || count_ == 0) return {};
   std::vector<int8_t> q(static_cast<size_t>(options_.dim));
   const float qs = QuantizeInt8(query, options_.dim, q.data());
+  // Scores a block of `docs` at a time. A scope's docs are mostly consecutive DocIds (one user's
+  // memories, added together), whose codes lie one after another: such a run goes through
+  // DotInt8ManySummed in one call, as Search's full scan does, instead of one DotInt8 per doc
+  // (on a 10,000-memory scope the per-doc calls were ~18 % of a hybrid search's CPU). The dot
+  // products are exact integers either way, so scores and ranking do not change.
+  constexpr size_t kBlock = 256;
+  int32_t dots[kBlock];
+  DocId block_docs[kBlock];
+  size_t block_size = 0, block_pos = 0;
   size_t i = 0;
+  auto fill = [&] {
+    block_size = block_pos = 0;
+    while (i < docs.size() && block_size < kBlock) {
+      // The longest run of consecutive, stored DocIds starting at docs[i] (within the block).
+      const DocId first = docs[i];
+      if (first >= present_.size()) {
+        ++i;
+        continue;
+      }
+      size_t run = 1;
+      while (block_size + run < kBlock && i + run < docs.size() && docs[i + run] == first + run &&
+             first + run < present_.size()) {
+        ++run;
+      }
+      if (run == 1) {
+        dots[block_size] = DotInt8(q.data(), code(first), options_.dim);
+      } else {
+        DotInt8ManySummed(q.data(), code(first), sums_.data() + first, options_.dim, run,
+                          dots + block_size);
+      }
+      for (size_t j = 0; j < run; ++j) block_docs[block_size + j] = first + static_cast<DocId>(j);
+      block_size += run;
+      i += run;
+    }
+  };
   return Scan(
       k,
       [&](DocId* out, float* score) {
-        for (; i < docs.size(); ++i) {
-          const DocId d = docs[i];
-          if (d < present_.size() && present_[d]) {
-            ++i;
+        while (true) {
+          for (; block_pos < block_size; ++block_pos) {
+            const DocId d = block_docs[block_pos];
+            if (!present_[d]) continue;
             *out = d;
-            *score = qs * scales_[d] * static_cast<float>(DotInt8(q.data(), code(d), options_.dim));
+            *score = qs * scales_[d] * static_cast<float>(dots[block_pos]);
+            ++block_pos;
             return true;
           }
+          if (i >= docs.size()) return false;
+          fill();
         }
-        return false;
       },
       [filter](DocId doc) { return filter == nullptr || (*filter)(doc); });
 }

@@ -150,6 +150,43 @@ TEST(VectorIndexTest, HnswAnswersLargeScopes) {
   for (const auto& h : index.Search(vecs[3].data(), 5)) EXPECT_NE(h.doc, 3u);
 }
 
+// SearchAmong scores runs of consecutive DocIds a block at a time and lone docs one by one: the
+// result must be what scoring every listed doc on its own gives, whatever the runs look like.
+TEST(VectorIndexTest, SearchAmongMatchesScoringEachDoc) {
+  const int dim = 64;
+  std::mt19937 rng(7);
+  VectorIndex index({.dim = dim, .hnsw_threshold = 0});
+  for (DocId d = 0; d < 1500; ++d) index.Set(d, RandomUnit(rng, dim).data());
+  for (DocId d = 100; d < 1500; d += 37) index.Remove(d);
+  // Runs longer than a block, short runs, lone docs, absent docs and ids beyond the index.
+  std::vector<DocId> docs;
+  for (DocId d = 0; d < 700; ++d) docs.push_back(d);
+  for (DocId d = 701; d < 1400; d += 3) docs.push_back(d);
+  for (DocId d = 1400; d < 1500; ++d) docs.push_back(d);
+  docs.push_back(5000);
+  const std::function<bool(DocId)> odd = [](DocId d) { return d % 2 == 1; };
+  for (const std::function<bool(DocId)>* filter : {static_cast<decltype(&odd)>(nullptr), &odd}) {
+    for (int trial = 0; trial < 5; ++trial) {
+      const auto q = RandomUnit(rng, dim);
+      std::vector<ScoredDoc> expected;
+      for (DocId d : docs) {
+        auto s = index.Similarity(q.data(), d);
+        if (s && (filter == nullptr || (*filter)(d))) expected.push_back({d, *s});
+      }
+      for (size_t k : {1u, 10u, 200u, 5000u}) {
+        std::vector<ScoredDoc> want = expected;
+        KeepTopK(want, k);
+        const auto got = index.SearchAmong(q.data(), k, docs, filter);
+        ASSERT_EQ(got.size(), want.size()) << k;
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_EQ(got[i].doc, want[i].doc) << k << " " << i;
+          EXPECT_EQ(got[i].score, want[i].score) << k << " " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(FusionTest, ScoreSumNormalisesAndWeights) {
   std::vector<ScoredDoc> bm25 = {{1, 10}, {2, 5}, {3, 0}};
   std::vector<ScoredDoc> vec = {{3, 0.9f}, {1, 0.5f}, {4, 0.1f}};
