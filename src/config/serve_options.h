@@ -49,8 +49,8 @@ struct ServeOptions {
   // "auto": int8 where it is faster than fp32 (AVX512_VNNI, AVX-VNNI, AVX2 without AVX-512),
   // else fp32.
   std::string embed_precision = "auto";
-  // Kernel family: "auto" (the widest this CPU runs), or "scalar", "avx2", "avxvnni", "avx512"
-  // to force one, for tests and comparisons; a family the CPU lacks stops the start.
+  // Kernel family: "auto" (the widest this CPU runs), or "scalar", "avx2", "avxvnni", "avx512",
+  // "neon" to force one, for tests and comparisons; a family the CPU lacks stops the start.
   std::string kernels = "auto";
   std::string embed_url;  // e.g. http://127.0.0.1:8000/v1
   std::string embed_model;

@@ -1,6 +1,17 @@
 #include "embed/simd_kernels.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -19,9 +30,6 @@ constexpr int kPanel = PackedMatrix::kPanelWidth;
 // Depth of one pass over a packed panel: 256 rows x 16 floats = 16 KB stays in L1 while every
 // row block of A streams past it.
 constexpr int kDepthBlock = 256;
-// Rows per micro-tile: 6 rows x 2 vectors = 12 accumulators + 2 B vectors + 1 broadcast fits the
-// 16 ymm registers.
-constexpr int kRowsPerTile = 6;
 
 // ---------------------------------------------------------------------------------------------
 // Scalar versions: the reference semantics, and the fallback on CPUs without AVX2.
@@ -54,8 +62,13 @@ void GemmPackedScalar(int m, const float* a, int lda, const PackedMatrix& b, flo
   }
 }
 
+#if defined(__x86_64__)
 // ---------------------------------------------------------------------------------------------
 // AVX2 + FMA versions.
+
+// Rows per micro-tile: 6 rows x 2 vectors = 12 accumulators + 2 B vectors + 1 broadcast fits the
+// 16 ymm registers.
+constexpr int kRowsPerTile = 6;
 
 __attribute__((target("avx2,fma"))) inline float HorizontalSum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v);
@@ -473,6 +486,8 @@ __attribute__((target("avx512f,avx512bf16"))) void GemmPackedBf16(int m, const f
   }
 }
 
+#endif  // __x86_64__
+
 // GCC 12 reports the AVX-512 intrinsics' deliberately undefined pass-through operands
 // (_mm512_undefined_*) as uninitialised once they are inlined here; they are never read.
 #pragma GCC diagnostic push
@@ -489,6 +504,7 @@ struct Int8Tile {
   bool load_c;
 };
 
+#if defined(__x86_64__)
 // int8 micro-tile over one depth block: acc[kRows x 16*kVecs] (+)= A * B over `quads` quads of
 // depth, in int32 (exact). A is given as unsigned bytes (a row's int8 codes + 128, four per
 // uint32), B as int8 panels. `acc` (leading dimension 32) carries the sums between depth blocks;
@@ -630,6 +646,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void GemmPackedInt8(
   }
 }
 
+#endif  // __x86_64__
+
 #pragma GCC diagnostic pop
 
 // ---------------------------------------------------------------------------------------------
@@ -707,6 +725,7 @@ void GemmPackedInt8Scalar(int m, const float* a, int lda, const PackedMatrix& b,
   }
 }
 
+#if defined(__x86_64__)
 // The AVX2 quantiser: the scalar one's operations on 8 lanes (max |a|, a * (127 / max),
 // round to nearest even), narrowed to bytes; with `magnitudes`, also |code|.
 __attribute__((target("avx2,fma"))) void QuantizeRowsAvx2(int m, const float* a, int lda, int depth,
@@ -931,8 +950,265 @@ __attribute__((target("avx2,fma,avxvnni"))) void GemmPackedInt8AvxVnni(
   }
 }
 
+#endif  // __x86_64__
+
+#if defined(__aarch64__)
+// ---------------------------------------------------------------------------------------------
+// AArch64 NEON versions: the AVX2 blocking with 4-float vectors, so one packed panel row is four
+// registers. NEON is part of every AArch64 CPU (no target attribute); the dot-product extension
+// (SDOT) is optional and enabled per function.
+
+#if defined(__clang__)
+#define ENGRAM_TARGET_DOTPROD __attribute__((target("dotprod")))
+#else
+#define ENGRAM_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+
+// 6 rows x 4 vectors = 24 accumulators + 4 B vectors of the 32 NEON registers.
+constexpr int kRowsPerTileNeon = 6;
+
+// SDOT: acc[i] += a[4i..4i+3] . b[4i..4i+3] in int32. GCC's arm_neon.h offers vdotq_s32 to
+// functions with the target attribute; clang's (before LLVM 16) only to whole builds with
+// +dotprod, so there it is the instruction itself.
+ENGRAM_TARGET_DOTPROD inline int32x4_t DotAccumulate(int32x4_t acc, int8x16_t a, int8x16_t b) {
+#if defined(__clang__) && !defined(__ARM_FEATURE_DOTPROD)
+  __asm__("sdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(b));
+  return acc;
+#else
+  return vdotq_s32(acc, a, b);
+#endif
+}
+
+float DotNeon(const float* a, const float* b, int n) {
+  float32x4_t s0 = vdupq_n_f32(0), s1 = vdupq_n_f32(0), s2 = vdupq_n_f32(0), s3 = vdupq_n_f32(0);
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
+    s1 = vfmaq_f32(s1, vld1q_f32(a + i + 4), vld1q_f32(b + i + 4));
+    s2 = vfmaq_f32(s2, vld1q_f32(a + i + 8), vld1q_f32(b + i + 8));
+    s3 = vfmaq_f32(s3, vld1q_f32(a + i + 12), vld1q_f32(b + i + 12));
+  }
+  for (; i + 4 <= n; i += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
+  float sum = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// C[kRows x 16] (+)= A[kRows x k] * B[k x 16]. B's row kk is at b + kk*ldb.
+template <int kRows>
+void MicroTileNeon(int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+                   bool load_c) {
+  float32x4_t acc[kRows][4];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      acc[r][v] = load_c ? vld1q_f32(c + r * ldc + 4 * v) : vdupq_n_f32(0);
+  }
+  for (int kk = 0; kk < k; ++kk) {
+    const float* b_row = b + static_cast<size_t>(kk) * ldb;
+    const float32x4_t b0 = vld1q_f32(b_row), b1 = vld1q_f32(b_row + 4);
+    const float32x4_t b2 = vld1q_f32(b_row + 8), b3 = vld1q_f32(b_row + 12);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const float av = a[r * lda + kk];
+      acc[r][0] = vfmaq_n_f32(acc[r][0], b0, av);
+      acc[r][1] = vfmaq_n_f32(acc[r][1], b1, av);
+      acc[r][2] = vfmaq_n_f32(acc[r][2], b2, av);
+      acc[r][3] = vfmaq_n_f32(acc[r][3], b3, av);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) vst1q_f32(c + r * ldc + 4 * v, acc[r][v]);
+  }
+}
+
+void MicroTileDispatchNeon(int rows, int k, const float* a, int lda, const float* b, int ldb,
+                           float* c, int ldc, bool load_c) {
+  static_assert(kRowsPerTileNeon == 6, "one case per row count");
+  switch (rows) {
+    case 6:
+      MicroTileNeon<6>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 5:
+      MicroTileNeon<5>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 4:
+      MicroTileNeon<4>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 3:
+      MicroTileNeon<3>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 2:
+      MicroTileNeon<2>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    case 1:
+      MicroTileNeon<1>(k, a, lda, b, ldb, c, ldc, load_c);
+      break;
+    default:
+      break;
+  }
+}
+
+void GemmNeon(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+              int ldc, bool accumulate) {
+  const int n_tiled = n - n % kPanel;
+  for (int j = 0; j < n_tiled; j += kPanel) {
+    for (int r = 0; r < m; r += kRowsPerTileNeon) {
+      MicroTileDispatchNeon(std::min(kRowsPerTileNeon, m - r), k, a + static_cast<size_t>(r) * lda,
+                            lda, b + j, ldb, c + static_cast<size_t>(r) * ldc + j, ldc, accumulate);
+    }
+  }
+  if (n_tiled == n) return;
+  // Columns left over (attention over a token count that is not a multiple of 16).
+  for (int r = 0; r < m; ++r) {
+    const float* a_row = a + static_cast<size_t>(r) * lda;
+    float* c_row = c + static_cast<size_t>(r) * ldc;
+    for (int j = n_tiled; j < n; ++j) {
+      float sum = accumulate ? c_row[j] : 0.0f;
+      for (int kk = 0; kk < k; ++kk) sum += a_row[kk] * b[static_cast<size_t>(kk) * ldb + j];
+      c_row[j] = sum;
+    }
+  }
+}
+
+void GemmPackedNeon(int m, const float* a, int lda, const PackedMatrix& b, float* c, int ldc,
+                    bool accumulate) {
+  const int depth = b.rows();
+  const int panels = b.cols() / kPanel;
+  for (int k0 = 0; k0 < depth; k0 += kDepthBlock) {
+    const int kc = std::min(kDepthBlock, depth - k0);
+    const bool load_c = accumulate || k0 > 0;
+    for (int p = 0; p < panels; ++p) {
+      const float* panel = b.panel(p) + static_cast<size_t>(k0) * kPanel;
+      for (int r = 0; r < m; r += kRowsPerTileNeon) {
+        MicroTileDispatchNeon(std::min(kRowsPerTileNeon, m - r), kc,
+                              a + static_cast<size_t>(r) * lda + k0, lda, panel, kPanel,
+                              c + static_cast<size_t>(r) * ldc + p * kPanel, ldc, load_c);
+      }
+    }
+  }
+}
+
+// Dot-product micro-tile: C[kRows x 16] over the whole depth of one panel. SDOT multiplies
+// signed bytes by signed bytes, so A's codes go in as they are (no +128 offset, no column
+// offsets to take back out): lane i of vector v sums column 4v+i's quad against the row's quad,
+// exactly in int32. The scaling is ScaleInt8Sum's per lane (int32 -> float rounding to nearest,
+// column scale x row scale, one fused multiply-add), so C equals the scalar reference's bit for
+// bit.
+template <int kRows>
+ENGRAM_TARGET_DOTPROD void MicroTileInt8NeonDot(int quads, const uint32_t* codes, int ld,
+                                                const int8_t* b, const Int8Tile& out) {
+  int32x4_t acc[kRows][4];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) acc[r][v] = vdupq_n_s32(0);
+  }
+  for (int q = 0; q < quads; ++q) {
+    const int8_t* w = b + static_cast<size_t>(q) * 4 * kPanel;
+    const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16);
+    const int8x16_t w2 = vld1q_s8(w + 32), w3 = vld1q_s8(w + 48);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const int8x16_t av =
+          vreinterpretq_s8_u32(vld1q_dup_u32(codes + static_cast<size_t>(r) * ld + q));
+      acc[r][0] = DotAccumulate(acc[r][0], w0, av);
+      acc[r][1] = DotAccumulate(acc[r][1], w1, av);
+      acc[r][2] = DotAccumulate(acc[r][2], w2, av);
+      acc[r][3] = DotAccumulate(acc[r][3], w3, av);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; ++v) {
+    const float32x4_t scale = vld1q_f32(out.b_scales + 4 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const float32x4_t row_scale = vmulq_f32(scale, vdupq_n_f32(out.a_scales[r]));
+      float* c = out.c + static_cast<size_t>(r) * out.ldc + 4 * v;
+      const float32x4_t base = out.load_c ? vld1q_f32(c) : vdupq_n_f32(0);
+      vst1q_f32(c, vfmaq_f32(base, vcvtq_f32_s32(acc[r][v]), row_scale));
+    }
+  }
+}
+
+ENGRAM_TARGET_DOTPROD void GemmPackedInt8NeonDot(int m, const float* a, int lda,
+                                                 const PackedMatrix& b, float* c, int ldc,
+                                                 bool accumulate) {
+  if (!b.has_int8()) {
+    GemmPackedNeon(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  // The scalar quantiser: the same codes and scales as every other int8 table by construction.
+  thread_local Int8Rows rows;
+  QuantizeRowsScalar(m, a, lda, b.rows(), rows);
+  const int quads = rows.quads;
+  const int panels = b.cols() / kPanel;
+  // The whole depth at once, as the AVX2 kernel: a panel (<= 24 KB) stays in L1 while the row
+  // tiles stream past it.
+  for (int p = 0; p < panels; ++p) {
+    for (int r = 0; r < m; r += kRowsPerTileNeon) {
+      const Int8Tile out{rows.scales.data() + r,
+                         b.int8_scales() + p * kPanel,
+                         b.int8_offsets() + p * kPanel,
+                         c + static_cast<size_t>(r) * ldc + p * kPanel,
+                         ldc,
+                         accumulate};
+      const uint32_t* codes = rows.codes.data() + static_cast<size_t>(r) * quads;
+      const int8_t* panel = b.int8_panel(p);
+      switch (std::min(kRowsPerTileNeon, m - r)) {
+        case 6:
+          MicroTileInt8NeonDot<6>(quads, codes, quads, panel, out);
+          break;
+        case 5:
+          MicroTileInt8NeonDot<5>(quads, codes, quads, panel, out);
+          break;
+        case 4:
+          MicroTileInt8NeonDot<4>(quads, codes, quads, panel, out);
+          break;
+        case 3:
+          MicroTileInt8NeonDot<3>(quads, codes, quads, panel, out);
+          break;
+        case 2:
+          MicroTileInt8NeonDot<2>(quads, codes, quads, panel, out);
+          break;
+        default:
+          MicroTileInt8NeonDot<1>(quads, codes, quads, panel, out);
+          break;
+      }
+    }
+  }
+}
+
+// Whether the OS reports the dot-product extension (it is optional before Armv8.4).
+bool CpuHasDotProd() {
+#if defined(__linux__)
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#elif defined(__APPLE__)
+  int value = 0;
+  size_t size = sizeof(value);
+  return sysctlbyname("hw.optional.arm.FEAT_DotProd", &value, &size, nullptr, 0) == 0 && value != 0;
+#else
+  return false;
+#endif
+}
+
+constexpr KernelTable kNeonTable{KernelIsa::kNeon, KernelPrecision::kFloat32, DotNeon, GemmNeon,
+                                 GemmPackedNeon};
+constexpr KernelTable kNeonInt8Table{KernelIsa::kNeonInt8, KernelPrecision::kInt8, DotNeon,
+                                     GemmNeon, GemmPackedInt8NeonDot};
+#endif  // __aarch64__
+
 constexpr KernelTable kScalarTable{KernelIsa::kScalar, KernelPrecision::kFloat32, DotScalar,
                                    GemmScalar, GemmPackedScalar};
+constexpr KernelTable kScalarInt8Table{KernelIsa::kScalarInt8, KernelPrecision::kInt8, DotScalar,
+                                       GemmScalar, GemmPackedInt8Scalar};
+#if defined(__x86_64__)
 constexpr KernelTable kAvx2Table{KernelIsa::kAvx2, KernelPrecision::kFloat32, DotAvx2, GemmAvx2,
                                  GemmPackedAvx2};
 constexpr KernelTable kAvx512Table{KernelIsa::kAvx512, KernelPrecision::kFloat32, DotAvx512,
@@ -941,12 +1217,11 @@ constexpr KernelTable kAvx512Bf16Table{KernelIsa::kAvx512Bf16, KernelPrecision::
                                        GemmAvx512, GemmPackedBf16};
 constexpr KernelTable kAvx512Int8Table{KernelIsa::kAvx512Int8, KernelPrecision::kInt8, DotAvx512,
                                        GemmAvx512, GemmPackedInt8};
-constexpr KernelTable kScalarInt8Table{KernelIsa::kScalarInt8, KernelPrecision::kInt8, DotScalar,
-                                       GemmScalar, GemmPackedInt8Scalar};
 constexpr KernelTable kAvx2Int8Table{KernelIsa::kAvx2Int8, KernelPrecision::kInt8, DotAvx2,
                                      GemmAvx2, GemmPackedInt8Avx2};
 constexpr KernelTable kAvxVnniInt8Table{KernelIsa::kAvxVnniInt8, KernelPrecision::kInt8, DotAvx2,
                                         GemmAvx2, GemmPackedInt8AvxVnni};
+#endif  // __x86_64__
 
 }  // namespace
 
@@ -1022,6 +1297,9 @@ void PackedMatrix::AddInt8() {
 
 const KernelTable& ScalarKernels() { return kScalarTable; }
 
+const KernelTable& ScalarInt8Kernels() { return kScalarInt8Table; }
+
+#if defined(__x86_64__)
 const KernelTable* Avx2Kernels() {
   static const KernelTable* table = [] {
     __builtin_cpu_init();
@@ -1060,8 +1338,6 @@ const KernelTable* Avx512Int8Kernels() {
   return table;
 }
 
-const KernelTable& ScalarInt8Kernels() { return kScalarInt8Table; }
-
 const KernelTable* Avx2Int8Kernels() {
   return Avx2Kernels() != nullptr ? &kAvx2Int8Table : nullptr;
 }
@@ -1074,6 +1350,27 @@ const KernelTable* AvxVnniInt8Kernels() {
   }();
   return table;
 }
+#else
+// Not x86-64: none of the x86 tables exist.
+const KernelTable* Avx2Kernels() { return nullptr; }
+const KernelTable* Avx512Kernels() { return nullptr; }
+const KernelTable* Avx512Bf16Kernels() { return nullptr; }
+const KernelTable* Avx512Int8Kernels() { return nullptr; }
+const KernelTable* Avx2Int8Kernels() { return nullptr; }
+const KernelTable* AvxVnniInt8Kernels() { return nullptr; }
+#endif  // __x86_64__
+
+#if defined(__aarch64__)
+const KernelTable* NeonKernels() { return &kNeonTable; }
+
+const KernelTable* NeonInt8Kernels() {
+  static const KernelTable* table = CpuHasDotProd() ? &kNeonInt8Table : nullptr;
+  return table;
+}
+#else
+const KernelTable* NeonKernels() { return nullptr; }
+const KernelTable* NeonInt8Kernels() { return nullptr; }
+#endif  // __aarch64__
 
 const char* KernelFamilyName(KernelFamily family) {
   switch (family) {
@@ -1085,6 +1382,8 @@ const char* KernelFamilyName(KernelFamily family) {
       return "avxvnni";
     case KernelFamily::kAvx512:
       return "avx512";
+    case KernelFamily::kNeon:
+      return "neon";
   }
   return "?";
 }
@@ -1092,11 +1391,11 @@ const char* KernelFamilyName(KernelFamily family) {
 Result<KernelFamily> ParseKernelFamily(std::string_view name) {
   if (name.empty() || name == "auto") return BestKernelFamily();
   for (KernelFamily f : {KernelFamily::kScalar, KernelFamily::kAvx2, KernelFamily::kAvxVnni,
-                         KernelFamily::kAvx512}) {
+                         KernelFamily::kAvx512, KernelFamily::kNeon}) {
     if (name == KernelFamilyName(f)) return f;
   }
   return Status::InvalidParameter("unknown kernel family \"" + std::string(name) +
-                                  "\" (auto, scalar, avx2, avxvnni or avx512)");
+                                  "\" (auto, scalar, avx2, avxvnni, avx512 or neon)");
 }
 
 bool CpuSupportsKernelFamily(KernelFamily family) {
@@ -1109,11 +1408,14 @@ bool CpuSupportsKernelFamily(KernelFamily family) {
       return AvxVnniInt8Kernels() != nullptr;
     case KernelFamily::kAvx512:
       return Avx512Kernels() != nullptr;
+    case KernelFamily::kNeon:
+      return NeonKernels() != nullptr;
   }
   return false;
 }
 
 KernelFamily BestKernelFamily() {
+  if (NeonKernels() != nullptr) return KernelFamily::kNeon;
   if (Avx512Kernels() != nullptr) return KernelFamily::kAvx512;
   if (AvxVnniInt8Kernels() != nullptr) return KernelFamily::kAvxVnni;
   if (Avx2Kernels() != nullptr) return KernelFamily::kAvx2;
@@ -1123,7 +1425,7 @@ KernelFamily BestKernelFamily() {
 Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
   if (!CpuSupportsKernelFamily(family)) {
     static constexpr const char* kNeeds[] = {"", "AVX2 and FMA", "AVX2, FMA and AVX-VNNI",
-                                             "AVX-512F"};
+                                             "AVX-512F", "an AArch64 CPU (NEON)"};
     return Status::InvalidParameter(std::string("kernel family ") + KernelFamilyName(family) +
                                     " needs " + kNeeds[static_cast<int>(family)] +
                                     ", which this CPU lacks (it runs " +
@@ -1135,20 +1437,26 @@ Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
       t.fp32 = &kScalarTable;
       t.int8 = &kScalarInt8Table;
       break;
+    // The accessors, not the tables: only the build's architecture has them, and the CPU
+    // check above makes every one non-null here.
     case KernelFamily::kAvx2:
-      t.fp32 = &kAvx2Table;
-      t.int8 = &kAvx2Int8Table;
+      t.fp32 = Avx2Kernels();
+      t.int8 = Avx2Int8Kernels();
       break;
     case KernelFamily::kAvxVnni:
-      t.fp32 = &kAvx2Table;
-      t.int8 = &kAvxVnniInt8Table;
+      t.fp32 = Avx2Kernels();
+      t.int8 = AvxVnniInt8Kernels();
       break;
     case KernelFamily::kAvx512:
-      t.fp32 = &kAvx512Table;
+      t.fp32 = Avx512Kernels();
       t.bf16 = Avx512Bf16Kernels();
       t.int8 = Avx512Int8Kernels() != nullptr    ? Avx512Int8Kernels()
                : AvxVnniInt8Kernels() != nullptr ? AvxVnniInt8Kernels()
                                                  : Avx2Int8Kernels();
+      break;
+    case KernelFamily::kNeon:
+      t.fp32 = NeonKernels();
+      t.int8 = NeonInt8Kernels() != nullptr ? NeonInt8Kernels() : &kScalarInt8Table;
       break;
   }
   return t;

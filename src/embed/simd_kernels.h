@@ -1,9 +1,12 @@
 // Dense float kernels for the built-in embedder and the vector index.
 //
-// Each kernel has a portable scalar version, an AVX2+FMA version and an AVX-512F version, the SIMD
-// ones compiled with per-function target attributes (no -march flag, so the binary still runs on
-// CPUs without them). The best version is picked once, at first use, with __builtin_cpu_supports
-// (or forced: KernelFamily). Float32 versions differ only in rounding order (well below 1e-5 on
+// Each kernel has a portable scalar version and, on x86-64, an AVX2+FMA version and an AVX-512F
+// version, or on AArch64 a NEON version, the SIMD ones compiled with per-function target
+// attributes where the instructions are optional (no -march flag, so the binary still runs on CPUs
+// without them). The best version is picked once, at first use, with __builtin_cpu_supports on
+// x86-64 (NEON is part of every AArch64 CPU; its dot-product extension is asked of the OS), or
+// forced: KernelFamily. Only the tables of the build's architecture exist; the others' accessors
+// return nullptr. Float32 versions differ only in rounding order (well below 1e-5 on
 // model-sized inputs); the reduced-precision packed products (bf16, int8) are opt-in tables.
 //
 // Thread-safety: all functions are pure over their arguments and safe to call concurrently (the
@@ -84,6 +87,8 @@ enum class KernelIsa {
   kScalarInt8,
   kAvx2Int8,
   kAvxVnniInt8,
+  kNeon,
+  kNeonInt8,
 };
 
 // The arithmetic of a table's gemm_packed (every other kernel is float32 in every table).
@@ -137,31 +142,39 @@ const KernelTable* AvxVnniInt8Kernels();
 // CPU lacks it.
 const KernelTable* Avx512Int8Kernels();
 
+// The AArch64 NEON table (float32 FMA on 4 lanes), or nullptr on other architectures.
+const KernelTable* NeonKernels();
+// NEON int8 with the dot-product extension (SDOT: four byte products into each int32 lane;
+// Graviton 2 and later, Apple M1 and later), or nullptr when the CPU or architecture lacks it.
+// Its float32 kernels are NeonKernels()'.
+const KernelTable* NeonInt8Kernels();
+
 // The fastest float32 table of the process's kernel family (see SelectedKernelFamily).
 const KernelTable& Kernels();
 
 // A family of kernel tables: the widest vector instructions the process uses. Forcing a family
 // (ENGRAM_KERNELS, or `serve --kernels`) runs every path of a smaller one on a bigger CPU, for
 // tests and comparisons.
-enum class KernelFamily { kScalar, kAvx2, kAvxVnni, kAvx512 };
+enum class KernelFamily { kScalar, kAvx2, kAvxVnni, kAvx512, kNeon };
 
-// "scalar", "avx2", "avxvnni", "avx512".
+// "scalar", "avx2", "avxvnni", "avx512", "neon".
 const char* KernelFamilyName(KernelFamily family);
 // The family of a name above; "auto" and "" give BestKernelFamily(). InvalidParameter otherwise.
 Result<KernelFamily> ParseKernelFamily(std::string_view name);
 // Whether this CPU runs the family: AVX2 needs AVX2 + FMA, AVX-VNNI also AVX-VNNI, AVX-512
-// needs AVX-512F.
+// needs AVX-512F, NEON an AArch64 CPU.
 bool CpuSupportsKernelFamily(KernelFamily family);
-// The widest family this CPU runs (AVX-512, else AVX2, else scalar; AVX-VNNI only when forced:
-// its float32 kernels are the AVX2 ones and AVX-512 CPUs with VNNI have the wider int8).
+// The widest family this CPU runs (NEON on AArch64; AVX-512, else AVX2, else scalar on x86-64;
+// AVX-VNNI only when forced: its float32 kernels are the AVX2 ones and AVX-512 CPUs with VNNI
+// have the wider int8).
 KernelFamily BestKernelFamily();
 
 // The tables of one family; nullptr where it has none (bf16 needs AVX512_BF16).
 struct KernelFamilyTables {
   const KernelTable* fp32 = nullptr;
   const KernelTable* bf16 = nullptr;
-  // AVX-512: AVX512_VNNI, else AVX-VNNI, else AVX2; AVX-VNNI: AVX-VNNI; AVX2: AVX2; scalar:
-  // scalar.
+  // AVX-512: AVX512_VNNI, else AVX-VNNI, else AVX2; AVX-VNNI: AVX-VNNI; AVX2: AVX2; NEON: NEON
+  // with dot product, else scalar; scalar: scalar.
   const KernelTable* int8 = nullptr;
 };
 // InvalidParameter naming the missing instructions when the CPU lacks the family.

@@ -32,8 +32,11 @@ void ExpectClose(const std::vector<float>& a, const std::vector<float>& b) {
 class SimdKernelsTest : public ::testing::TestWithParam<KernelIsa> {
  protected:
   void SetUp() override {
-    simd_ = GetParam() == KernelIsa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
+    simd_ = GetParam() == KernelIsa::kAvx512 ? Avx512Kernels()
+            : GetParam() == KernelIsa::kNeon ? NeonKernels()
+                                             : Avx2Kernels();
     if (simd_ == nullptr) GTEST_SKIP() << "CPU lacks this instruction set";
+    ASSERT_EQ(simd_->isa, GetParam());
   }
   const KernelTable* simd_ = nullptr;
   const KernelTable& scalar_ = ScalarKernels();
@@ -43,7 +46,10 @@ class SimdKernelsTest : public ::testing::TestWithParam<KernelIsa> {
 TEST_P(SimdKernelsTest, DotMatchesScalar) {
   for (int n : {0, 1, 7, 8, 31, 64, 100, 512, 768, 1001}) {
     auto a = Random(n, rng_), b = Random(n, rng_);
-    EXPECT_NEAR(simd_->dot(a.data(), b.data(), n), scalar_.dot(a.data(), b.data(), n), 1e-5)
+    // Relative, as ExpectClose: summed in another order, a dot product of ~20 (n = 1001) lands
+    // a few float steps of 2e-6 away.
+    const float expected = scalar_.dot(a.data(), b.data(), n);
+    EXPECT_NEAR(simd_->dot(a.data(), b.data(), n), expected, 1e-5 * (1 + std::fabs(expected)))
         << "n=" << n;
   }
 }
@@ -129,6 +135,9 @@ class Int8KernelsTest : public ::testing::TestWithParam<KernelIsa> {
         break;
       case KernelIsa::kAvxVnniInt8:
         int8_ = AvxVnniInt8Kernels();
+        break;
+      case KernelIsa::kNeonInt8:
+        int8_ = NeonInt8Kernels();
         break;
       default:
         int8_ = Avx512Int8Kernels();
@@ -233,7 +242,8 @@ TEST_P(Int8KernelsTest, MatrixWithoutCodesRunsFloat32) {
 
 INSTANTIATE_TEST_SUITE_P(Isa, Int8KernelsTest,
                          ::testing::Values(KernelIsa::kScalarInt8, KernelIsa::kAvx2Int8,
-                                           KernelIsa::kAvxVnniInt8, KernelIsa::kAvx512Int8),
+                                           KernelIsa::kAvxVnniInt8, KernelIsa::kAvx512Int8,
+                                           KernelIsa::kNeonInt8),
                          [](const auto& info) {
                            switch (info.param) {
                              case KernelIsa::kScalarInt8:
@@ -242,6 +252,8 @@ INSTANTIATE_TEST_SUITE_P(Isa, Int8KernelsTest,
                                return "Avx2";
                              case KernelIsa::kAvxVnniInt8:
                                return "AvxVnni";
+                             case KernelIsa::kNeonInt8:
+                               return "NeonDot";
                              default:
                                return "Avx512Vnni";
                            }
@@ -249,7 +261,7 @@ INSTANTIATE_TEST_SUITE_P(Isa, Int8KernelsTest,
 
 TEST(KernelFamilyTest, NamesRoundTrip) {
   for (KernelFamily f : {KernelFamily::kScalar, KernelFamily::kAvx2, KernelFamily::kAvxVnni,
-                         KernelFamily::kAvx512}) {
+                         KernelFamily::kAvx512, KernelFamily::kNeon}) {
     auto parsed = ParseKernelFamily(KernelFamilyName(f));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, f);
@@ -268,7 +280,7 @@ TEST(KernelFamilyTest, TablesMatchTheFamilyOrExplainWhatIsMissing) {
   EXPECT_TRUE(CpuSupportsKernelFamily(KernelFamily::kScalar));
   EXPECT_TRUE(CpuSupportsKernelFamily(BestKernelFamily()));
   for (KernelFamily f : {KernelFamily::kScalar, KernelFamily::kAvx2, KernelFamily::kAvxVnni,
-                         KernelFamily::kAvx512}) {
+                         KernelFamily::kAvx512, KernelFamily::kNeon}) {
     auto tables = TablesOfKernelFamily(f);
     ASSERT_EQ(tables.ok(), CpuSupportsKernelFamily(f)) << KernelFamilyName(f);
     if (!tables.ok()) {
@@ -302,6 +314,13 @@ TEST(KernelFamilyTest, TablesMatchTheFamilyOrExplainWhatIsMissing) {
                                      : AvxVnniInt8Kernels() != nullptr ? KernelIsa::kAvxVnniInt8
                                                                        : KernelIsa::kAvx2Int8);
         break;
+      case KernelFamily::kNeon:
+        EXPECT_EQ(tables->fp32->isa, KernelIsa::kNeon);
+        EXPECT_EQ(tables->bf16, nullptr);
+        // Without the dot-product extension, the scalar int8 kernel (the same results).
+        EXPECT_EQ(tables->int8->isa,
+                  NeonInt8Kernels() != nullptr ? KernelIsa::kNeonInt8 : KernelIsa::kScalarInt8);
+        break;
     }
   }
 }
@@ -317,7 +336,7 @@ TEST(KernelFamilyTest, EnvironmentIsParsedAndCheckedAgainstTheCpu) {
   auto unknown = KernelFamilyFromEnvironment();
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("ENGRAM_KERNELS"), std::string::npos);
-  for (KernelFamily f : {KernelFamily::kAvxVnni, KernelFamily::kAvx512}) {
+  for (KernelFamily f : {KernelFamily::kAvxVnni, KernelFamily::kAvx512, KernelFamily::kNeon}) {
     setenv("ENGRAM_KERNELS", KernelFamilyName(f), 1);
     EXPECT_EQ(KernelFamilyFromEnvironment().ok(), CpuSupportsKernelFamily(f));
   }
@@ -352,9 +371,11 @@ TEST(Bf16KernelsTest, RoundsToNearestEven) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, SimdKernelsTest,
-                         ::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvx512),
+                         ::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kNeon),
                          [](const auto& info) {
-                           return info.param == KernelIsa::kAvx512 ? "Avx512" : "Avx2";
+                           return info.param == KernelIsa::kAvx512 ? "Avx512"
+                                  : info.param == KernelIsa::kNeon ? "Neon"
+                                                                   : "Avx2";
                          });
 
 TEST(CosineTest, NormalisesAndHandlesZero) {
