@@ -1,6 +1,8 @@
 #include "embed/use_lite.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -271,6 +273,7 @@ void AddBias(float* x, int rows, int width, int ld, const std::vector<float>& bi
   }
 }
 
+#if defined(__x86_64__)
 // GCC 12 reports the AVX-512 intrinsics' deliberately undefined pass-through operands
 // (_mm512_undefined_*) as uninitialised once they are inlined here; they are never read.
 #pragma GCC diagnostic push
@@ -342,6 +345,7 @@ __attribute__((target("avx512f"))) void AddBiasAvx512(float* x, int rows, int wi
 }
 
 #pragma GCC diagnostic pop
+#endif  // __x86_64__
 
 // Grows a scratch vector; capacity is kept across calls, so steady state does not allocate.
 float* Ensure(std::vector<float>& v, size_t n) {
@@ -519,10 +523,15 @@ void UseLiteEmbedder::Attention(const Layer& layer, const Window* windows, int c
 void UseLiteEmbedder::RunWindows(const std::vector<std::vector<int>>& ids, const Window* windows,
                                  int count, float* pooled_sum, Scratch& s) const {
   const KernelTable& k = kernels();
+#if defined(__x86_64__)
   const bool avx512 = k.isa == KernelIsa::kAvx512 || k.isa == KernelIsa::kAvx512Bf16 ||
                       k.isa == KernelIsa::kAvx512Int8;
   auto* const layer_norm = avx512 ? LayerNormAvx512 : LayerNorm;
   auto* const add_bias = avx512 ? AddBiasAvx512 : AddBias;
+#else
+  auto* const layer_norm = LayerNorm;
+  auto* const add_bias = AddBias;
+#endif
   int rows = 0;
   for (int w = 0; w < count; ++w) rows += windows[w].length;
   const size_t r = static_cast<size_t>(rows);

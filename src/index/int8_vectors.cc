@@ -1,6 +1,8 @@
 #include "index/int8_vectors.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -29,6 +31,7 @@ int32_t DotInt8Scalar(const int8_t* a, const int8_t* b, int dim) {
 
 namespace {
 
+#if defined(__x86_64__)
 __attribute__((target("avx2"))) int32_t DotInt8Avx2(const int8_t* a, const int8_t* b, int dim) {
   // maddubs multiplies unsigned by signed bytes: feed |a| and b carrying a's sign. Codes are within
   // [-127, 127], so a pair sum is at most 2*127*127 = 32258 and never saturates int16.
@@ -87,6 +90,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void DotInt8ManySummedVnn
     out[i] = total + _mm512_reduce_add_epi32(acc) - 128 * body_sum;
   }
 }
+#endif  // __x86_64__
 
 void DotInt8ManyEach(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
   for (size_t i = 0; i < n; ++i) out[i] = DotInt8(query, codes + i * static_cast<size_t>(dim), dim);
@@ -100,17 +104,25 @@ void DotInt8ManySummedPortable(const int8_t* query, const int8_t* codes, const i
 }
 
 SummedFn PickSummed() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")
              ? DotInt8ManySummedVnni
              : DotInt8ManySummedPortable;
+#else
+  return DotInt8ManySummedPortable;
+#endif
 }
 
 using DotFn = int32_t (*)(const int8_t*, const int8_t*, int);
 
 DotFn PickDot() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") ? DotInt8Avx2 : DotInt8Scalar;
+#else
+  return DotInt8Scalar;
+#endif
 }
 
 }  // namespace
