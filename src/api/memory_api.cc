@@ -110,13 +110,9 @@ Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string
   auto metadata = ReadMetadataField(j, limits.max_metadata_bytes);
   if (!metadata.ok()) return metadata.status();
   req.metadata_json = std::move(*metadata);
-  if (auto inf = j.find("infer"); inf != j.end() && !inf->is_null()) {
-    if (!inf->is_boolean()) {
-      return Status::InvalidParameter(
-          fmt::format("infer must be a boolean, got {}", JsonTypeName(*inf)));
-    }
-    req.infer = inf->get<bool>();
-  }
+  auto infer = ReadBoolField(j, "infer");
+  if (!infer.ok()) return infer.status();
+  req.infer = infer->value_or(true);
   auto ts = ReadTimestampField(j);
   if (!ts.ok()) return ts.status();
   req.timestamp_us = *ts;
@@ -156,12 +152,9 @@ Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::
   auto top_k = GetInt(j, "top_k", "top_k", 1, limits.max_top_k, false);
   if (!top_k.ok()) return top_k.status();
   if (*top_k) req.top_k = static_cast<size_t>(**top_k);
-  if (auto t = j.find("threshold"); t != j.end() && !t->is_null()) {
-    if (!t->is_number() || t->get<double>() < 0 || t->get<double>() > 1) {
-      return Status::InvalidParameter("threshold must be a number between 0 and 1");
-    }
-    req.threshold = t->get<float>();
-  }
+  auto threshold = ReadThresholdField(j);
+  if (!threshold.ok()) return threshold.status();
+  if (*threshold) req.threshold = **threshold;
   return req;
 }
 

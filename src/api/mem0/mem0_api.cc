@@ -4,6 +4,7 @@
 #include "api/mem0/mem0_handler_context.h"
 #include "api/mem0/mem0_render.h"
 #include "api/mem0/mem0_workspace.h"
+#include "api/memory_fields.h"
 #include "api/query_params.h"
 
 namespace engram {
@@ -27,6 +28,16 @@ Result<Mem0Request> Mem0HandlerContext::Begin(const HttpRequest& request, bool w
   if (!workspace.ok()) return workspace.status();
   out.workspace = std::move(*workspace);
   return out;
+}
+
+Result<Mem0Paging> Mem0HandlerContext::Paging(const Mem0Request& request,
+                                              size_t default_size) const {
+  auto page = PositiveQueryParam(request.query, "page", 1, 1000000);
+  if (!page.ok()) return page.status();
+  auto size = PositiveQueryParam(request.query, "page_size", default_size,
+                                 static_cast<size_t>(options_.limits.max_page_size));
+  if (!size.ok()) return size.status();
+  return Mem0Paging{*page, *size};
 }
 
 Route Mem0HandlerContext::MakeRoute(std::string method, std::string pattern, std::string name,

@@ -20,6 +20,11 @@ struct Mem0Request {
   std::string workspace;
 };
 
+struct Mem0Paging {
+  size_t page = 1;  // from 1
+  size_t page_size = 0;
+};
+
 class Mem0HandlerContext {
  public:
   Mem0HandlerContext(Mem0ApiDeps deps, Mem0ApiOptions options)
@@ -28,6 +33,10 @@ class Mem0HandlerContext {
   // Parses the query string (and the body, when `with_body`: a JSON object; an empty body is
   // {}) and resolves the workspace.
   Result<Mem0Request> Begin(const HttpRequest& request, bool with_body) const;
+
+  // The query's page (from 1) and page_size (1 to limits().max_page_size; `default_size` when
+  // absent).
+  Result<Mem0Paging> Paging(const Mem0Request& request, size_t default_size) const;
 
   // A route of this API: the given handler, authenticated by key (any workspace; the handler
   // picks one), errors in mem0's envelope.

@@ -10,7 +10,6 @@
 #include "api/mem0/mem0_handler_context.h"
 #include "api/mem0/mem0_render.h"
 #include "api/mem0/mem0_requests.h"
-#include "api/memory_fields.h"
 #include "common/thread_util.h"
 
 namespace engram {
@@ -96,20 +95,17 @@ RouteHandler SearchHandler(const Mem0Context& ctx, bool v3) {
 // else a bare array of the first page.
 Result<HttpResponse> ListPage(const Mem0HandlerContext& ctx, const HttpRequest& http,
                               const Mem0Request& req, const MemoryFilter& filter, bool paginated) {
-  auto page = PositiveQueryParam(req.query, "page", 1, 1000000);
-  if (!page.ok()) return page.status();
-  auto size = PositiveQueryParam(
-      req.query, "page_size",
-      paginated ? ctx.options().default_page_size : static_cast<size_t>(ctx.limits().max_page_size),
-      static_cast<size_t>(ctx.limits().max_page_size));
-  if (!size.ok()) return size.status();
+  auto paging = ctx.Paging(req, paginated ? ctx.options().default_page_size
+                                          : static_cast<size_t>(ctx.limits().max_page_size));
+  if (!paging.ok()) return paging.status();
+  const auto [page, size] = *paging;
   size_t total = 0;
-  auto list = ctx.memories().List(req.workspace, filter, *page, *size, &total);
+  auto list = ctx.memories().List(req.workspace, filter, page, size, &total);
   if (!list.ok()) return list.status();
   json results = json::array();
   for (const auto& m : *list) results.push_back(RenderMem0Memory(m));
   if (!paginated) return JsonResponse(200, results);
-  return JsonResponse(200, Mem0Page(std::move(results), total, *page, *size, Mem0RequestUrl(http)));
+  return JsonResponse(200, Mem0Page(std::move(results), total, page, size, Mem0RequestUrl(http)));
 }
 
 bool HasPaging(const Mem0Request& req) {

@@ -38,19 +38,9 @@ Result<MemoryFilter> ParseConjunction(json parts, const MemoryApiLimits& limits)
   return MemoryFilter::Parse(combined, "filters", limits.filter);
 }
 
-Result<std::optional<bool>> OptionalBool(const json& body, const char* name) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::optional<bool>();
-  if (!it->is_boolean()) {
-    return Status::InvalidParameter(
-        fmt::format("{} must be a boolean, got {}", name, JsonTypeName(*it)));
-  }
-  return std::optional<bool>(it->get<bool>());
-}
-
 // A boolean mem0 feature Engram lacks: false or absent is fine, true is refused naming it.
 Status RefuseIfTrue(const json& body, const char* name, const char* feature) {
-  auto v = OptionalBool(body, name);
+  auto v = ReadBoolField(body, name);
   if (!v.ok()) return v.status();
   if (v->value_or(false)) {
     return Status(StatusCode::kNotImplemented,
@@ -150,10 +140,10 @@ Result<Mem0Add> ParseMem0Add(const json& body, const std::string& workspace,
   auto metadata = ReadMetadataField(body, limits.max_metadata_bytes);
   if (!metadata.ok()) return metadata.status();
   req.metadata_json = std::move(*metadata);
-  auto infer = OptionalBool(body, "infer");
+  auto infer = ReadBoolField(body, "infer");
   if (!infer.ok()) return infer.status();
   req.infer = infer->value_or(true);
-  auto async_mode = OptionalBool(body, "async_mode");
+  auto async_mode = ReadBoolField(body, "async_mode");
   if (!async_mode.ok()) return async_mode.status();
   add.async_mode = async_mode->value_or(true);
   auto ts = ReadTimestampField(body);
@@ -216,16 +206,13 @@ Result<Mem0Search> ParseMem0Search(const json& body, const std::string& workspac
     if (!k.ok()) return k.status();
     if (*k) req.top_k = static_cast<size_t>(**k);
   }
-  if (auto t = body.find("threshold"); t != body.end() && !t->is_null()) {
-    if (!t->is_number() || t->get<double>() < 0 || t->get<double>() > 1) {
-      return Status::InvalidParameter("threshold must be a number between 0 and 1");
-    }
-    req.threshold = t->get<float>();
-  }
+  auto threshold = ReadThresholdField(body);
+  if (!threshold.ok()) return threshold.status();
+  if (*threshold) req.threshold = **threshold;
   // Hybrid retrieval always includes keyword (BM25) matching, and the configured reranker (if
   // any) always runs: these only need to be well-formed.
   for (const char* name : {"rerank", "keyword_search", "filter_memories"}) {
-    auto v = OptionalBool(body, name);
+    auto v = ReadBoolField(body, name);
     if (!v.ok()) return v.status();
   }
   ENGRAM_RETURN_IF_ERROR(RefuseIfTrue(body, "show_expired", "searching expired memories"));

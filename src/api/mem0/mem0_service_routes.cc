@@ -7,7 +7,6 @@
 #include "api/mem0/mem0_handler_context.h"
 #include "api/mem0/mem0_render.h"
 #include "api/mem0/mem0_requests.h"
-#include "api/memory_fields.h"
 
 namespace engram {
 
@@ -45,20 +44,18 @@ void RegisterMem0ServiceRoutes(Router& router, const Mem0Context& ctx) {
       [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
         auto req = ctx->Begin(http, false);
         if (!req.ok()) return req.status();
-        auto page = PositiveQueryParam(req->query, "page", 1, 1000000);
-        if (!page.ok()) return page.status();
-        auto size = PositiveQueryParam(req->query, "page_size", ctx->options().default_page_size,
-                                       static_cast<size_t>(ctx->limits().max_page_size));
-        if (!size.ok()) return size.status();
+        auto paging = ctx->Paging(*req, ctx->options().default_page_size);
+        if (!paging.ok()) return paging.status();
+        const auto [page, size] = *paging;
         auto entities = ctx->memories().Entities(req->workspace);
         if (!entities.ok()) return entities.status();
         json results = json::array();
-        const size_t from = (*page - 1) * *size;
-        for (size_t i = from; i < entities->size() && i < from + *size; ++i) {
+        const size_t from = (page - 1) * size;
+        for (size_t i = from; i < entities->size() && i < from + size; ++i) {
           results.push_back(RenderMem0Entity((*entities)[i]));
         }
-        return JsonResponse(200, Mem0Page(std::move(results), entities->size(), *page, *size,
-                                          Mem0RequestUrl(http)));
+        return JsonResponse(
+            200, Mem0Page(std::move(results), entities->size(), page, size, Mem0RequestUrl(http)));
       }));
   auto delete_entity = [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
     auto req = ctx->Begin(http, false);
@@ -108,18 +105,16 @@ void RegisterMem0ServiceRoutes(Router& router, const Mem0Context& ctx) {
       [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
         auto req = ctx->Begin(http, false);
         if (!req.ok()) return req.status();
-        auto page = PositiveQueryParam(req->query, "page", 1, 1000000);
-        if (!page.ok()) return page.status();
-        auto size = PositiveQueryParam(req->query, "page_size", ctx->options().default_page_size,
-                                       static_cast<size_t>(ctx->limits().max_page_size));
-        if (!size.ok()) return size.status();
+        auto paging = ctx->Paging(*req, ctx->options().default_page_size);
+        if (!paging.ok()) return paging.status();
+        const auto [page, size] = *paging;
         size_t total = 0;
-        auto events = ctx->memories().ListEvents(req->workspace, *page, *size, &total);
+        auto events = ctx->memories().ListEvents(req->workspace, page, size, &total);
         if (!events.ok()) return events.status();
         json results = json::array();
         for (const auto& e : *events) results.push_back(RenderMem0Event(e));
-        return JsonResponse(
-            200, Mem0Page(std::move(results), total, *page, *size, Mem0RequestUrl(http)));
+        return JsonResponse(200,
+                            Mem0Page(std::move(results), total, page, size, Mem0RequestUrl(http)));
       }));
   router.Add(ctx->MakeRoute(
       "GET", "/v1/event/{event_id}/", "mem0_event",
