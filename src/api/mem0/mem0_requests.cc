@@ -8,6 +8,7 @@
 #include "api/json_input.h"
 #include "api/memory_fields.h"
 #include "common/time_util.h"
+#include "extract/memory_categorizer.h"
 
 namespace engram {
 
@@ -16,7 +17,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kEntityFields[] = {"user_id", "agent_id", "app_id", "run_id"};
-constexpr size_t kMaxCustomCategories = 100;
 constexpr size_t kMaxCategoryNameBytes = 64;
 constexpr size_t kMaxCategoryDescriptionBytes = 256;
 constexpr size_t kMaxInstructionsBytes = 4096;
@@ -90,9 +90,11 @@ Result<std::vector<CategorySpec>> ReadCustomCategories(const json& body) {
         "custom_categories must be an array of {{\"name\": \"description\"}} objects, got {}",
         JsonTypeName(*it)));
   }
-  if (it->size() > kMaxCustomCategories) {
+  // The service's own bound (MemoryCategorizer::Validate checks it again for every caller); read
+  // here first so a long list is refused before its entries are.
+  if (it->size() > MemoryCategorizer::kMaxCategories) {
     return Status::InvalidParameter(fmt::format("custom_categories has {} entries, at most {}",
-                                                it->size(), kMaxCustomCategories));
+                                                it->size(), MemoryCategorizer::kMaxCategories));
   }
   std::set<std::string> names;
   for (size_t i = 0; i < it->size(); ++i) {
