@@ -100,6 +100,14 @@ Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& 
   return req;
 }
 
+json RenderKbHit(const KbHit& h) {
+  return {{"doc_id", h.doc_id},
+          {"title", h.title},
+          {"chunk", h.chunk},
+          {"position", h.position},
+          {"score", h.score}};
+}
+
 void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
   const std::string p = kPrefix;
   auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
@@ -196,13 +204,7 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
              service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)));
          if (!hits.ok()) return hits.status();
          json results = json::array();
-         for (const KbHit& h : *hits) {
-           results.push_back({{"doc_id", h.doc_id},
-                              {"title", h.title},
-                              {"chunk", h.chunk},
-                              {"position", h.position},
-                              {"score", h.score}});
-         }
+         for (const KbHit& h : *hits) results.push_back(RenderKbHit(h));
          return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
        },
        .compute_bound = true});

@@ -3,6 +3,7 @@
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "api/router.h"
@@ -22,6 +23,10 @@ struct KbApiLimits {
 // Parsing, exposed for tests and fuzzing.
 Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& workspace,
                                       const std::string& kb_id, const KbApiLimits& limits);
+
+// One search hit as both the REST answer and the MCP tool result show it:
+// {doc_id, title, chunk, position, score}.
+nlohmann::json RenderKbHit(const KbHit& hit);
 
 void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits);
 

@@ -63,11 +63,7 @@ void AddKnowledgeTools(ToolRegistry& registry, KbService* service, KbApiLimits l
                                               : fmt::format("{} passages found:", hits->size());
              int rank = 0;
              for (const KbHit& h : *hits) {
-               results.push_back({{"doc_id", h.doc_id},
-                                  {"title", h.title},
-                                  {"chunk", h.chunk},
-                                  {"position", h.position},
-                                  {"score", h.score}});
+               results.push_back(RenderKbHit(h));
                text += fmt::format("\n{}. {:.3f} [{} \"{}\" #{}]\n{}", ++rank, h.score, h.doc_id,
                                    h.title, h.position, h.chunk);
              }
