@@ -728,8 +728,11 @@ void GemmPackedInt8Scalar(int m, const float* a, int lda, const PackedMatrix& b,
 #if defined(__x86_64__)
 // The AVX2 quantiser: the scalar one's operations on 8 lanes (max |a|, a * (127 / max),
 // round to nearest even), narrowed to bytes; with `magnitudes`, also |code|.
+// With `offset_codes`, the codes are stored + 128 (unsigned bytes, the operand vpdpbusd wants:
+// flipping a two's-complement byte's top bit adds 128), padding included.
 __attribute__((target("avx2,fma"))) void QuantizeRowsAvx2(int m, const float* a, int lda, int depth,
-                                                          bool magnitudes, Int8Rows& out) {
+                                                          bool magnitudes, bool offset_codes,
+                                                          Int8Rows& out) {
   const int quads = (depth + 3) / 4;
   out.quads = quads;
   out.codes.resize(static_cast<size_t>(m) * quads);
@@ -779,6 +782,14 @@ __attribute__((target("avx2,fma"))) void QuantizeRowsAvx2(int m, const float* a,
       }
       for (; i < 4 * quads; ++i) mag[i] = static_cast<int8_t>(std::abs(dst[i]));
     }
+    if (offset_codes) {
+      const __m256i top = _mm256_set1_epi8(static_cast<char>(0x80));
+      for (i = 0; i + 32 <= 4 * quads; i += 32) {
+        auto* at = reinterpret_cast<__m256i*>(dst + i);
+        _mm256_storeu_si256(at, _mm256_xor_si256(_mm256_loadu_si256(at), top));
+      }
+      for (; i < 4 * quads; ++i) dst[i] = static_cast<int8_t>(dst[i] ^ 0x80);
+    }
   }
 }
 
@@ -805,29 +816,66 @@ __attribute__((target("avx2,fma"))) inline void StoreInt8TileAvx2(__m256i (&acc)
 // vpmaddwd by ones widens the pairs into int32 quads.
 constexpr int kRowsPerTileInt8Avx2 = 4;  // 8 accumulators + 2 panel vectors + temporaries
 
+// The accumulators are named variables, not an array: GCC kept an array of them in memory (with
+// every accumulator stored back on every step of the depth loop, several times slower) however
+// the array was indexed. ENGRAM_INT8_ROWS(X) expands X(i) for the tile's rows 0..5.
+#define ENGRAM_INT8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+// acc0 += the int32 quad sums of |a| . (w0 with a's signs), acc1 the same for w1 (see
+// MicroTileInt8Avx2), as one asm statement: with the intrinsics GCC 12 gave every sum a fresh
+// register, copied it back into the accumulator's and spilled accumulators to the stack on every
+// step. `sign` holds a row's quad of codes, `mag` their magnitudes, both broadcast.
+__attribute__((target("avx2"))) inline void SignedBytesAccumulate(__m256i& acc0, __m256i& acc1,
+                                                                  __m256i sign, __m256i mag,
+                                                                  __m256i w0, __m256i w1,
+                                                                  __m256i ones) {
+  __m256i t0, t1;
+  asm("vpsignb %[sign], %[w0], %[t0]\n\t"
+      "vpsignb %[sign], %[w1], %[t1]\n\t"
+      "vpmaddubsw %[t0], %[mag], %[t0]\n\t"
+      "vpmaddubsw %[t1], %[mag], %[t1]\n\t"
+      "vpmaddwd %[ones], %[t0], %[t0]\n\t"
+      "vpmaddwd %[ones], %[t1], %[t1]\n\t"
+      "vpaddd %[t0], %[acc0], %[acc0]\n\t"
+      "vpaddd %[t1], %[acc1], %[acc1]"
+      : [acc0] "+x"(acc0), [acc1] "+x"(acc1), [t0] "=&x"(t0), [t1] "=&x"(t1)
+      : [sign] "x"(sign), [mag] "x"(mag), [w0] "x"(w0), [w1] "x"(w1), [ones] "x"(ones));
+}
+
 template <int kRows>
 __attribute__((target("avx2,fma"))) void MicroTileInt8Avx2(int quads, const uint32_t* codes,
                                                            const uint32_t* magnitudes, int ld,
                                                            const int8_t* b, const Int8Tile& out) {
-  __m256i acc[kRows][2];
-#pragma GCC unroll 4
-  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  static_assert(kRows >= 1 && kRows <= kRowsPerTileInt8Avx2);
+  const __m256i zero = _mm256_setzero_si256();
+  [[maybe_unused]] __m256i c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero,
+                           c30 = zero, c31 = zero;
   const __m256i ones = _mm256_set1_epi16(1);
+  const size_t stride = static_cast<size_t>(ld);
   for (int q = 0; q < quads; ++q) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64 + 32));
-#pragma GCC unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      const size_t at = static_cast<size_t>(r) * ld + q;
-      const __m256i mag = _mm256_set1_epi32(static_cast<int>(magnitudes[at]));
-      const __m256i sign = _mm256_set1_epi32(static_cast<int>(codes[at]));
-      const __m256i p0 = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(w0, sign));
-      const __m256i p1 = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(w1, sign));
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
-    }
+#define ENGRAM_INT8_AVX2_ROW(i)                                                          \
+  if constexpr (kRows > i) {                                                             \
+    const __m256i sign = _mm256_set1_epi32(static_cast<int>(codes[i * stride + q]));     \
+    const __m256i mag = _mm256_set1_epi32(static_cast<int>(magnitudes[i * stride + q])); \
+    SignedBytesAccumulate(c##i##0, c##i##1, sign, mag, w0, w1, ones);                    \
   }
-  StoreInt8TileAvx2<kRows, 2>(acc, out);
+    ENGRAM_INT8_AVX2_ROW(0)
+    ENGRAM_INT8_AVX2_ROW(1)
+    ENGRAM_INT8_AVX2_ROW(2)
+    ENGRAM_INT8_AVX2_ROW(3)
+#undef ENGRAM_INT8_AVX2_ROW
+  }
+  __m256i sums[kRows][2];
+#define ENGRAM_INT8_SUMS(i) \
+  if constexpr (kRows > i) sums[i][0] = c##i##0, sums[i][1] = c##i##1;
+  ENGRAM_INT8_SUMS(0)
+  ENGRAM_INT8_SUMS(1)
+  ENGRAM_INT8_SUMS(2)
+  ENGRAM_INT8_SUMS(3)
+#undef ENGRAM_INT8_SUMS
+  StoreInt8TileAvx2<kRows, 2>(sums, out);
 }
 
 __attribute__((target("avx2,fma"))) void GemmPackedInt8Avx2(int m, const float* a, int lda,
@@ -838,7 +886,7 @@ __attribute__((target("avx2,fma"))) void GemmPackedInt8Avx2(int m, const float* 
     return;
   }
   thread_local Int8Rows rows;
-  QuantizeRowsAvx2(m, a, lda, b.rows(), /*magnitudes=*/true, rows);
+  QuantizeRowsAvx2(m, a, lda, b.rows(), /*magnitudes=*/true, /*offset_codes=*/false, rows);
   const int quads = rows.quads;
   const int panels = b.cols() / kPanel;
   // The whole depth at once: a panel is at most 1536 / 4 quads x 64 bytes = 24 KB, which stays
@@ -876,34 +924,48 @@ __attribute__((target("avx2,fma"))) void GemmPackedInt8Avx2(int m, const float* 
 // columns' offsets taken back out), C[kRows x 16] over the whole depth of one panel.
 constexpr int kRowsPerTileAvxVnni = 6;  // 12 accumulators + 2 panel vectors + 1 broadcast
 
+// acc += a (unsigned bytes) . b (signed bytes), as _mm256_dpbusd_avx_epi32, written as an asm
+// statement with acc tied in and out: with the intrinsic GCC 12 gave each product a fresh register
+// and copied it back into the accumulator's, one extra move per product.
+__attribute__((target("avx2,avxvnni"))) inline void DotBytesAccumulate(__m256i& acc, __m256i a,
+                                                                       __m256i b) {
+  asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+}
+
 template <int kRows>
 __attribute__((target("avx2,fma,avxvnni"))) void MicroTileInt8AvxVnni(int quads,
                                                                       const uint32_t* codes, int ld,
                                                                       const int8_t* b,
                                                                       const Int8Tile& out) {
-  __m256i acc[kRows][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  static_assert(kRows >= 1 && kRows <= kRowsPerTileAvxVnni);
+  const __m256i zero = _mm256_setzero_si256();
+  [[maybe_unused]] __m256i c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero,
+                           c30 = zero, c31 = zero, c40 = zero, c41 = zero, c50 = zero, c51 = zero;
+  const size_t stride = static_cast<size_t>(ld);
   for (int q = 0; q < quads; ++q) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 64 + 32));
-#pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) {
-      // code + 128 per byte: flipping the top bit of a two's-complement byte.
-      const __m256i av =
-          _mm256_set1_epi32(static_cast<int>(codes[static_cast<size_t>(r) * ld + q] ^ 0x80808080u));
-      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, w0);
-      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, w1);
-    }
+    // Codes + 128 (QuantizeRowsAvx2 with offset_codes): broadcast straight from memory.
+#define ENGRAM_INT8_VNNI_ROW(i)                                                    \
+  if constexpr (kRows > i) {                                                       \
+    const __m256i av = _mm256_set1_epi32(static_cast<int>(codes[i * stride + q])); \
+    DotBytesAccumulate(c##i##0, av, w0);                                           \
+    DotBytesAccumulate(c##i##1, av, w1);                                           \
   }
-#pragma GCC unroll 2
-  for (int v = 0; v < 2; ++v) {
-    const __m256i offset =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out.b_offsets + 8 * v));
-#pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) acc[r][v] = _mm256_sub_epi32(acc[r][v], offset);
+    ENGRAM_INT8_ROWS(ENGRAM_INT8_VNNI_ROW)
+#undef ENGRAM_INT8_VNNI_ROW
   }
-  StoreInt8TileAvx2<kRows, 2>(acc, out);
+  const __m256i offset0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out.b_offsets));
+  const __m256i offset1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out.b_offsets + 8));
+  __m256i sums[kRows][2];
+#define ENGRAM_INT8_VNNI_SUMS(i)                     \
+  if constexpr (kRows > i) {                         \
+    sums[i][0] = _mm256_sub_epi32(c##i##0, offset0); \
+    sums[i][1] = _mm256_sub_epi32(c##i##1, offset1); \
+  }
+  ENGRAM_INT8_ROWS(ENGRAM_INT8_VNNI_SUMS)
+#undef ENGRAM_INT8_VNNI_SUMS
+  StoreInt8TileAvx2<kRows, 2>(sums, out);
 }
 
 __attribute__((target("avx2,fma,avxvnni"))) void GemmPackedInt8AvxVnni(
@@ -913,7 +975,7 @@ __attribute__((target("avx2,fma,avxvnni"))) void GemmPackedInt8AvxVnni(
     return;
   }
   thread_local Int8Rows rows;
-  QuantizeRowsAvx2(m, a, lda, b.rows(), /*magnitudes=*/false, rows);
+  QuantizeRowsAvx2(m, a, lda, b.rows(), /*magnitudes=*/false, /*offset_codes=*/true, rows);
   const int quads = rows.quads;
   const int panels = b.cols() / kPanel;
   for (int p = 0; p < panels; ++p) {
@@ -949,6 +1011,8 @@ __attribute__((target("avx2,fma,avxvnni"))) void GemmPackedInt8AvxVnni(
     }
   }
 }
+
+#undef ENGRAM_INT8_ROWS
 
 #endif  // __x86_64__
 

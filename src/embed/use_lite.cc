@@ -345,6 +345,74 @@ __attribute__((target("avx512f"))) void AddBiasAvx512(float* x, int rows, int wi
 }
 
 #pragma GCC diagnostic pop
+
+// AVX2 versions of the same two steps, for the AVX2 and AVX-VNNI kernel tables (the int8 model
+// pass there spent ~11 % of its time in the scalar loops). Same arithmetic as the AVX-512 ones,
+// 8 float lanes and 4 double lanes; the last width % 8 columns run the scalar operations.
+__attribute__((target("avx2,fma"))) inline double SumLanes(__m256d v) {
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, v);
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+__attribute__((target("avx2,fma"))) void LayerNormAvx2(const float* x, int rows, int width,
+                                                       const std::vector<float>& scale,
+                                                       const std::vector<float>& bias,
+                                                       float epsilon, float* y) {
+  const int full = width / 8 * 8;
+  for (int r = 0; r < rows; ++r) {
+    const float* in = x + static_cast<size_t>(r) * width;
+    float* out = y + static_cast<size_t>(r) * width;
+    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+    for (int i = 0; i < full; i += 8) {
+      const __m256 v = _mm256_loadu_ps(in + i);
+      lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+      hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    }
+    double sum = SumLanes(_mm256_add_pd(lo, hi));
+    for (int i = full; i < width; ++i) sum += in[i];
+    const float mean = static_cast<float>(sum / width);
+    const __m256 m = _mm256_set1_ps(mean);
+    lo = _mm256_setzero_pd();
+    hi = _mm256_setzero_pd();
+    for (int i = 0; i < full; i += 8) {
+      const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(in + i), m);
+      const __m256d dlo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
+      const __m256d dhi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
+      lo = _mm256_add_pd(lo, _mm256_mul_pd(dlo, dlo));
+      hi = _mm256_add_pd(hi, _mm256_mul_pd(dhi, dhi));
+    }
+    double sq = SumLanes(_mm256_add_pd(lo, hi));
+    for (int i = full; i < width; ++i) {
+      sq += static_cast<double>(in[i] - mean) * (in[i] - mean);
+    }
+    const float inv_scalar = 1.0f / std::sqrt(static_cast<float>(sq / width) + epsilon);
+    const __m256 inv = _mm256_set1_ps(inv_scalar);
+    for (int i = 0; i < full; i += 8) {
+      const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(in + i), m);
+      const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(scale.data() + i), inv), d);
+      _mm256_storeu_ps(out + i, _mm256_add_ps(scaled, _mm256_loadu_ps(bias.data() + i)));
+    }
+    for (int i = full; i < width; ++i) out[i] = scale[i] * inv_scalar * (in[i] - mean) + bias[i];
+  }
+}
+
+__attribute__((target("avx2,fma"))) void AddBiasAvx2(float* x, int rows, int width, int ld,
+                                                     const std::vector<float>& bias, bool relu) {
+  const int full = width / 8 * 8;
+  const __m256 zero = _mm256_setzero_ps();
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<size_t>(r) * ld;
+    for (int i = 0; i < full; i += 8) {
+      __m256 v = _mm256_add_ps(_mm256_loadu_ps(row + i), _mm256_loadu_ps(bias.data() + i));
+      if (relu) v = _mm256_max_ps(v, zero);
+      _mm256_storeu_ps(row + i, v);
+    }
+    for (int i = full; i < width; ++i) {
+      row[i] = relu ? std::max(row[i] + bias[i], 0.0f) : row[i] + bias[i];
+    }
+  }
+}
 #endif  // __x86_64__
 
 // Grows a scratch vector; capacity is kept across calls, so steady state does not allocate.
@@ -526,8 +594,10 @@ void UseLiteEmbedder::RunWindows(const std::vector<std::vector<int>>& ids, const
 #if defined(__x86_64__)
   const bool avx512 = k.isa == KernelIsa::kAvx512 || k.isa == KernelIsa::kAvx512Bf16 ||
                       k.isa == KernelIsa::kAvx512Int8;
-  auto* const layer_norm = avx512 ? LayerNormAvx512 : LayerNorm;
-  auto* const add_bias = avx512 ? AddBiasAvx512 : AddBias;
+  const bool avx2 = k.isa == KernelIsa::kAvx2 || k.isa == KernelIsa::kAvx2Int8 ||
+                    k.isa == KernelIsa::kAvxVnniInt8;
+  auto* const layer_norm = avx512 ? LayerNormAvx512 : avx2 ? LayerNormAvx2 : LayerNorm;
+  auto* const add_bias = avx512 ? AddBiasAvx512 : avx2 ? AddBiasAvx2 : AddBias;
 #else
   auto* const layer_norm = LayerNorm;
   auto* const add_bias = AddBias;
