@@ -18,8 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -1436,65 +1434,8 @@ const KernelTable* NeonKernels() { return nullptr; }
 const KernelTable* NeonInt8Kernels() { return nullptr; }
 #endif  // __aarch64__
 
-const char* KernelFamilyName(KernelFamily family) {
-  switch (family) {
-    case KernelFamily::kScalar:
-      return "scalar";
-    case KernelFamily::kAvx2:
-      return "avx2";
-    case KernelFamily::kAvxVnni:
-      return "avxvnni";
-    case KernelFamily::kAvx512:
-      return "avx512";
-    case KernelFamily::kNeon:
-      return "neon";
-  }
-  return "?";
-}
-
-Result<KernelFamily> ParseKernelFamily(std::string_view name) {
-  if (name.empty() || name == "auto") return BestKernelFamily();
-  for (KernelFamily f : {KernelFamily::kScalar, KernelFamily::kAvx2, KernelFamily::kAvxVnni,
-                         KernelFamily::kAvx512, KernelFamily::kNeon}) {
-    if (name == KernelFamilyName(f)) return f;
-  }
-  return Status::InvalidParameter("unknown kernel family \"" + std::string(name) +
-                                  "\" (auto, scalar, avx2, avxvnni, avx512 or neon)");
-}
-
-bool CpuSupportsKernelFamily(KernelFamily family) {
-  switch (family) {
-    case KernelFamily::kScalar:
-      return true;
-    case KernelFamily::kAvx2:
-      return Avx2Kernels() != nullptr;
-    case KernelFamily::kAvxVnni:
-      return AvxVnniInt8Kernels() != nullptr;
-    case KernelFamily::kAvx512:
-      return Avx512Kernels() != nullptr;
-    case KernelFamily::kNeon:
-      return NeonKernels() != nullptr;
-  }
-  return false;
-}
-
-KernelFamily BestKernelFamily() {
-  if (NeonKernels() != nullptr) return KernelFamily::kNeon;
-  if (Avx512Kernels() != nullptr) return KernelFamily::kAvx512;
-  if (AvxVnniInt8Kernels() != nullptr) return KernelFamily::kAvxVnni;
-  if (Avx2Kernels() != nullptr) return KernelFamily::kAvx2;
-  return KernelFamily::kScalar;
-}
-
 Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
-  if (!CpuSupportsKernelFamily(family)) {
-    static constexpr const char* kNeeds[] = {"", "AVX2 and FMA", "AVX2, FMA and AVX-VNNI",
-                                             "AVX-512F", "an AArch64 CPU (NEON)"};
-    return Status::InvalidParameter(std::string("kernel family ") + KernelFamilyName(family) +
-                                    " needs " + kNeeds[static_cast<int>(family)] +
-                                    ", which this CPU lacks (it runs " +
-                                    KernelFamilyName(BestKernelFamily()) + ")");
-  }
+  if (Status runs = CheckCpuRunsKernelFamily(family); !runs.ok()) return runs;
   KernelFamilyTables t;
   switch (family) {
     case KernelFamily::kScalar:
@@ -1524,53 +1465,6 @@ Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
       break;
   }
   return t;
-}
-
-Result<KernelFamily> KernelFamilyFromEnvironment() {
-  const char* value = std::getenv("ENGRAM_KERNELS");
-  Result<KernelFamily> family = ParseKernelFamily(value == nullptr ? "" : value);
-  if (!family.ok()) {
-    return Status::InvalidParameter("ENGRAM_KERNELS: " + family.status().message());
-  }
-  if (!CpuSupportsKernelFamily(*family)) {
-    return Status::InvalidParameter("ENGRAM_KERNELS: " +
-                                    TablesOfKernelFamily(*family).status().message());
-  }
-  return family;
-}
-
-namespace {
-
-// The process's family once chosen or first used; Kernels() caches its table after that.
-std::mutex family_mu;
-std::optional<KernelFamily> selected_family;
-
-}  // namespace
-
-KernelFamily SelectedKernelFamily() {
-  std::lock_guard<std::mutex> lock(family_mu);
-  if (!selected_family) {
-    Result<KernelFamily> family = KernelFamilyFromEnvironment();
-    if (!family.ok()) {
-      // Forcing a family is for tests and comparisons: silently running another one would make
-      // their results lie, and nothing has run yet, so stop here.
-      std::fprintf(stderr, "%s\n", family.status().message().c_str());
-      std::exit(2);
-    }
-    selected_family = *family;
-  }
-  return *selected_family;
-}
-
-Status ChooseKernelFamily(KernelFamily family) {
-  if (!CpuSupportsKernelFamily(family)) return TablesOfKernelFamily(family).status();
-  std::lock_guard<std::mutex> lock(family_mu);
-  if (selected_family && *selected_family != family) {
-    return Status::Conflict(std::string("kernel family already ") +
-                            KernelFamilyName(*selected_family));
-  }
-  selected_family = family;
-  return Status::Ok();
 }
 
 const KernelTable& Kernels() {

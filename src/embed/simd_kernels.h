@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/kernel_family.h"
 #include "common/status.h"
 
 namespace engram {
@@ -152,22 +153,8 @@ const KernelTable* NeonInt8Kernels();
 // The fastest float32 table of the process's kernel family (see SelectedKernelFamily).
 const KernelTable& Kernels();
 
-// A family of kernel tables: the widest vector instructions the process uses. Forcing a family
-// (ENGRAM_KERNELS, or `serve --kernels`) runs every path of a smaller one on a bigger CPU, for
-// tests and comparisons.
-enum class KernelFamily { kScalar, kAvx2, kAvxVnni, kAvx512, kNeon };
-
-// "scalar", "avx2", "avxvnni", "avx512", "neon".
-const char* KernelFamilyName(KernelFamily family);
-// The family of a name above; "auto" and "" give BestKernelFamily(). InvalidParameter otherwise.
-Result<KernelFamily> ParseKernelFamily(std::string_view name);
-// Whether this CPU runs the family: AVX2 needs AVX2 + FMA, AVX-VNNI also AVX-VNNI, AVX-512
-// needs AVX-512F, NEON an AArch64 CPU.
-bool CpuSupportsKernelFamily(KernelFamily family);
-// The widest family this CPU runs (NEON on AArch64; AVX-512, else AVX2, else scalar on x86-64;
-// AVX-VNNI only when forced: its float32 kernels are the AVX2 ones and AVX-512 CPUs with VNNI
-// have the wider int8).
-KernelFamily BestKernelFamily();
+// The process's kernel family (KernelFamily, SelectedKernelFamily, ChooseKernelFamily, ...) is
+// common/kernel_family.h: the int8 vector scan of the index follows the same choice.
 
 // The tables of one family; nullptr where it has none (bf16 needs AVX512_BF16).
 struct KernelFamilyTables {
@@ -179,17 +166,6 @@ struct KernelFamilyTables {
 };
 // InvalidParameter naming the missing instructions when the CPU lacks the family.
 Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family);
-
-// The family Kernels() uses, fixed at the first call of either: the one ChooseKernelFamily()
-// set, else ENGRAM_KERNELS, else BestKernelFamily(). An ENGRAM_KERNELS this CPU cannot run (or
-// that names no family) ends the process with a message on stderr; programs check it first with
-// KernelFamilyFromEnvironment() to fail more politely.
-KernelFamily SelectedKernelFamily();
-// ENGRAM_KERNELS parsed and checked against the CPU (BestKernelFamily() when unset or "auto").
-Result<KernelFamily> KernelFamilyFromEnvironment();
-// Fixes the process's family before its first use. InvalidParameter when the CPU lacks it,
-// Conflict when SelectedKernelFamily() already answered another one.
-Status ChooseKernelFamily(KernelFamily family);
 
 // Dot product with the fastest kernel. For L2-normalised vectors this is the cosine similarity,
 // which is what the vector index wants: it stores normalised vectors and skips the norms.

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/kernel_family.h"
+
 namespace engram {
 
 float QuantizeInt8(const float* x, int dim, int8_t* code) {
@@ -90,36 +92,186 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void DotInt8ManySummedVnn
     out[i] = total + _mm512_reduce_add_epi32(acc) - 128 * body_sum;
   }
 }
+
+__attribute__((target("avx2"))) inline int32_t SumLanes(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_hadd_epi32(s, s);
+  s = _mm_hadd_epi32(s, s);
+  return _mm_cvtsi128_si32(s);
+}
+
+// Four codes per step share each block of the query, and their four sums are independent chains
+// (one code's 16 dependent accumulations would wait on the instruction's latency).
+constexpr int kMaxBlocks256 = 64;  // dimensions up to 2,048 keep the query's blocks on the stack
+
+// A code's exact dot product from its vector sums of (query + 128) . code over the first `body`
+// bytes: the shift comes back out as 128 x the code's sum there, the tail runs in scalar code.
+__attribute__((target("avx2"))) inline int32_t FinishSummed(const int8_t* query, const int8_t* c,
+                                                            int32_t code_sum, int body, int dim,
+                                                            __m256i acc) {
+  int32_t total = 0;
+  for (int t = body; t < dim; ++t) {
+    code_sum -= c[t];
+    total += static_cast<int32_t>(query[t]) * c[t];
+  }
+  return total + SumLanes(acc) - 128 * code_sum;
+}
+
+// acc + the int32 quad sums of |q| . (c with q's signs) over one 32-byte block.
+__attribute__((target("avx2"))) inline __m256i SignedBlockAccumulate(__m256i acc, __m256i q,
+                                                                     __m256i mag, __m256i ones,
+                                                                     const int8_t* at) {
+  const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  return _mm256_add_epi32(
+      acc, _mm256_madd_epi16(_mm256_maddubs_epi16(mag, _mm256_sign_epi8(c, q)), ones));
+}
+
+// The tail past the last whole block, in scalar code.
+inline int32_t TailDot(const int8_t* query, const int8_t* c, int body, int dim) {
+  int32_t total = 0;
+  for (int t = body; t < dim; ++t) total += static_cast<int32_t>(query[t]) * c[t];
+  return total;
+}
+
+// AVX-VNNI: the AVX-512 VNNI scan at 256 bits (query + 128, the codes' sums take it back out).
+__attribute__((target("avx2,avxvnni"))) void DotInt8ManySummedAvxVnni(const int8_t* query,
+                                                                      const int8_t* codes,
+                                                                      const int32_t* sums, int dim,
+                                                                      size_t n, int32_t* out) {
+  const int blocks = dim / 32;
+  if (blocks > kMaxBlocks256) {
+    for (size_t i = 0; i < n; ++i) out[i] = DotInt8Scalar(query, codes + i * dim, dim);
+    return;
+  }
+  const int body = blocks * 32;
+  __m256i shifted_q[kMaxBlocks256];
+  const __m256i top_bit = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (int b = 0; b < blocks; ++b) {
+    shifted_q[b] = _mm256_xor_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(query + b * 32)), top_bit);
+  }
+  const size_t stride = static_cast<size_t>(dim);
+
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const int8_t* c = codes + i * stride;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (int b = 0; b < blocks; ++b) {
+      const int8_t* at = c + b * 32;
+      a0 = _mm256_dpbusd_avx_epi32(a0, shifted_q[b],
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
+      a1 = _mm256_dpbusd_avx_epi32(
+          a1, shifted_q[b], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + stride)));
+      a2 = _mm256_dpbusd_avx_epi32(
+          a2, shifted_q[b], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 2 * stride)));
+      a3 = _mm256_dpbusd_avx_epi32(
+          a3, shifted_q[b], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 3 * stride)));
+    }
+    out[i] = FinishSummed(query, c, sums[i], body, dim, a0);
+    out[i + 1] = FinishSummed(query, c + stride, sums[i + 1], body, dim, a1);
+    out[i + 2] = FinishSummed(query, c + 2 * stride, sums[i + 2], body, dim, a2);
+    out[i + 3] = FinishSummed(query, c + 3 * stride, sums[i + 3], body, dim, a3);
+  }
+  for (; i < n; ++i) {
+    const int8_t* c = codes + i * stride;
+    __m256i acc = _mm256_setzero_si256();
+    for (int b = 0; b < blocks; ++b) {
+      acc = _mm256_dpbusd_avx_epi32(
+          acc, shifted_q[b], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + b * 32)));
+    }
+    out[i] = FinishSummed(query, c, sums[i], body, dim, acc);
+  }
+}
+
+// AVX2: |q| times each code carrying q's signs (see DotInt8Avx2), the query's blocks and their
+// magnitudes prepared once for the whole scan. The codes' sums are not needed.
+__attribute__((target("avx2"))) void DotInt8ManySummedAvx2(const int8_t* query, const int8_t* codes,
+                                                           const int32_t*, int dim, size_t n,
+                                                           int32_t* out) {
+  const int blocks = dim / 32;
+  if (blocks > kMaxBlocks256) {
+    for (size_t i = 0; i < n; ++i) out[i] = DotInt8Scalar(query, codes + i * dim, dim);
+    return;
+  }
+  const int body = blocks * 32;
+  __m256i q[kMaxBlocks256], mag[kMaxBlocks256];
+  for (int b = 0; b < blocks; ++b) {
+    q[b] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(query + b * 32));
+    mag[b] = _mm256_sign_epi8(q[b], q[b]);
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  const size_t stride = static_cast<size_t>(dim);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const int8_t* c = codes + i * stride;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (int b = 0; b < blocks; ++b) {
+      const int8_t* at = c + b * 32;
+      a0 = SignedBlockAccumulate(a0, q[b], mag[b], ones, at);
+      a1 = SignedBlockAccumulate(a1, q[b], mag[b], ones, at + stride);
+      a2 = SignedBlockAccumulate(a2, q[b], mag[b], ones, at + 2 * stride);
+      a3 = SignedBlockAccumulate(a3, q[b], mag[b], ones, at + 3 * stride);
+    }
+    out[i] = SumLanes(a0) + TailDot(query, c, body, dim);
+    out[i + 1] = SumLanes(a1) + TailDot(query, c + stride, body, dim);
+    out[i + 2] = SumLanes(a2) + TailDot(query, c + 2 * stride, body, dim);
+    out[i + 3] = SumLanes(a3) + TailDot(query, c + 3 * stride, body, dim);
+  }
+  for (; i < n; ++i) {
+    const int8_t* c = codes + i * stride;
+    __m256i acc = _mm256_setzero_si256();
+    for (int b = 0; b < blocks; ++b) {
+      acc = SignedBlockAccumulate(acc, q[b], mag[b], ones, c + b * 32);
+    }
+    out[i] = SumLanes(acc) + TailDot(query, c, body, dim);
+  }
+}
 #endif  // __x86_64__
 
 void DotInt8ManyEach(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
   for (size_t i = 0; i < n; ++i) out[i] = DotInt8(query, codes + i * static_cast<size_t>(dim), dim);
 }
 
-using SummedFn = void (*)(const int8_t*, const int8_t*, const int32_t*, int, size_t, int32_t*);
-
 void DotInt8ManySummedPortable(const int8_t* query, const int8_t* codes, const int32_t*, int dim,
                                size_t n, int32_t* out) {
   DotInt8ManyEach(query, codes, dim, n, out);
 }
 
-SummedFn PickSummed() {
+}  // namespace
+
+Int8ScanFn Int8ScanOfFamily(KernelFamily family) {
+  if (!CpuSupportsKernelFamily(family)) return nullptr;
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")
-             ? DotInt8ManySummedVnni
-             : DotInt8ManySummedPortable;
+  const bool vnni512 = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+  const bool vnni256 = CpuSupportsKernelFamily(KernelFamily::kAvxVnni);
+  switch (family) {
+    case KernelFamily::kAvx512:
+      return vnni512   ? DotInt8ManySummedVnni
+             : vnni256 ? DotInt8ManySummedAvxVnni
+                       : DotInt8ManySummedAvx2;
+    case KernelFamily::kAvxVnni:
+      return DotInt8ManySummedAvxVnni;
+    case KernelFamily::kAvx2:
+      return DotInt8ManySummedAvx2;
+    default:
+      return DotInt8ManySummedPortable;
+  }
 #else
   return DotInt8ManySummedPortable;
 #endif
 }
+
+namespace {
 
 using DotFn = int32_t (*)(const int8_t*, const int8_t*, int);
 
 DotFn PickDot() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") ? DotInt8Avx2 : DotInt8Scalar;
+  return SelectedKernelFamily() == KernelFamily::kScalar || !__builtin_cpu_supports("avx2")
+             ? DotInt8Scalar
+             : DotInt8Avx2;
 #else
   return DotInt8Scalar;
 #endif
@@ -152,7 +304,9 @@ int32_t CodeSum(const int8_t* code, int dim) {
 
 void DotInt8ManySummed(const int8_t* query, const int8_t* codes, const int32_t* sums, int dim,
                        size_t n, int32_t* out) {
-  static const SummedFn fn = PickSummed();
+  // The scan follows the process's kernel family, so forcing a smaller family runs the model and
+  // the scan of that family together.
+  static const Int8ScanFn fn = Int8ScanOfFamily(SelectedKernelFamily());
   fn(query, codes, sums, dim, n, out);
 }
 

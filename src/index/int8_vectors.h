@@ -1,7 +1,8 @@
 // Int8 vector codes: each L2-normalised float vector is stored as int8 values with one float scale
 // (x ≈ scale * code), a quarter of float32's memory. Dot products between codes run in integer
-// SIMD chosen at runtime: AVX-512 VNNI (vpdpbusd) for a query against many codes, AVX2
-// maddubs/madd, or scalar.
+// SIMD of the process's kernel family (common/kernel_family.h): AVX-512 VNNI or AVX-VNNI
+// (vpdpbusd) or AVX2 maddubs/madd for a query against many codes, or scalar. Every version is
+// exact, so all give the same sums.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -9,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "common/kernel_family.h"
 
 namespace engram {
 
@@ -32,6 +35,13 @@ int32_t CodeSum(const int8_t* code, int dim);
 // DotInt8Many. Measured on a 10,000-code scan: 156 µs with DotInt8Many, ~125 µs with this.
 void DotInt8ManySummed(const int8_t* query, const int8_t* codes, const int32_t* sums, int dim,
                        size_t n, int32_t* out);
+
+// A DotInt8ManySummed implementation.
+using Int8ScanFn = void (*)(const int8_t* query, const int8_t* codes, const int32_t* sums, int dim,
+                            size_t n, int32_t* out);
+// The scan DotInt8ManySummed runs when `family` is the process's (AVX-512: VNNI, else AVX-VNNI,
+// else AVX2); nullptr when this CPU lacks the family. For tests and benchmarks of every path.
+Int8ScanFn Int8ScanOfFamily(KernelFamily family);
 
 // The scalar version, for tests.
 int32_t DotInt8Scalar(const int8_t* a, const int8_t* b, int dim);

@@ -68,6 +68,41 @@ TEST(Int8VectorsTest, ManyMatchesScalar) {
   }
 }
 
+// Every family's scan this CPU runs (forced, whatever the process picked), against the scalar
+// sums: extreme codes, dims with and without a tail past the last 32 or 64 bytes, and code counts
+// that leave a remainder after the four-code steps.
+TEST(Int8VectorsTest, EveryFamilyScanMatchesScalar) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> d(-127, 127);
+  int families_run = 0;
+  for (KernelFamily family : {KernelFamily::kScalar, KernelFamily::kAvx2, KernelFamily::kAvxVnni,
+                              KernelFamily::kAvx512, KernelFamily::kNeon}) {
+    const Int8ScanFn scan = Int8ScanOfFamily(family);
+    if (scan == nullptr) {
+      EXPECT_FALSE(CpuSupportsKernelFamily(family)) << KernelFamilyName(family);
+      continue;
+    }
+    ++families_run;
+    for (int dim : {1, 31, 32, 33, 100, 512, 515}) {
+      for (size_t n : {size_t{1}, size_t{3}, size_t{4}, size_t{9}}) {
+        std::vector<int8_t> q(dim), codes(n * dim);
+        for (auto& x : q) x = static_cast<int8_t>(d(rng));
+        for (auto& x : codes) x = static_cast<int8_t>(d(rng));
+        for (size_t i = 0; i < codes.size(); i += 5) codes[i] = (i % 2) ? 127 : -127;
+        for (int i = 0; i < dim; i += 3) q[i] = (i % 2) ? -127 : 127;
+        std::vector<int32_t> sums(n), got(n, -1);
+        for (size_t i = 0; i < n; ++i) sums[i] = CodeSum(codes.data() + i * dim, dim);
+        scan(q.data(), codes.data(), sums.data(), dim, n, got.data());
+        for (size_t i = 0; i < n; ++i) {
+          EXPECT_EQ(got[i], DotInt8Scalar(q.data(), codes.data() + i * dim, dim))
+              << KernelFamilyName(family) << " dim " << dim << " n " << n << " code " << i;
+        }
+      }
+    }
+  }
+  EXPECT_GE(families_run, 1);
+}
+
 TEST(Int8VectorsTest, QuantisedDotIsClose) {
   std::mt19937 rng(2);
   for (int t = 0; t < 50; ++t) {
