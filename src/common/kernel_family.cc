@@ -1,5 +1,12 @@
 #include "common/kernel_family.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+#if defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -78,6 +85,26 @@ KernelFamily BestKernelFamily() {
     if (CpuSupportsKernelFamily(f)) return f;
   }
   return KernelFamily::kScalar;
+}
+
+bool CpuHasArmDotProduct() {
+#if defined(__aarch64__) && defined(__linux__)
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return has;
+#elif defined(__aarch64__) && defined(__APPLE__)
+  static const bool has = [] {
+    int value = 0;
+    size_t size = sizeof(value);
+    return sysctlbyname("hw.optional.arm.FEAT_DotProd", &value, &size, nullptr, 0) == 0 &&
+           value != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
 }
 
 Result<KernelFamily> KernelFamilyFromEnvironment() {

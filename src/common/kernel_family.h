@@ -28,6 +28,11 @@ Status CheckCpuRunsKernelFamily(KernelFamily family);
 // The widest family this CPU runs: NEON on AArch64; AVX-512, else AVX-VNNI, else AVX2, else
 // scalar on x86-64.
 KernelFamily BestKernelFamily();
+// Whether the CPU has the Arm dot-product extension (SDOT, FEAT_DotProd: optional before
+// Armv8.4; Graviton 2 and Apple M1 have it, Cortex-A72 / Graviton 1 do not), as the OS reports
+// it. The neon family's int8 paths run SDOT where it is, widening multiplies elsewhere. False on
+// other architectures.
+bool CpuHasArmDotProduct();
 
 // The process's family, fixed at the first call of this or ChooseKernelFamily(): the one
 // ChooseKernelFamily() set, else ENGRAM_KERNELS, else BestKernelFamily(). An ENGRAM_KERNELS this

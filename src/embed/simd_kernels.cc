@@ -5,12 +5,8 @@
 #endif
 #if defined(__aarch64__)
 #include <arm_neon.h>
-#if defined(__linux__)
-#include <sys/auxv.h>
-#endif
-#if defined(__APPLE__)
-#include <sys/sysctl.h>
-#endif
+
+#include "common/neon_int8.h"
 #endif
 
 #include <algorithm>
@@ -1018,28 +1014,10 @@ __attribute__((target("avx2,fma,avxvnni"))) void GemmPackedInt8AvxVnni(
 // ---------------------------------------------------------------------------------------------
 // AArch64 NEON versions: the AVX2 blocking with 4-float vectors, so one packed panel row is four
 // registers. NEON is part of every AArch64 CPU (no target attribute); the dot-product extension
-// (SDOT) is optional and enabled per function.
-
-#if defined(__clang__)
-#define ENGRAM_TARGET_DOTPROD __attribute__((target("dotprod")))
-#else
-#define ENGRAM_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
+// (SDOT) is optional and enabled per function (common/neon_int8.h).
 
 // 6 rows x 4 vectors = 24 accumulators + 4 B vectors of the 32 NEON registers.
 constexpr int kRowsPerTileNeon = 6;
-
-// SDOT: acc[i] += a[4i..4i+3] . b[4i..4i+3] in int32. GCC's arm_neon.h offers vdotq_s32 to
-// functions with the target attribute; clang's (before LLVM 16) only to whole builds with
-// +dotprod, so there it is the instruction itself.
-ENGRAM_TARGET_DOTPROD inline int32x4_t DotAccumulate(int32x4_t acc, int8x16_t a, int8x16_t b) {
-#if defined(__clang__) && !defined(__ARM_FEATURE_DOTPROD)
-  __asm__("sdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(b));
-  return acc;
-#else
-  return vdotq_s32(acc, a, b);
-#endif
-}
 
 float DotNeon(const float* a, const float* b, int n) {
   float32x4_t s0 = vdupq_n_f32(0), s1 = vdupq_n_f32(0), s2 = vdupq_n_f32(0), s3 = vdupq_n_f32(0);
@@ -1154,12 +1132,28 @@ void GemmPackedNeon(int m, const float* a, int lda, const PackedMatrix& b, float
   }
 }
 
+// Writes a finished NEON int8 tile, whose lane i of acc[r][v] is row r's exact sum for column
+// 4v+i: ScaleInt8Sum's operations per lane (int32 -> float rounding to nearest, column scale x
+// row scale, one fused multiply-add), so C equals the scalar reference's bit for bit.
+template <int kRows>
+inline void StoreInt8TileNeon(const int32x4_t (&acc)[kRows][4], const Int8Tile& out) {
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; ++v) {
+    const float32x4_t scale = vld1q_f32(out.b_scales + 4 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const float32x4_t row_scale = vmulq_f32(scale, vdupq_n_f32(out.a_scales[r]));
+      float* c = out.c + static_cast<size_t>(r) * out.ldc + 4 * v;
+      const float32x4_t base = out.load_c ? vld1q_f32(c) : vdupq_n_f32(0);
+      vst1q_f32(c, vfmaq_f32(base, vcvtq_f32_s32(acc[r][v]), row_scale));
+    }
+  }
+}
+
 // Dot-product micro-tile: C[kRows x 16] over the whole depth of one panel. SDOT multiplies
 // signed bytes by signed bytes, so A's codes go in as they are (no +128 offset, no column
 // offsets to take back out): lane i of vector v sums column 4v+i's quad against the row's quad,
-// exactly in int32. The scaling is ScaleInt8Sum's per lane (int32 -> float rounding to nearest,
-// column scale x row scale, one fused multiply-add), so C equals the scalar reference's bit for
-// bit.
+// exactly in int32.
 template <int kRows>
 ENGRAM_TARGET_DOTPROD void MicroTileInt8NeonDot(int quads, const uint32_t* codes, int ld,
                                                 const int8_t* b, const Int8Tile& out) {
@@ -1183,33 +1177,22 @@ ENGRAM_TARGET_DOTPROD void MicroTileInt8NeonDot(int quads, const uint32_t* codes
       acc[r][3] = DotAccumulate(acc[r][3], w3, av);
     }
   }
-#pragma GCC unroll 4
-  for (int v = 0; v < 4; ++v) {
-    const float32x4_t scale = vld1q_f32(out.b_scales + 4 * v);
-#pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) {
-      const float32x4_t row_scale = vmulq_f32(scale, vdupq_n_f32(out.a_scales[r]));
-      float* c = out.c + static_cast<size_t>(r) * out.ldc + 4 * v;
-      const float32x4_t base = out.load_c ? vld1q_f32(c) : vdupq_n_f32(0);
-      vst1q_f32(c, vfmaq_f32(base, vcvtq_f32_s32(acc[r][v]), row_scale));
-    }
-  }
+  StoreInt8TileNeon<kRows>(acc, out);
 }
 
-ENGRAM_TARGET_DOTPROD void GemmPackedInt8NeonDot(int m, const float* a, int lda,
-                                                 const PackedMatrix& b, float* c, int ldc,
-                                                 bool accumulate) {
-  if (!b.has_int8()) {
-    GemmPackedNeon(m, a, lda, b, c, ldc, accumulate);
-    return;
-  }
-  // The scalar quantiser: the same codes and scales as every other int8 table by construction.
+// The NEON int8 kernels' loop: A quantised by the scalar quantiser (the same codes and scales as
+// every other int8 table by construction), then for each panel every tile of up to
+// kRowsPerTileNeon rows over the whole depth, as the AVX2 kernel does (a panel, <= 24 KB, stays
+// in L1 while the row tiles stream past it). `tile(rows, quads, codes, panel, out)` runs the
+// micro-tile instance for `rows` (a std::integral_constant) rows.
+template <typename TileFn>
+inline void GemmPackedInt8NeonTiles(int m, const float* a, int lda, const PackedMatrix& b, float* c,
+                                    int ldc, bool accumulate, TileFn&& tile) {
   thread_local Int8Rows rows;
   QuantizeRowsScalar(m, a, lda, b.rows(), rows);
   const int quads = rows.quads;
   const int panels = b.cols() / kPanel;
-  // The whole depth at once, as the AVX2 kernel: a panel (<= 24 KB) stays in L1 while the row
-  // tiles stream past it.
+  static_assert(kRowsPerTileNeon == 6, "one case per row count");
   for (int p = 0; p < panels; ++p) {
     for (int r = 0; r < m; r += kRowsPerTileNeon) {
       const Int8Tile out{rows.scales.data() + r,
@@ -1222,48 +1205,91 @@ ENGRAM_TARGET_DOTPROD void GemmPackedInt8NeonDot(int m, const float* a, int lda,
       const int8_t* panel = b.int8_panel(p);
       switch (std::min(kRowsPerTileNeon, m - r)) {
         case 6:
-          MicroTileInt8NeonDot<6>(quads, codes, quads, panel, out);
+          tile(std::integral_constant<int, 6>{}, quads, codes, panel, out);
           break;
         case 5:
-          MicroTileInt8NeonDot<5>(quads, codes, quads, panel, out);
+          tile(std::integral_constant<int, 5>{}, quads, codes, panel, out);
           break;
         case 4:
-          MicroTileInt8NeonDot<4>(quads, codes, quads, panel, out);
+          tile(std::integral_constant<int, 4>{}, quads, codes, panel, out);
           break;
         case 3:
-          MicroTileInt8NeonDot<3>(quads, codes, quads, panel, out);
+          tile(std::integral_constant<int, 3>{}, quads, codes, panel, out);
           break;
         case 2:
-          MicroTileInt8NeonDot<2>(quads, codes, quads, panel, out);
+          tile(std::integral_constant<int, 2>{}, quads, codes, panel, out);
           break;
         default:
-          MicroTileInt8NeonDot<1>(quads, codes, quads, panel, out);
+          tile(std::integral_constant<int, 1>{}, quads, codes, panel, out);
           break;
       }
     }
   }
 }
 
-// Whether the OS reports the dot-product extension (it is optional before Armv8.4).
-bool CpuHasDotProd() {
-#if defined(__linux__)
-#ifndef HWCAP_ASIMDDP
-#define HWCAP_ASIMDDP (1 << 20)
-#endif
-  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
-#elif defined(__APPLE__)
-  int value = 0;
-  size_t size = sizeof(value);
-  return sysctlbyname("hw.optional.arm.FEAT_DotProd", &value, &size, nullptr, 0) == 0 && value != 0;
-#else
-  return false;
-#endif
+ENGRAM_TARGET_DOTPROD void GemmPackedInt8NeonDot(int m, const float* a, int lda,
+                                                 const PackedMatrix& b, float* c, int ldc,
+                                                 bool accumulate) {
+  if (!b.has_int8()) {
+    GemmPackedNeon(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  GemmPackedInt8NeonTiles(
+      m, a, lda, b, c, ldc, accumulate,
+      [](auto rows, int quads, const uint32_t* codes, const int8_t* panel, const Int8Tile& out) {
+        MicroTileInt8NeonDot<decltype(rows)::value>(quads, codes, quads, panel, out);
+      });
+}
+
+// Widening micro-tile, for CPUs without the dot-product extension (Cortex-A72, Graviton 1,
+// Raspberry Pi 4): the dot-product tile with MullAccumulate (four instructions per 16 byte
+// products instead of one SDOT, the same exact int32 sums in the same lanes, one accumulator per
+// vector).
+template <int kRows>
+void MicroTileInt8NeonMull(int quads, const uint32_t* codes, int ld, const int8_t* b,
+                           const Int8Tile& out) {
+  int32x4_t acc[kRows][4];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) acc[r][v] = vdupq_n_s32(0);
+  }
+  for (int q = 0; q < quads; ++q) {
+    const int8_t* w = b + static_cast<size_t>(q) * 4 * kPanel;
+    const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16);
+    const int8x16_t w2 = vld1q_s8(w + 32), w3 = vld1q_s8(w + 48);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const int8x16_t av =
+          vreinterpretq_s8_u32(vld1q_dup_u32(codes + static_cast<size_t>(r) * ld + q));
+      acc[r][0] = MullAccumulate(acc[r][0], w0, av);
+      acc[r][1] = MullAccumulate(acc[r][1], w1, av);
+      acc[r][2] = MullAccumulate(acc[r][2], w2, av);
+      acc[r][3] = MullAccumulate(acc[r][3], w3, av);
+    }
+  }
+  StoreInt8TileNeon<kRows>(acc, out);
+}
+
+void GemmPackedInt8NeonMull(int m, const float* a, int lda, const PackedMatrix& b, float* c,
+                            int ldc, bool accumulate) {
+  if (!b.has_int8()) {
+    GemmPackedNeon(m, a, lda, b, c, ldc, accumulate);
+    return;
+  }
+  GemmPackedInt8NeonTiles(
+      m, a, lda, b, c, ldc, accumulate,
+      [](auto rows, int quads, const uint32_t* codes, const int8_t* panel, const Int8Tile& out) {
+        MicroTileInt8NeonMull<decltype(rows)::value>(quads, codes, quads, panel, out);
+      });
 }
 
 constexpr KernelTable kNeonTable{KernelIsa::kNeon, KernelPrecision::kFloat32, DotNeon, GemmNeon,
                                  GemmPackedNeon};
 constexpr KernelTable kNeonInt8Table{KernelIsa::kNeonInt8, KernelPrecision::kInt8, DotNeon,
                                      GemmNeon, GemmPackedInt8NeonDot};
+constexpr KernelTable kNeonMullInt8Table{KernelIsa::kNeonInt8Mull, KernelPrecision::kInt8, DotNeon,
+                                         GemmNeon, GemmPackedInt8NeonMull};
 #endif  // __aarch64__
 
 constexpr KernelTable kScalarTable{KernelIsa::kScalar, KernelPrecision::kFloat32, DotScalar,
@@ -1425,13 +1451,13 @@ const KernelTable* AvxVnniInt8Kernels() { return nullptr; }
 #if defined(__aarch64__)
 const KernelTable* NeonKernels() { return &kNeonTable; }
 
-const KernelTable* NeonInt8Kernels() {
-  static const KernelTable* table = CpuHasDotProd() ? &kNeonInt8Table : nullptr;
-  return table;
-}
+const KernelTable* NeonInt8Kernels() { return CpuHasArmDotProduct() ? &kNeonInt8Table : nullptr; }
+
+const KernelTable* NeonMullInt8Kernels() { return &kNeonMullInt8Table; }
 #else
 const KernelTable* NeonKernels() { return nullptr; }
 const KernelTable* NeonInt8Kernels() { return nullptr; }
+const KernelTable* NeonMullInt8Kernels() { return nullptr; }
 #endif  // __aarch64__
 
 Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
@@ -1461,7 +1487,7 @@ Result<KernelFamilyTables> TablesOfKernelFamily(KernelFamily family) {
       break;
     case KernelFamily::kNeon:
       t.fp32 = NeonKernels();
-      t.int8 = NeonInt8Kernels() != nullptr ? NeonInt8Kernels() : &kScalarInt8Table;
+      t.int8 = NeonInt8Kernels() != nullptr ? NeonInt8Kernels() : NeonMullInt8Kernels();
       break;
   }
   return t;

@@ -90,6 +90,7 @@ enum class KernelIsa {
   kAvxVnniInt8,
   kNeon,
   kNeonInt8,
+  kNeonInt8Mull,
 };
 
 // The arithmetic of a table's gemm_packed (every other kernel is float32 in every table).
@@ -130,8 +131,8 @@ const KernelTable* Avx512Bf16Kernels();
 // scales apply in the same order too): vectors computed with any of them are interchangeable.
 // Every other kernel is the table's float32 one. Opt-in only: never returned by Kernels().
 //
-// Plain C++ loops: the reference, and what --embed-precision int8 runs without AVX2 (slower
-// than float32 there).
+// Plain C++ loops: the reference, and what --embed-precision int8 runs in the scalar family
+// (slower than float32 there).
 const KernelTable& ScalarInt8Kernels();
 // AVX2 (vpmaddubsw + vpmaddwd; the sign of A's code moves onto B's with vpsignb so the byte
 // products stay within int16: |a| * |b| <= 127 * 127, two of them <= 32258), or nullptr when the
@@ -149,6 +150,12 @@ const KernelTable* NeonKernels();
 // Graviton 2 and later, Apple M1 and later), or nullptr when the CPU or architecture lacks it.
 // Its float32 kernels are NeonKernels()'.
 const KernelTable* NeonInt8Kernels();
+// NEON int8 without the dot-product extension, for the AArch64 CPUs that lack it (Cortex-A72,
+// Graviton 1, Raspberry Pi 4): byte products widened to int16 (vmull_s8, exact since
+// |a|, |b| <= 127) and added pairwise into int32 (vpadalq_s16), four instructions per 16 byte
+// products where SDOT needs one. Non-null on every AArch64 CPU, nullptr on other architectures.
+// Its float32 kernels are NeonKernels()'.
+const KernelTable* NeonMullInt8Kernels();
 
 // The fastest float32 table of the process's kernel family (see SelectedKernelFamily).
 const KernelTable& Kernels();
@@ -161,7 +168,7 @@ struct KernelFamilyTables {
   const KernelTable* fp32 = nullptr;
   const KernelTable* bf16 = nullptr;
   // AVX-512: AVX512_VNNI, else AVX-VNNI, else AVX2; AVX-VNNI: AVX-VNNI; AVX2: AVX2; NEON: NEON
-  // with dot product, else scalar; scalar: scalar.
+  // with dot product, else NEON widening multiplies; scalar: scalar.
   const KernelTable* int8 = nullptr;
 };
 // InvalidParameter naming the missing instructions when the CPU lacks the family.

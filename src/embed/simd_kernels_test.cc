@@ -139,6 +139,9 @@ class Int8KernelsTest : public ::testing::TestWithParam<KernelIsa> {
       case KernelIsa::kNeonInt8:
         int8_ = NeonInt8Kernels();
         break;
+      case KernelIsa::kNeonInt8Mull:
+        int8_ = NeonMullInt8Kernels();
+        break;
       default:
         int8_ = Avx512Int8Kernels();
         break;
@@ -243,7 +246,7 @@ TEST_P(Int8KernelsTest, MatrixWithoutCodesRunsFloat32) {
 INSTANTIATE_TEST_SUITE_P(Isa, Int8KernelsTest,
                          ::testing::Values(KernelIsa::kScalarInt8, KernelIsa::kAvx2Int8,
                                            KernelIsa::kAvxVnniInt8, KernelIsa::kAvx512Int8,
-                                           KernelIsa::kNeonInt8),
+                                           KernelIsa::kNeonInt8, KernelIsa::kNeonInt8Mull),
                          [](const auto& info) {
                            switch (info.param) {
                              case KernelIsa::kScalarInt8:
@@ -254,6 +257,8 @@ INSTANTIATE_TEST_SUITE_P(Isa, Int8KernelsTest,
                                return "AvxVnni";
                              case KernelIsa::kNeonInt8:
                                return "NeonDot";
+                             case KernelIsa::kNeonInt8Mull:
+                               return "NeonMull";
                              default:
                                return "Avx512Vnni";
                            }
@@ -317,9 +322,11 @@ TEST(KernelFamilyTest, TablesMatchTheFamilyOrExplainWhatIsMissing) {
       case KernelFamily::kNeon:
         EXPECT_EQ(tables->fp32->isa, KernelIsa::kNeon);
         EXPECT_EQ(tables->bf16, nullptr);
-        // Without the dot-product extension, the scalar int8 kernel (the same results).
+        // Without the dot-product extension, the widening-multiply kernel (the same results).
+        EXPECT_NE(NeonMullInt8Kernels(), nullptr);
+        EXPECT_EQ(NeonInt8Kernels() != nullptr, CpuHasArmDotProduct());
         EXPECT_EQ(tables->int8->isa,
-                  NeonInt8Kernels() != nullptr ? KernelIsa::kNeonInt8 : KernelIsa::kScalarInt8);
+                  CpuHasArmDotProduct() ? KernelIsa::kNeonInt8 : KernelIsa::kNeonInt8Mull);
         break;
     }
   }

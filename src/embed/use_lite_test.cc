@@ -192,8 +192,8 @@ TEST_F(UseLiteTest, Bf16PathStaysCloseToReference) {
 // Every int8 table this CPU runs (the scalar one is the reference the SIMD ones equal product by
 // product), under the one "+int8" model id.
 TEST_F(UseLiteTest, Int8PathsStayCloseToReference) {
-  for (const KernelTable* table :
-       {&ScalarInt8Kernels(), Avx2Int8Kernels(), AvxVnniInt8Kernels(), Avx512Int8Kernels()}) {
+  for (const KernelTable* table : {&ScalarInt8Kernels(), Avx2Int8Kernels(), AvxVnniInt8Kernels(),
+                                   Avx512Int8Kernels(), NeonInt8Kernels(), NeonMullInt8Kernels()}) {
     if (table == nullptr) continue;
     SCOPED_TRACE("isa " + std::to_string(static_cast<int>(table->isa)));
     ExpectCloseToReference(table, "int8", 0.99f);
@@ -206,8 +206,8 @@ TEST_F(UseLiteTest, Int8PathsAgreeWithEachOther) {
   const std::vector<std::string> texts = {"I like coffee", "The train leaves at noon",
                                           LongText(200)};
   std::vector<std::vector<std::vector<float>>> results;
-  for (const KernelTable* table :
-       {&ScalarInt8Kernels(), Avx2Int8Kernels(), AvxVnniInt8Kernels(), Avx512Int8Kernels()}) {
+  for (const KernelTable* table : {&ScalarInt8Kernels(), Avx2Int8Kernels(), AvxVnniInt8Kernels(),
+                                   Avx512Int8Kernels(), NeonInt8Kernels(), NeonMullInt8Kernels()}) {
     if (table == nullptr) continue;
     UseLiteOptions options;
     options.kernels = table;

@@ -3,11 +3,15 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 
 #include "common/kernel_family.h"
+#include "common/neon_int8.h"
 
 namespace engram {
 
@@ -32,6 +36,13 @@ int32_t DotInt8Scalar(const int8_t* a, const int8_t* b, int dim) {
 }
 
 namespace {
+
+// The tail past the last whole block, in scalar code.
+inline int32_t TailDot(const int8_t* query, const int8_t* c, int body, int dim) {
+  int32_t total = 0;
+  for (int t = body; t < dim; ++t) total += static_cast<int32_t>(query[t]) * c[t];
+  return total;
+}
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) int32_t DotInt8Avx2(const int8_t* a, const int8_t* b, int dim) {
@@ -124,13 +135,6 @@ __attribute__((target("avx2"))) inline __m256i SignedBlockAccumulate(__m256i acc
   const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
   return _mm256_add_epi32(
       acc, _mm256_madd_epi16(_mm256_maddubs_epi16(mag, _mm256_sign_epi8(c, q)), ones));
-}
-
-// The tail past the last whole block, in scalar code.
-inline int32_t TailDot(const int8_t* query, const int8_t* c, int body, int dim) {
-  int32_t total = 0;
-  for (int t = body; t < dim; ++t) total += static_cast<int32_t>(query[t]) * c[t];
-  return total;
 }
 
 // AVX-VNNI: the AVX-512 VNNI scan at 256 bits (query + 128, the codes' sums take it back out).
@@ -228,6 +232,86 @@ __attribute__((target("avx2"))) void DotInt8ManySummedAvx2(const int8_t* query, 
 }
 #endif  // __x86_64__
 
+#if defined(__aarch64__)
+// The NEON versions, `Step` being SdotStep (the dot-product extension) or MullStep (widening
+// multiplies, every AArch64 CPU): acc + the int32 sums of 16 byte products, four to a lane. Both
+// multiply signed by signed bytes, so the query needs neither the VNNI scans' +128 shift nor
+// AVX2's sign transfer, and the codes' sums are not needed.
+struct SdotStep {
+  ENGRAM_TARGET_DOTPROD static int32x4_t Accumulate(int32x4_t acc, int8x16_t a, int8x16_t b) {
+    return DotAccumulate(acc, a, b);
+  }
+};
+struct MullStep {
+  static int32x4_t Accumulate(int32x4_t acc, int8x16_t a, int8x16_t b) {
+    return MullAccumulate(acc, a, b);
+  }
+};
+
+// One code: two independent accumulators per 32 bytes, then one more block of 16, the rest in
+// scalar code.
+template <typename Step>
+[[gnu::always_inline]] inline int32_t DotInt8NeonWith(const int8_t* a, const int8_t* b, int dim) {
+  int32x4_t acc0 = vdupq_n_s32(0), acc1 = acc0;
+  int i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    acc0 = Step::Accumulate(acc0, vld1q_s8(a + i), vld1q_s8(b + i));
+    acc1 = Step::Accumulate(acc1, vld1q_s8(a + i + 16), vld1q_s8(b + i + 16));
+  }
+  if (i + 16 <= dim) {
+    acc0 = Step::Accumulate(acc0, vld1q_s8(a + i), vld1q_s8(b + i));
+    i += 16;
+  }
+  return vaddvq_s32(vaddq_s32(acc0, acc1)) + TailDot(a, b, i, dim);
+}
+
+// The scan: as the AVX2 one, four codes per step share each 16-byte block of the query (one load
+// for the four; the whole query stays in L1) and their sums are independent chains. Codes left
+// after the last four run through the one-code version.
+template <typename Step>
+[[gnu::always_inline]] inline void DotInt8ManyNeonWith(const int8_t* query, const int8_t* codes,
+                                                       int dim, size_t n, int32_t* out) {
+  const int body = dim / 16 * 16;
+  const size_t stride = static_cast<size_t>(dim);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const int8_t* c = codes + i * stride;
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    for (int b = 0; b < body; b += 16) {
+      const int8x16_t q = vld1q_s8(query + b);
+      a0 = Step::Accumulate(a0, q, vld1q_s8(c + b));
+      a1 = Step::Accumulate(a1, q, vld1q_s8(c + stride + b));
+      a2 = Step::Accumulate(a2, q, vld1q_s8(c + 2 * stride + b));
+      a3 = Step::Accumulate(a3, q, vld1q_s8(c + 3 * stride + b));
+    }
+    out[i] = vaddvq_s32(a0) + TailDot(query, c, body, dim);
+    out[i + 1] = vaddvq_s32(a1) + TailDot(query, c + stride, body, dim);
+    out[i + 2] = vaddvq_s32(a2) + TailDot(query, c + 2 * stride, body, dim);
+    out[i + 3] = vaddvq_s32(a3) + TailDot(query, c + 3 * stride, body, dim);
+  }
+  for (; i < n; ++i) out[i] = DotInt8NeonWith<Step>(query, codes + i * stride, dim);
+}
+
+ENGRAM_TARGET_DOTPROD int32_t DotInt8NeonDot(const int8_t* a, const int8_t* b, int dim) {
+  return DotInt8NeonWith<SdotStep>(a, b, dim);
+}
+
+int32_t DotInt8NeonMull(const int8_t* a, const int8_t* b, int dim) {
+  return DotInt8NeonWith<MullStep>(a, b, dim);
+}
+
+ENGRAM_TARGET_DOTPROD void DotInt8ManySummedNeonDot(const int8_t* query, const int8_t* codes,
+                                                    const int32_t*, int dim, size_t n,
+                                                    int32_t* out) {
+  DotInt8ManyNeonWith<SdotStep>(query, codes, dim, n, out);
+}
+
+void DotInt8ManySummedNeonMull(const int8_t* query, const int8_t* codes, const int32_t*, int dim,
+                               size_t n, int32_t* out) {
+  DotInt8ManyNeonWith<MullStep>(query, codes, dim, n, out);
+}
+#endif  // __aarch64__
+
 void DotInt8ManyEach(const int8_t* query, const int8_t* codes, int dim, size_t n, int32_t* out) {
   for (size_t i = 0; i < n; ++i) out[i] = DotInt8(query, codes + i * static_cast<size_t>(dim), dim);
 }
@@ -257,8 +341,19 @@ Int8ScanFn Int8ScanOfFamily(KernelFamily family) {
     default:
       return DotInt8ManySummedPortable;
   }
+#elif defined(__aarch64__)
+  if (family != KernelFamily::kNeon) return DotInt8ManySummedPortable;
+  return CpuHasArmDotProduct() ? DotInt8ManySummedNeonDot : DotInt8ManySummedNeonMull;
 #else
   return DotInt8ManySummedPortable;
+#endif
+}
+
+Int8ScanFn NeonMullInt8Scan() {
+#if defined(__aarch64__)
+  return DotInt8ManySummedNeonMull;
+#else
+  return nullptr;
 #endif
 }
 
@@ -272,6 +367,9 @@ DotFn PickDot() {
   return SelectedKernelFamily() == KernelFamily::kScalar || !__builtin_cpu_supports("avx2")
              ? DotInt8Scalar
              : DotInt8Avx2;
+#elif defined(__aarch64__)
+  if (SelectedKernelFamily() == KernelFamily::kScalar) return DotInt8Scalar;
+  return CpuHasArmDotProduct() ? DotInt8NeonDot : DotInt8NeonMull;
 #else
   return DotInt8Scalar;
 #endif

@@ -1,8 +1,9 @@
 // Int8 vector codes: each L2-normalised float vector is stored as int8 values with one float scale
 // (x ≈ scale * code), a quarter of float32's memory. Dot products between codes run in integer
 // SIMD of the process's kernel family (common/kernel_family.h): AVX-512 VNNI or AVX-VNNI
-// (vpdpbusd) or AVX2 maddubs/madd for a query against many codes, or scalar. Every version is
-// exact, so all give the same sums.
+// (vpdpbusd) or AVX2 maddubs/madd for a query against many codes; on AArch64 NEON SDOT where the
+// CPU has the dot-product extension, widening multiplies (vmull_s8 + vpadalq_s16) where it does
+// not; or scalar. Every version is exact, so all give the same sums.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -40,8 +41,13 @@ void DotInt8ManySummed(const int8_t* query, const int8_t* codes, const int32_t* 
 using Int8ScanFn = void (*)(const int8_t* query, const int8_t* codes, const int32_t* sums, int dim,
                             size_t n, int32_t* out);
 // The scan DotInt8ManySummed runs when `family` is the process's (AVX-512: VNNI, else AVX-VNNI,
-// else AVX2); nullptr when this CPU lacks the family. For tests and benchmarks of every path.
+// else AVX2; NEON: SDOT, else widening multiplies); nullptr when this CPU lacks the family. For
+// tests and benchmarks of every path.
 Int8ScanFn Int8ScanOfFamily(KernelFamily family);
+// The NEON scan without the dot-product extension, which Int8ScanOfFamily(kNeon) gives only on
+// AArch64 CPUs that lack it: lets tests on a CPU with the extension check it too. nullptr on
+// other architectures.
+Int8ScanFn NeonMullInt8Scan();
 
 // The scalar version, for tests.
 int32_t DotInt8Scalar(const int8_t* a, const int8_t* b, int dim);
