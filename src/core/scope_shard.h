@@ -69,10 +69,6 @@ class ScopeShard {
   // Does nothing for a store that is not shared.
   Status Refresh(Store* store, std::string_view workspace, std::string_view user_id);
 
-  // The last time Get-style use touched this shard (for the registry's LRU eviction).
-  void Touch() { last_used_.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
-  int64_t last_used() const { return last_used_.load(); }
-
   // Adds records that are not present yet (by memory id), so applying the same write twice, or a
   // write that a concurrent load already saw, is harmless. Records' vectors of the shard's model
   // go into the vector index (also for records already present: a refresh brings vectors another
@@ -125,7 +121,6 @@ class ScopeShard {
   std::mutex load_mu_;               // serialises loading and refreshing
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
   int64_t version_ = 0;  // guarded by load_mu_: the store's scope version this shard reflects
-  std::atomic<int64_t> last_used_{0};
 
   mutable std::mutex pending_mu_;
   mutable std::condition_variable pending_cv_;

@@ -2,9 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <chrono>
-#include <vector>
 
 #include "common/thread_util.h"
 
@@ -17,10 +15,24 @@ ShardRegistry::ShardRegistry(Store* store, const Analyzer* analyzer, ShardOption
       options_(std::move(options)),
       backfill_(backfill),
       registry_(registry) {
+  budget_ = registry_.budget;
+  if (budget_ == nullptr && registry_.memory_budget_bytes > 0) {
+    own_budget_ = std::make_unique<ShardBudget>(ShardBudgetOptions{
+        .limit_bytes = registry_.memory_budget_bytes, .check_every = registry_.check_every});
+    budget_ = own_budget_.get();
+  }
+  if (budget_ != nullptr) {
+    budget_cache_ = budget_->AddCache(
+        ShardDomain::kLeaderboard,
+        [this](const std::string& key, uint64_t id) { return EvictIfIdle(key, id); });
+  }
   listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
-ShardRegistry::~ShardRegistry() { StopListening(); }
+ShardRegistry::~ShardRegistry() {
+  StopListening();
+  if (budget_ != nullptr) budget_->RemoveCache(budget_cache_);
+}
 
 void ShardRegistry::StopListening() {
   const int id = listener_id_.exchange(0);
@@ -33,13 +45,13 @@ void ShardRegistry::OnScopeChanged(const std::string& scope_key) {
   if (scope_key.size() < 2 || scope_key[0] != 'm' || scope_key[1] != '\x1f') return;
   const size_t sep = scope_key.find('\x1f', 2);
   if (sep == std::string::npos) return;
-  std::pair<std::string, std::string> key{scope_key.substr(2, sep - 2), scope_key.substr(sep + 1)};
+  Key key{scope_key.substr(2, sep - 2), scope_key.substr(sep + 1)};
   std::shared_ptr<ScopeShard> shard;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = shards_.find(key);
     if (it == shards_.end()) return;  // not cached here: the next load reads everything anyway
-    shard = it->second;
+    shard = it->second.shard;
   }
   Status st = shard->Refresh(store_, key.first, key.second);
   if (!st.ok()) spdlog::debug("early refresh of a shard failed: {}", st.ToString());
@@ -54,17 +66,26 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
     auto it = shards_.find({workspace, user_id});
     // Loading (or waiting for another thread's load) is the long wait: leave it to a thread that
     // may wait, before creating the slot so that its creator loads it as usual.
-    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second->loaded())) {
+    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second.shard->loaded())) {
       return Status(StatusCode::kWouldBlock, "the scope is not loaded yet");
     }
-    auto& slot = it != shards_.end() ? it->second : shards_[{workspace, user_id}];
-    if (!slot) {
-      slot = std::make_shared<ScopeShard>(analyzer_, options_);
+    Slot& slot = it != shards_.end() ? it->second : shards_[{workspace, user_id}];
+    if (!slot.shard) {
+      slot.shard = std::make_shared<ScopeShard>(analyzer_, options_);
       created = true;
+      if (budget_ != nullptr) {
+        // Workspace names hold no unit separator (see OnScopeChanged): EvictIfIdle splits here.
+        slot.budget = budget_->Admit(budget_cache_, workspace + '\x1f' + user_id,
+                                     [weak = std::weak_ptr<ScopeShard>(slot.shard)]() -> size_t {
+                                       auto s = weak.lock();
+                                       return s && s->loaded() ? s->MemoryBytes() : 0;
+                                     });
+      }
     }
-    shard = slot;
+    slot.budget.Touch();
+    // Held from here on, so the budget keeps it while this caller uses it.
+    shard = slot.shard;
   }
-  shard->Touch();
   // Loading happens outside the registry lock so other scopes are not held up.
   if (created) {
     const auto started = std::chrono::steady_clock::now();
@@ -82,10 +103,8 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
     if (!st.ok()) return st;
   }
   if (created && backfill_ != nullptr && shard->size() > 0) backfill_->EnqueueBackfill(shard);
-  if (registry_.memory_budget_bytes > 0 &&
-      (created || gets_.fetch_add(1) % std::max<size_t>(1, registry_.check_every) == 0)) {
-    EvictOverBudget(shard.get());
-  }
+  // Not under mu_: enforcing calls the evictors, this registry's among them.
+  if (budget_ != nullptr) budget_->OnUse(created);
   return shard;
 }
 
@@ -94,31 +113,17 @@ void ShardRegistry::Drop(const std::string& workspace, const std::string& user_i
   shards_.erase({workspace, user_id});
 }
 
-void ShardRegistry::EvictOverBudget(const ScopeShard* keep) {
+bool ShardRegistry::EvictIfIdle(const std::string& budget_key, uint64_t id) {
+  const size_t sep = budget_key.find('\x1f');
+  if (sep == std::string::npos) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  struct Entry {
-    int64_t last_used;
-    size_t bytes;
-    std::map<std::pair<std::string, std::string>, std::shared_ptr<ScopeShard>>::iterator it;
-  };
-  std::vector<Entry> entries;
-  size_t total = 0;
-  for (auto it = shards_.begin(); it != shards_.end(); ++it) {
-    size_t bytes = it->second->MemoryBytes();
-    total += bytes;
-    entries.push_back({it->second->last_used(), bytes, it});
-  }
-  if (total <= registry_.memory_budget_bytes) return;
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
-  for (const Entry& e : entries) {
-    if (total <= registry_.memory_budget_bytes) break;
-    // use_count 1: only the registry holds it, so no search, write or vector job is using it.
-    if (e.it->second.get() == keep || e.it->second.use_count() > 1) continue;
-    total -= e.bytes;
-    shards_.erase(e.it);
-    evictions_.fetch_add(1);
-  }
+  auto it = shards_.find({budget_key.substr(0, sep), budget_key.substr(sep + 1)});
+  if (it == shards_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
+  // use_count 1: only the registry holds it, so no search, write or vector job is using it.
+  if (it->second.shard.use_count() > 1) return false;
+  shards_.erase(it);
+  evictions_.fetch_add(1);
+  return true;
 }
 
 size_t ShardRegistry::shard_count() const {
@@ -129,14 +134,14 @@ size_t ShardRegistry::shard_count() const {
 size_t ShardRegistry::doc_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t n = 0;
-  for (const auto& [key, shard] : shards_) n += shard->size();
+  for (const auto& [key, slot] : shards_) n += slot.shard->size();
   return n;
 }
 
 size_t ShardRegistry::MemoryBytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t n = 0;
-  for (const auto& [key, shard] : shards_) n += shard->MemoryBytes();
+  for (const auto& [key, slot] : shards_) n += slot.shard->MemoryBytes();
   return n;
 }
 

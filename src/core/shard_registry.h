@@ -3,12 +3,13 @@
 // backfill.
 //
 // Shards are caches of the store. On a shared store (several nodes) every Get first brings the
-// shard up to date with other nodes' writes (ScopeShard::Refresh). With a memory budget, the least
-// recently used shards are dropped when the resident ones exceed it (a shard in use elsewhere, e.g.
-// by a search or the vector queue, is kept); a dropped shard is loaded again on its next use.
+// shard up to date with other nodes' writes (ScopeShard::Refresh). Under a memory budget (see
+// core/shard_budget.h, shared with the other shard caches) the least recently used shards are
+// dropped when the resident ones exceed it (a shard in use elsewhere, e.g. by a search, a write or
+// the vector queue, is kept); a dropped shard is loaded again on its next use.
 //
-// Thread-safety: safe for concurrent use. Owns its shards; does not own the store, analyzer or
-// backfill.
+// Thread-safety: safe for concurrent use. Owns its shards; does not own the store, analyzer,
+// backfill or budget.
 #pragma once
 
 #include <atomic>
@@ -19,13 +20,18 @@
 #include <utility>
 
 #include "core/scope_shard.h"
+#include "core/shard_budget.h"
 #include "core/vector_backfill.h"
 
 namespace engram {
 
 struct ShardRegistryOptions {
-  size_t memory_budget_bytes = 0;  // 0: never evict
-  // The budget is checked after every load and every this many Gets (the check walks all shards).
+  // The budget shared with the other shard caches (not owned; it must outlive the registry).
+  // Null: the registry keeps its own budget of memory_budget_bytes (0: never evict).
+  ShardBudget* budget = nullptr;
+  size_t memory_budget_bytes = 0;
+  // An own budget is checked after every load and every this many Gets (the check walks all
+  // shards). A shared budget has its own check_every.
   size_t check_every = 1024;
 };
 
@@ -57,20 +63,26 @@ class ShardRegistry {
   int64_t evictions() const { return evictions_.load(); }
 
  private:
+  using Key = std::pair<std::string, std::string>;  // workspace, user_id
+  struct Slot {
+    std::shared_ptr<ScopeShard> shard;
+    ShardBudget::Resident budget;  // empty without a budget
+  };
   // A change announced by a shared store: brings the scope's shard up to date if it is loaded.
   void OnScopeChanged(const std::string& scope_key);
-  // Drops least recently used idle shards until the resident ones fit the budget.
-  void EvictOverBudget(const ScopeShard* keep);
+  // The budget's evictor: drops the shard admitted as `id` if only the registry holds it.
+  bool EvictIfIdle(const std::string& budget_key, uint64_t id);
 
   Store* store_;
   const Analyzer* analyzer_;
   ShardOptions options_;
   VectorBackfill* backfill_;
   ShardRegistryOptions registry_;
+  std::unique_ptr<ShardBudget> own_budget_;  // when no shared budget was given
+  ShardBudget* budget_ = nullptr;            // shared or own; null: no budget
+  ShardBudget::CacheId budget_cache_ = 0;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<ScopeShard>>
-      shards_;  // guarded by mu_
-  std::atomic<size_t> gets_{0};
+  std::map<Key, Slot> shards_;  // guarded by mu_
   std::atomic<int64_t> loads_{0};
   std::atomic<int64_t> load_micros_{0};
   std::atomic<int64_t> evictions_{0};

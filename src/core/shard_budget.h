@@ -1,0 +1,141 @@
+// ShardBudget: one memory budget (--shard-memory-mb) over every in-memory shard cache: Leaderboard
+// scopes (ShardRegistry), V4 memory workspaces (MemoryService), knowledge bases (KbService) and
+// skill indexes (SkillService). Each cache registers the shards it holds (Admit) with a way to
+// read their resident bytes, stamps them on every use (Resident::Touch), and offers an evictor.
+// When the shards of all caches together exceed the limit, the least recently used ones across
+// all domains are dropped until the rest fit. A shard that anything besides its cache still holds
+// (a search, a write between its store commit and its shard update, a background job) is never
+// dropped; a dropped shard is loaded again from the store on its next use, and the store already
+// holds every acknowledged write.
+//
+// Enforcement walks every resident shard (their sizes are read then), so it is amortised: it runs
+// after every load and every `check_every` uses, as the Leaderboard registry always did.
+//
+// Locking: the budget never holds its own lock while it calls a cache's evictor or reads a
+// shard's size, so a cache may call Admit, Touch and the Resident destructor under its own lock.
+// OnUse and Enforce call evictors, which take their cache's lock: call them with no cache lock
+// held.
+//
+// Thread-safety: safe for concurrent use. Does not own the caches or their shards. It must outlive
+// every cache registered with it; a cache calls RemoveCache before it goes away.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace engram {
+
+enum class ShardDomain { kLeaderboard = 0, kMemories, kKb, kSkills };
+inline constexpr size_t kShardDomainCount = 4;
+// "leaderboard", "memories", "kb", "skills" (the /metrics label values).
+std::string_view ShardDomainName(ShardDomain domain);
+
+struct ShardBudgetOptions {
+  size_t limit_bytes = 0;     // 0: no limit (shards are counted, never dropped)
+  size_t check_every = 1024;  // uses between two enforcements (every load enforces too)
+};
+
+// What one domain holds (ShardBudget::Usage).
+struct ShardDomainUsage {
+  size_t shards = 0;
+  size_t bytes = 0;
+  int64_t evictions = 0;  // since start
+};
+
+class ShardBudget {
+  struct Entry;
+
+ public:
+  // Drops the cache's shard that was admitted as `id` under `key` if the cache is its only
+  // holder; true when it was dropped. Called with no budget lock held.
+  using Evictor = std::function<bool(const std::string& key, uint64_t id)>;
+  using CacheId = int;
+
+  // A shard's place in the budget, kept by the cache beside the shard. Destroying it (the cache
+  // dropped the shard for any reason) takes the shard out of the budget. An empty Resident (a
+  // cache without a budget) does nothing.
+  class Resident {
+   public:
+    Resident() = default;
+    ~Resident();
+    Resident(Resident&& other) noexcept;
+    Resident& operator=(Resident&& other) noexcept;
+    Resident(const Resident&) = delete;
+    Resident& operator=(const Resident&) = delete;
+
+    // Marks the shard used now (lock-free).
+    void Touch() const;
+    // The id the evictor is called with; 0 for an empty Resident.
+    uint64_t id() const;
+
+   private:
+    friend class ShardBudget;
+    Resident(ShardBudget* budget, std::shared_ptr<Entry> entry);
+    void Leave();
+
+    ShardBudget* budget_ = nullptr;
+    std::shared_ptr<Entry> entry_;
+  };
+
+  explicit ShardBudget(ShardBudgetOptions options);
+  ~ShardBudget();
+  ShardBudget(const ShardBudget&) = delete;
+  ShardBudget& operator=(const ShardBudget&) = delete;
+
+  // Registers a cache of `domain`; its shards are admitted under the returned id.
+  CacheId AddCache(ShardDomain domain, Evictor evict);
+  // After this returns the cache's evictor is not running and is never called again. Call it
+  // with no cache lock held (it waits for a running enforcement).
+  void RemoveCache(CacheId cache);
+
+  // A shard became resident in `cache`. `bytes` reads its resident size; it is called without
+  // any budget or cache lock and must tolerate the shard being gone (capture a weak_ptr). The
+  // shard starts as used now.
+  Resident Admit(CacheId cache, std::string key, std::function<size_t()> bytes);
+
+  // A cache used one of its shards (`loaded`: it has just loaded it). Enforces the limit after a
+  // load and every check_every uses. Call with no cache lock held.
+  void OnUse(bool loaded);
+  // Drops least recently used idle shards until the resident ones fit the limit (tests, loads).
+  void Enforce();
+
+  size_t limit_bytes() const { return options_.limit_bytes; }
+  // Shards, bytes (read now) and evictions per domain, indexed by ShardDomain.
+  std::array<ShardDomainUsage, kShardDomainCount> Usage() const;
+  int64_t evictions(ShardDomain domain) const {
+    return evictions_[static_cast<size_t>(domain)].load();
+  }
+
+ private:
+  struct Cache {
+    ShardDomain domain;
+    Evictor evict;
+  };
+  void Forget(uint64_t id);
+  // `wait`: wait for a running enforcement (a load's check); else skip when one is running.
+  void EnforceLimit(bool wait);
+
+  const ShardBudgetOptions options_;
+  // Held for a whole enforcement, so two never race to drop the same bytes twice; taken before
+  // any cache lock (an evictor's) and never while holding mu_.
+  std::mutex enforce_mu_;
+  mutable std::mutex mu_;
+  std::map<CacheId, Cache> caches_;                                 // guarded by mu_
+  std::unordered_map<uint64_t, std::shared_ptr<Entry>> residents_;  // guarded by mu_
+  CacheId next_cache_ = 1;                                          // guarded by mu_
+  uint64_t next_id_ = 1;                                            // guarded by mu_
+  std::atomic<int64_t> clock_{0};                                   // use ticks: the LRU order
+  std::atomic<uint64_t> uses_{0};
+  std::array<std::atomic<int64_t>, kShardDomainCount> evictions_{};
+};
+
+}  // namespace engram
