@@ -33,9 +33,17 @@ KbService::KbService(Store* store, const Analyzer* analyzer, const Embedder* emb
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
   }
+  if (options_.budget != nullptr) {
+    budget_cache_ = options_.budget->AddCache(
+        ShardDomain::kKb,
+        [this](const std::string& key, uint64_t id) { return EvictIfIdle(key, id); });
+  }
 }
 
-KbService::~KbService() { Shutdown(); }
+KbService::~KbService() {
+  Shutdown();
+  if (options_.budget != nullptr) options_.budget->RemoveCache(budget_cache_);
+}
 
 Status KbService::Start() {
   {
@@ -87,25 +95,48 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
     version = *v;
   }
   std::shared_ptr<KbShard> shard;
+  bool created = false;
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
     const std::string key = ShardKey(workspace, kb_id);
-    auto& slot = shards_[key];
-    int64_t& slot_version = shard_versions_[key];
-    const bool stale = !slot || slot_version < version;
-    if (ThisThreadAvoidsLongWaits() && (stale || !slot->loaded())) {
+    auto it = shards_.find(key);
+    const bool stale = it == shards_.end() || it->second.version < version;
+    if (ThisThreadAvoidsLongWaits() && (stale || !it->second.shard->loaded())) {
       return Status(StatusCode::kWouldBlock,  // see ShardRegistry::Get
                     "the knowledge base is not loaded yet");
     }
+    Slot& slot = it != shards_.end() ? it->second : shards_[key];
     if (stale) {
-      slot = std::make_shared<KbShard>(analyzer_, options_.shard);
-      slot_version = version;
+      // A replaced shard's Resident leaves the budget here; whoever still holds it finishes on it.
+      slot.shard = std::make_shared<KbShard>(analyzer_, options_.shard);
+      slot.version = version;
+      if (options_.budget != nullptr) {
+        slot.budget = options_.budget->Admit(
+            budget_cache_, key, [weak = std::weak_ptr<KbShard>(slot.shard)]() -> size_t {
+              auto s = weak.lock();
+              return s && s->loaded() ? s->MemoryBytes() : 0;
+            });
+      }
+      created = true;
     }
-    shard = slot;
+    slot.budget.Touch();
+    // Held by the caller from here on: the budget does not drop a shard while it is in use.
+    shard = slot.shard;
   }
   Status st = shard->EnsureLoaded(store_, workspace, kb_id);
   if (!st.ok()) return st;
+  if (options_.budget != nullptr) options_.budget->OnUse(created);  // not under shards_mu_
   return shard;
+}
+
+bool KbService::EvictIfIdle(const std::string& key, uint64_t id) {
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  auto it = shards_.find(key);
+  if (it == shards_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
+  // use_count 1: no search, upload, delete or ingestion holds it.
+  if (it->second.shard.use_count() > 1) return false;
+  shards_.erase(it);
+  return true;
 }
 
 std::mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,

@@ -11,11 +11,13 @@
 //      then the chunks enter the shard. A crash leaves the row PROCESSING and Start() runs the job
 //      again after the restart.
 // Store writes and shard updates of one document are serialised by a striped per-document lock,
-// so the shard always ends in the store's state.
+// so the shard always ends in the store's state. Each write holds its shard from before its store
+// commit until the shard is updated, so a memory budget (core/shard_budget.h) never drops the
+// shard in between; a shard it dropped while idle is loaded again, from the store, on next use.
 //
 // Logs carry ids, sizes and timings only, never document content or queries.
 // Thread-safety: all public methods are safe to call concurrently. Does not own the store,
-// analyzer, embedder or fetcher.
+// analyzer, embedder, fetcher or budget.
 #pragma once
 
 #include <array>
@@ -32,6 +34,7 @@
 
 #include "core/job_queue.h"
 #include "core/kb_shard.h"
+#include "core/shard_budget.h"
 #include "embed/embedder.h"
 #include "extract/documents/chunker.h"
 #include "extract/documents/doc_fetcher.h"
@@ -50,6 +53,9 @@ struct KbServiceOptions {
   size_t embed_batch = 32;   // chunks per embedding call
   // Shared stores: how often to claim documents of nodes whose lease ran out.
   std::chrono::milliseconds job_poll_interval{2000};
+  // The memory budget shared with the other shard caches; null: shards are never dropped. Not
+  // owned; it must outlive the service.
+  ShardBudget* budget = nullptr;
 };
 
 struct KbUploadRequest {
@@ -91,7 +97,15 @@ class KbService {
   size_t queued_jobs() const;
 
  private:
+  struct Slot {
+    std::shared_ptr<KbShard> shard;
+    int64_t version = 0;           // the store version it was loaded at (shared stores; else 0)
+    ShardBudget::Resident budget;  // empty without a budget
+  };
   Result<std::shared_ptr<KbShard>> Shard(const std::string& workspace, const std::string& kb_id);
+  // The budget's evictor: drops the shard under `key` admitted as `id` if only this service
+  // holds it.
+  bool EvictIfIdle(const std::string& key, uint64_t id);
   std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
                       const std::string& id);
   void RunJob(KbDocRecord doc);
@@ -106,10 +120,9 @@ class KbService {
   const DocFetcher* fetcher_;
   KbServiceOptions options_;
 
+  ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
   std::mutex shards_mu_;
-  std::map<std::string, std::shared_ptr<KbShard>> shards_;  // guarded by shards_mu_
-  // The store version each shard was loaded at (shared stores; 0 otherwise). Guarded by shards_mu_.
-  std::map<std::string, int64_t> shard_versions_;
+  std::map<std::string, Slot> shards_;  // guarded by shards_mu_; key "workspace<US>kb_id"
 
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> doc_locks_;

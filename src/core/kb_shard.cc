@@ -97,6 +97,27 @@ std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
   return hits;
 }
 
+size_t KbShard::MemoryBytes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  // Strings beyond the small-string buffer and libstdc++ hash nodes (next pointer, cached hash,
+  // value) with their bucket arrays, as MemoryShard::MemoryBytes counts them.
+  constexpr size_t kSsoCapacity = 15;
+  constexpr size_t kNode = 2 * sizeof(void*);
+  auto heap = [](const std::string& s) {
+    return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
+  };
+  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes() + chunks_.capacity() * sizeof(Chunk) +
+                 free_.capacity() * sizeof(DocId);
+  for (const Chunk& c : chunks_) {
+    bytes += heap(c.doc_id) + heap(c.title) + heap(c.heading) + heap(c.text);
+  }
+  bytes += by_doc_.bucket_count() * sizeof(void*);
+  for (const auto& [doc_id, ids] : by_doc_) {
+    bytes += kNode + sizeof(*by_doc_.begin()) + heap(doc_id) + ids.capacity() * sizeof(DocId);
+  }
+  return bytes;
+}
+
 size_t KbShard::chunk_count() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return chunks_.size() - free_.size();

@@ -60,6 +60,9 @@ class KbShard {
                             size_t k) const;
 
   size_t chunk_count() const;
+  // Approximate resident bytes: chunk texts and titles, BM25 postings, vectors and the document
+  // index (for the shard memory budget).
+  size_t MemoryBytes() const;
 
  private:
   struct Chunk {

@@ -525,9 +525,12 @@ Status MemoryService::Categorize(const MemoryAddRequest& req, MemoryChangeBatch*
 
 void MemoryService::RunBackfill(const std::string& workspace) {
   if (embedder_ == nullptr) return;
-  auto shard = Shard(workspace);
-  if (!shard.ok()) return;
-  auto missing = (*shard)->MissingVectors();
+  // Only a resident shard: one the budget dropped since its load queued this job is not loaded
+  // back for it (its next load queues a backfill of its own). Held from here on, so the shard
+  // stays while its vectors are stored and applied.
+  std::shared_ptr<MemoryShard> shard = ResidentShard(workspace);
+  if (shard == nullptr) return;
+  auto missing = shard->MissingVectors();
   if (missing.empty()) return;
   spdlog::info("memory vectors: re-embedding {} memories of workspace {}", missing.size(),
                workspace);
@@ -550,15 +553,18 @@ void MemoryService::RunBackfill(const std::string& workspace) {
       spdlog::warn("memory vectors: storing re-embedded vectors failed: {}", st.ToString());
       return;
     }
-    (*shard)->ApplyVectors(updates);
+    shard->ApplyVectors(updates);
   }
 }
 
 void MemoryService::PurgeExpired() {
+  // Resident shards only (a dropped one is purged after its next load); held until purged.
   std::vector<std::pair<std::string, std::shared_ptr<MemoryShard>>> shards;
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
-    for (const auto& [ws, shard] : shards_) shards.emplace_back(ws, shard);
+    for (const auto& [ws, slot] : shards_) {
+      if (slot.shard->loaded()) shards.emplace_back(ws, slot.shard);
+    }
   }
   const int64_t now = NowMicros();
   for (const auto& [workspace, shard] : shards) {

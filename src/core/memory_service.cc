@@ -28,10 +28,18 @@ MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embed
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
   }
+  if (options_.budget != nullptr) {
+    budget_cache_ = options_.budget->AddCache(
+        ShardDomain::kMemories,
+        [this](const std::string& workspace, uint64_t id) { return EvictIfIdle(workspace, id); });
+  }
   listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
-MemoryService::~MemoryService() { Shutdown(); }
+MemoryService::~MemoryService() {
+  Shutdown();
+  if (options_.budget != nullptr) options_.budget->RemoveCache(budget_cache_);
+}
 
 void MemoryService::OnScopeChanged(const std::string& scope_key) {
   // Agent-memory keys are "a<US>workspace" (ScopeKeyAgentMemories).
@@ -42,7 +50,7 @@ void MemoryService::OnScopeChanged(const std::string& scope_key) {
     std::lock_guard<std::mutex> lock(shards_mu_);
     auto it = shards_.find(workspace);
     if (it == shards_.end()) return;
-    shard = it->second;
+    shard = it->second.shard;
   }
   Status st = shard->Refresh(store_, workspace);
   if (!st.ok()) spdlog::debug("early refresh of workspace memories failed: {}", st.ToString());
@@ -54,16 +62,25 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
     auto it = shards_.find(workspace);
-    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second->loaded())) {
+    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second.shard->loaded())) {
       return Status(StatusCode::kWouldBlock,  // see ShardRegistry::Get
                     "the workspace's memories are not loaded yet");
     }
-    auto& slot = it != shards_.end() ? it->second : shards_[workspace];
-    if (!slot) {
-      slot = std::make_shared<MemoryShard>(analyzer_, options_.shard);
+    Slot& slot = it != shards_.end() ? it->second : shards_[workspace];
+    if (!slot.shard) {
+      slot.shard = std::make_shared<MemoryShard>(analyzer_, options_.shard);
       created = true;
+      if (options_.budget != nullptr) {
+        slot.budget = options_.budget->Admit(
+            budget_cache_, workspace, [weak = std::weak_ptr<MemoryShard>(slot.shard)]() -> size_t {
+              auto s = weak.lock();
+              return s && s->loaded() ? s->MemoryBytes() : 0;
+            });
+      }
     }
-    shard = slot;
+    slot.budget.Touch();
+    // Held by the caller from here on: the budget does not drop a shard while it is in use.
+    shard = slot.shard;
   }
   Status st = shard->EnsureLoaded(store_, workspace);
   if (!st.ok()) return st;
@@ -72,9 +89,29 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
     if (!st.ok()) return st;
   }
   // Memories stored without a vector of the current model (embedder off, model changed, or an
-  // embedding that failed) are embedded in the background; BM25 finds them meanwhile.
+  // embedding that failed) are embedded in the background; BM25 finds them meanwhile. Every load
+  // queues this, also a load after the budget dropped the shard.
   if (created && embedder_ != nullptr) jobs_.Push(BackfillJob{workspace});
+  if (options_.budget != nullptr) options_.budget->OnUse(created);  // not under shards_mu_
   return shard;
+}
+
+std::shared_ptr<MemoryShard> MemoryService::ResidentShard(const std::string& workspace) const {
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  auto it = shards_.find(workspace);
+  if (it == shards_.end() || !it->second.shard->loaded()) return nullptr;
+  it->second.budget.Touch();
+  return it->second.shard;
+}
+
+bool MemoryService::EvictIfIdle(const std::string& workspace, uint64_t id) {
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  auto it = shards_.find(workspace);
+  if (it == shards_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
+  // use_count 1: no search, write, event or backfill holds it.
+  if (it->second.shard.use_count() > 1) return false;
+  shards_.erase(it);
+  return true;
 }
 
 size_t MemoryService::ScopeStripe(const std::string& workspace, const std::string& user_id,
@@ -333,7 +370,7 @@ void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& ba
 size_t MemoryService::shard_memories() const {
   std::lock_guard<std::mutex> lock(shards_mu_);
   size_t n = 0;
-  for (const auto& [ws, shard] : shards_) n += shard->size();
+  for (const auto& [ws, slot] : shards_) n += slot.shard->size();
   return n;
 }
 

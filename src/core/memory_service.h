@@ -16,8 +16,13 @@
 // Events of one scope (user_id, agent_id, run_id, app_id) run one at a time, and direct updates and
 // deletes of its memories take the same lock, so two identical adds never both ADD.
 //
+// Shards are caches of the store: under a memory budget (core/shard_budget.h) an idle workspace's
+// shard may be dropped and is loaded again on its next use. Every write holds its shard from
+// before its store commit until the shard is updated, so the shard cannot be dropped in between;
+// a later load reads the committed write from the store.
+//
 // Thread-safety: all public methods are safe to call concurrently. Does not own the store,
-// analyzer, embedder or extractor; owns its shards and worker threads.
+// analyzer, embedder, extractor or budget; owns its shards and worker threads.
 #pragma once
 
 #include <array>
@@ -40,6 +45,7 @@
 #include "core/memory_filter.h"
 #include "core/memory_shard.h"
 #include "core/rerank_stage.h"
+#include "core/shard_budget.h"
 #include "embed/embedder.h"
 #include "extract/memory_categorizer.h"
 #include "extract/memory_extractor.h"
@@ -104,6 +110,9 @@ struct MemoryServiceOptions {
   // Shared stores: how often to claim events of nodes whose lease ran out.
   std::chrono::milliseconds job_poll_interval{2000};
   MemoryCategorizerOptions categorizer;
+  // The memory budget shared with the other shard caches; null: shards are never dropped. Not
+  // owned; it must outlive the service.
+  ShardBudget* budget = nullptr;
 };
 
 class MemoryService {
@@ -173,7 +182,17 @@ class MemoryService {
   };
   using Job = std::variant<MemoryEventRecord, BackfillJob>;
 
+  struct Slot {
+    std::shared_ptr<MemoryShard> shard;
+    ShardBudget::Resident budget;  // empty without a budget
+  };
+  // The workspace's shard, loaded now if needed.
   Result<std::shared_ptr<MemoryShard>> Shard(const std::string& workspace);
+  // The workspace's shard if it is resident and loaded (else null); loads nothing.
+  std::shared_ptr<MemoryShard> ResidentShard(const std::string& workspace) const;
+  // The budget's evictor: drops the workspace's shard admitted as `id` if only this service
+  // holds it.
+  bool EvictIfIdle(const std::string& workspace, uint64_t id);
   size_t ScopeStripe(const std::string& workspace, const std::string& user_id,
                      const std::string& agent_id, const std::string& run_id,
                      const std::string& app_id) const;
@@ -209,8 +228,9 @@ class MemoryService {
   MemoryCategorizer categorizer_;  // over embedder_: no categories without one
   RerankStage rerank_{"memory search"};
 
+  ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
   mutable std::mutex shards_mu_;
-  std::map<std::string, std::shared_ptr<MemoryShard>> shards_;  // guarded by shards_mu_
+  std::map<std::string, Slot> shards_;  // guarded by shards_mu_
 
   // Striped scope locks: serialises work on one scope without a map that grows forever.
   static constexpr size_t kStripes = 64;

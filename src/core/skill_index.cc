@@ -143,4 +143,30 @@ size_t SkillIndex::size() const {
   return by_id_.size();
 }
 
+size_t SkillIndex::MemoryBytes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  // Strings beyond the small-string buffer and libstdc++ hash nodes (next pointer, cached hash,
+  // value) with their bucket arrays, as MemoryShard::MemoryBytes counts them.
+  constexpr size_t kSsoCapacity = 15;
+  constexpr size_t kNode = 2 * sizeof(void*);
+  auto heap = [](const std::string& s) {
+    return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
+  };
+  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
+  for (const Doc& d : docs_) {
+    const SkillSummary& s = d.skill;
+    bytes += heap(s.id) + heap(s.name) + heap(s.description) + heap(s.version) + heap(s.owner) +
+             heap(s.agent_id);
+  }
+  for (const auto* map : {&by_id_, &by_name_}) {
+    bytes += map->bucket_count() * sizeof(void*);
+    for (const auto& [key, doc] : *map) bytes += kNode + sizeof(*map->begin()) + heap(key);
+  }
+  bytes += by_owner_.bucket_count() * sizeof(void*);
+  for (const auto& [owner, ids] : by_owner_) {
+    bytes += kNode + sizeof(*by_owner_.begin()) + heap(owner) + ids.capacity() * sizeof(DocId);
+  }
+  return bytes;
+}
+
 }  // namespace engram

@@ -74,6 +74,9 @@ class SkillIndex {
   std::vector<SkillHit> Search(const SkillQuery& query) const;
 
   size_t size() const;
+  // Approximate resident bytes: summaries, BM25 postings, intent vectors and the id, name and
+  // owner maps (for the shard memory budget).
+  size_t MemoryBytes() const;
 
  private:
   struct Doc {

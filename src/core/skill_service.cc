@@ -96,9 +96,17 @@ SkillService::SkillService(Store* store, const Analyzer* analyzer, const Embedde
     options_.index.vector_model = embedder_->model_id();
     options_.index.vectors.dim = embedder_->dimension();
   }
+  if (options_.budget != nullptr) {
+    budget_cache_ = options_.budget->AddCache(
+        ShardDomain::kSkills,
+        [this](const std::string& workspace, uint64_t id) { return EvictIfIdle(workspace, id); });
+  }
 }
 
-SkillService::~SkillService() { Shutdown(); }
+SkillService::~SkillService() {
+  Shutdown();
+  if (options_.budget != nullptr) options_.budget->RemoveCache(budget_cache_);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Indexes
@@ -112,17 +120,23 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
     if (!v.ok()) return v.status();
     version = *v;
   }
+  // Held by the caller from the moment it leaves the map: the budget does not drop an index while
+  // it is in use.
   auto current = [&]() -> std::shared_ptr<SkillIndex> {
     std::lock_guard<std::mutex> lock(indexes_mu_);
     auto it = indexes_.find(workspace);
-    if (it == indexes_.end() || index_versions_[workspace] < version) return nullptr;
-    return it->second;
+    if (it == indexes_.end() || it->second.version < version) return nullptr;
+    it->second.budget.Touch();
+    return it->second.index;
   };
-  if (auto index = current()) return index;
+  if (auto index = current()) {
+    if (options_.budget != nullptr) options_.budget->OnUse(false);  // not under indexes_mu_
+    return index;
+  }
   if (ThisThreadAvoidsLongWaits()) {  // loading embeds skills: see ShardRegistry::Get
     return Status(StatusCode::kWouldBlock, "the workspace's skills are not loaded yet");
   }
-  std::lock_guard<std::mutex> load(load_mu_);
+  std::unique_lock<std::mutex> load(load_mu_);
   if (auto index = current()) return index;
   auto records = store_->LoadSkills(workspace);
   if (!records.ok()) return records.status();
@@ -136,10 +150,33 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
   Embed(missing);
   auto index = std::make_shared<SkillIndex>(analyzer_, options_.index);
   for (const auto& r : *records) index->Upsert(r);
-  std::lock_guard<std::mutex> lock(indexes_mu_);
-  indexes_[workspace] = index;
-  index_versions_[workspace] = version;
+  {
+    std::lock_guard<std::mutex> lock(indexes_mu_);
+    Slot& slot = indexes_[workspace];
+    // A replaced (stale) index's Resident leaves the budget here; whoever holds it finishes on it.
+    slot.index = index;
+    slot.version = version;
+    if (options_.budget != nullptr) {
+      slot.budget = options_.budget->Admit(budget_cache_, workspace,
+                                           [weak = std::weak_ptr<SkillIndex>(index)]() -> size_t {
+                                             auto s = weak.lock();
+                                             return s ? s->MemoryBytes() : 0;
+                                           });
+    }
+  }
+  load.unlock();
+  if (options_.budget != nullptr) options_.budget->OnUse(true);  // not under indexes_mu_
   return index;
+}
+
+bool SkillService::EvictIfIdle(const std::string& workspace, uint64_t id) {
+  std::lock_guard<std::mutex> lock(indexes_mu_);
+  auto it = indexes_.find(workspace);
+  if (it == indexes_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
+  // use_count 1: no search, import, update, delete or task holds it.
+  if (it->second.index.use_count() > 1) return false;
+  indexes_.erase(it);
+  return true;
 }
 
 void SkillService::Embed(std::vector<SkillRecord*> records) const {

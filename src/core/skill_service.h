@@ -13,8 +13,12 @@
 // imports, updates, deletes) take the same lock stripe, and tasks of one owner run in the order
 // they were accepted.
 //
+// Indexes are caches of the store: under a memory budget (core/shard_budget.h) an idle
+// workspace's index may be dropped and is loaded again on its next use. Every write holds its
+// index from before its store commit until the index is updated, so it is not dropped in between.
+//
 // Thread-safety: all public methods are safe to call concurrently. Does not own the store,
-// analyzer, embedder or extractor; owns its indexes and worker threads.
+// analyzer, embedder, extractor or budget; owns its indexes and worker threads.
 #pragma once
 
 #include <array>
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "core/job_queue.h"
+#include "core/shard_budget.h"
 #include "core/skill_index.h"
 #include "embed/embedder.h"
 #include "extract/skill_archive.h"
@@ -82,6 +87,9 @@ struct SkillServiceOptions {
   size_t max_queued_tasks = 1000;  // more pending tasks → 429 until workers catch up
   // Shared stores: how often to claim tasks of nodes whose lease ran out.
   std::chrono::milliseconds job_poll_interval{2000};
+  // The memory budget shared with the other shard caches; null: indexes are never dropped. Not
+  // owned; it must outlive the service.
+  ShardBudget* budget = nullptr;
 };
 
 class SkillService {
@@ -120,7 +128,15 @@ class SkillService {
   size_t queued_tasks() const;
 
  private:
+  struct Slot {
+    std::shared_ptr<SkillIndex> index;
+    int64_t version = 0;           // the store version it reflects (shared stores; else 0)
+    ShardBudget::Resident budget;  // empty without a budget
+  };
   Result<std::shared_ptr<SkillIndex>> Index(const std::string& workspace);
+  // The budget's evictor: drops the workspace's index admitted as `id` if only this service
+  // holds it.
+  bool EvictIfIdle(const std::string& workspace, uint64_t id);
   size_t OwnerStripe(const std::string& workspace, const std::string& owner) const;
   // Queues a task on its owner's stripe, so one owner's tasks run in acceptance order.
   void Enqueue(SkillTaskRecord task);
@@ -140,11 +156,10 @@ class SkillService {
   const SkillExtractor* extractor_;
   SkillServiceOptions options_;
 
+  ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
   std::mutex indexes_mu_;
-  std::map<std::string, std::shared_ptr<SkillIndex>> indexes_;  // guarded by indexes_mu_
-  // The store version each index reflects (shared stores; 0 otherwise). Guarded by indexes_mu_.
-  std::map<std::string, int64_t> index_versions_;
-  std::mutex load_mu_;  // one index load at a time
+  std::map<std::string, Slot> indexes_;  // guarded by indexes_mu_
+  std::mutex load_mu_;                   // one index load at a time
 
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> owner_locks_;
