@@ -27,6 +27,7 @@
 #include "core/leaderboard_janitor.h"
 #include "core/leaderboard_service.h"
 #include "core/memory_service.h"
+#include "core/shard_budget.h"
 #include "core/shard_registry.h"
 #include "core/skill_service.h"
 #include "core/vector_backfill.h"
@@ -322,8 +323,11 @@ int RunServe(ServeOptions options) {
   // The background queue batches on its own and may hold the model for seconds on a long text:
   // it uses the model directly, so query embeddings never queue behind it.
   if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), model.get());
+  // One memory budget over the shards of every domain: Leaderboard scopes, V4 memory workspaces,
+  // knowledge bases and skill indexes. Declared before them all: it outlives every cache.
+  ShardBudget shard_budget({.limit_bytes = options.shard_memory_mb << 20});
   ShardRegistry shards((*store).get(), &analyzer, shard_options, backfill.get(),
-                       {.memory_budget_bytes = options.shard_memory_mb << 20});
+                       {.budget = &shard_budget});
 
   LeaderboardOptions lb_options;
   lb_options.workspace = options.leaderboard_workspace;
@@ -399,6 +403,7 @@ int RunServe(ServeOptions options) {
   memory_options.shard.fusion = lb_options.retrieval.fusion;
   memory_options.event_workers = options.event_workers;
   memory_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
+  memory_options.budget = &shard_budget;
   MemoryService memories((*store).get(), &analyzer, embedder.get(), extractor.get(),
                          memory_options);
   memories.SetReranker(reranker.get(), static_cast<size_t>(options.rerank_candidates));
@@ -429,6 +434,7 @@ int RunServe(ServeOptions options) {
   kb_options.documents.pdf_timeout = std::chrono::milliseconds(options.kb_pdf_timeout_ms);
   kb_options.workers = options.kb_workers;
   kb_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
+  kb_options.budget = &shard_budget;
   KbService knowledge((*store).get(), &analyzer, embedder.get(), &doc_fetcher, kb_options);
   if (Status st = knowledge.Start(); !st.ok()) {
     spdlog::error("cannot resume knowledge-base documents: {}", st.ToString());
@@ -458,6 +464,7 @@ int RunServe(ServeOptions options) {
   skill_options.archive.max_total_bytes = options.skill_max_bytes;
   skill_options.task_workers = options.skill_workers;
   skill_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
+  skill_options.budget = &shard_budget;
   SkillService skills((*store).get(), &analyzer, embedder.get(), skill_extractor.get(),
                       skill_options);
   if (Status st = skills.Start(); !st.ok()) {
@@ -473,9 +480,6 @@ int RunServe(ServeOptions options) {
                           backfill_ptr](std::string& out) {
     auto stats = store_ptr->GetStats();
     out +=
-        "# HELP engram_shards_loaded Scopes held in memory.\n# TYPE engram_shards_loaded gauge\n";
-    out += "engram_shards_loaded " + std::to_string(shards.shard_count()) + "\n";
-    out +=
         "# HELP engram_shard_memories Memories held in loaded shards.\n# TYPE "
         "engram_shard_memories gauge\n";
     out += "engram_shard_memories " + std::to_string(shards.doc_count()) + "\n";
@@ -487,10 +491,6 @@ int RunServe(ServeOptions options) {
     out += "engram_store_bytes " + std::to_string(stats.bytes_on_disk) + "\n";
     if (stats.group_commit) AppendWritePathMetrics(stats, out);
     out +=
-        "# HELP engram_shard_bytes Approximate memory held by loaded shards.\n# TYPE "
-        "engram_shard_bytes gauge\n";
-    out += "engram_shard_bytes " + std::to_string(shards.MemoryBytes()) + "\n";
-    out +=
         "# HELP engram_shard_loads_total Leaderboard shards loaded from the store.\n# TYPE "
         "engram_shard_loads_total counter\n";
     out += "engram_shard_loads_total " + std::to_string(shards.loads()) + "\n";
@@ -498,10 +498,6 @@ int RunServe(ServeOptions options) {
         "# HELP engram_shard_load_seconds_total Time spent loading shards.\n# TYPE "
         "engram_shard_load_seconds_total counter\n";
     out += "engram_shard_load_seconds_total " + std::to_string(shards.load_micros() / 1e6) + "\n";
-    out +=
-        "# HELP engram_shard_evictions_total Shards dropped to stay within --shard-memory-mb.\n# "
-        "TYPE engram_shard_evictions_total counter\n";
-    out += "engram_shard_evictions_total " + std::to_string(shards.evictions()) + "\n";
     out +=
         "# HELP engram_vector_queue Memories waiting for a vector.\n# TYPE engram_vector_queue "
         "gauge\n";
@@ -537,6 +533,30 @@ int RunServe(ServeOptions options) {
            std::to_string(leaderboard.rerank().failures()) + "\n";
     out += "engram_rerank_failures_total{api=\"memory\"} " +
            std::to_string(memories.rerank().failures()) + "\n";
+  });
+
+  // The shard memory budget, per domain (leaderboard, memories, kb, skills).
+  metrics.AddGaugeSource([&shard_budget](std::string& out) {
+    const auto usage = shard_budget.Usage();
+    auto per_domain = [&](std::string_view name, std::string_view type, std::string_view help,
+                          auto value) {
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+      for (size_t d = 0; d < kShardDomainCount; ++d) {
+        out += fmt::format("{}{{domain=\"{}\"}} {}\n", name,
+                           ShardDomainName(static_cast<ShardDomain>(d)), value(usage[d]));
+      }
+    };
+    per_domain("engram_shards_loaded", "gauge", "Shards held in memory, by domain.",
+               [](const ShardDomainUsage& u) { return u.shards; });
+    per_domain("engram_shard_bytes", "gauge",
+               "Approximate memory held by loaded shards, by domain.",
+               [](const ShardDomainUsage& u) { return u.bytes; });
+    per_domain("engram_shard_evictions_total", "counter",
+               "Idle shards dropped to stay within --shard-memory-mb, by domain.",
+               [](const ShardDomainUsage& u) { return u.evictions; });
+    AppendMetric(out, "gauge", "engram_shard_budget_bytes",
+                 "The --shard-memory-mb budget over all domains' shards (0: no limit).",
+                 shard_budget.limit_bytes());
   });
 
   // --- Leaderboard data lifecycle: retention and idempotency expiry (docs/leaderboard.md) ---

@@ -90,7 +90,7 @@ const std::vector<OptionSpec>& Table() {
       {.name = "node-id", .field = &ServeOptions::node_id, .help = "this node's name in job leases (empty: a random one)", .tier = OptionTier::kAdvanced},
       {.name = "job-lease-ms", .field = &ServeOptions::job_lease_ms, .help = "another node takes over the jobs of a node silent for this long", .tier = OptionTier::kAdvanced, .min = 1000, .max = 3600000},
       {.name = "job-poll-ms", .field = &ServeOptions::job_poll_ms, .help = "how often a node looks for such jobs (at most --job-lease-ms)", .tier = OptionTier::kAdvanced, .min = 100, .max = 3600000},
-      {.name = "shard-memory-mb", .field = &ServeOptions::shard_memory_mb, .help = "Leaderboard index shards kept in RAM at most, least recently used dropped first (0: no limit)", .min = 0},
+      {.name = "shard-memory-mb", .field = &ServeOptions::shard_memory_mb, .help = "in-memory index shards of all domains (Leaderboard scopes, V4 memory workspaces, knowledge bases, skills) kept in RAM at most, least recently used idle ones dropped first and reloaded on use (0: no limit)", .min = 0},
       {.name = "leaderboard-retention-days", .field = &ServeOptions::leaderboard_retention_days, .help = "delete Leaderboard users idle this many days (fractions allowed; 0: never)", .min = 0, .max = 36500},
       {.name = "leaderboard-idempotency-ttl-days", .field = &ServeOptions::leaderboard_idempotency_ttl_days, .help = "keep Leaderboard request_id records this many days (longer than any retry window; 0: forever)", .min = 0, .max = 36500},
       {.name = "mem0-workspace", .field = &ServeOptions::mem0_workspace, .help = "workspace of mem0-API requests that name no project_id and whose key is not limited to one workspace"},

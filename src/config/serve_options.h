@@ -119,7 +119,7 @@ struct ServeOptions {
   std::string node_id;           // this node's name in job leases; empty: a new random id
   int64_t job_lease_ms = 30000;  // jobs of a node that stopped renewing are taken over after this
   int64_t job_poll_ms = 2000;    // how often a node looks for such jobs
-  uint64_t shard_memory_mb = 0;  // leaderboard shards kept in RAM at most; 0: no limit
+  uint64_t shard_memory_mb = 0;  // all domains' shards kept in RAM at most; 0: no limit
   // --- end several nodes ---
   // --- Leaderboard data lifecycle (docs/leaderboard.md); fractions of a day are allowed ---
   double leaderboard_retention_days = 0;        // users idle longer are deleted; 0: never
