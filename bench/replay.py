@@ -20,6 +20,7 @@ import re
 import sqlite3
 import sys
 import time
+import urllib.parse
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -452,16 +453,16 @@ def run_fts5(ds, label):
 # ----------------------------------------------------------------------------------------------
 # Engram through the Leaderboard API
 
-def build_chunks(ds, run_id):
+def build_chunks(ds, run_id, chunk=CHUNK):
     chunks = []
     for u in ds.users:
         user_id = f"eval:{run_id}:{ds.name}:{u.key}"
         for s in u.sessions:
             msgs = s.messages
-            for j in range(0, len(msgs), CHUNK):
-                part = msgs[j:j + CHUNK]
+            for j in range(0, len(msgs), chunk):
+                part = msgs[j:j + chunk]
                 body = {
-                    "request_id": f"{user_id}:{s.key}:chunk-{j // CHUNK}",
+                    "request_id": f"{user_id}:{s.key}:chunk-{j // chunk}",
                     "messages": [{"role": m.role, "timestamp": s.ts_ms, "content": m.content}
                                  for m in part],
                     "user_id": user_id,
@@ -479,9 +480,43 @@ def _iso_to_ms(s):
         return None
 
 
-def run_engram(ds, client, label, run_id, concurrency, search_concurrency):
+EMBED_METRICS = ("engram_embed_seconds_total", "engram_embed_texts_total",
+                 "engram_embed_batches_total")
+
+
+def model_counters(client):
+    """{metric: summed over lanes} of the model's work (/metrics), plus engram_vector_queue;
+    None when the server does not report them (an older build, or no embedder)."""
+    try:
+        status, text, _ = client.request("GET", "/metrics")
+    except OSError:
+        return None
+    if status != 200 or not isinstance(text, str):
+        return None
+    out = {}
+    for name in EMBED_METRICS + ("engram_vector_queue",):
+        vals = re.findall(rf"^{name}(?:{{[^}}]*}})?\s+([\d.eE+-]+)", text, re.M)
+        if not vals:
+            return None
+        out[name] = sum(float(v) for v in vals)
+    return out
+
+
+def wait_vector_queue(client, timeout_s=1800.0):
+    """Waits until no memory waits for a vector (the fill's model work is done)."""
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        c = model_counters(client)
+        if c is None or c["engram_vector_queue"] == 0:
+            return
+        time.sleep(0.05)
+    log("vector queue still not empty; fill figures include only part of the model work")
+
+
+def run_engram(ds, client, label, run_id, concurrency, search_concurrency, chunk=CHUNK,
+               local_server=True):
     sc = Scorer(label, "engram")
-    chunks = build_chunks(ds, run_id)
+    chunks = build_chunks(ds, run_id, chunk)
     n_msgs = sum(len(c["messages"]) for c in chunks)
     log(f"adding {len(chunks)} chunks ({n_msgs} messages, {len(ds.users)} users) "
         f"with {concurrency} concurrent clients")
@@ -501,6 +536,7 @@ def run_engram(ds, client, label, run_id, concurrency, search_concurrency):
             sc.anomaly("add: ids not echoed exactly", json.dumps(resp)[:300])
         return dt * 1000
 
+    before = model_counters(client)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as ex:
         done = 0
@@ -517,6 +553,28 @@ def run_engram(ds, client, label, run_id, concurrency, search_concurrency):
     sc.extra.update({"add_chunks": len(chunks), "add_messages": n_msgs,
                      "add_seconds": round(add_s, 2),
                      "add_messages_per_s": round(n_msgs / add_s, 1) if add_s else None})
+    # The fill: the adds plus the background vectors they queued (an add answers once its text
+    # is stored). Model utilisation = model seconds / (fill seconds x cores of the server machine).
+    if before is not None:
+        wait_vector_queue(client)
+        fill_s = time.perf_counter() - t0
+        after = model_counters(client)
+        if after is not None:
+            d = {k: after[k] - before[k] for k in EMBED_METRICS}
+            cores = os.cpu_count() if local_server else None
+            model_s = d["engram_embed_seconds_total"]
+            batches = d["engram_embed_batches_total"]
+            sc.extra.update({
+                "fill_seconds": round(fill_s, 2),
+                "fill_messages_per_s": round(n_msgs / fill_s, 1) if fill_s else None,
+                "fill_model_seconds": round(model_s, 2),
+                "fill_model_batches": int(batches),
+                "fill_model_texts": int(d["engram_embed_texts_total"]),
+                "fill_texts_per_batch":
+                    round(d["engram_embed_texts_total"] / batches, 2) if batches else None,
+                "server_cores": cores,
+                "fill_model_utilisation":
+                    round(model_s / (fill_s * cores), 3) if cores and fill_s else None})
 
     # Idempotency spot check: re-send the first chunk; must answer success and store nothing new.
     if chunks:
@@ -663,6 +721,8 @@ def main():
                     help="FTS5 query keeps stop words (default: drop a small English stop-word list)")
     ap.add_argument("--limit", type=int, default=0, help="first N conversations / questions / characters")
     ap.add_argument("--concurrency", type=int, default=4, help="concurrent add clients (default 4)")
+    ap.add_argument("--chunk", type=int, default=CHUNK, metavar="N",
+                    help=f"messages per add (default {CHUNK}; 1-2 is how mem0-style clients add)")
     ap.add_argument("--search-concurrency", type=int, default=1,
                     help="concurrent search clients (default 1: clean latencies)")
     ap.add_argument("--keep-data", action="store_true", help="keep the temp server data dir")
@@ -714,7 +774,10 @@ def main():
             else:
                 url = args.url
             client = Client(url, args.api_key)
-            sc = run_engram(ds, client, label, run_id, args.concurrency, args.search_concurrency)
+            local = bool(args.engram) or urllib.parse.urlsplit(url).hostname in (
+                "127.0.0.1", "localhost", "::1")
+            sc = run_engram(ds, client, label, run_id, args.concurrency, args.search_concurrency,
+                            max(1, args.chunk), local)
             summaries.insert(0, sc)
             server_info = {"url": url, "server_args": args.server_arg,
                            "started_by_tool": bool(args.engram)}
@@ -735,6 +798,13 @@ def main():
               f"= {s['add_messages_per_s']} messages/s; errors add {s['add_errors']}, "
               f"search {s['search_errors']}; results {s['results_seen']}, unmatched "
               f"{s['results_unmatched']}, without date prefix {s['results_without_date_prefix']}")
+        if "fill_seconds" in s:
+            util = s["fill_model_utilisation"]
+            print(f"engram fill (adds until every vector is stored): {s['fill_seconds']}s = "
+                  f"{s['fill_messages_per_s']} messages/s; model {s['fill_model_seconds']}s in "
+                  f"{s['fill_model_batches']} passes, {fmt(s['fill_texts_per_batch'], 2)} texts "
+                  f"per pass; model utilisation "
+                  f"{'–' if util is None else f'{util:.1%}'} of {fmt(s['server_cores'])} cores")
         for k, v in s["anomalies"].items():
             print(f"  ANOMALY {k}: {v['count']}x, e.g. {v['example']}")
     print()
@@ -744,7 +814,7 @@ def main():
         out = {"dataset": args.dataset, "data_file": path, "run_id": run_id, "label": label,
                "limit": args.limit, "concurrency": args.concurrency,
                "search_concurrency": args.search_concurrency, "top_k": TOP_K,
-               "chunk_messages": CHUNK, "chars_per_token": CHARS_PER_TOKEN,
+               "chunk_messages": max(1, args.chunk), "chars_per_token": CHARS_PER_TOKEN,
                "users": len(ds.users), "messages": n_msgs, "notes": ds.notes,
                "server": server_info, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "rows": sums}

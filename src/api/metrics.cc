@@ -10,6 +10,16 @@ void AppendMetric(std::string& out, std::string_view type, std::string_view name
                  type, value);
 }
 
+void AppendLabelledMetric(std::string& out, std::string_view type, std::string_view name,
+                          std::string_view help, std::string_view label,
+                          const std::vector<std::pair<std::string_view, double>>& samples) {
+  fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+  for (const auto& [value_of_label, value] : samples) {
+    fmt::format_to(std::back_inserter(out), "{}{{{}=\"{}\"}} {}\n", name, label, value_of_label,
+                   value);
+  }
+}
+
 void Metrics::ObserveRequest(const std::string& route, const std::string& method, int status,
                              double seconds) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace engram {
@@ -19,6 +20,10 @@ namespace engram {
 // For gauge sources.
 void AppendMetric(std::string& out, std::string_view type, std::string_view name,
                   std::string_view help, uint64_t value);
+// Appends one metric with a sample per value of one label, e.g. name{lane="request"} 1.5.
+void AppendLabelledMetric(std::string& out, std::string_view type, std::string_view name,
+                          std::string_view help, std::string_view label,
+                          const std::vector<std::pair<std::string_view, double>>& samples);
 
 class Metrics {
  public:

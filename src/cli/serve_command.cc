@@ -32,6 +32,7 @@
 #include "core/skill_service.h"
 #include "core/vector_backfill.h"
 #include "embed/batching_embedder.h"
+#include "embed/metered_embedder.h"
 #include "embed/openai_embedder.h"
 #include "embed/query_embedding_cache.h"
 #include "embed/simd_kernels.h"
@@ -233,6 +234,8 @@ int RunServe(ServeOptions options) {
   }
 
   std::unique_ptr<Embedder> model;
+  // Counts the model's passes for /metrics; every user of the model goes through it.
+  std::unique_ptr<MeteredEmbedder> metered;
   std::unique_ptr<Embedder> embedder;
   if (options.embedder == "builtin") {
     std::string dir = options.model_dir.empty() ? DefaultModelDir() : options.model_dir;
@@ -275,11 +278,12 @@ int RunServe(ServeOptions options) {
       return 1;
     }
     model = std::move(*loaded);
-    // Concurrent callers (searches, the vector queue) share model passes, one pass per core at
-    // a time.
+    metered = std::make_unique<MeteredEmbedder>(model.get());
+    // Concurrent callers (searches, event workers) share model passes, one pass per core at a
+    // time.
     embedder = std::make_unique<BatchingEmbedder>(
-        model.get(), BatchingEmbedderOptions{
-                         .max_leaders = static_cast<int>(std::thread::hardware_concurrency())});
+        metered.get(), BatchingEmbedderOptions{
+                           .max_leaders = static_cast<int>(std::thread::hardware_concurrency())});
   } else if (options.embedder == "openai") {
     auto remote = OpenAiEmbedder::Create(
         {.base_url = options.embed_url,
@@ -293,9 +297,10 @@ int RunServe(ServeOptions options) {
       return 1;
     }
     model = std::move(*remote);
+    metered = std::make_unique<MeteredEmbedder>(model.get());
     // Requests to the endpoint wait on the network, not on a core: a few may be in flight.
-    embedder =
-        std::make_unique<BatchingEmbedder>(model.get(), BatchingEmbedderOptions{.max_leaders = 4});
+    embedder = std::make_unique<BatchingEmbedder>(metered.get(),
+                                                  BatchingEmbedderOptions{.max_leaders = 4});
   }
   // Search queries repeat, stored texts rarely do: the cache answers EmbedQuery only.
   std::unique_ptr<Embedder> batching = std::move(embedder);
@@ -320,9 +325,10 @@ int RunServe(ServeOptions options) {
                              .hnsw_threshold = options.hnsw_threshold};
   }
   std::unique_ptr<VectorBackfill> backfill;
-  // The background queue batches on its own and may hold the model for seconds on a long text:
-  // it uses the model directly, so query embeddings never queue behind it.
-  if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), model.get());
+  // The background queue batches on its own (several adds per pass) and may hold the model for
+  // seconds on a long text: it uses the (metered) model directly, not the batching lanes, so
+  // query embeddings never queue behind it and its own workers keep running side by side.
+  if (embedder) backfill = std::make_unique<VectorBackfill>((*store).get(), metered.get());
   // One memory budget over the shards of every domain: Leaderboard scopes, V4 memory workspaces,
   // knowledge bases and skill indexes. Declared before them all: it outlives every cache.
   ShardBudget shard_budget({.limit_bytes = options.shard_memory_mb << 20});
@@ -581,6 +587,25 @@ int RunServe(ServeOptions options) {
                    query_cache->misses());
       AppendMetric(out, "gauge", "engram_query_embedding_cache_entries",
                    "Query vectors held in the query embedding cache.", query_cache->size());
+    });
+  }
+  if (metered != nullptr) {
+    metrics.AddGaugeSource([m = metered.get()](std::string& out) {
+      const EmbedLaneUsage request = m->usage(EmbedLane::kRequest);
+      const EmbedLaneUsage background = m->usage(EmbedLane::kBackground);
+      auto lanes = [](double r, double b) {
+        return std::vector<std::pair<std::string_view, double>>{{"request", r}, {"background", b}};
+      };
+      AppendLabelledMetric(out, "counter", "engram_embed_seconds_total",
+                           "Wall seconds spent inside the embedding model, by lane.", "lane",
+                           lanes(request.nanos / 1e9, background.nanos / 1e9));
+      AppendLabelledMetric(
+          out, "counter", "engram_embed_texts_total", "Texts embedded by the model, by lane.",
+          "lane", lanes(static_cast<double>(request.texts), static_cast<double>(background.texts)));
+      AppendLabelledMetric(
+          out, "counter", "engram_embed_batches_total", "Model passes (batches of texts), by lane.",
+          "lane",
+          lanes(static_cast<double>(request.batches), static_cast<double>(background.batches)));
     });
   }
   metrics.AddGaugeSource([&janitor](std::string& out) {
