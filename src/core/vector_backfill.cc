@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <iterator>
+
 #include "common/thread_util.h"
 
 namespace engram {
@@ -91,14 +93,54 @@ size_t VectorBackfill::pending() const {
   return pending_;
 }
 
-void VectorBackfill::Process(Job& job) {
+void VectorBackfill::TakePass(std::vector<Job>& pass) {
+  auto& from = fresh_.empty() ? backfill_ : fresh_;
+  size_t texts = 0;
+  size_t bytes = 0;
+  while (!from.empty() && texts < options_.batch_size) {
+    Job& front = from.front();
+    // Texts of the front job that fit: at least one per pass, however long.
+    size_t take = 0;
+    while (take < front.items.size() && texts + take < options_.batch_size) {
+      const size_t n = front.items[take].second.size();
+      if (texts + take > 0 && bytes + n > options_.max_batch_bytes) break;
+      bytes += n;
+      ++take;
+    }
+    if (take == 0) break;
+    texts += take;
+    if (take == front.items.size()) {
+      pass.push_back(std::move(front));
+      from.pop_front();
+      continue;
+    }
+    // Only a part fits: the rest stays first in the queue for the next pass.
+    Job part{front.shard, {}, front.fresh};
+    part.items.assign(std::make_move_iterator(front.items.begin()),
+                      std::make_move_iterator(front.items.begin() + static_cast<ptrdiff_t>(take)));
+    front.items.erase(front.items.begin(), front.items.begin() + static_cast<ptrdiff_t>(take));
+    pass.push_back(std::move(part));
+    break;
+  }
+}
+
+void VectorBackfill::Process(std::vector<Job>& pass) {
   std::vector<std::string> texts;
-  texts.reserve(job.items.size());
-  for (const auto& it : job.items) texts.push_back(it.second);
+  for (const auto& job : pass) {
+    for (const auto& it : job.items) texts.push_back(it.second);
+  }
   auto vectors = embedder_->EmbedBatch(texts);
   if (!vectors.ok()) {
     // The memories stay without vectors; the next shard load retries them.
-    spdlog::warn("vector backfill: embedding failed: {}", vectors.status().ToString());
+    spdlog::warn("vector backfill: embedding {} texts failed: {}", texts.size(),
+                 vectors.status().ToString());
+    return;
+  }
+  // Vectors are matched to memories by position: a short answer must not shift one scope's
+  // vectors onto another scope's memories.
+  if (vectors->size() != texts.size()) {
+    spdlog::warn("vector backfill: the model returned {} vectors for {} texts", vectors->size(),
+                 texts.size());
     return;
   }
   {
@@ -106,12 +148,17 @@ void VectorBackfill::Process(Job& job) {
     if (stopping_) return;  // shutting down: the store may be closing; recomputed at next start
     ++storing_;
   }
-  std::vector<VectorUpdate> updates;
-  updates.reserve(job.items.size());
-  for (size_t i = 0; i < job.items.size(); ++i) {
-    updates.push_back({job.items[i].first, embedder_->model_id(), std::move((*vectors)[i])});
+  // One store write for the whole pass (updates are keyed by seq, which is unique across
+  // scopes); each shard is then given the vectors of its own memories only.
+  std::vector<VectorUpdate> all;
+  all.reserve(texts.size());
+  size_t at = 0;
+  for (const auto& job : pass) {
+    for (const auto& it : job.items) {
+      all.push_back({it.first, embedder_->model_id(), std::move((*vectors)[at++])});
+    }
   }
-  Status st = store_->PutVectors(updates);
+  Status st = store_->PutVectors(all);
   {
     std::lock_guard<std::mutex> lock(mu_);
     --storing_;
@@ -121,12 +168,18 @@ void VectorBackfill::Process(Job& job) {
     spdlog::warn("vector backfill: store failed: {}", st.ToString());
     return;
   }
-  job.shard->ApplyVectors(updates);
+  auto next = all.begin();
+  for (const auto& job : pass) {
+    const auto end = next + static_cast<ptrdiff_t>(job.items.size());
+    job.shard->ApplyVectors(
+        std::vector<VectorUpdate>(std::make_move_iterator(next), std::make_move_iterator(end)));
+    next = end;
+  }
 }
 
 void VectorBackfill::Run() {
   for (;;) {
-    Job job;
+    std::vector<Job> pass;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !fresh_.empty() || !backfill_.empty(); });
@@ -135,17 +188,23 @@ void VectorBackfill::Run() {
         cv_.notify_all();
         return;
       }
-      auto& from = fresh_.empty() ? backfill_ : fresh_;
-      job = std::move(from.front());
-      from.pop_front();
+      TakePass(pass);
     }
-    Process(job);
-    // Pending counts drop whether or not the job succeeded, so waiting searches never hang.
-    if (job.fresh) job.shard->DonePendingVectors(job.items.size(), TextBytes(job.items));
+    Process(pass);
+    // Pending counts drop whether or not the pass succeeded, so waiting searches never hang.
+    size_t done = 0;
+    size_t done_fresh = 0;
+    for (const auto& job : pass) {
+      if (job.fresh) {
+        job.shard->DonePendingVectors(job.items.size(), TextBytes(job.items));
+        done_fresh += job.items.size();
+      }
+      done += job.items.size();
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    pending_ -= job.items.size();
-    if (job.fresh) {
-      pending_fresh_ -= job.items.size();
+    pending_ -= done;
+    if (done_fresh > 0) {
+      pending_fresh_ -= done_fresh;
       room_cv_.notify_all();
     }
   }

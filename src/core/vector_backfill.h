@@ -9,6 +9,15 @@
 // Vectors are persisted (Store::PutVectors) before they are handed to the shard; after a crash the
 // shard load finds memories without vectors and backfills them.
 //
+// One model pass serves many adds: a worker takes the queued memories of several adds, of any
+// scopes, up to batch_size texts and max_batch_bytes of text, embeds them in one EmbedBatch and
+// hands each shard only its own vectors. Adds of one or two messages (mem0-style clients) would
+// otherwise run the model on one or two texts per pass, paying its fixed cost per pass each time.
+// An idle queue adds no delay: a worker never waits for more work to arrive, so a lone add is a
+// pass of its own and merging happens only when adds queue up behind busy workers. A pass holds
+// fresh work or backfill work, never both: a search may be waiting for the fresh vectors, and
+// backfill texts would lengthen its wait.
+//
 // Thread-safety: Enqueue* are safe from any thread. Owns `threads` worker threads; the destructor
 // stops them after their batch in progress.
 #pragma once
@@ -28,7 +37,10 @@
 namespace engram {
 
 struct VectorBackfillOptions {
-  size_t batch_size = 32;  // texts per EmbedBatch call
+  size_t batch_size = 32;  // texts per model pass (EmbedBatch call), from one add or several
+  // Text bytes per pass: a pass stops taking texts beyond it (it always takes one), so a pass of
+  // long texts stays short and the fresh vectors it carries are not held back for long.
+  size_t max_batch_bytes = 32 << 10;
   int threads = 2;
   // Fresh memories allowed to wait for a vector. Beyond it, adds wait (backpressure): the lag a
   // search may have to wait out stays bounded, and a sustained write load cannot grow the queue
@@ -58,21 +70,27 @@ class VectorBackfill {
   // Memories waiting for a vector, for metrics.
   size_t pending() const;
 
-  // Stops taking work and waits up to `grace` for the workers. Embeddings in progress are
-  // discarded, never written, once this is called, so the store may be closed right after it
-  // returns even when a worker is still inside the model (its memories are re-embedded by the
-  // backfill at the next start). Returns false when a worker did not finish in time: the caller
-  // must then not destroy this object (it would wait for that worker) and should end the process.
+  // Stops taking work and waits up to `grace` for the workers. Embeddings in progress (a whole
+  // pass, whichever scopes it serves) are discarded, never written, once this is called, so the
+  // store may be closed right after it returns even when a worker is still inside the model (its
+  // memories are re-embedded by the backfill at the next start). Returns false when a worker did
+  // not finish in time: the caller must then not destroy this object (it would wait for that
+  // worker) and should end the process.
   bool Shutdown(std::chrono::milliseconds grace);
 
  private:
+  // Memories of one shard waiting for vectors (a whole add, or a part of one).
   struct Job {
     std::shared_ptr<ScopeShard> shard;
     std::vector<std::pair<int64_t, std::string>> items;
     bool fresh = false;
   };
   void Run();
-  void Process(Job& job);
+  // Moves the texts of one model pass out of the queues into `pass` (parts of jobs of several
+  // shards; see the class comment). Needs mu_ held and work queued.
+  void TakePass(std::vector<Job>& pass);
+  // Embeds the pass in one EmbedBatch, stores the vectors and hands each shard its own.
+  void Process(std::vector<Job>& pass);
   // Splits items into jobs of batch_size and queues them (pending counts are the caller's).
   void Queue(std::shared_ptr<ScopeShard> shard, std::vector<std::pair<int64_t, std::string>> items,
              bool fresh);
