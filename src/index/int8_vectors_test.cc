@@ -8,27 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "index/test_vectors.h"
+
 namespace engram {
 namespace {
 
-std::vector<float> RandomUnit(std::mt19937& rng, int dim) {
-  std::normal_distribution<float> n(0, 1);
-  std::vector<float> v(static_cast<size_t>(dim));
-  float norm = 0;
-  for (auto& x : v) {
-    x = n(rng);
-    norm += x * x;
-  }
-  norm = std::sqrt(norm);
-  for (auto& x : v) x /= norm;
-  return v;
-}
-
-float DotF(const std::vector<float>& a, const std::vector<float>& b) {
-  float s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
+using test_vectors::DotF;
+using test_vectors::RandomUnit;
 
 TEST(Int8VectorsTest, SimdMatchesScalar) {
   std::mt19937 rng(1);
