@@ -131,12 +131,8 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
 
 bool KbService::EvictIfIdle(const std::string& key, uint64_t id) {
   std::lock_guard<std::mutex> lock(shards_mu_);
-  auto it = shards_.find(key);
-  if (it == shards_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
-  // use_count 1: no search, upload, delete or ingestion holds it.
-  if (it->second.shard.use_count() > 1) return false;
-  shards_.erase(it);
-  return true;
+  // Idle: no search, upload, delete or ingestion holds it.
+  return EraseIfIdle(shards_, key, id, &Slot::shard);
 }
 
 std::mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,

@@ -106,12 +106,8 @@ std::shared_ptr<MemoryShard> MemoryService::ResidentShard(const std::string& wor
 
 bool MemoryService::EvictIfIdle(const std::string& workspace, uint64_t id) {
   std::lock_guard<std::mutex> lock(shards_mu_);
-  auto it = shards_.find(workspace);
-  if (it == shards_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
-  // use_count 1: no search, write, event or backfill holds it.
-  if (it->second.shard.use_count() > 1) return false;
-  shards_.erase(it);
-  return true;
+  // Idle: no search, write, event or backfill holds it.
+  return EraseIfIdle(shards_, workspace, id, &Slot::shard);
 }
 
 size_t MemoryService::ScopeStripe(const std::string& workspace, const std::string& user_id,

@@ -117,11 +117,11 @@ bool ShardRegistry::EvictIfIdle(const std::string& budget_key, uint64_t id) {
   const size_t sep = budget_key.find('\x1f');
   if (sep == std::string::npos) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = shards_.find({budget_key.substr(0, sep), budget_key.substr(sep + 1)});
-  if (it == shards_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
-  // use_count 1: only the registry holds it, so no search, write or vector job is using it.
-  if (it->second.shard.use_count() > 1) return false;
-  shards_.erase(it);
+  // Idle: only the registry holds it, so no search, write or vector job is using it.
+  if (!EraseIfIdle(shards_, {budget_key.substr(0, sep), budget_key.substr(sep + 1)}, id,
+                   &Slot::shard)) {
+    return false;
+  }
   evictions_.fetch_add(1);
   return true;
 }

@@ -171,12 +171,8 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
 
 bool SkillService::EvictIfIdle(const std::string& workspace, uint64_t id) {
   std::lock_guard<std::mutex> lock(indexes_mu_);
-  auto it = indexes_.find(workspace);
-  if (it == indexes_.end() || it->second.budget.id() != id) return false;  // replaced meanwhile
-  // use_count 1: no search, import, update, delete or task holds it.
-  if (it->second.index.use_count() > 1) return false;
-  indexes_.erase(it);
-  return true;
+  // Idle: no search, import, update, delete or task holds it.
+  return EraseIfIdle(indexes_, workspace, id, &Slot::index);
 }
 
 void SkillService::Embed(std::vector<SkillRecord*> records) const {
