@@ -1,4 +1,5 @@
-// Random unit vectors and a plain float dot product for the index tests (header-only, tests only).
+// Random unit vectors and a plain float dot product for the index tests and benchmarks
+// (header-only; not part of the server).
 //
 // Thread-safety: pure functions; the caller owns the generator.
 #pragma once

@@ -9,22 +9,11 @@
 #include <random>
 #include <vector>
 
+#include "index/test_vectors.h"
 #include "index/vector_index.h"
 
 namespace engram {
 namespace {
-
-std::vector<float> UnitVector(std::mt19937& rng, int dim) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(dim));
-  float norm = 0;
-  for (float& x : v) {
-    x = dist(rng);
-    norm += x * x;
-  }
-  for (float& x : v) x /= std::sqrt(norm);
-  return v;
-}
 
 // Args: vectors in the scope, k, filter (0 none, 1 a predicate admitting every other document).
 void BM_ExactScan(benchmark::State& state) {
@@ -33,9 +22,9 @@ void BM_ExactScan(benchmark::State& state) {
   const bool filtered = state.range(2) != 0;
   VectorIndex index(VectorIndexOptions{.dim = 512, .hnsw_threshold = 0});
   std::mt19937 rng(5);
-  for (DocId d = 0; d < n; ++d) index.Set(d, UnitVector(rng, 512).data());
+  for (DocId d = 0; d < n; ++d) index.Set(d, test_vectors::RandomUnit(rng, 512).data());
   std::vector<std::vector<float>> queries;
-  for (int i = 0; i < 64; ++i) queries.push_back(UnitVector(rng, 512));
+  for (int i = 0; i < 64; ++i) queries.push_back(test_vectors::RandomUnit(rng, 512));
   const std::function<bool(DocId)> every_other = [](DocId d) { return d % 2 == 0; };
   size_t i = 0;
   for (auto _ : state) {
