@@ -85,7 +85,9 @@ TEST_F(MultiNodeTest, WriteAcknowledgedByOneNodeIsFoundByTheOther) {
                                json{{"messages", fact}, {"user_id", mem_user}, {"infer", false}});
   ASSERT_EQ(added.status, 200) << added.Describe();
   json done = WaitEvent(cb, added.Json().value("event_id", ""));  // the event, read on node B
-  ASSERT_EQ(done.value("status", ""), "SUCCEEDED") << done.dump();
+  ASSERT_EQ(done.value("status", ""), "SUCCEEDED") << done.dump() << "\nnode A:\n"
+                                                   << a->Output() << "\nnode B:\n"
+                                                   << b->Output();
   json found =
       cb.Post(kPrefix + "/memories/search", json{{"query", fact}, {"user_id", mem_user}}).Json();
   ASSERT_EQ(found["results"].size(), 1u) << found.dump();
