@@ -7,6 +7,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 #include <unordered_set>
 
 #include "common/ids.h"
@@ -17,6 +18,9 @@
 namespace engram {
 
 namespace {
+
+// At most this long between attempts at an event whose workspace could not be read.
+constexpr std::chrono::milliseconds kEventRetryPause{1000};
 
 using json = nlohmann::json;
 
@@ -229,6 +233,16 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
   return event;
 }
 
+void MemoryService::RetryLater(const MemoryEventRecord& event) {
+  // This node holds the event's lease and keeps renewing it, so no other node takes it over and
+  // no restart is coming: unless it is queued again here, a passing store error (a dropped
+  // connection, a statement timeout) would leave it PENDING for good. The pause keeps an outage
+  // of the store from turning into a busy loop; Shutdown drops the queued copy, and the next
+  // start resumes it from the store.
+  std::this_thread::sleep_for(std::min(options_.job_poll_interval, kEventRetryPause));
+  EnqueueEvent(event);
+}
+
 void MemoryService::RunEvent(const MemoryEventRecord& event) {
   const auto started = std::chrono::steady_clock::now();
   auto fail = [&](const Status& why) {
@@ -251,9 +265,9 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
   if (!request.ok()) return fail(request.status());
   auto shard = Shard(event.workspace);
   if (!shard.ok()) {
-    // The store cannot be read: leave the event for the next start rather than fail it.
+    // The store cannot be read: try again later rather than fail the event.
     spdlog::error("memory event {}: shard load failed: {}", event.id, shard.status().ToString());
-    return;
+    return RetryLater(event);
   }
   // RUNNING is not written to the store: it would cost every event an extra fsync, and after a
   // crash a PENDING and a RUNNING event are resumed alike. GetEvent reports it from running_ids_.
@@ -282,7 +296,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
       Status refreshed = (*shard)->Refresh(store_, event.workspace);
       if (!refreshed.ok()) {
         spdlog::error("memory event {}: shard refresh failed: {}", event.id, refreshed.ToString());
-        return;  // left unfinished: resumed later (here or by another node after the lease)
+        return RetryLater(event);
       }
     }
     const int64_t planned_at = (*shard)->version();
