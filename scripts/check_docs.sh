@@ -2,7 +2,8 @@
 # Checks the documentation: every relative Markdown link in README.md, CONTRIBUTING.md,
 # CHANGELOG.md, bench/README.md, src/README.md and docs/**/*.md names a file or folder of the
 # repository, and a "#fragment" into a Markdown file names one of its headings (GitHub's anchor
-# rules). Links to URLs (http:, https:, mailto:) are not followed. Exits 1 and lists the broken links, if any.
+# rules). Links to URLs (http:, https:, mailto:) are not followed. Exits 1 and lists the broken
+# links, if any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 - "$@" <<'EOF'
