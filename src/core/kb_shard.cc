@@ -11,8 +11,10 @@ std::string KbIndexedText(const std::string& heading, const std::string& text) {
 KbShard::KbShard(const Analyzer* analyzer, KbShardOptions options)
     : analyzer_(analyzer),
       options_(std::move(options)),
-      bm25_(options_.bm25),
-      vectors_(options_.vectors) {}
+      index_(HybridIndexOptions{.bm25 = options_.bm25,
+                                .vectors = options_.vectors,
+                                .vector_model = options_.vector_model,
+                                .reuse_slots = true}) {}
 
 Status KbShard::EnsureLoaded(Store* store, const std::string& workspace, const std::string& kb_id) {
   std::lock_guard<std::mutex> lock(load_mu_);
@@ -30,33 +32,19 @@ Status KbShard::EnsureLoaded(Store* store, const std::string& workspace, const s
 }
 
 void KbShard::AddLocked(const KbChunkRecord& c, const std::vector<std::string>& terms) {
-  DocId d;
-  if (!free_.empty()) {
-    d = free_.back();
-    free_.pop_back();
-  } else {
-    d = static_cast<DocId>(chunks_.size());
-    chunks_.emplace_back();
-  }
-  chunks_[d] = Chunk{c.doc_id, c.title, c.heading, c.text, c.position, true};
+  const DocId d =
+      index_.Add(HybridDoc{.terms = &terms, .vector = c.vector, .vector_model = c.vector_model});
+  if (chunks_.size() < index_.slot_count()) chunks_.resize(index_.slot_count());
+  chunks_[d] = Chunk{c.doc_id, c.title, c.heading, c.text, c.position};
   by_doc_[c.doc_id].push_back(d);
-  bm25_.Add(d, terms);
-  if (!c.vector.empty() && c.vector_model == options_.vector_model &&
-      static_cast<int>(c.vector.size()) == vectors_.dim()) {
-    vectors_.Set(d, c.vector.data());
-  } else {
-    vectors_.Remove(d);
-  }
 }
 
 void KbShard::RemoveDocLocked(const std::string& doc_id) {
   auto it = by_doc_.find(doc_id);
   if (it == by_doc_.end()) return;
   for (DocId d : it->second) {
-    bm25_.Remove(d);
-    vectors_.Remove(d);
+    index_.RemoveSlot(d);
     chunks_[d] = Chunk{};
-    free_.push_back(d);
   }
   by_doc_.erase(it);
 }
@@ -81,16 +69,14 @@ std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
                                    const std::vector<float>& vector, size_t k) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<KbHit> hits;
-  if (k == 0) return hits;
-  const size_t per_retriever = std::max(k, options_.candidates);
-  std::vector<ScoredDoc> lexical = bm25_.Search(terms, per_retriever);
-  std::vector<ScoredDoc> semantic;
-  if (!vector.empty() && static_cast<int>(vector.size()) == vectors_.dim()) {
-    semantic = vectors_.Search(vector.data(), per_retriever);
-  }
-  for (const ScoredDoc& s : Fuse(lexical, semantic, k, options_.fusion)) {
+  HybridQuery query;
+  query.terms = &terms;
+  query.vector = vector;
+  query.k = k;
+  query.candidates = options_.candidates;
+  query.fusion = options_.fusion;
+  for (const ScoredDoc& s : index_.Search(query).ranked) {
     const Chunk& c = chunks_[s.doc];
-    if (!c.live) continue;
     hits.push_back(
         {c.doc_id, c.title, c.heading, c.text, c.position, std::clamp(s.score, 0.0f, 1.0f)});
   }
@@ -106,8 +92,7 @@ size_t KbShard::MemoryBytes() const {
   auto heap = [](const std::string& s) {
     return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
   };
-  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes() + chunks_.capacity() * sizeof(Chunk) +
-                 free_.capacity() * sizeof(DocId);
+  size_t bytes = index_.MemoryBytes() + chunks_.capacity() * sizeof(Chunk);
   for (const Chunk& c : chunks_) {
     bytes += heap(c.doc_id) + heap(c.title) + heap(c.heading) + heap(c.text);
   }
@@ -120,7 +105,7 @@ size_t KbShard::MemoryBytes() const {
 
 size_t KbShard::chunk_count() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return chunks_.size() - free_.size();
+  return index_.size();
 }
 
 }  // namespace engram

@@ -1,6 +1,6 @@
 // KbShard: the in-memory search state of one knowledge base (workspace + kb_id): its documents'
-// chunks in a BM25 index and a vector index, fused like memory search. A cache of the store,
-// loaded on first use.
+// chunks in a HybridIndex (BM25 and vectors, fused like memory search), grouped by document. A
+// cache of the store, loaded on first use.
 //
 // A document's chunks enter and leave together: ReplaceDoc swaps every chunk of a document under
 // one write lock and RemoveDoc takes them all out at once, so a search never sees half a document.
@@ -18,9 +18,8 @@
 #include <vector>
 
 #include "index/analyzer.h"
-#include "index/bm25_index.h"
 #include "index/fusion.h"
-#include "index/vector_index.h"
+#include "index/hybrid_index.h"
 #include "store/store.h"
 
 namespace engram {
@@ -71,7 +70,6 @@ class KbShard {
     std::string heading;
     std::string text;
     int position = 0;
-    bool live = false;
   };
   void RemoveDocLocked(const std::string& doc_id);
   void AddLocked(const KbChunkRecord& c, const std::vector<std::string>& terms);
@@ -82,11 +80,9 @@ class KbShard {
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
 
   mutable std::shared_mutex mu_;
-  std::vector<Chunk> chunks_;                                   // guarded by mu_; DocId = index
-  std::vector<DocId> free_;                                     // guarded by mu_: reusable slots
+  HybridIndex index_;          // guarded by mu_; chunk slots are reused once a document leaves
+  std::vector<Chunk> chunks_;  // guarded by mu_; by index_ slot
   std::unordered_map<std::string, std::vector<DocId>> by_doc_;  // guarded by mu_
-  Bm25Index bm25_;                                              // guarded by mu_
-  VectorIndex vectors_;                                         // guarded by mu_
 };
 
 // The text a chunk is indexed (and embedded) under: its section heading, then its text.

@@ -73,8 +73,9 @@ MemoryChange ChangeOf(const AgentMemory& m, MemoryChange::Op op) {
 MemoryShard::MemoryShard(const Analyzer* analyzer, MemoryShardOptions options)
     : analyzer_(analyzer),
       options_(std::move(options)),
-      bm25_(options_.bm25),
-      vectors_(options_.vectors) {}
+      index_(HybridIndexOptions{.bm25 = options_.bm25,
+                                .vectors = options_.vectors,
+                                .vector_model = options_.vector_model}) {}
 
 Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
   std::lock_guard<std::mutex> lock(load_mu_);
@@ -124,24 +125,24 @@ void MemoryShard::Upsert(const MemoryRecord& record) {
 }
 
 void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::string>& terms) {
-  DocId d;
-  bool keep_vector = false;
   const std::string_view metadata_json =
       r.metadata_json.empty() ? std::string_view("{}") : std::string_view(r.metadata_json);
   bool reindex = options_.metadata_index;
-  auto it = by_id_.find(r.id);
-  if (it != by_id_.end()) {
-    d = it->second;
+  MissingVector missing = MissingVector::kClear;
+  const std::optional<DocId> present = index_.Find(r.id);
+  if (present) {
+    const Doc& old = docs_[*present];
     // A metadata-only update carries no vector: the one of the unchanged text stays valid.
-    keep_vector = r.vector.empty() && docs_[d].memory.text == r.text;
-    by_seq_.erase(docs_[d].memory.seq);
-    reindex = reindex && docs_[d].memory.metadata_json != metadata_json;
-    if (reindex) IndexMetadata(d, docs_[d].metadata, /*add=*/false);
-  } else {
-    d = static_cast<DocId>(docs_.size());
-    docs_.emplace_back();
-    by_id_.emplace(r.id, d);
-    ++live_count_;
+    if (r.vector.empty() && old.memory.text == r.text) missing = MissingVector::kKeep;
+    reindex = reindex && old.memory.metadata_json != metadata_json;
+    if (reindex) IndexMetadata(*present, old.metadata, /*add=*/false);
+  }
+  const DocId d = index_.Upsert(
+      r.id,
+      HybridDoc{.terms = &terms, .vector = r.vector, .vector_model = r.vector_model, .seq = r.seq},
+      missing);
+  if (docs_.size() < index_.slot_count()) docs_.resize(index_.slot_count());
+  if (!present) {
     for (auto [field, value] :
          {std::pair<std::string_view, const std::string*>{"user_id", &r.user_id},
           {"agent_id", &r.agent_id},
@@ -151,7 +152,6 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
     }
   }
   Doc& doc = docs_[d];
-  doc.live = true;
   AgentMemory& m = doc.memory;
   m.id = r.id;
   m.seq = r.seq;
@@ -169,32 +169,17 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   doc.metadata = ReadJsonOrDiscarded(m.metadata_json, kStoredJsonLimits);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
   if (reindex) IndexMetadata(d, doc.metadata, /*add=*/true);
-  by_seq_[r.seq] = d;
-  bm25_.Add(d, terms);
-  if (!r.vector.empty() && r.vector_model == options_.vector_model &&
-      static_cast<int>(r.vector.size()) == vectors_.dim()) {
-    vectors_.Set(d, r.vector.data());
-  } else if (!keep_vector) {
-    vectors_.Remove(d);
-  }
 }
 
 void MemoryShard::Remove(const std::string& id) {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  auto it = by_id_.find(id);
-  if (it == by_id_.end()) return;
-  const DocId d = it->second;
-  by_id_.erase(it);
-  Doc& doc = docs_[d];
-  by_seq_.erase(doc.memory.seq);
-  bm25_.Remove(d);
-  vectors_.Remove(d);
-  if (options_.metadata_index) IndexMetadata(d, doc.metadata, /*add=*/false);
-  doc.live = false;
-  // The slot stays (DocIds are dense); free what it held.
+  const std::optional<DocId> d = index_.Remove(id);
+  if (!d) return;
+  Doc& doc = docs_[*d];
+  if (options_.metadata_index) IndexMetadata(*d, doc.metadata, /*add=*/false);
+  // The slot stays (slots are not reused: the scope lists may still name it); free what it held.
   doc.memory = AgentMemory{};
   doc.metadata = nlohmann::json();
-  --live_count_;
 }
 
 void MemoryShard::IndexMetadata(DocId d, const nlohmann::json& metadata, bool add) {
@@ -239,20 +224,16 @@ void MemoryShard::IndexMetadata(DocId d, const nlohmann::json& metadata, bool ad
 void MemoryShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   for (const auto& u : updates) {
-    auto it = by_seq_.find(u.seq);
-    if (it == by_seq_.end() || u.model != options_.vector_model ||
-        static_cast<int>(u.vector.size()) != vectors_.dim()) {
-      continue;
-    }
-    vectors_.Set(it->second, u.vector.data());
+    if (const std::optional<DocId> d = index_.FindSeq(u.seq))
+      index_.SetVector(*d, u.model, u.vector);
   }
 }
 
 std::optional<AgentMemory> MemoryShard::Get(const std::string& id, int64_t now_us) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  auto it = by_id_.find(id);
-  if (it == by_id_.end()) return std::nullopt;
-  const AgentMemory& m = docs_[it->second].memory;
+  const std::optional<DocId> d = index_.Find(id);
+  if (!d) return std::nullopt;
+  const AgentMemory& m = docs_[*d].memory;
   if (!m.VisibleAt(now_us)) return std::nullopt;
   return m;
 }
@@ -336,7 +317,7 @@ std::optional<std::vector<DocId>> MemoryShard::Candidates(const MemoryFilter& fi
   std::vector<DocId> out;
   for (DocId d : *docs) {
     const Doc& doc = docs_[d];
-    if (!doc.live || !doc.memory.VisibleAt(now_us)) continue;
+    if (!index_.live(d) || !doc.memory.VisibleAt(now_us)) continue;
     // Docs from the metadata index satisfy its exact equalities, docs from the scope index the
     // scope's: only the rest is tested.
     const bool match = keys      ? filter.MatchesInScope(ViewOf(doc), /*equalities_given=*/indexed)
@@ -371,42 +352,37 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   if (scope.empty()) return hits;
 
   // The filter is part of retrieval, so it never empties a truncated top-k. Both retrievers ask
-  // it lazily, only about documents good enough to enter their current top-k, and each document's
-  // verdict is computed at most once per query. Docs outside the (narrowed) scope cannot match
-  // and are rejected by the verdict table alone, so BM25 (which scans the workspace's postings)
-  // stays in scope without testing the filter.
-  std::vector<int8_t> verdict(docs_.size(), 0);
-  for (DocId d : scope) verdict[d] = -1;
+  // it lazily, only about documents of the (narrowed) scope good enough to enter their current
+  // top-k, and each document's verdict is computed at most once per query (0 unknown, 1 admitted,
+  // 2 rejected).
+  std::vector<int8_t> verdict(index_.slot_count(), 0);
   const std::function<bool(DocId)> admits = [&](DocId d) {
     int8_t& v = verdict[d];
-    if (v < 0) {
+    if (v == 0) {
       const Doc& doc = docs_[d];
-      bool ok = doc.live && doc.memory.VisibleAt(query.now_us);
-      // Every doc here came from ScopeDocs(keys) (maybe narrowed by the metadata index).
+      bool ok = index_.live(d) && doc.memory.VisibleAt(query.now_us);
+      // Every doc asked about is in ScopeDocs(keys) (maybe narrowed by the metadata index).
       if (ok) ok = filter.MatchesInScope(ViewOf(doc), /*equalities_given=*/indexed);
-      v = ok ? 1 : 0;
+      v = ok ? 1 : 2;
     }
     return v == 1;
   };
-  const size_t per_retriever = std::max(query.k, options_.candidates);
-  std::vector<ScoredDoc> lexical = bm25_.Search(query.terms, per_retriever, &admits);
-  std::vector<ScoredDoc> semantic;
-  if (!query.vector.empty() && static_cast<int>(query.vector.size()) == vectors_.dim()) {
-    semantic = vectors_.SearchAmong(query.vector.data(), per_retriever, scope, &admits);
-  }
-  std::vector<ScoredDoc> fused = Fuse(lexical, semantic, query.k, options_.fusion);
-  // Cosines by doc, for the hits: sorted, as a hash map cost more to build than its few lookups.
-  std::vector<ScoredDoc> cosine = std::move(semantic);
-  std::sort(cosine.begin(), cosine.end(),
-            [](const ScoredDoc& a, const ScoredDoc& b) { return a.doc < b.doc; });
-  for (const ScoredDoc& s : fused) {
+  HybridQuery retrieval;
+  retrieval.terms = &query.terms;
+  retrieval.vector = query.vector;
+  retrieval.k = query.k;
+  retrieval.candidates = options_.candidates;
+  retrieval.fusion = options_.fusion;
+  retrieval.among = &scope;
+  retrieval.admits = &admits;
+  retrieval.keep_cosines = true;
+  const HybridHits found = index_.Search(retrieval);
+  for (const ScoredDoc& s : found.ranked) {
     if (s.score < query.threshold) continue;
     MemoryHit hit;
     hit.memory = docs_[s.doc].memory;
     hit.score = std::clamp(s.score, 0.0f, 1.0f);
-    auto c = std::lower_bound(cosine.begin(), cosine.end(), s.doc,
-                              [](const ScoredDoc& a, DocId d) { return a.doc < d; });
-    if (c != cosine.end() && c->doc == s.doc) hit.similarity = c->score;
+    hit.similarity = found.CosineOf(s.doc).value_or(0.0f);
     hits.push_back(std::move(hit));
   }
   return hits;
@@ -420,8 +396,9 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
   if (candidates) {
     for (DocId d : *candidates) matching.push_back(&docs_[d].memory);
   } else {
-    for (const Doc& doc : docs_) {
-      if (doc.live && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
+    for (DocId d = 0; d < docs_.size(); ++d) {
+      const Doc& doc = docs_[d];
+      if (index_.live(d) && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
         matching.push_back(&doc.memory);
       }
     }
@@ -443,7 +420,7 @@ std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
     ScopeSummary s;
     for (DocId d : docs) {
       const Doc& doc = docs_[d];
-      if (!doc.live || !doc.memory.VisibleAt(now_us)) continue;
+      if (!index_.live(d) || !doc.memory.VisibleAt(now_us)) continue;
       const AgentMemory& m = doc.memory;
       s.first_created_at_us =
           s.memories == 0 ? m.created_at_us : std::min(s.first_created_at_us, m.created_at_us);
@@ -474,8 +451,8 @@ std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
 std::vector<AgentMemory> MemoryShard::Expired(int64_t now_us) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<AgentMemory> out;
-  for (const Doc& d : docs_) {
-    if (d.live && !d.memory.VisibleAt(now_us)) out.push_back(d.memory);
+  for (DocId d = 0; d < docs_.size(); ++d) {
+    if (index_.live(d) && !docs_[d].memory.VisibleAt(now_us)) out.push_back(docs_[d].memory);
   }
   return out;
 }
@@ -484,7 +461,7 @@ std::vector<std::pair<int64_t, std::string>> MemoryShard::MissingVectors() const
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::pair<int64_t, std::string>> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
-    if (docs_[d].live && !vectors_.Contains(d))
+    if (index_.live(d) && !index_.HasVector(d))
       out.emplace_back(docs_[d].memory.seq, docs_[d].memory.text);
   }
   return out;
@@ -492,7 +469,7 @@ std::vector<std::pair<int64_t, std::string>> MemoryShard::MissingVectors() const
 
 size_t MemoryShard::size() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return live_count_;
+  return index_.size();
 }
 
 size_t MemoryShard::metadata_postings() const {
@@ -502,7 +479,7 @@ size_t MemoryShard::metadata_postings() const {
 
 size_t MemoryShard::MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
+  size_t bytes = index_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
   for (const Doc& d : docs_) {
     bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();
   }

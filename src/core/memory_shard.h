@@ -1,7 +1,7 @@
 // MemoryShard: the in-memory search state of one workspace's agent memories (memory API V4): the
-// memories, their BM25 index and vectors, and an index from user_id / agent_id / run_id / app_id
-// to memories, so a search confined to one user scans only that user's memories however large the
-// workspace. A cache of the store; rebuilt from it on first use.
+// memories in a HybridIndex (BM25 and vectors, by id and store seq), and an index from user_id /
+// agent_id / run_id / app_id to memories, so a search confined to one user scans only that user's
+// memories however large the workspace. A cache of the store; rebuilt from it on first use.
 //
 // Unlike leaderboard shards, memories change: Upsert replaces a memory's text, metadata and
 // vector in place and Remove takes it out of every index at once.
@@ -23,9 +23,8 @@
 
 #include "core/memory_filter.h"
 #include "index/analyzer.h"
-#include "index/bm25_index.h"
 #include "index/fusion.h"
-#include "index/vector_index.h"
+#include "index/hybrid_index.h"
 #include "store/store.h"
 
 namespace engram {
@@ -145,7 +144,6 @@ class MemoryShard {
   struct Doc {
     AgentMemory memory;
     nlohmann::json metadata;  // parsed once, for filters
-    bool live = false;
   };
   void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms);
   FilterDoc ViewOf(const Doc& d) const;
@@ -169,9 +167,10 @@ class MemoryShard {
   int64_t version_ = 0;              // guarded by load_mu_
 
   mutable std::shared_mutex mu_;
-  std::vector<Doc> docs_;                         // guarded by mu_; DocId = index
-  std::unordered_map<std::string, DocId> by_id_;  // guarded by mu_ (live docs only)
-  std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
+  // Memories by id and seq, with their BM25 terms and vectors. Slots are not reused: the scope
+  // lists below may still name a removed memory's slot.
+  HybridIndex index_;      // guarded by mu_
+  std::vector<Doc> docs_;  // guarded by mu_; by index_ slot
   // "u:<user_id>", "a:<agent_id>", "r:<run_id>", "p:<app_id>" -> docs (may list removed docs;
   // checked on use).
   std::unordered_map<std::string, std::vector<DocId>> by_scope_;  // guarded by mu_
@@ -180,9 +179,6 @@ class MemoryShard {
   std::unordered_map<std::string, std::unordered_map<std::string, std::vector<DocId>>>
       by_metadata_;               // guarded by mu_
   size_t metadata_postings_ = 0;  // guarded by mu_
-  size_t live_count_ = 0;         // guarded by mu_
-  Bm25Index bm25_;                // guarded by mu_
-  VectorIndex vectors_;           // guarded by mu_
 };
 
 }  // namespace engram

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "index/question_form.h"
+#include "index/windowed_bm25.h"
 
 namespace engram {
 
@@ -24,8 +25,9 @@ bool ParseRetrievalMode(const std::string& text, RetrievalMode* mode) {
 ScopeShard::ScopeShard(const Analyzer* analyzer, ShardOptions options)
     : analyzer_(analyzer),
       options_(std::move(options)),
-      bm25_(options_.bm25),
-      vectors_(options_.vectors) {}
+      index_(HybridIndexOptions{.bm25 = options_.bm25,
+                                .vectors = options_.vectors,
+                                .vector_model = options_.vector_model}) {}
 
 Status ScopeShard::EnsureLoaded(Store* store, std::string_view workspace,
                                 std::string_view user_id) {
@@ -80,14 +82,14 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
                              const std::vector<std::vector<std::string>>& terms) {
   for (size_t i = 0; i < records.size(); ++i) {
     const MemoryRecord& r = records[i];
-    if (auto present = by_id_.find(r.id); present != by_id_.end()) {
-      if (!r.vector.empty() && r.vector_model == options_.vector_model &&
-          static_cast<int>(r.vector.size()) == vectors_.dim()) {
-        vectors_.Set(present->second, r.vector.data());
-      }
+    if (const std::optional<DocId> present = index_.Find(r.id)) {
+      index_.SetVector(*present, r.vector_model, r.vector);
       continue;
     }
-    auto doc_id = static_cast<DocId>(docs_.size());
+    const DocId slot = index_.Upsert(
+        r.id,
+        HybridDoc{
+            .terms = &terms[i], .vector = r.vector, .vector_model = r.vector_model, .seq = r.seq});
     ShardDoc d;
     d.id = r.id;
     d.seq = r.seq;
@@ -99,37 +101,18 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
     d.time_us = r.source_ts_us.value_or(r.created_at_us);
     d.position = r.position;
     d.asks = EndsWithQuestion(d.text);
-    docs_.push_back(std::move(d));
-    by_id_.emplace(r.id, doc_id);
-    by_seq_.emplace(r.seq, doc_id);
-    bm25_.Add(doc_id, terms[i]);
-    if (!r.vector.empty() && r.vector_model == options_.vector_model &&
-        static_cast<int>(r.vector.size()) == vectors_.dim()) {
-      vectors_.Set(doc_id, r.vector.data());
-    }
-    // Chunks of one conversation may arrive out of order: insert at the turn's place.
-    auto& turns = sessions_[r.session_id];
-    auto at = std::upper_bound(turns.begin(), turns.end(), doc_id,
-                               [this](DocId a, DocId b) { return TurnBefore(a, b); });
-    const DocId before = at == turns.begin() ? kNoDoc : *(at - 1);
-    const DocId after = at == turns.end() ? kNoDoc : *at;
-    turns.insert(at, doc_id);
-    prev_.push_back(before);
-    next_.push_back(after);
-    if (before != kNoDoc) next_[before] = doc_id;
-    if (after != kNoDoc) prev_[after] = doc_id;
+    if (docs_.size() < index_.slot_count()) docs_.resize(index_.slot_count());
+    docs_[slot] = std::move(d);
+    // Chunks of one conversation may arrive out of order: the turn goes to its place.
+    turns_.Insert(slot, r.session_id, [this](DocId a, DocId b) { return TurnBefore(a, b); });
   }
 }
 
 void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   for (const auto& u : updates) {
-    auto it = by_seq_.find(u.seq);
-    if (it == by_seq_.end() || u.model != options_.vector_model ||
-        static_cast<int>(u.vector.size()) != vectors_.dim()) {
-      continue;
-    }
-    vectors_.Set(it->second, u.vector.data());
+    if (const std::optional<DocId> d = index_.FindSeq(u.seq))
+      index_.SetVector(*d, u.model, u.vector);
   }
 }
 
@@ -158,7 +141,7 @@ std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const 
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::pair<int64_t, std::string>> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
-    if (!vectors_.Contains(d)) out.emplace_back(docs_[d].seq, docs_[d].text);
+    if (!index_.HasVector(d)) out.emplace_back(docs_[d].seq, docs_[d].text);
   }
   return out;
 }
@@ -167,103 +150,13 @@ template <typename Fn>
 void ScopeShard::ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn&& fn) const {
   DocId before = doc, after = doc;
   for (int step = 1; step <= options.neighbours; ++step) {
-    if (before != kNoDoc) before = prev_[before];
-    if (after != kNoDoc) after = next_[after];
+    if (before != TurnOrder::kNone) before = turns_.prev(before);
+    if (after != TurnOrder::kNone) after = turns_.next(after);
     for (DocId nd : {before, after}) {
-      if (nd == kNoDoc || docs_[nd].text.size() > options.neighbour_max_chars) continue;
+      if (nd == TurnOrder::kNone || docs_[nd].text.size() > options.neighbour_max_chars) continue;
       fn(nd, step == 1 && nd == after);
     }
   }
-}
-
-std::vector<ScoredDoc> ScopeShard::WindowedBm25(const std::vector<std::string>& terms, size_t k,
-                                                float share) const {
-  if (k == 0) return {};
-  // Per-thread scratch reused across searches (reset after use), so a search costs what its
-  // terms' postings cost, not the scope's size: each doc's own BM25 total, the docs touched,
-  // each doc's row in `contrib` (kNoDoc = none) and per row its per-term contributions.
-  thread_local std::vector<float> total;
-  thread_local std::vector<DocId> touched;
-  thread_local std::vector<uint32_t> row_of_doc;
-  thread_local std::vector<DocId> doc_of_row;
-  thread_local std::vector<float> contrib;
-  thread_local std::vector<float> sorted_totals;
-  if (total.size() < docs_.size()) total.resize(docs_.size(), 0.0f);
-  if (row_of_doc.size() < docs_.size()) row_of_doc.resize(docs_.size(), kNoDoc);
-  touched.clear();
-  doc_of_row.clear();
-
-  // Pass 1: own totals (plain BM25 scores).
-  const size_t n_terms = bm25_.ForEachContribution(terms, [&](size_t, DocId doc, float c) {
-    if (total[doc] == 0.0f) touched.push_back(doc);
-    total[doc] += c;
-  });
-  if (touched.empty()) return {};
-  auto total_of = [&](DocId d) { return d == kNoDoc ? 0.0f : total[d]; };
-
-  // A turn's window score lies between its own total and its own total plus `share` of each
-  // neighbour's total, so the k-th best own total is a floor for the k-th best window score:
-  // only turns whose upper bound reaches it (usually few) need the per-term pass. Candidates are
-  // the matching turns and the turns next to them (which may match through them).
-  float floor = 0.0f;
-  if (touched.size() > k) {
-    sorted_totals.clear();
-    for (DocId d : touched) sorted_totals.push_back(total[d]);
-    std::nth_element(sorted_totals.begin(), sorted_totals.begin() + static_cast<long>(k - 1),
-                     sorted_totals.end(), std::greater<float>());
-    floor = sorted_totals[k - 1];
-  }
-  auto add_row = [&](DocId d) {
-    if (d == kNoDoc || row_of_doc[d] != kNoDoc) return;
-    row_of_doc[d] = static_cast<uint32_t>(doc_of_row.size());
-    doc_of_row.push_back(d);
-  };
-  auto consider = [&](DocId d) {
-    if (d == kNoDoc || row_of_doc[d] != kNoDoc) return;
-    const float bound = total[d] + share * (total_of(prev_[d]) + total_of(next_[d]));
-    if (bound < floor) return;
-    add_row(d);  // the window needs the neighbours' per-term scores too
-    add_row(prev_[d]);
-    add_row(next_[d]);
-  };
-  const size_t n_touched = touched.size();
-  for (size_t i = 0; i < n_touched; ++i) {
-    const DocId d = touched[i];
-    consider(d);
-    consider(prev_[d]);
-    consider(next_[d]);
-  }
-
-  // Pass 2: per-term contributions of the rows.
-  contrib.assign(doc_of_row.size() * n_terms, 0.0f);
-  bm25_.ForEachContribution(terms, [&](size_t t, DocId doc, float c) {
-    if (row_of_doc[doc] != kNoDoc) contrib[row_of_doc[doc] * n_terms + t] = c;
-  });
-  auto row_of = [&](DocId d) { return d == kNoDoc ? kNoDoc : row_of_doc[d]; };
-  std::vector<ScoredDoc> scored;
-  scored.reserve(doc_of_row.size());
-  for (uint32_t r = 0; r < doc_of_row.size(); ++r) {
-    const DocId d = doc_of_row[r];
-    const float bound = total[d] + share * (total_of(prev_[d]) + total_of(next_[d]));
-    if (bound < floor) continue;  // a row only because it neighbours a candidate
-    const uint32_t before = row_of(prev_[d]);
-    const uint32_t after = row_of(next_[d]);
-    const float* own = &contrib[r * n_terms];
-    const float* b = before != kNoDoc ? &contrib[before * n_terms] : nullptr;
-    const float* a = after != kNoDoc ? &contrib[after * n_terms] : nullptr;
-    float score = 0;
-    for (size_t t = 0; t < n_terms; ++t) {
-      float best = own[t];
-      if (b != nullptr) best = std::max(best, share * b[t]);
-      if (a != nullptr) best = std::max(best, share * a[t]);
-      score += best;
-    }
-    if (score > 0) scored.push_back({d, score});
-  }
-  for (DocId d : touched) total[d] = 0.0f;
-  for (DocId d : doc_of_row) row_of_doc[d] = kNoDoc;
-  KeepTopK(scored, k);
-  return scored;
 }
 
 float ScopeShard::DateCloseness(DocId doc, const TimeRange& range,
@@ -285,12 +178,13 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
     // its own score and what it was lent; then everything is ranked together. `slot` maps a
     // document to its entry in `all` (per-thread scratch, reset after use, so a search does not
     // allocate a hash table: it cost ~3 % of a hybrid search's CPU).
+    constexpr uint32_t kNoSlot = UINT32_MAX;
     thread_local std::vector<uint32_t> slot;
-    if (slot.size() < docs_.size()) slot.resize(docs_.size(), kNoDoc);
+    if (slot.size() < docs_.size()) slot.resize(docs_.size(), kNoSlot);
     std::vector<ScoredDoc> all;
     all.reserve(ranked.size() * 3);
     auto offer = [&](DocId d, float score) {
-      if (slot[d] == kNoDoc) {
+      if (slot[d] == kNoSlot) {
         slot[d] = static_cast<uint32_t>(all.size());
         all.push_back({d, score});
       } else {
@@ -307,7 +201,7 @@ std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& 
       ForEachNeighbour(hit.doc, options,
                        [&](DocId nd, bool reply) { offer(nd, reply ? to_reply : lent); });
     }
-    for (const ScoredDoc& s : all) slot[s.doc] = kNoDoc;
+    for (const ScoredDoc& s : all) slot[s.doc] = kNoSlot;
     KeepTopK(all, k);
     return all;
   }
@@ -337,24 +231,30 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const std::optional<TimeRange>& dates) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   const size_t candidates = std::max(k, options.candidates);
-  std::vector<ScoredDoc> lexical, semantic;
   const bool use_vectors = !query_vector.empty() && options.mode != RetrievalMode::kBm25 &&
-                           static_cast<int>(query_vector.size()) == vectors_.dim();
-  if (options.mode != RetrievalMode::kVector) {
-    lexical = options.window_share > 0 ? WindowedBm25(terms, candidates, options.window_share)
-                                       : bm25_.Search(terms, candidates);
+                           static_cast<int>(query_vector.size()) == index_.dim();
+  HybridQuery query;
+  query.terms = &terms;
+  query.k = candidates;  // neighbours and the question factor pick the k from these
+  query.candidates = candidates;
+  query.use_bm25 = options.mode != RetrievalMode::kVector;
+  if (use_vectors) query.vector = query_vector;
+  std::vector<ScoredDoc> windows;
+  if (query.use_bm25 && options.window_share > 0) {
+    windows = WindowedBm25(index_.bm25(), turns_, index_.slot_count(), terms, candidates,
+                           options.window_share);
+    query.lexical = &windows;
   }
-  if (use_vectors) semantic = vectors_.Search(query_vector.data(), candidates);
-
-  FusionOptions fusion = options.fusion;
-  if (options.mode == RetrievalMode::kBm25 || !use_vectors) fusion.vector_weight = 0;
-  if (options.mode == RetrievalMode::kVector) fusion.vector_weight = 1;
+  query.fusion = options.fusion;
+  if (options.mode == RetrievalMode::kBm25 || !use_vectors) query.fusion.vector_weight = 0;
+  if (options.mode == RetrievalMode::kVector) query.fusion.vector_weight = 1;
   std::function<float(DocId)> closeness;
   if (dates && options.time_weight > 0) {
-    fusion.prior_weight = options.time_weight;
+    query.fusion.prior_weight = options.time_weight;
     closeness = [&](DocId d) { return DateCloseness(d, *dates, options); };
+    query.prior = &closeness;
   }
-  auto fused = Fuse(lexical, semantic, candidates, fusion, closeness ? &closeness : nullptr);
+  const std::vector<ScoredDoc> fused = index_.Search(query).ranked;
   auto ranked = WithNeighbours(fused, k, options);
 
   std::vector<ShardHit> hits;
@@ -370,12 +270,11 @@ size_t ScopeShard::size() const {
 
 size_t ScopeShard::MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  size_t bytes = bm25_.MemoryBytes() + vectors_.MemoryBytes();
+  size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes();
   for (const auto& d : docs_) {
     bytes += sizeof(ShardDoc) + d.id.capacity() + d.text.capacity() + d.parts_json.capacity() +
              d.session_id.capacity() + d.role.capacity();
   }
-  bytes += by_id_.size() * 64 + by_seq_.size() * 32 + sessions_.size() * 64 + docs_.size() * 12;
   return bytes;
 }
 

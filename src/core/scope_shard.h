@@ -1,6 +1,7 @@
-// ScopeShard: the in-memory search state of one scope (workspace + user_id): its documents, their
-// BM25 index, their vectors and each session's turn order. A cache of the store; rebuilt from it on
-// first use.
+// ScopeShard: the in-memory search state of one scope (workspace + user_id): its documents in a
+// HybridIndex (BM25 and vectors, by id and store seq) with each session's turn order (TurnOrder),
+// and the Leaderboard's retrieval steps over them: conversation windows, neighbouring turns, date
+// priors and the question factor. A cache of the store; rebuilt from it on first use.
 //
 // Thread-safety: all methods are safe to call concurrently. Searches share a reader lock; applying
 // new records takes the writer lock.
@@ -22,9 +23,9 @@
 #include "common/status.h"
 #include "core/retrieval_options.h"
 #include "index/analyzer.h"
-#include "index/bm25_index.h"
+#include "index/hybrid_index.h"
 #include "index/query_dates.h"
-#include "index/vector_index.h"
+#include "index/turn_order.h"
 #include "store/store.h"
 
 namespace engram {
@@ -108,9 +109,6 @@ class ScopeShard {
   // skipping long ones; `reply` is true for the turn right after `doc`.
   template <typename Fn>
   void ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn&& fn) const;
-  // BM25 over conversation windows (RetrievalOptions::window_share): the best `k` turns.
-  std::vector<ScoredDoc> WindowedBm25(const std::vector<std::string>& terms, size_t k,
-                                      float share) const;
   // 0..1: how close a turn's time is to the range a query names.
   float DateCloseness(DocId doc, const TimeRange& range, const RetrievalOptions& options) const;
   std::vector<ScoredDoc> WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
@@ -128,16 +126,10 @@ class ScopeShard {
   size_t pending_bytes_ = 0;    // guarded by pending_mu_
 
   mutable std::shared_mutex mu_;
-  std::vector<ShardDoc> docs_;                    // guarded by mu_; DocId = index
-  std::unordered_map<std::string, DocId> by_id_;  // guarded by mu_
-  std::unordered_map<int64_t, DocId> by_seq_;     // guarded by mu_
+  HybridIndex index_;  // guarded by mu_: documents by id and seq (never removed: dense slots)
+  std::vector<ShardDoc> docs_;  // guarded by mu_; by index_ slot
   // Each session's turns in conversation order (message time, then write order).
-  std::unordered_map<std::string, std::vector<DocId>> sessions_;  // guarded by mu_
-  // The turn before / after each doc in its session (kNoDoc at either end); guarded by mu_.
-  static constexpr DocId kNoDoc = UINT32_MAX;
-  std::vector<DocId> prev_, next_;
-  Bm25Index bm25_;       // guarded by mu_
-  VectorIndex vectors_;  // guarded by mu_
+  TurnOrder turns_;  // guarded by mu_
 };
 
 }  // namespace engram

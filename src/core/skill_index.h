@@ -1,5 +1,5 @@
-// SkillIndex: the in-memory search state of one workspace's skills: a BM25 index over each
-// skill's name, description, triggers, tags and SKILL.md body, its intent vector (name,
+// SkillIndex: the in-memory search state of one workspace's skills: a HybridIndex with BM25 over
+// each skill's name, description, triggers, tags and SKILL.md body and its intent vector (name,
 // description, triggers, tags), and an index from owner to skills so a search confined to one
 // user scans only that user's skills. A cache of the store; the service rebuilds it on first use.
 //
@@ -14,9 +14,8 @@
 #include <vector>
 
 #include "index/analyzer.h"
-#include "index/bm25_index.h"
 #include "index/fusion.h"
-#include "index/vector_index.h"
+#include "index/hybrid_index.h"
 #include "store/skill_types.h"
 
 namespace engram {
@@ -81,19 +80,16 @@ class SkillIndex {
  private:
   struct Doc {
     SkillSummary skill;
-    bool live = false;
   };
   static std::string NameKey(const std::string& owner, const std::string& name);
 
   const Analyzer* analyzer_;
   SkillIndexOptions options_;
   mutable std::shared_mutex mu_;
-  std::vector<Doc> docs_;                                         // guarded by mu_; DocId = index
-  std::unordered_map<std::string, DocId> by_id_;                  // guarded by mu_
+  HybridIndex index_;                                             // guarded by mu_: skills by id
+  std::vector<Doc> docs_;                                         // guarded by mu_; by index_ slot
   std::unordered_map<std::string, DocId> by_name_;                // guarded by mu_: owner+name
   std::unordered_map<std::string, std::vector<DocId>> by_owner_;  // guarded by mu_ (may list dead)
-  Bm25Index bm25_;                                                // guarded by mu_
-  VectorIndex vectors_;                                           // guarded by mu_
 };
 
 }  // namespace engram

@@ -1,0 +1,40 @@
+#include "index/turn_order.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace engram {
+namespace {
+
+TEST(TurnOrderTest, OutOfOrderTurnsAreLinkedInConversationOrder) {
+  // Slot -> time; slots arrive 2, 0, 3, 1 but the conversation is 0, 1, 2, 3.
+  std::map<DocId, int> time{{0, 10}, {1, 20}, {2, 30}, {3, 40}};
+  auto before = [&](DocId a, DocId b) { return time[a] < time[b]; };
+  TurnOrder order;
+  for (DocId slot : {2u, 0u, 3u, 1u}) order.Insert(slot, "s", before);
+  EXPECT_EQ(order.prev(0), TurnOrder::kNone);
+  EXPECT_EQ(order.next(0), 1u);
+  EXPECT_EQ(order.prev(1), 0u);
+  EXPECT_EQ(order.next(1), 2u);
+  EXPECT_EQ(order.next(2), 3u);
+  EXPECT_EQ(order.next(3), TurnOrder::kNone);
+  EXPECT_EQ(order.prev(99), TurnOrder::kNone) << "an unknown slot has no neighbours";
+}
+
+TEST(TurnOrderTest, GroupsAreSeparateConversations) {
+  auto before = [](DocId a, DocId b) { return a < b; };
+  TurnOrder order;
+  order.Insert(0, "a", before);
+  order.Insert(1, "b", before);
+  order.Insert(2, "a", before);
+  EXPECT_EQ(order.next(0), 2u);
+  EXPECT_EQ(order.prev(2), 0u);
+  EXPECT_EQ(order.prev(1), TurnOrder::kNone);
+  EXPECT_EQ(order.next(1), TurnOrder::kNone);
+  EXPECT_EQ(order.group_count(), 2u);
+  EXPECT_GT(order.MemoryBytes(), 0u);
+}
+
+}  // namespace
+}  // namespace engram

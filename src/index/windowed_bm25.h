@@ -1,0 +1,24 @@
+// Windowed BM25: BM25 over conversation windows. Each query term scores a turn by the best of its
+// own contribution and `share` × the contribution of the turn before or after it (TurnOrder), so a
+// reply that answers a question ("Definitely! And some old friends.") matches the words of the
+// question it answers, and a question matches its answer. share 0 is plain BM25.
+//
+// Thread-safety: a pure function of its arguments (the caller holds the shard's reader lock);
+// its scratch space is thread_local.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "index/bm25_index.h"
+#include "index/turn_order.h"
+
+namespace engram {
+
+// The best `k` turns by window score, best first. `slot_count` bounds the slots of `bm25` and
+// `order` (HybridIndex::slot_count).
+std::vector<ScoredDoc> WindowedBm25(const Bm25Index& bm25, const TurnOrder& order,
+                                    size_t slot_count, const std::vector<std::string>& terms,
+                                    size_t k, float share);
+
+}  // namespace engram
