@@ -3,15 +3,24 @@
 // the workers should run next, so a crash loses nothing: the owning service pushes its unfinished
 // rows again at its next start.
 //
-// Ordering: jobs pushed with the same stripe run one at a time and in push order (a scope's events
-// must not overtake each other: "lives in Berlin" then "moved to Lisbon"); jobs without a stripe
-// run as soon as a worker is free. An optional idle callback runs on a worker when no job arrived
-// for `idle_interval` (periodic housekeeping such as purging expired memories). An optional poll
-// callback runs on its own thread every `poll_interval` whatever the load: on a shared store it
-// claims the jobs of nodes that died (their lease ran out) and pushes them.
+// Ordering: jobs pushed with the same stripe run one at a time and in push order, delayed jobs
+// aside (a scope's events must not overtake each other: "lives in Berlin" then "moved to Lisbon");
+// jobs without a stripe run as soon as a worker is free. An optional idle callback runs on a
+// worker when no job arrived for `idle_interval` (periodic housekeeping such as purging expired
+// memories). An optional poll callback runs on its own thread every `poll_interval` whatever the
+// load: on a shared store it claims the jobs of nodes that died (their lease ran out) and pushes
+// them.
+//
+// Delayed jobs (PushAfter) are for a job that ran and must run again later, typically because the
+// store could not be read or written for a moment: its node keeps renewing the job's lease, so no
+// other node takes it over, and no restart is coming to resume it. A delayed job becomes runnable
+// once its delay has passed; no worker is held meanwhile. It goes ahead of the jobs of its stripe
+// still queued and its stripe waits with it: a retried event of a scope still runs before that
+// scope's later events. Unstriped jobs and other stripes run past it.
 //
 // Thread-safety: all methods are safe to call concurrently. Shutdown (also run by the destructor)
-// stops taking jobs and waits for the running ones; jobs still queued are dropped.
+// stops taking jobs and waits for the running ones; jobs still queued, delayed ones included, are
+// dropped.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +39,11 @@
 #include "common/thread_util.h"
 
 namespace engram {
+
+// The longest pause before a job whose store read or write failed runs again (services use
+// min(their job poll interval, this)): short enough that a passing error costs little latency,
+// long enough that an outage of the store does not become a busy loop.
+inline constexpr std::chrono::milliseconds kJobRetryPause{1000};
 
 template <typename Job>
 class JobQueue {
@@ -79,8 +93,26 @@ class JobQueue {
   void Push(Job job, std::optional<size_t> stripe = std::nullopt) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back({std::move(job), stripe});
+      queue_.push_back({std::move(job), stripe, Clock::time_point::min()});
     }
+    cv_.notify_one();
+  }
+
+  // Queues `job` to run once `delay` has passed, ahead of the jobs of `stripe` already queued
+  // (see the ordering rules above). Typically called by a running job about itself.
+  void PushAfter(Job job, std::chrono::milliseconds delay,
+                 std::optional<size_t> stripe = std::nullopt) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Entry entry{std::move(job), stripe, Clock::now() + delay};
+      auto at = queue_.end();
+      if (stripe) {
+        at = std::find_if(queue_.begin(), queue_.end(),
+                          [&](const Entry& e) { return e.stripe == stripe; });
+      }
+      queue_.insert(at, std::move(entry));
+    }
+    // A waiting worker wakes to wait for the new due time instead of its earlier deadline.
     cv_.notify_one();
   }
 
@@ -102,29 +134,38 @@ class JobQueue {
     return stopping_;
   }
 
-  // Jobs queued plus jobs running (0 = idle).
+  // Jobs queued (delayed ones included) plus jobs running (0 = idle).
   size_t pending() const {
     std::lock_guard<std::mutex> lock(mu_);
     return queue_.size() + running_;
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
   struct Entry {
     Job job;
     std::optional<size_t> stripe;
+    Clock::time_point due;  // runnable from then on (min: at once)
   };
 
-  // The first queued job a worker may run now: a striped job waits while an earlier job of its
-  // stripe runs or is still queued.
-  std::optional<Entry> TakeRunnableLocked() {
+  // The first queued job a worker may run at `now`: a striped job waits while an earlier job of
+  // its stripe runs, is still queued or is delayed; a delayed job waits for its due time. Sets
+  // *next_due to the earliest due time still ahead (unchanged when none).
+  std::optional<Entry> TakeRunnableLocked(Clock::time_point now,
+                                          std::optional<Clock::time_point>* next_due) {
     std::set<size_t> waiting;
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      const bool due = it->due <= now;
+      if (!due && (!*next_due || it->due < **next_due)) *next_due = it->due;
       if (it->stripe) {
-        if (busy_.count(*it->stripe) || waiting.count(*it->stripe)) {
+        if (!due || busy_.count(*it->stripe) || waiting.count(*it->stripe)) {
           waiting.insert(*it->stripe);
           continue;
         }
         busy_.insert(*it->stripe);
+      } else if (!due) {
+        continue;
       }
       Entry entry = std::move(*it);
       queue_.erase(it);
@@ -144,27 +185,32 @@ class JobQueue {
   }
 
   void WorkerLoop() {
-    auto next_idle = std::chrono::steady_clock::now() + options_.idle_interval;
+    const bool has_idle = idle_ && options_.idle_interval.count() > 0;
+    auto next_idle = Clock::now() + options_.idle_interval;
     for (;;) {
       std::optional<Entry> entry;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        auto ready = [&] { return stopping_ || (entry = TakeRunnableLocked()).has_value(); };
-        bool woke = true;
-        if (idle_ && options_.idle_interval.count() > 0) {
-          woke = cv_.wait_until(lock, next_idle, ready);
-        } else {
-          cv_.wait(lock, ready);
-        }
-        if (stopping_) {
-          if (entry) Release(*entry);  // taken in the same check that saw stopping_
-          return;
-        }
-        if (!woke) {
-          lock.unlock();
-          idle_();
-          next_idle = std::chrono::steady_clock::now() + options_.idle_interval;
-          continue;
+        for (;;) {
+          if (stopping_) return;
+          const auto now = Clock::now();
+          std::optional<Clock::time_point> wake;
+          entry = TakeRunnableLocked(now, &wake);
+          if (entry) break;
+          if (has_idle && now >= next_idle) {
+            lock.unlock();
+            idle_();
+            next_idle = Clock::now() + options_.idle_interval;
+            lock.lock();
+            continue;
+          }
+          if (has_idle && (!wake || next_idle < *wake)) wake = next_idle;
+          // Woken early by a push, a finished job or Shutdown; the loop checks again.
+          if (wake) {
+            cv_.wait_until(lock, *wake);
+          } else {
+            cv_.wait(lock);
+          }
         }
       }
       run_(entry->job);
@@ -188,7 +234,7 @@ class JobQueue {
   std::function<void(Job&)> run_;     // set in Start, then read-only
   std::function<void()> idle_;        // set in Start, then read-only
   std::function<void()> poll_;        // set in Start, then read-only
-  std::deque<Entry> queue_;           // guarded by mu_
+  std::deque<Entry> queue_;           // guarded by mu_; delayed entries included
   std::set<size_t> busy_;             // guarded by mu_: stripes with a running job
   size_t running_ = 0;                // guarded by mu_
   bool stopping_ = false;             // guarded by mu_

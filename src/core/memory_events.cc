@@ -7,7 +7,6 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 #include <unordered_set>
 
 #include "common/ids.h"
@@ -18,9 +17,6 @@
 namespace engram {
 
 namespace {
-
-// At most this long between attempts at an event whose workspace could not be read.
-constexpr std::chrono::milliseconds kEventRetryPause{1000};
 
 using json = nlohmann::json;
 
@@ -233,14 +229,16 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
   return event;
 }
 
-void MemoryService::RetryLater(const MemoryEventRecord& event) {
+void MemoryService::RetryLater(const MemoryEventRecord& event, size_t stripe) {
   // This node holds the event's lease and keeps renewing it, so no other node takes it over and
   // no restart is coming: unless it is queued again here, a passing store error (a dropped
   // connection, a statement timeout) would leave it PENDING for good. The pause keeps an outage
-  // of the store from turning into a busy loop; Shutdown drops the queued copy, and the next
-  // start resumes it from the store.
-  std::this_thread::sleep_for(std::min(options_.job_poll_interval, kEventRetryPause));
-  EnqueueEvent(event);
+  // of the store from turning into a busy loop, without holding a worker; the delayed event keeps
+  // its place before its scope's later events. Shutdown drops the queued copy, and the next start
+  // resumes it from the store.
+  const auto pause = std::min(options_.job_poll_interval, kJobRetryPause);
+  spdlog::debug("memory event {}: runs again in {} ms", event.id, pause.count());
+  jobs_.PushAfter(event, pause, stripe);
 }
 
 void MemoryService::RunEvent(const MemoryEventRecord& event) {
@@ -267,7 +265,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
   if (!shard.ok()) {
     // The store cannot be read: try again later rather than fail the event.
     spdlog::error("memory event {}: shard load failed: {}", event.id, shard.status().ToString());
-    return RetryLater(event);
+    return RetryLater(event, EventStripe(*request));
   }
   // RUNNING is not written to the store: it would cost every event an extra fsync, and after a
   // crash a PENDING and a RUNNING event are resumed alike. GetEvent reports it from running_ids_.
@@ -296,7 +294,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
       Status refreshed = (*shard)->Refresh(store_, event.workspace);
       if (!refreshed.ok()) {
         spdlog::error("memory event {}: shard refresh failed: {}", event.id, refreshed.ToString());
-        return RetryLater(event);
+        return RetryLater(event, EventStripe(*request));
       }
     }
     const int64_t planned_at = (*shard)->version();

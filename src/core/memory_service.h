@@ -208,8 +208,9 @@ class MemoryService {
   // A change announced by a shared store: refreshes the workspace's shard if it is loaded.
   void OnScopeChanged(const std::string& scope_key);
   void RunEvent(const MemoryEventRecord& event);
-  // Queues `event` again after a short pause (its workspace could not be read from the store).
-  void RetryLater(const MemoryEventRecord& event);
+  // Queues `event` again on `stripe` (its scope's) to run after a short pause: its workspace
+  // could not be read from the store. Holds no worker meanwhile.
+  void RetryLater(const MemoryEventRecord& event, size_t stripe);
   // The changes an event makes; kUnavailable etc. when extraction fails.
   Result<MemoryChangeBatch> PlanEvent(const MemoryEventRecord& event, const MemoryAddRequest& req,
                                       MemoryShard& shard, std::string* result_json);
