@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -304,11 +305,25 @@ void KbService::RunJob(KbDocRecord doc) {
       self->finishing_.erase(key);
     }
   } done{this, key};
-  auto applied = store_->FinishKbDoc(end, rows);
+  const std::vector<KbChunkRecord>* stored = &rows;
+  auto applied = store_->FinishKbDoc(end, *stored);
+  if (!applied.ok() && applied.status().code() == StatusCode::kInvalidParameter &&
+      end.status == "SUCCESS") {
+    // The store cannot hold what was extracted (PostgreSQL text has no NUL character): the
+    // document fails rather than being ingested again after every pause.
+    spdlog::warn("kb {}/{}: document {} refused by the store ({}); recording it as failed",
+                 doc.workspace, doc.kb_id, doc.id, ApiCodeOf(applied.status().code()));
+    end.status = "FAIL";
+    end.content.clear();
+    end.error_message = applied.status().message();
+    stored = &kNone;
+    applied = store_->FinishKbDoc(end, *stored);
+  }
   if (!applied.ok()) {
-    // Stays PROCESSING in the store: the next start retries it.
     spdlog::error("kb {}/{}: document {} could not be stored: {}", doc.workspace, doc.kb_id, doc.id,
                   applied.status().ToString());
+    // A refused end would be refused again: it stays PROCESSING until the next start.
+    if (applied.status().code() != StatusCode::kInvalidParameter) RetryLater(std::move(doc));
     return;
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -319,9 +334,22 @@ void KbService::RunJob(KbDocRecord doc) {
                  doc.workspace, doc.kb_id, doc.id);
     return;
   }
-  if (shard.ok() && chunks.ok()) (*shard)->ReplaceDoc(doc.id, rows);
+  if (shard.ok() && end.status == "SUCCESS") (*shard)->ReplaceDoc(doc.id, *stored);
   spdlog::info("kb {}/{}: document {} {} in {} ms ({} chunks, {} bytes of text)", doc.workspace,
-               doc.kb_id, doc.id, end.status, ms, rows.size(), end.content.size());
+               doc.kb_id, doc.id, end.status, ms, stored->size(), end.content.size());
+}
+
+void KbService::RetryLater(KbDocRecord doc) {
+  // This node holds the document's ingestion lease and keeps renewing it, so no other node takes
+  // it over and no restart is coming: unless it is queued again here, a passing store error (a
+  // dropped connection, a full disk) would leave it PROCESSING for good. The pause keeps an
+  // outage of the store from becoming a busy loop, without holding a worker. The retry ingests
+  // the document again; its job_id still guards the end against a delete or a new upload
+  // meanwhile. Shutdown drops the queued copy, and the next start resumes it from the store.
+  const auto pause = std::min(options_.job_poll_interval, kJobRetryPause);
+  spdlog::debug("kb {}/{}: document {} ingested again in {} ms", doc.workspace, doc.kb_id, doc.id,
+                pause.count());
+  jobs_.PushAfter(std::move(doc), pause);
 }
 
 }  // namespace engram

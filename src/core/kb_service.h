@@ -9,7 +9,9 @@
 //   3. SUCCESS (content + chunks) or FAIL (error_message) commits in one transaction, guarded by
 //      the job_id, so a job whose document was deleted or uploaded again meanwhile writes nothing;
 //      then the chunks enter the shard. A crash leaves the row PROCESSING and Start() runs the job
-//      again after the restart.
+//      again after the restart; a commit that fails for a moment (a dropped connection, a full
+//      disk) runs the job again after a short pause, and an end the store refuses (text it
+//      cannot hold) is stored as FAIL.
 // Store writes and shard updates of one document are serialised by a striped per-document lock,
 // so the shard always ends in the store's state. Each write holds its shard from before its store
 // commit until the shard is updated, so a memory budget (core/shard_budget.h) never drops the
@@ -109,6 +111,9 @@ class KbService {
   std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
                       const std::string& id);
   void RunJob(KbDocRecord doc);
+  // Queues `doc`'s ingestion again to run after a short pause: its end could not be stored.
+  // Holds no worker meanwhile.
+  void RetryLater(KbDocRecord doc);
   // Shared stores: queues the documents of dead nodes that the store hands to this node.
   void ClaimOrphanedDocs();
   // Fetch → detect → extract → chunk → embed. The text goes to *content.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -476,6 +477,17 @@ void SkillService::Enqueue(SkillTaskRecord task) {
   jobs_.Push(std::move(task), stripe);
 }
 
+void SkillService::RetryLater(const SkillTaskRecord& task, size_t stripe) {
+  // This node holds the task's lease and keeps renewing it, so no other node takes it over and no
+  // restart is coming: unless it is queued again here, a passing store error would leave it
+  // pending for good. The pause keeps an outage of the store from becoming a busy loop, without
+  // holding a worker; the task keeps its place before its owner's later tasks. Shutdown drops the
+  // queued copy, and the next start resumes it from the store.
+  const auto pause = std::min(options_.job_poll_interval, kJobRetryPause);
+  spdlog::debug("skill task {}: runs again in {} ms", task.id, pause.count());
+  jobs_.PushAfter(task, pause, stripe);
+}
+
 void SkillService::RunTask(const SkillTaskRecord& task) {
   auto fail = [&](const Status& why) {
     SkillChangeBatch batch;
@@ -493,9 +505,9 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
   if (!request.ok()) return fail(request.status());
   auto index = Index(task.workspace);
   if (!index.ok()) {
-    // The store cannot be read: leave the task for the next start rather than fail it.
+    // The store cannot be read: try again later rather than fail the task.
     spdlog::error("skill task {}: index load failed: {}", task.id, index.status().ToString());
-    return;
+    return RetryLater(task, OwnerStripe(task.workspace, request->user_id));
   }
   // "running" is not written to the store (an fsync per task for a transient state; after a crash
   // pending and running tasks resume alike): GetTask reports it from running_ids_.

@@ -5,7 +5,8 @@
 // as a `pending` task row (durable) and queued; a worker marks it `running`, asks the extractor
 // for skills, and commits the skills and the task's end state (`completed` with skill_ids, or
 // `failed` with an error message) in one transaction. Unfinished tasks are queued again by
-// Start() after a restart. Imports, updates and deletes are synchronous.
+// Start() after a restart; a task whose skills could not be read from the store for a moment is
+// queued again after a short pause. Imports, updates and deletes are synchronous.
 //
 // Names: an owner has at most one skill per name. Writing a skill whose name the owner already
 // uses (import or extraction) replaces that skill's content with a new version instead of adding
@@ -143,6 +144,9 @@ class SkillService {
   // Shared stores: queues the tasks of dead nodes that the store hands to this node.
   void ClaimOrphanedTasks();
   void RunTask(const SkillTaskRecord& task);
+  // Queues `task` again on `stripe` (its owner's) to run after a short pause: the store could not
+  // be read. Holds no worker meanwhile.
+  void RetryLater(const SkillTaskRecord& task, size_t stripe);
   // The change that writes `incoming` (owner, name and content set): an insert with a new id, or
   // a new version of the owner's skill of that name. Call under the owner's stripe lock.
   Result<SkillChange> PlanWrite(const std::string& workspace, SkillIndex& index,
