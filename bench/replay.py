@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Retrieval quality of Engram through the real HTTP API (Leaderboard Add/Search), the way the
-Agent Memory Leaderboard drives it, next to a SQLite FTS5 BM25 baseline on the same turns.
+Agent Memory Leaderboard drives it, next to a SQLite FTS5 BM25 baseline on the same turns; with
+--api v4 the same data goes through the V4 Agentic Memory API (memories/add with infer false,
+memories/search) instead.
 
 Examples (from the repo root):
   python3 bench/replay.py --engram build/engram --dataset locomo --fts5 --json-out /tmp/locomo.json
   python3 bench/replay.py --url http://127.0.0.1:8080 --api-key K --dataset longmemeval --limit 20
   python3 bench/replay.py --fts5-only --dataset locomo
+  python3 bench/replay.py --engram build/engram --api v4 --dataset locomo --json-out /tmp/v4.json
 
 See bench/README.md for what every metric means and how results are matched to gold turns.
 """
@@ -451,25 +454,68 @@ def run_fts5(ds, label):
 
 
 # ----------------------------------------------------------------------------------------------
-# Engram through the Leaderboard API
+# Engram through the HTTP API: the Leaderboard Add/Search path, or the V4 Agentic Memory API
+# (memories/add with infer false, memories/search). Both store the same chunks under the same
+# user ids and their results are matched to gold turns the same way (by content).
+
+P4 = "/v4/openapi/workspaces/default/memory/agentic-memory"
+APIS = ("leaderboard", "v4")
+
+
+def user_id_of(ds, run_id, user):
+    return f"eval:{run_id}:{ds.name}:{user.key}"
+
+
+def session_id_of(user_id, session):
+    return f"{user_id}:{session.key}"
+
+
+def _session_chunks(ds, run_id, chunk):
+    """(user_id, session, chunk index, messages of one add) in source order."""
+    for u in ds.users:
+        user_id = user_id_of(ds, run_id, u)
+        for s in u.sessions:
+            for j in range(0, len(s.messages), chunk):
+                yield user_id, s, j // chunk, s.messages[j:j + chunk]
+
 
 def build_chunks(ds, run_id, chunk=CHUNK):
+    """Leaderboard add bodies: every message carries its session's timestamp (Unix ms)."""
     chunks = []
-    for u in ds.users:
-        user_id = f"eval:{run_id}:{ds.name}:{u.key}"
-        for s in u.sessions:
-            msgs = s.messages
-            for j in range(0, len(msgs), chunk):
-                part = msgs[j:j + chunk]
-                body = {
-                    "request_id": f"{user_id}:{s.key}:chunk-{j // chunk}",
-                    "messages": [{"role": m.role, "timestamp": s.ts_ms, "content": m.content}
-                                 for m in part],
-                    "user_id": user_id,
-                    "session_id": f"{user_id}:{s.key}",
-                }
-                chunks.append(body)
+    for user_id, s, j, part in _session_chunks(ds, run_id, chunk):
+        session_id = session_id_of(user_id, s)
+        chunks.append({
+            "request_id": f"{session_id}:chunk-{j}",
+            "messages": [{"role": m.role, "timestamp": s.ts_ms, "content": m.content}
+                         for m in part],
+            "user_id": user_id,
+            "session_id": session_id,
+        })
     return chunks
+
+
+def build_v4_adds(ds, run_id, chunk=CHUNK):
+    """V4 memories/add bodies for the same chunks, stored verbatim (infer false). The session is
+    metadata.session_id (V4's session_id filter field; run_id would make every session a scope
+    of its own), the session's date the add's timestamp (Unix seconds; V4 has no per-message
+    time)."""
+    return [{"messages": [{"role": m.role, "content": m.content} for m in part],
+             "user_id": user_id,
+             "infer": False,
+             "metadata": {"session_id": session_id_of(user_id, s)},
+             "timestamp": s.ts_ms / 1000}
+            for user_id, s, _, part in _session_chunks(ds, run_id, chunk)]
+
+
+def _collapse(text):
+    """Whitespace-collapsed text: what V4 compares to recognise a verbatim duplicate."""
+    return " ".join(re.findall(r"[^ \t\n\r]+", text))
+
+
+def _verbatim_count(contents):
+    """Memories an infer-false add of these contents should store: one per distinct non-blank
+    message."""
+    return len({_collapse(c) for c in contents} - {""})
 
 
 def _iso_to_ms(s):
@@ -513,9 +559,20 @@ def wait_vector_queue(client, timeout_s=1800.0):
     log("vector queue still not empty; fill figures include only part of the model work")
 
 
-def run_engram(ds, client, label, run_id, concurrency, search_concurrency, chunk=CHUNK,
-               local_server=True):
-    sc = Scorer(label, "engram")
+def _post_all(bodies, post, concurrency):
+    """post(body) for every body on `concurrency` clients; the answers in body order."""
+    out = []
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as ex:
+        for r in ex.map(post, bodies):
+            out.append(r)
+            if len(out) % 500 == 0:
+                log(f"  {len(out)}/{len(bodies)} adds")
+    return out
+
+
+def fill_leaderboard(ds, client, sc, run_id, concurrency, chunk):
+    """Leaderboard adds; each answers once its messages are stored and searchable. Then re-sends
+    the first chunk: an idempotent retry must answer success and store nothing new."""
     chunks = build_chunks(ds, run_id, chunk)
     n_msgs = sum(len(c["messages"]) for c in chunks)
     log(f"adding {len(chunks)} chunks ({n_msgs} messages, {len(ds.users)} users) "
@@ -536,16 +593,8 @@ def run_engram(ds, client, label, run_id, concurrency, search_concurrency, chunk
             sc.anomaly("add: ids not echoed exactly", json.dumps(resp)[:300])
         return dt * 1000
 
-    before = model_counters(client)
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as ex:
-        done = 0
-        for ms in ex.map(add, chunks):
-            done += 1
-            if ms is not None:
-                sc.add_ms.append(ms)
-            if done % 500 == 0:
-                log(f"  {done}/{len(chunks)} chunks")
+    sc.add_ms = [ms for ms in _post_all(chunks, add, concurrency) if ms is not None]
     add_s = time.perf_counter() - t0
     sc.add_errors = len(errors)
     for e in errors[:5]:
@@ -553,108 +602,261 @@ def run_engram(ds, client, label, run_id, concurrency, search_concurrency, chunk
     sc.extra.update({"add_chunks": len(chunks), "add_messages": n_msgs,
                      "add_seconds": round(add_s, 2),
                      "add_messages_per_s": round(n_msgs / add_s, 1) if add_s else None})
-    # The fill: the adds plus the background vectors they queued (an add answers once its text
-    # is stored). Model utilisation = model seconds / (fill seconds x cores of the server machine).
-    if before is not None:
-        wait_vector_queue(client)
-        fill_s = time.perf_counter() - t0
-        after = model_counters(client)
-        if after is not None:
-            d = {k: after[k] - before[k] for k in EMBED_METRICS}
-            cores = os.cpu_count() if local_server else None
-            model_s = d["engram_embed_seconds_total"]
-            batches = d["engram_embed_batches_total"]
-            sc.extra.update({
-                "fill_seconds": round(fill_s, 2),
-                "fill_messages_per_s": round(n_msgs / fill_s, 1) if fill_s else None,
-                "fill_model_seconds": round(model_s, 2),
-                "fill_model_batches": int(batches),
-                "fill_model_texts": int(d["engram_embed_texts_total"]),
-                "fill_texts_per_batch":
-                    round(d["engram_embed_texts_total"] / batches, 2) if batches else None,
-                "server_cores": cores,
-                "fill_model_utilisation":
-                    round(model_s / (fill_s * cores), 3) if cores and fill_s else None})
+    return n_msgs, lambda: check_leaderboard_retry(client, sc, chunks)
 
-    # Idempotency spot check: re-send the first chunk; must answer success and store nothing new.
-    if chunks:
+
+def check_leaderboard_retry(client, sc, chunks):
+    if not chunks:
+        return
+    try:
+        resp, _ = client.post_json("/leaderboard/add", chunks[0])
+        if not (isinstance(resp, dict) and resp.get("success") is True):
+            sc.anomaly("add retry (same request_id) not answered success", json.dumps(resp)[:300])
+    except (HttpError, OSError) as e:
+        sc.anomaly("add retry (same request_id) failed", str(e)[:300])
+
+
+def wait_v4_events(client, sc, event_ids, timeout_s=1800.0):
+    """Polls every event until it ends; {event id: final event} of the SUCCEEDED ones."""
+    pending, done = set(event_ids), {}
+    deadline = time.perf_counter() + timeout_s
+    while pending and time.perf_counter() < deadline:
+        for eid in sorted(pending):
+            status, ev, _ = client.request("GET", f"{P4}/events/{eid}")
+            if status != 200 or not isinstance(ev, dict):
+                sc.anomaly("event: GET not answered 200", f"HTTP {status}")
+                pending.discard(eid)
+            elif ev.get("status") == "SUCCEEDED":
+                done[eid] = ev
+                pending.discard(eid)
+            elif ev.get("status") == "FAILED":
+                sc.anomaly("event: FAILED", str(ev.get("error_message"))[:300])
+                pending.discard(eid)
+        if pending:
+            time.sleep(0.05)
+    if pending:
+        sc.anomaly("event: not ended within the timeout", f"{len(pending)} event(s)")
+    return done
+
+
+def fill_v4(ds, client, sc, run_id, concurrency, chunk):
+    """V4 adds (answered PENDING), then every event polled until SUCCEEDED: only then are the
+    memories searchable. Checks that infer false stores one memory per distinct message."""
+    adds = build_v4_adds(ds, run_id, chunk)
+    n_msgs = sum(len(a["messages"]) for a in adds)
+    log(f"adding {len(adds)} V4 adds ({n_msgs} messages, {len(ds.users)} users, infer false) "
+        f"with {concurrency} concurrent clients")
+    errors = []
+
+    def add(body):
+        deadline = time.perf_counter() + 60
+        while True:
+            try:
+                resp, dt = client.post_json(P4 + "/memories/add", body)
+                break
+            except HttpError as e:
+                # 429: the server's event queue is full; it drains while we wait.
+                if e.status == 429 and time.perf_counter() < deadline:
+                    time.sleep(0.2)
+                    continue
+                errors.append(f"{body['metadata']['session_id']}: {e}")
+                return None, None
+            except OSError as e:
+                errors.append(f"{body['metadata']['session_id']}: {e}")
+                return None, None
+        if not (isinstance(resp, dict) and resp.get("status") == "PENDING" and resp.get("event_id")):
+            sc.anomaly("add: not answered PENDING with an event_id", json.dumps(resp)[:300])
+            return None, dt * 1000
+        return resp["event_id"], dt * 1000
+
+    t0 = time.perf_counter()
+    acks = _post_all(adds, add, concurrency)
+    ack_s = time.perf_counter() - t0
+    sc.add_ms = [ms for _, ms in acks if ms is not None]
+    events = wait_v4_events(client, sc, [eid for eid, _ in acks if eid])
+    add_s = time.perf_counter() - t0
+    sc.add_errors = len(errors) + sum(1 for eid, _ in acks if eid and eid not in events)
+    for e in errors[:5]:
+        log("add error:", e)
+    decisions = {}
+    for body, (eid, _) in zip(adds, acks):
+        ev = events.get(eid)
+        if ev is None:
+            continue
+        kinds = [e.get("event") for e in ev.get("events") or [] if isinstance(e, dict)]
+        for k in kinds:
+            decisions[k] = decisions.get(k, 0) + 1
+        want = _verbatim_count(m["content"] for m in body["messages"])
+        if kinds.count("ADD") + kinds.count("NONE") != want or \
+                len(ev.get("results") or []) != kinds.count("ADD"):
+            sc.anomaly("event: not one memory per distinct message",
+                       f"{want} distinct message(s), decisions {kinds}")
+    sc.extra.update({"add_chunks": len(adds), "add_messages": n_msgs,
+                     "add_seconds": round(add_s, 2), "ack_seconds": round(ack_s, 2),
+                     "add_messages_per_s": round(n_msgs / add_s, 1) if add_s else None,
+                     "v4_decisions": decisions})
+    return n_msgs, lambda: check_v4_scopes(ds, client, sc, run_id)
+
+
+def check_v4_scopes(ds, client, sc, run_id):
+    """Each user's memory count (GET memories total) against its distinct non-blank messages."""
+    stored = expected = 0
+    for u in ds.users:
+        user_id = user_id_of(ds, run_id, u)
+        qs = urllib.parse.urlencode({"user_id": user_id, "page_size": 1})
+        status, parsed, _ = client.request("GET", f"{P4}/memories?{qs}")
+        total = parsed.get("total") if status == 200 and isinstance(parsed, dict) else None
+        want = _verbatim_count(m.content for m in u.messages())
+        if total != want:
+            sc.anomaly("scope: memory count differs from distinct messages",
+                       f"{u.key}: {total} stored, {want} distinct")
+        stored += total or 0
+        expected += want
+    sc.extra.update({"v4_memories": stored, "v4_distinct_messages": expected})
+
+
+def record_fill(client, sc, before, t0, n_msgs, local_server):
+    """The fill: the adds plus the background vectors they queued (a leaderboard add answers
+    once its text is stored; its vectors follow). Model utilisation = model seconds / (fill
+    seconds x cores of the server machine)."""
+    if before is None:
+        return
+    wait_vector_queue(client)
+    fill_s = time.perf_counter() - t0
+    after = model_counters(client)
+    if after is None:
+        return
+    d = {k: after[k] - before[k] for k in EMBED_METRICS}
+    cores = os.cpu_count() if local_server else None
+    model_s = d["engram_embed_seconds_total"]
+    batches = d["engram_embed_batches_total"]
+    sc.extra.update({
+        "fill_seconds": round(fill_s, 2),
+        "fill_messages_per_s": round(n_msgs / fill_s, 1) if fill_s else None,
+        "fill_model_seconds": round(model_s, 2),
+        "fill_model_batches": int(batches),
+        "fill_model_texts": int(d["engram_embed_texts_total"]),
+        "fill_texts_per_batch":
+            round(d["engram_embed_texts_total"] / batches, 2) if batches else None,
+        "server_cores": cores,
+        "fill_model_utilisation":
+            round(model_s / (fill_s * cores), 3) if cores and fill_s else None})
+
+
+def _item(item, text_key):
+    """A result as {id, text, score, created_at} (None / "" for what it lacks)."""
+    if not isinstance(item, dict):
+        return {"id": None, "text": "", "score": None, "created_at": None}
+    return {"id": item.get("id"), "text": content_text(item.get(text_key)),
+            "score": item.get("score"), "created_at": item.get("created_at")}
+
+
+def search_leaderboard(client, sc, q, user_id):
+    body = {"query": q.query, "user_id": user_id, "top_k": TOP_K}
+    if q.options:
+        body["options"] = q.options
+    resp, dt = client.post_json("/leaderboard/search", body)
+    data = resp.get("data") if isinstance(resp, dict) else None
+    if not isinstance(data, list):
+        sc.anomaly("search: 'data' missing or not a list", json.dumps(resp)[:300])
+        data = []
+    return [_item(x, "content") for x in data], dt * 1000
+
+
+def search_v4(client, sc, q, user_id):
+    """memories/search confined to the user by a filter; options are a leaderboard field only."""
+    body = {"query": q.query, "filters": {"AND": [{"user_id": user_id}]}, "top_k": TOP_K}
+    resp, dt = client.post_json(P4 + "/memories/search", body)
+    data = resp.get("results") if isinstance(resp, dict) else None
+    if not isinstance(data, list):
+        sc.anomaly("search: 'results' missing or not a list", json.dumps(resp)[:300])
+        data = []
+    for x in data:
+        if isinstance(x, dict) and x.get("user_id") != user_id:
+            sc.anomaly("search: result of another user_id", str(x.get("id")))
+        s = x.get("score") if isinstance(x, dict) else None
+        if not (isinstance(s, (int, float)) and 0 <= s <= 1):
+            sc.anomaly("search: score not in 0..1", str(s))
+    return [_item(x, "memory") for x in data], dt * 1000
+
+
+def score_results(sc, q, items):
+    """Checks one search's results and scores them against the question's gold turns."""
+    if len(items) > TOP_K:
+        sc.anomaly("search: more than top_k results", str(len(items)))
+    ranked, lengths = [], []
+    seen_ids = set()
+    prev_score = None
+    for item in items:
+        sc.results_seen += 1
+        text = item["text"]
+        if not text:
+            sc.anomaly("search: empty content", json.dumps(item)[:300])
+        if item["id"] in seen_ids:
+            sc.anomaly("search: duplicate result id", str(item["id"]))
+        seen_ids.add(item["id"])
+        score = item["score"]
+        if isinstance(score, (int, float)) and prev_score is not None and score > prev_score + 1e-9:
+            sc.anomaly("search: scores not in descending order", f"{prev_score} then {score}")
+        if isinstance(score, (int, float)):
+            prev_score = score
+        turns, had_prefix, orig = match_result(q.user, text)
+        if turns is None:
+            sc.results_unmatched += 1
+            sc.anomaly("search: result content matches no sent message", text[:200])
+            turns = []
+        else:
+            if not had_prefix:
+                sc.results_no_prefix += 1
+            created = _iso_to_ms(item["created_at"])
+            if created is None:
+                sc.anomaly("search: created_at missing or not ISO 8601",
+                           str(item["created_at"])[:100])
+            elif created not in q.user.ts_by_content.get(orig, ()):
+                sc.anomaly("search: created_at differs from the message timestamp",
+                           f"{item['created_at']} vs "
+                           f"{sorted(q.user.ts_by_content.get(orig, ()))[:3]} (ms)")
+        ranked.append(turns)
+        lengths.append(len(text))
+    sc.score(q, ranked, lengths)
+
+
+def search_all(ds, client, sc, run_id, concurrency, search):
+    log(f"searching {len(ds.questions)} questions (top_k {TOP_K}, {concurrency} concurrent)")
+    errors = []
+
+    def one(q):
         try:
-            resp, _ = client.post_json("/leaderboard/add", chunks[0])
-            if not (isinstance(resp, dict) and resp.get("success") is True):
-                sc.anomaly("add retry (same request_id) not answered success", json.dumps(resp)[:300])
+            items, ms = search(client, sc, q, user_id_of(ds, run_id, q.user))
         except (HttpError, OSError) as e:
-            sc.anomaly("add retry (same request_id) failed", str(e)[:300])
-
-    log(f"searching {len(ds.questions)} questions (top_k {TOP_K}, "
-        f"{search_concurrency} concurrent)")
-    search_errors = []
-
-    def search(q):
-        user_id = f"eval:{run_id}:{ds.name}:{q.user.key}"
-        body = {"query": q.query, "user_id": user_id, "top_k": TOP_K}
-        if q.options:
-            body["options"] = q.options
-        try:
-            resp, dt = client.post_json("/leaderboard/search", body)
-        except (HttpError, OSError) as e:
-            search_errors.append(f"{q.qid}: {e}")
+            errors.append(f"{q.qid}: {e}")
             return q, None, None
-        return q, resp, dt * 1000
+        return q, items, ms
 
-    results = []
-    with ThreadPoolExecutor(max_workers=max(1, search_concurrency)) as ex:
-        for q, resp, ms in ex.map(search, ds.questions):
-            results.append((q, resp, ms))
-    for q, resp, ms in results:
-        if resp is None:
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as ex:
+        results = list(ex.map(one, ds.questions))
+    for q, items, ms in results:
+        if items is None:
             sc.score(q, [], [])
             continue
         sc.search_ms.append(ms)
-        data = resp.get("data") if isinstance(resp, dict) else None
-        if not isinstance(data, list):
-            sc.anomaly("search: 'data' missing or not a list", json.dumps(resp)[:300])
-            data = []
-        if len(data) > TOP_K:
-            sc.anomaly("search: more than top_k results", str(len(data)))
-        ranked, lengths = [], []
-        seen_ids = set()
-        prev_score = None
-        for item in data:
-            sc.results_seen += 1
-            text = content_text(item.get("content") if isinstance(item, dict) else None)
-            if not text:
-                sc.anomaly("search: empty content", json.dumps(item)[:300])
-            rid = item.get("id") if isinstance(item, dict) else None
-            if rid in seen_ids:
-                sc.anomaly("search: duplicate result id", str(rid))
-            seen_ids.add(rid)
-            score = item.get("score") if isinstance(item, dict) else None
-            if isinstance(score, (int, float)) and prev_score is not None and score > prev_score + 1e-9:
-                sc.anomaly("search: scores not in descending order", f"{prev_score} then {score}")
-            if isinstance(score, (int, float)):
-                prev_score = score
-            turns, had_prefix, orig = match_result(q.user, text)
-            if turns is None:
-                sc.results_unmatched += 1
-                sc.anomaly("search: result content matches no sent message", text[:200])
-                turns = []
-            else:
-                if not had_prefix:
-                    sc.results_no_prefix += 1
-                created = _iso_to_ms(item.get("created_at")) if isinstance(item, dict) else None
-                if created is None:
-                    sc.anomaly("search: created_at missing or not ISO 8601",
-                               str(item.get("created_at"))[:100])
-                elif created not in q.user.ts_by_content.get(orig, ()):
-                    sc.anomaly("search: created_at differs from the message timestamp",
-                               f"{item.get('created_at')} vs "
-                               f"{sorted(q.user.ts_by_content.get(orig, ()))[:3]} (ms)")
-            ranked.append(turns)
-            lengths.append(len(text))
-        sc.score(q, ranked, lengths)
-    sc.search_errors = len(search_errors)
-    for e in search_errors[:5]:
+        score_results(sc, q, items)
+    sc.search_errors = len(errors)
+    for e in errors[:5]:
         log("search error:", e)
+
+
+def run_engram(ds, client, label, run_id, concurrency, search_concurrency, chunk=CHUNK,
+               local_server=True, api="leaderboard"):
+    sc = Scorer(label, "engram")
+    sc.extra["api"] = api
+    fill, search = (fill_v4, search_v4) if api == "v4" else (fill_leaderboard, search_leaderboard)
+    before = model_counters(client)
+    t0 = time.perf_counter()
+    n_msgs, check = fill(ds, client, sc, run_id, concurrency, chunk)
+    record_fill(client, sc, before, t0, n_msgs, local_server)
+    check()
+    search_all(ds, client, sc, run_id, search_concurrency, search)
     return sc
 
 
@@ -711,9 +913,13 @@ def main():
     ap.add_argument("--api-key")
     ap.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                     help="extra argument for `engram serve` (repeatable; use --server-arg=--flag)")
+    ap.add_argument("--api", choices=APIS, default="leaderboard",
+                    help="leaderboard: /leaderboard/add + search (default); v4: the Agentic Memory "
+                         "API, memories/add with infer false + memories/search")
     ap.add_argument("--dataset", choices=sorted(DATASET_FILES), default="locomo")
     ap.add_argument("--data-file", help="dataset path (default ../shared/data/<file> from the repo root)")
-    ap.add_argument("--label", help="name of this run in tables (default: engram)")
+    ap.add_argument("--label", help="name of this run in tables (default: engram, engram-v4 with "
+                                    "--api v4)")
     ap.add_argument("--run-id", help="run id inside user/request ids (default: random)")
     ap.add_argument("--json-out", metavar="FILE")
     ap.add_argument("--fts5", action="store_true", help="also compute the SQLite FTS5 baseline")
@@ -755,7 +961,8 @@ def main():
         log("  note:", n)
 
     run_id = args.run_id or f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    label = args.label or ("fts5" if args.fts5_only else "engram")
+    label = args.label or ("fts5" if args.fts5_only else
+                           "engram-v4" if args.api == "v4" else "engram")
     summaries = []
     server_info = {}
 
@@ -777,7 +984,7 @@ def main():
             local = bool(args.engram) or urllib.parse.urlsplit(url).hostname in (
                 "127.0.0.1", "localhost", "::1")
             sc = run_engram(ds, client, label, run_id, args.concurrency, args.search_concurrency,
-                            max(1, args.chunk), local)
+                            max(1, args.chunk), local, args.api)
             summaries.insert(0, sc)
             server_info = {"url": url, "server_args": args.server_arg,
                            "started_by_tool": bool(args.engram)}
@@ -794,10 +1001,16 @@ def main():
         if s["system"] != "engram":
             continue
         print()
-        print(f"engram: {s['add_chunks']} adds ({s['add_messages']} messages) in {s['add_seconds']}s "
+        stored = " (until every event SUCCEEDED)" if s["api"] == "v4" else ""
+        print(f"engram, {s['api']} API: {s['add_chunks']} adds ({s['add_messages']} messages) in "
+              f"{s['add_seconds']}s{stored} "
               f"= {s['add_messages_per_s']} messages/s; errors add {s['add_errors']}, "
               f"search {s['search_errors']}; results {s['results_seen']}, unmatched "
               f"{s['results_unmatched']}, without date prefix {s['results_without_date_prefix']}")
+        if s["api"] == "v4":
+            print(f"engram v4: acknowledged in {s['ack_seconds']}s; decisions {s['v4_decisions']}; "
+                  f"memories {s.get('v4_memories')} for {s.get('v4_distinct_messages')} distinct "
+                  f"messages")
         if "fill_seconds" in s:
             util = s["fill_model_utilisation"]
             print(f"engram fill (adds until every vector is stored): {s['fill_seconds']}s = "
@@ -811,7 +1024,8 @@ def main():
     print("notes: " + "; ".join(ds.notes))
 
     if args.json_out:
-        out = {"dataset": args.dataset, "data_file": path, "run_id": run_id, "label": label,
+        out = {"dataset": args.dataset, "api": None if args.fts5_only else args.api,
+               "data_file": path, "run_id": run_id, "label": label,
                "limit": args.limit, "concurrency": args.concurrency,
                "search_concurrency": args.search_concurrency, "top_k": TOP_K,
                "chunk_messages": max(1, args.chunk), "chars_per_token": CHARS_PER_TOKEN,
