@@ -406,7 +406,8 @@ int RunServe(ServeOptions options) {
   MemoryServiceOptions memory_options;
   memory_options.shard.bm25 = shard_options.bm25;
   memory_options.shard.vectors = shard_options.vectors;
-  memory_options.shard.fusion = lb_options.retrieval.fusion;
+  // One search: V4 memories are ranked with the Leaderboard's fusion and conversation steps.
+  memory_options.shard.retrieval = lb_options.retrieval;
   memory_options.event_workers = options.event_workers;
   memory_options.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   memory_options.budget = &shard_budget;
@@ -465,7 +466,7 @@ int RunServe(ServeOptions options) {
   SkillServiceOptions skill_options;
   skill_options.index.bm25 = memory_options.shard.bm25;
   skill_options.index.vectors = memory_options.shard.vectors;
-  skill_options.index.fusion = memory_options.shard.fusion;
+  skill_options.index.fusion = lb_options.retrieval.fusion;
   skill_options.archive.max_files = options.skill_max_files;
   skill_options.archive.max_total_bytes = options.skill_max_bytes;
   skill_options.task_workers = options.skill_workers;

@@ -51,7 +51,7 @@ const std::vector<OptionSpec>& Table() {
       {.name = "retrieval", .field = &ServeOptions::retrieval, .help = "retrieval: hybrid, or one side alone (for baselines)", .tier = OptionTier::kAdvanced, .choices = {"hybrid", "bm25", "vector"}},
       {.name = "fusion", .field = &ServeOptions::fusion, .help = "fusion of BM25 and vector scores: zscore (standardised sum), score (min-max sum) or rrf", .tier = OptionTier::kAdvanced, .choices = {"zscore", "score", "rrf"}},
       {.name = "vector-weight", .field = &ServeOptions::vector_weight, .help = "weight of the vector side in fusion", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},
-      {.name = "neighbours", .field = &ServeOptions::neighbours, .help = "turns before and after each hit added to Leaderboard results", .tier = OptionTier::kAdvanced, .min = 0, .max = 5},
+      {.name = "neighbours", .field = &ServeOptions::neighbours, .help = "turns before and after each hit added to results (Leaderboard turns; V4 verbatim memories of one session)", .tier = OptionTier::kAdvanced, .min = 0, .max = 5},
       {.name = "neighbour-placement", .field = &ServeOptions::neighbour_placement, .help = "neighbours ranked by inherited score (scored) or right after their hit (after)", .tier = OptionTier::kAdvanced, .choices = {"scored", "after"}},
       {.name = "neighbour-weight", .field = &ServeOptions::neighbour_weight, .help = "fraction of a hit's score its neighbours inherit", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},
       {.name = "question-factor", .field = &ServeOptions::question_factor, .help = "fraction of its score a short turn ending with a question mark keeps (1: off)", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},

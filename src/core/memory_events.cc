@@ -344,6 +344,13 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
   }
   // 1. Facts: extracted, or the messages themselves.
   std::vector<std::string> facts;
+  // Verbatim memories keep their message's time and place in the request, so they are turns of
+  // a conversation to the search (windows, neighbours, date prior).
+  struct Said {
+    int64_t time_us;
+    int32_t position;
+  };
+  std::map<std::string, Said> said;  // by fact text (infer: false)
   if (req.infer) {
     auto extracted = req.custom_instructions.empty()
                          ? extractor_->ExtractFacts(messages)
@@ -352,9 +359,13 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     facts = std::move(*extracted);
   } else {
     std::unordered_set<std::string> seen;
-    for (const auto& m : messages) {
+    for (size_t i = 0; i < messages.size(); ++i) {
+      const auto& m = messages[i];
       std::string text = Collapse(m.content);
-      if (!text.empty() && seen.insert(text).second) facts.push_back(m.content);
+      if (!text.empty() && seen.insert(text).second) {
+        facts.push_back(m.content);
+        said.try_emplace(m.content, Said{m.time_us, static_cast<int32_t>(i)});
+      }
     }
   }
   MemoryChangeBatch batch;
@@ -388,6 +399,7 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     q.filter = &scope;
     q.k = options_.similar_per_fact;
     q.now_us = now;
+    q.conversation_steps = false;  // similar memories, not the turns around them
     auto hits = shard.Search(q);
     if (!hits.ok()) return hits.status();
     FactCandidates fc{facts[i], {}};
@@ -499,7 +511,11 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     r.run_id = req.run_id;
     r.app_id = req.app_id;
     r.session_id = session_id;
-    r.role = req.infer ? "" : "verbatim";
+    r.role = req.infer ? "" : std::string(kVerbatimRole);
+    if (auto s = said.find(d.text); s != said.end()) {
+      r.source_ts_us = s->second.time_us;
+      r.position = s->second.position;
+    }
     r.text = d.text;
     r.metadata_json = req.metadata_json;
     r.created_at_us = r.updated_at_us = now;

@@ -13,6 +13,8 @@
 #include "common/json_reader.h"
 #include "common/thread_util.h"
 #include "common/time_util.h"
+#include "index/query_dates.h"
+#include "index/question_form.h"
 
 namespace engram {
 
@@ -138,7 +140,9 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   MemoryQuery query;
   query.terms = analyzer_->AnalyzeQuery(request.query);
   if (embedder_ != nullptr) {
-    auto v = embedder_->EmbedQuery(request.query);
+    // Embedded without its question mark, as Leaderboard searches are: the encoder puts
+    // questions near questions, whatever they ask about.
+    auto v = embedder_->EmbedQuery(std::string(WithoutQuestionMark(request.query)));
     if (!v.ok()) {
       // BM25 still answers; the vector half of the search is lost for this query only.
       spdlog::warn("memory search: query embedding failed ({}); answering with BM25 only",
@@ -151,6 +155,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.k = request.top_k;
   query.threshold = request.threshold;
   query.now_us = NowMicros();
+  query.dates = ParseQueryDates(request.query);
   auto hits = (*shard)->Search(query);
   if (hits.ok() && rerank_.enabled()) {
     rerank_.Apply(request.query, &*hits,

@@ -4,6 +4,9 @@
 #include <span>
 
 #include "common/json_reader.h"
+#include "core/conversation_ranking.h"
+#include "index/question_form.h"
+#include "index/windowed_bm25.h"
 
 namespace engram {
 
@@ -58,6 +61,8 @@ MemoryRecord ToRecord(const AgentMemory& m) {
   r.created_at_us = m.created_at_us;
   r.updated_at_us = m.updated_at_us;
   r.expires_at_us = m.expires_at_us;
+  r.role = m.role;
+  r.source_ts_us = m.source_ts_us;
   return r;
 }
 
@@ -76,6 +81,30 @@ MemoryShard::MemoryShard(const Analyzer* analyzer, MemoryShardOptions options)
       index_(HybridIndexOptions{.bm25 = options_.bm25,
                                 .vectors = options_.vectors,
                                 .vector_model = options_.vector_model}) {}
+
+std::string MemoryShard::ConversationKey(const AgentMemory& m) {
+  if (m.session_id.empty() || m.role != kVerbatimRole) return "";
+  // Every scope id is part of the key, so a conversation never links two users' turns.
+  std::string key;
+  for (const std::string* part : {&m.user_id, &m.agent_id, &m.run_id, &m.app_id, &m.session_id}) {
+    key += *part;
+    key += '\x1f';
+  }
+  return key;
+}
+
+size_t MemoryShard::LiveCount(const std::vector<DocId>& docs) const {
+  size_t n = 0;
+  for (DocId d : docs) n += index_.live(d) ? 1 : 0;
+  return n;
+}
+
+bool MemoryShard::TurnBefore(DocId a, DocId b) const {
+  const AgentMemory& x = docs_[a].memory;
+  const AgentMemory& y = docs_[b].memory;
+  if (x.time_us() != y.time_us()) return x.time_us() < y.time_us();
+  return x.seq < y.seq;
+}
 
 Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
   std::lock_guard<std::mutex> lock(load_mu_);
@@ -130,8 +159,12 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   bool reindex = options_.metadata_index;
   MissingVector missing = MissingVector::kClear;
   const std::optional<DocId> present = index_.Find(r.id);
+  std::string old_conversation;
+  int64_t old_time = 0;
   if (present) {
     const Doc& old = docs_[*present];
+    old_conversation = ConversationKey(old.memory);
+    old_time = old.memory.time_us();
     // A metadata-only update carries no vector: the one of the unchanged text stays valid.
     if (r.vector.empty() && old.memory.text == r.text) missing = MissingVector::kKeep;
     reindex = reindex && old.memory.metadata_json != metadata_json;
@@ -166,9 +199,19 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.created_at_us = r.created_at_us;
   m.updated_at_us = r.updated_at_us;
   m.expires_at_us = r.expires_at_us;
+  m.role = r.role;
+  m.source_ts_us = r.source_ts_us;
+  doc.asks = EndsWithQuestion(m.text);
   doc.metadata = ReadJsonOrDiscarded(m.metadata_json, kStoredJsonLimits);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
   if (reindex) IndexMetadata(d, doc.metadata, /*add=*/true);
+  // A turn moves only when its conversation or its time changed (an edit keeps both).
+  const std::string conversation = ConversationKey(m);
+  if (present && conversation == old_conversation && m.time_us() == old_time) return;
+  turns_.Remove(d);
+  if (!conversation.empty()) {
+    turns_.Insert(d, conversation, [this](DocId a, DocId b) { return TurnBefore(a, b); });
+  }
 }
 
 void MemoryShard::Remove(const std::string& id) {
@@ -177,6 +220,7 @@ void MemoryShard::Remove(const std::string& id) {
   if (!d) return;
   Doc& doc = docs_[*d];
   if (options_.metadata_index) IndexMetadata(*d, doc.metadata, /*add=*/false);
+  turns_.Remove(*d);
   // The slot stays (slots are not reused: the scope lists may still name it); free what it held.
   doc.memory = AgentMemory{};
   doc.metadata = nlohmann::json();
@@ -343,9 +387,16 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   std::vector<MemoryHit> hits;
   std::vector<DocId> scope = ScopeDocs(*keys);
   if (scope.empty() || query.k == 0) return hits;
+  // BM25 scores with the statistics of the searched scope (its users' memories, before any
+  // metadata narrowing): a user's ranking does not depend on what other users of the workspace
+  // wrote, and matches what the same turns get on the Leaderboard path (one shard per user).
+  // When the scope holds every live memory of the workspace, those are the index's own.
+  std::optional<Bm25Stats> stats;
+  if (LiveCount(scope) != index_.size()) stats = index_.bm25().StatsOver(query.terms, scope);
   // A selective metadata equality (one topic of many) narrows the scope to the docs having the
   // value, so that retrieval tests the filter on those only, and without the equalities the index
-  // decided exactly (their JSON lookups were most of a filtered search's CPU).
+  // decided exactly (their JSON lookups were most of a filtered search's CPU). Windowed BM25
+  // then lends words only between turns of the narrowed scope.
   auto narrowed = MetadataDocs(filter, &scope);
   const bool indexed = narrowed.has_value();
   if (indexed) scope = std::move(*narrowed);
@@ -353,30 +404,77 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
 
   // The filter is part of retrieval, so it never empties a truncated top-k. Both retrievers ask
   // it lazily, only about documents of the (narrowed) scope good enough to enter their current
-  // top-k, and each document's verdict is computed at most once per query (0 unknown, 1 admitted,
-  // 2 rejected).
-  std::vector<int8_t> verdict(index_.slot_count(), 0);
+  // top-k, and each document's verdict is computed at most once per query: kOut (not in the
+  // scope), kUnknown, kAdmitted, kRejected.
+  enum : int8_t { kOut, kUnknown, kAdmitted, kRejected };
+  std::vector<int8_t> verdict(index_.slot_count(), kOut);
+  for (DocId d : scope) verdict[d] = kUnknown;
+  const std::function<bool(DocId)> in_scope = [&](DocId d) { return verdict[d] != kOut; };
   const std::function<bool(DocId)> admits = [&](DocId d) {
     int8_t& v = verdict[d];
-    if (v == 0) {
+    if (v == kUnknown) {
       const Doc& doc = docs_[d];
       bool ok = index_.live(d) && doc.memory.VisibleAt(query.now_us);
       // Every doc asked about is in ScopeDocs(keys) (maybe narrowed by the metadata index).
       if (ok) ok = filter.MatchesInScope(ViewOf(doc), /*equalities_given=*/indexed);
-      v = ok ? 1 : 2;
+      v = ok ? kAdmitted : kRejected;
     }
-    return v == 1;
+    return v == kAdmitted;
   };
+  const RetrievalOptions& ranking = options_.retrieval;
+  // Neighbours and the question factor pick the k from all fused candidates. Without any
+  // conversation in the workspace there are no neighbours, and the question factor is a per-hit
+  // factor that fusion applies before it keeps the k (the same ranking, without the widening).
+  const bool steps = query.conversation_steps;
+  const bool scored_neighbours =
+      ranking.neighbours > 0 &&
+      ranking.neighbour_placement == RetrievalOptions::NeighbourPlacement::kByScore;
+  const bool neighbours = steps && turns_.group_count() > 0;
+  const size_t candidates = std::max(query.k, ranking.candidates);
   HybridQuery retrieval;
   retrieval.terms = &query.terms;
-  retrieval.vector = query.vector;
-  retrieval.k = query.k;
-  retrieval.candidates = options_.candidates;
-  retrieval.fusion = options_.fusion;
+  retrieval.k = neighbours ? candidates : query.k;
+  retrieval.candidates = candidates;
+  retrieval.fusion = ranking.fusion;
   retrieval.among = &scope;
   retrieval.admits = &admits;
+  retrieval.admits_covers_among = true;  // kOut: not admitted
+  const std::function<float(DocId)> question_factor = [&](DocId d) {
+    const Doc& doc = docs_[d];
+    return doc.asks && doc.memory.text.size() <= ranking.question_max_chars
+               ? ranking.question_factor
+               : 1.0f;
+  };
+  if (steps && !neighbours && scored_neighbours) retrieval.scale = &question_factor;
   retrieval.keep_cosines = true;
-  const HybridHits found = index_.Search(retrieval);
+  retrieval.bm25_stats = stats ? &*stats : nullptr;
+  retrieval.use_bm25 = ranking.mode != RetrievalMode::kVector;
+  if (ranking.mode != RetrievalMode::kBm25) retrieval.vector = query.vector;
+  if (ranking.mode == RetrievalMode::kBm25) retrieval.fusion.vector_weight = 0;
+  if (ranking.mode == RetrievalMode::kVector) retrieval.fusion.vector_weight = 1;
+  std::vector<ScoredDoc> windows;
+  if (steps && retrieval.use_bm25 && ranking.window_share > 0 && turns_.group_count() > 0) {
+    windows =
+        WindowedBm25(index_.bm25(), turns_, index_.slot_count(), query.terms, candidates,
+                     ranking.window_share, WindowFilter{&in_scope, &admits}, retrieval.bm25_stats);
+    retrieval.lexical = &windows;
+  }
+  std::function<float(DocId)> closeness;
+  if (steps && query.dates && ranking.time_weight > 0) {
+    retrieval.fusion.prior_weight = ranking.time_weight;
+    closeness = [&](DocId d) {
+      return DateCloseness(docs_[d].memory.time_us(), *query.dates, ranking);
+    };
+    retrieval.prior = &closeness;
+  }
+  HybridHits found = index_.Search(retrieval);
+  if (neighbours) {
+    const std::function<TurnFacts(DocId)> facts = [this](DocId d) {
+      return TurnFacts{docs_[d].memory.text.size(), docs_[d].asks};
+    };
+    found.ranked =
+        WithNeighbours(found.ranked, query.k, ranking, turns_, index_.slot_count(), facts, &admits);
+  }
   for (const ScoredDoc& s : found.ranked) {
     if (s.score < query.threshold) continue;
     MemoryHit hit;
@@ -479,7 +577,7 @@ size_t MemoryShard::metadata_postings() const {
 
 size_t MemoryShard::MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  size_t bytes = index_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
+  size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
   for (const Doc& d : docs_) {
     bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();
   }

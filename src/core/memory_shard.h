@@ -22,9 +22,12 @@
 #include <vector>
 
 #include "core/memory_filter.h"
+#include "core/retrieval_options.h"
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
+#include "index/query_dates.h"
+#include "index/turn_order.h"
 #include "store/store.h"
 
 namespace engram {
@@ -44,9 +47,18 @@ struct AgentMemory {
   int64_t created_at_us = 0;
   int64_t updated_at_us = 0;
   std::optional<int64_t> expires_at_us;
+  // A verbatim memory (added with infer: false) is one message of a conversation: its role is
+  // kVerbatimRole and source_ts_us the message's time.
+  std::string role;
+  std::optional<int64_t> source_ts_us;
 
+  // When what the memory records happened: the message time, else when it was stored.
+  int64_t time_us() const { return source_ts_us.value_or(created_at_us); }
   bool VisibleAt(int64_t now_us) const { return !expires_at_us || now_us < *expires_at_us; }
 };
+
+// The role of memories that keep a message as it was said (added with infer: false).
+inline constexpr std::string_view kVerbatimRole = "verbatim";
 
 // The store record of a memory (no vector).
 MemoryRecord ToRecord(const AgentMemory& m);
@@ -73,9 +85,11 @@ struct ScopeSummary {
 struct MemoryShardOptions {
   Bm25Options bm25;
   VectorIndexOptions vectors;
-  FusionOptions fusion;
+  // Fusion, candidates and the conversation steps, as the Leaderboard's search uses them: the
+  // verbatim memories of one session (metadata session_id) form a conversation, so windowed
+  // BM25 and neighbours apply to them; the date prior and the question factor to every memory.
+  RetrievalOptions retrieval;
   std::string vector_model;  // vectors of other models are ignored (and re-embedded)
-  size_t candidates = 200;   // taken from each retriever before fusion (at least k)
   // Keep an index of top-level metadata values, so that a filter's necessary metadata equalities
   // (MemoryFilter::MetadataEqualities) pick the candidates of Search and List instead of the
   // filter being tested on every memory of the scope. Off: the scope path alone (for comparisons).
@@ -87,8 +101,12 @@ struct MemoryQuery {
   std::vector<float> vector;             // empty: BM25 only
   const MemoryFilter* filter = nullptr;  // must confine the search (ScopeKeys() set)
   size_t k = 10;
-  float threshold = 0;  // hits scoring lower are dropped
-  int64_t now_us = 0;   // memories expired at this time are invisible
+  float threshold = 0;             // hits scoring lower are dropped
+  int64_t now_us = 0;              // memories expired at this time are invisible
+  std::optional<TimeRange> dates;  // the dates the query names (ParseQueryDates), for the prior
+  // false: BM25 and vectors fused, nothing else (finding a new fact's most similar memories,
+  // where a neighbouring turn is not similar).
+  bool conversation_steps = true;
 };
 
 class MemoryShard {
@@ -144,7 +162,14 @@ class MemoryShard {
   struct Doc {
     AgentMemory memory;
     nlohmann::json metadata;  // parsed once, for filters
+    bool asks = false;        // the text ends with a question mark (the question factor)
   };
+  // The conversation a verbatim memory belongs to: its scope ids and session id ("" for memories
+  // of no session and extracted ones, which have no neighbours).
+  static std::string ConversationKey(const AgentMemory& m);
+  bool TurnBefore(DocId a, DocId b) const;
+  // How many of `docs` (distinct) are live.
+  size_t LiveCount(const std::vector<DocId>& docs) const;
   void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms);
   FilterDoc ViewOf(const Doc& d) const;
   // Docs listed under any of `keys` in the scope-key index (removed ones included), in DocId order.
@@ -179,6 +204,7 @@ class MemoryShard {
   std::unordered_map<std::string, std::unordered_map<std::string, std::vector<DocId>>>
       by_metadata_;               // guarded by mu_
   size_t metadata_postings_ = 0;  // guarded by mu_
+  TurnOrder turns_;               // guarded by mu_: verbatim memories in conversation order
 };
 
 }  // namespace engram

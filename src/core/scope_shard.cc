@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <unordered_set>
 
+#include "core/conversation_ranking.h"
 #include "index/question_form.h"
 #include "index/windowed_bm25.h"
 
@@ -146,85 +146,6 @@ std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const 
   return out;
 }
 
-template <typename Fn>
-void ScopeShard::ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn&& fn) const {
-  DocId before = doc, after = doc;
-  for (int step = 1; step <= options.neighbours; ++step) {
-    if (before != TurnOrder::kNone) before = turns_.prev(before);
-    if (after != TurnOrder::kNone) after = turns_.next(after);
-    for (DocId nd : {before, after}) {
-      if (nd == TurnOrder::kNone || docs_[nd].text.size() > options.neighbour_max_chars) continue;
-      fn(nd, step == 1 && nd == after);
-    }
-  }
-}
-
-float ScopeShard::DateCloseness(DocId doc, const TimeRange& range,
-                                const RetrievalOptions& options) const {
-  constexpr double kDay = 86400.0 * 1e6;
-  const int64_t t = docs_[doc].time_us;
-  if (t >= range.begin_us && t < range.end_us) return 1.0f;
-  const double days = t < range.begin_us ? (range.begin_us - t) / kDay : (t - range.end_us) / kDay;
-  const int fade = t < range.begin_us ? options.time_days_before : options.time_days_after;
-  if (fade <= 0 || days >= fade) return 0.0f;
-  return static_cast<float>(1.0 - days / fade);
-}
-
-std::vector<ScoredDoc> ScopeShard::WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
-                                                  const RetrievalOptions& options) const {
-  if (options.neighbours > 0 &&
-      options.neighbour_placement == RetrievalOptions::NeighbourPlacement::kByScore) {
-    // Every candidate lends factor × its score to its neighbours; each document keeps the best of
-    // its own score and what it was lent; then everything is ranked together. `slot` maps a
-    // document to its entry in `all` (per-thread scratch, reset after use, so a search does not
-    // allocate a hash table: it cost ~3 % of a hybrid search's CPU).
-    constexpr uint32_t kNoSlot = UINT32_MAX;
-    thread_local std::vector<uint32_t> slot;
-    if (slot.size() < docs_.size()) slot.resize(docs_.size(), kNoSlot);
-    std::vector<ScoredDoc> all;
-    all.reserve(ranked.size() * 3);
-    auto offer = [&](DocId d, float score) {
-      if (slot[d] == kNoSlot) {
-        slot[d] = static_cast<uint32_t>(all.size());
-        all.push_back({d, score});
-      } else {
-        float& best = all[slot[d]].score;
-        best = std::max(best, score);
-      }
-    };
-    for (const auto& hit : ranked) {
-      const bool asks =
-          docs_[hit.doc].asks && docs_[hit.doc].text.size() <= options.question_max_chars;
-      offer(hit.doc, asks ? hit.score * options.question_factor : hit.score);
-      const float lent = hit.score * options.neighbour_score_factor;
-      const float to_reply = asks ? hit.score * options.reply_score_factor : lent;
-      ForEachNeighbour(hit.doc, options,
-                       [&](DocId nd, bool reply) { offer(nd, reply ? to_reply : lent); });
-    }
-    for (const ScoredDoc& s : all) slot[s.doc] = kNoSlot;
-    KeepTopK(all, k);
-    return all;
-  }
-  std::vector<ScoredDoc> out;
-  out.reserve(k);
-  std::unordered_set<DocId> taken;
-  // Scores stay non-increasing in rank order: a neighbour placed after its hit never shows a
-  // higher score than what comes before it.
-  auto take = [&](DocId d, float score) {
-    if (out.size() >= k || !taken.insert(d).second) return;
-    if (!out.empty()) score = std::min(score, out.back().score);
-    out.push_back({d, score});
-  };
-  for (const auto& hit : ranked) {
-    if (out.size() >= k) break;
-    take(hit.doc, hit.score);
-    if (options.neighbours <= 0) continue;
-    const float score = hit.score * options.neighbour_score_factor;
-    ForEachNeighbour(hit.doc, options, [&](DocId nd, bool) { take(nd, score); });
-  }
-  return out;
-}
-
 std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const std::vector<float>& query_vector, size_t k,
                                          const RetrievalOptions& options,
@@ -251,11 +172,14 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   std::function<float(DocId)> closeness;
   if (dates && options.time_weight > 0) {
     query.fusion.prior_weight = options.time_weight;
-    closeness = [&](DocId d) { return DateCloseness(d, *dates, options); };
+    closeness = [&](DocId d) { return DateCloseness(docs_[d].time_us, *dates, options); };
     query.prior = &closeness;
   }
   const std::vector<ScoredDoc> fused = index_.Search(query).ranked;
-  auto ranked = WithNeighbours(fused, k, options);
+  const std::function<TurnFacts(DocId)> facts = [this](DocId d) {
+    return TurnFacts{docs_[d].text.size(), docs_[d].asks};
+  };
+  auto ranked = WithNeighbours(fused, k, options, turns_, docs_.size(), facts);
 
   std::vector<ShardHit> hits;
   hits.reserve(ranked.size());

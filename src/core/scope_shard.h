@@ -105,14 +105,6 @@ class ScopeShard {
                    const std::vector<std::vector<std::string>>& terms);
   // Position of a doc in its session's turn order.
   bool TurnBefore(DocId a, DocId b) const;
-  // Calls fn(neighbour, reply) for each turn within options.neighbours of `doc` in its session,
-  // skipping long ones; `reply` is true for the turn right after `doc`.
-  template <typename Fn>
-  void ForEachNeighbour(DocId doc, const RetrievalOptions& options, Fn&& fn) const;
-  // 0..1: how close a turn's time is to the range a query names.
-  float DateCloseness(DocId doc, const TimeRange& range, const RetrievalOptions& options) const;
-  std::vector<ScoredDoc> WithNeighbours(const std::vector<ScoredDoc>& ranked, size_t k,
-                                        const RetrievalOptions& options) const;
 
   const Analyzer* analyzer_;
   ShardOptions options_;

@@ -189,15 +189,16 @@ void Bm25Index::Compact() {
 }
 
 std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_terms, size_t k,
-                                         const std::function<bool(DocId)>* filter) const {
+                                         const std::function<bool(DocId)>* filter,
+                                         const Bm25Stats* stats) const {
   std::vector<ScoredDoc> result;
   if (k == 0 || live_docs_ == 0 || query_terms.empty()) return result;
 
   const std::vector<uint32_t> ids = DistinctLiveTermIds(query_terms);
   if (ids.empty()) return result;
 
-  const float n = static_cast<float>(live_docs_);
-  const float avgdl = std::max(1.0f, static_cast<float>(live_length_sum_) / n);
+  float n = 0, avgdl = 1;
+  Collection(stats, &n, &avgdl);
   const float k1 = options_.k1;
   const float b = options_.b;
   // tf + k1 * (1 - b + b * dl / avgdl) == tf + norm_base + norm_per_len * dl
@@ -212,7 +213,7 @@ std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_t
   // check per candidate is cheaper than one per posting.
   for (uint32_t id : ids) {
     const PostingList& list = postings_[id];
-    const float df = static_cast<float>(list.live_df);
+    const float df = DocFrequency(list, id, stats);
     const float idf = std::log(1.0f + (n - df + 0.5f) / (df + 0.5f));
     const float weight = idf * (k1 + 1.0f);
     for (const Posting& p : list.entries) {
@@ -244,6 +245,30 @@ std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_t
   }
   std::sort_heap(heap.begin(), heap.end(), RanksBefore);
   return result;
+}
+
+Bm25Stats Bm25Index::StatsOver(const std::vector<std::string>& query_terms,
+                               const std::vector<DocId>& docs) const {
+  Bm25Stats stats;
+  // Per-thread membership table, reset after use: the cost is that of `docs` and the postings.
+  thread_local std::vector<uint8_t> member;
+  if (member.size() < doc_meta_.size()) member.resize(doc_meta_.size(), 0);
+  std::vector<DocId> marked;
+  marked.reserve(docs.size());
+  for (DocId d : docs) {
+    if (d >= doc_meta_.size() || doc_meta_[d].state != DocState::kLive || member[d]) continue;
+    member[d] = 1;
+    marked.push_back(d);
+    stats.length_sum += doc_length_[d];
+  }
+  stats.docs = marked.size();
+  for (uint32_t id : DistinctLiveTermIds(query_terms)) {
+    uint32_t df = 0;
+    for (const Posting& p : postings_[id].entries) df += member[p.doc];
+    stats.df.emplace_back(id, df);
+  }
+  for (DocId d : marked) member[d] = 0;
+  return stats;
 }
 
 std::vector<uint32_t> Bm25Index::DistinctLiveTermIds(

@@ -68,6 +68,16 @@ inline void KeepTopK(std::vector<ScoredDoc>& docs, size_t k) {
   }
 }
 
+// The statistics BM25 scores with (N, avgdl and each query term's df), counted over a part of
+// the index: a search confined to one user's documents then ranks as if they were the whole
+// collection, independent of what other users of the index wrote. From Bm25Index::StatsOver,
+// valid until the index changes.
+struct Bm25Stats {
+  size_t docs = 0;
+  uint64_t length_sum = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> df;  // (term id, docs containing it), by term id
+};
+
 class Bm25Index {
  public:
   explicit Bm25Index(Bm25Options options = {});
@@ -91,8 +101,15 @@ class Bm25Index {
   // `filter`, if not null, restricts the candidates: the result is the top-k among docs for which
   // (*filter)(doc) is true, however many better docs it rejects. It is called only for docs that
   // would enter the current top-k, at most once per doc, on the calling thread.
+  // `stats`, if not null, replaces the whole index's statistics (see Bm25Stats).
   std::vector<ScoredDoc> Search(const std::vector<std::string>& query_terms, size_t k,
-                                const std::function<bool(DocId)>* filter = nullptr) const;
+                                const std::function<bool(DocId)>* filter = nullptr,
+                                const Bm25Stats* stats = nullptr) const;
+
+  // The statistics of `query_terms` over the live docs among `docs` (duplicates count once).
+  // Costs one pass over the query terms' postings and one over `docs`.
+  Bm25Stats StatsOver(const std::vector<std::string>& query_terms,
+                      const std::vector<DocId>& docs) const;
 
   // Per-term BM25 contributions, for rankers that combine terms across documents (e.g. a turn
   // and its neighbours in a conversation). Calls fn(term_index, doc, contribution) for every live
@@ -101,7 +118,8 @@ class Bm25Index {
   // contributions.
   // A template so the per-posting call inlines (it runs once per posting of every query term).
   template <typename Fn>
-  size_t ForEachContribution(const std::vector<std::string>& query_terms, Fn&& fn) const;
+  size_t ForEachContribution(const std::vector<std::string>& query_terms, Fn&& fn,
+                             const Bm25Stats* stats = nullptr) const;
 
   // Number of live docs.
   size_t doc_count() const { return live_docs_; }
@@ -136,6 +154,20 @@ class Bm25Index {
 
   // Ids of the distinct query terms that have live postings, sorted.
   std::vector<uint32_t> DistinctLiveTermIds(const std::vector<std::string>& query_terms) const;
+  // N and avgdl of the index, or of `stats` when given.
+  void Collection(const Bm25Stats* stats, float* n, float* avgdl) const {
+    // In float, as the scores always were: the same inputs give the same scores to the bit.
+    *n = static_cast<float>(stats ? stats->docs : live_docs_);
+    const float sum = static_cast<float>(stats ? stats->length_sum : live_length_sum_);
+    *avgdl = *n > 0 ? std::max(1.0f, sum / *n) : 1.0f;
+  }
+  // A term's df in the index, or in `stats` when given.
+  static float DocFrequency(const PostingList& list, uint32_t id, const Bm25Stats* stats) {
+    if (stats == nullptr) return static_cast<float>(list.live_df);
+    auto it =
+        std::lower_bound(stats->df.begin(), stats->df.end(), std::pair<uint32_t, uint32_t>(id, 0));
+    return it != stats->df.end() && it->first == id ? static_cast<float>(it->second) : 0.0f;
+  }
   void EnsureDocSlot(DocId doc);
   // Drops the postings of a dead doc right away (used when a dead id is added again).
   void PurgeDead(DocId doc);
@@ -158,17 +190,18 @@ class Bm25Index {
 };
 
 template <typename Fn>
-size_t Bm25Index::ForEachContribution(const std::vector<std::string>& query_terms, Fn&& fn) const {
+size_t Bm25Index::ForEachContribution(const std::vector<std::string>& query_terms, Fn&& fn,
+                                      const Bm25Stats* stats) const {
   const std::vector<uint32_t> ids = DistinctLiveTermIds(query_terms);
   if (ids.empty()) return 0;
-  const float n = static_cast<float>(live_docs_);
-  const float avgdl = std::max(1.0f, static_cast<float>(live_length_sum_) / n);
+  float n = 0, avgdl = 1;
+  Collection(stats, &n, &avgdl);
   const float k1 = options_.k1;
   const float norm_base = k1 * (1.0f - options_.b);
   const float norm_per_len = k1 * options_.b / avgdl;
   for (size_t t = 0; t < ids.size(); ++t) {
     const PostingList& list = postings_[ids[t]];
-    const float df = static_cast<float>(list.live_df);
+    const float df = DocFrequency(list, ids[t], stats);
     const float weight = std::log(1.0f + (n - df + 0.5f) / (df + 0.5f)) * (k1 + 1.0f);
     for (const Posting& p : list.entries) {
       if (doc_meta_[p.doc].state != DocState::kLive) continue;

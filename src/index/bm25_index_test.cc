@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -292,6 +293,53 @@ TEST(Bm25IndexTest, NestedSearchFromFilter) {
   };
   EXPECT_EQ(Docs(outer.Search({"o"}, 10, &filter)), (std::vector<DocId>{0, 3, 6, 9}));
   EXPECT_EQ(outer.Search({"o"}, 10).size(), 10u);
+}
+
+}  // namespace
+}  // namespace engram
+
+namespace engram {
+namespace {
+
+TEST(Bm25StatsTest, ASubsetScoresAsIfItWereTheWholeIndex) {
+  // Docs 0..5 belong to one user, 6..11 to another who talks about "tea" a lot. Scored with the
+  // first user's statistics, that user's docs get exactly the scores of an index holding only
+  // them, whatever the other user wrote (and removed docs do not count).
+  const std::vector<std::vector<std::string>> mine{{"tea", "green"}, {"coffee"},     {"tea"},
+                                                   {"bike", "red"},  {"tea", "tea"}, {"green"}};
+  Bm25Index shared, alone;
+  std::vector<DocId> scope;
+  for (DocId d = 0; d < mine.size(); ++d) {
+    shared.Add(d, mine[d]);
+    alone.Add(d, mine[d]);
+    scope.push_back(d);
+  }
+  for (DocId d = 6; d < 12; ++d) shared.Add(d, {"tea", "tea", "tea", "long", "text", "here"});
+  shared.Add(12, {"tea"});
+  shared.Remove(12);
+  scope.push_back(12);  // listed but removed: ignored
+  scope.push_back(0);   // duplicates count once
+
+  const std::vector<std::string> query{"tea", "green", "bike"};
+  const Bm25Stats stats = shared.StatsOver(query, scope);
+  EXPECT_EQ(stats.docs, mine.size());
+  const std::function<bool(DocId)> in_scope = [](DocId d) { return d < 6; };
+  const auto with_stats = shared.Search(query, 10, &in_scope, &stats);
+  const auto reference = alone.Search(query, 10);
+  ASSERT_EQ(with_stats.size(), reference.size());
+  for (size_t i = 0; i < reference.size(); ++i) {
+    EXPECT_EQ(with_stats[i].doc, reference[i].doc);
+    EXPECT_FLOAT_EQ(with_stats[i].score, reference[i].score);
+  }
+  // Without them, the other user's "tea" lowers its weight for this user's ranking.
+  const auto global = shared.Search(query, 10, &in_scope);
+  EXPECT_NE(global.front().score, reference.front().score);
+
+  // Contributions use the same statistics.
+  std::map<DocId, float> sums;
+  shared.ForEachContribution(
+      query, [&](size_t, DocId d, float c) { sums[d] += c; }, &stats);
+  for (const ScoredDoc& r : reference) EXPECT_FLOAT_EQ(sums[r.doc], r.score);
 }
 
 }  // namespace

@@ -83,7 +83,8 @@ void AddPrior(const std::function<float(DocId)>* prior, float weight, float floo
 
 std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
                             size_t k, const FusionOptions& options,
-                            const std::function<float(DocId)>* prior) {
+                            const std::function<float(DocId)>* prior,
+                            const std::function<float(DocId)>* scale) {
   const float wv = std::clamp(options.vector_weight, 0.0f, 1.0f);
   const float wb = 1.0f - wv;
   // Score sums leave out a list with no weight (its documents are not candidates); z-scores and
@@ -113,6 +114,9 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
   }
   if (options.method != FusionMethod::kZScore)
     AddPrior(prior, options.prior_weight, 0.0f, candidates, acc);
+  if (scale != nullptr) {
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] *= (*scale)(candidates.id(i));
+  }
   std::vector<ScoredDoc> out;
   out.reserve(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) out.push_back({candidates.id(i), acc[i]});

@@ -34,10 +34,13 @@ struct FusionOptions {
   float prior_weight = 0.0f;
 };
 
-// `prior`, when set, maps a candidate to 0..1 (see FusionOptions::prior_weight); it is called
-// once per candidate.
+// `prior`, when set, maps a candidate to 0..1 (see FusionOptions::prior_weight); `scale`, when
+// set, is a factor each candidate's final score is multiplied by before the top k are kept (a
+// ranker's per-document adjustment, such as the question factor). Each is called once per
+// candidate.
 std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
                             size_t k, const FusionOptions& options,
-                            const std::function<float(DocId)>* prior = nullptr);
+                            const std::function<float(DocId)>* prior = nullptr,
+                            const std::function<float(DocId)>* scale = nullptr);
 
 }  // namespace engram

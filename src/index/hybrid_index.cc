@@ -142,21 +142,22 @@ HybridHits HybridIndex::Search(const HybridQuery& q) const {
   // per-thread scratch that is reset after use, so a confined search costs what its slots cost.
   thread_local std::vector<uint8_t> in_among;
   std::function<bool(DocId)> lexical_filter;
-  if (q.among != nullptr) {
+  const bool mark_among = q.among != nullptr && !(q.admits_covers_among && q.admits != nullptr);
+  if (mark_among) {
     if (in_among.size() < live_.size()) in_among.resize(live_.size(), 0);
     for (DocId d : *q.among) in_among[d] = 1;
     const std::function<bool(DocId)>* admits = q.admits;
     lexical_filter = [admits](DocId d) { return in_among[d] != 0 && (!admits || (*admits)(d)); };
   }
-  const std::function<bool(DocId)>* bm25_filter = q.among != nullptr ? &lexical_filter : q.admits;
+  const std::function<bool(DocId)>* bm25_filter = mark_among ? &lexical_filter : q.admits;
 
   std::vector<ScoredDoc> lexical;
   if (q.lexical != nullptr) {
     lexical = *q.lexical;
   } else if (q.use_bm25 && q.terms != nullptr) {
-    lexical = bm25_.Search(*q.terms, per_retriever, bm25_filter);
+    lexical = bm25_.Search(*q.terms, per_retriever, bm25_filter, q.bm25_stats);
   }
-  if (q.among != nullptr) {
+  if (mark_among) {
     for (DocId d : *q.among) in_among[d] = 0;
   }
 
@@ -166,7 +167,7 @@ HybridHits HybridIndex::Search(const HybridQuery& q) const {
                    ? vectors_.SearchAmong(q.vector.data(), per_retriever, *q.among, q.admits)
                    : vectors_.Search(q.vector.data(), per_retriever, q.admits);
   }
-  hits.ranked = Fuse(lexical, semantic, q.k, q.fusion, q.prior);
+  hits.ranked = Fuse(lexical, semantic, q.k, q.fusion, q.prior, q.scale);
   if (q.keep_cosines) {
     hits.cosines = std::move(semantic);
     std::sort(hits.cosines.begin(), hits.cosines.end(),

@@ -69,6 +69,14 @@ struct HybridQuery {
   const std::function<bool(DocId)>* admits = nullptr;
   // When set, 0..1 per candidate, weighted by fusion.prior_weight (e.g. closeness to a date).
   const std::function<float(DocId)>* prior = nullptr;
+  // When set, a factor per candidate applied to its fused score before the top k are kept.
+  const std::function<float(DocId)>* scale = nullptr;
+  // The caller's `admits` rejects every slot outside `among`: BM25 then needs no membership
+  // table of its own (a table of the index's size marked and cleared per search).
+  bool admits_covers_among = false;
+  // When set, BM25 scores with these statistics instead of the whole index's (Bm25Stats: a
+  // search confined to one user's documents ranks as if they were the collection).
+  const Bm25Stats* bm25_stats = nullptr;
   // When set, this ranking replaces plain BM25 as the lexical list (a domain's own lexical
   // ranker over bm25(), such as conversation windows); it must respect `among` and `admits`.
   const std::vector<ScoredDoc>* lexical = nullptr;

@@ -36,5 +36,26 @@ TEST(TurnOrderTest, GroupsAreSeparateConversations) {
   EXPECT_GT(order.MemoryBytes(), 0u);
 }
 
+TEST(TurnOrderTest, RemoveLinksTheNeighboursAndReinsertMovesATurn) {
+  std::map<DocId, int> time{{0, 10}, {1, 20}, {2, 30}};
+  auto before = [&](DocId a, DocId b) { return time[a] < time[b]; };
+  TurnOrder order;
+  for (DocId slot : {0u, 1u, 2u}) order.Insert(slot, "s", before);
+  order.Remove(1);
+  EXPECT_FALSE(order.contains(1));
+  EXPECT_EQ(order.next(0), 2u);
+  EXPECT_EQ(order.prev(2), 0u);
+  EXPECT_EQ(order.prev(1), TurnOrder::kNone);
+  order.Remove(1);  // again: a no-op
+  time[1] = 40;     // the turn moved to the end
+  order.Insert(1, "s", before);
+  EXPECT_EQ(order.next(2), 1u);
+  EXPECT_EQ(order.prev(1), 2u);
+  order.Remove(0);
+  order.Remove(1);
+  order.Remove(2);
+  EXPECT_EQ(order.group_count(), 0u) << "an empty group is dropped";
+}
+
 }  // namespace
 }  // namespace engram

@@ -1,0 +1,161 @@
+// V4 verbatim memories as turns of a conversation: windowed BM25, neighbours and the date prior
+// reach them as they reach Leaderboard turns, confined to the search's scope and filter.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/memory_shard.h"
+
+namespace engram {
+namespace {
+
+constexpr int64_t kDay = 86400LL * 1000 * 1000;
+
+MemoryRecord Turn(int64_t seq, const std::string& user, const std::string& session,
+                  const std::string& text, int64_t time_us) {
+  MemoryRecord r;
+  r.seq = seq;
+  r.id = "m-" + std::to_string(seq);
+  r.user_id = user;
+  r.session_id = session;
+  r.role = std::string(kVerbatimRole);
+  r.text = text;
+  r.source_ts_us = time_us;
+  r.created_at_us = r.updated_at_us = 1000 + seq;
+  return r;
+}
+
+MemoryFilter UserFilter(const std::string& user) {
+  MemoryFilter f;
+  f.AndEquals("user_id", user);
+  return f;
+}
+
+class MemoryConversationTest : public ::testing::Test {
+ protected:
+  MemoryConversationTest() : shard_(&analyzer_, MemoryShardOptions{.vectors = {.dim = 2}}) {}
+
+  std::vector<std::string> Ids(const std::string& q, const MemoryFilter& f, size_t k = 10,
+                               bool steps = true) {
+    MemoryQuery query{.terms = analyzer_.AnalyzeQuery(q), .filter = &f, .k = k, .now_us = 1};
+    query.conversation_steps = steps;
+    auto hits = shard_.Search(query);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    std::vector<std::string> out;
+    if (hits.ok()) {
+      for (const auto& h : *hits) out.push_back(h.memory.id);
+    }
+    return out;
+  }
+  static bool Has(const std::vector<std::string>& ids, const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  }
+
+  Analyzer analyzer_;
+  MemoryShard shard_;
+};
+
+TEST_F(MemoryConversationTest, TheReplyToAMatchingQuestionIsFound) {
+  // Written out of order: the turn order comes from the message times.
+  shard_.Upsert(Turn(2, "alice", "s1", "Definitely, and some old friends.", 20));
+  shard_.Upsert(Turn(1, "alice", "s1", "Will you visit Lisbon in spring?", 10));
+  shard_.Upsert(Turn(3, "alice", "s1", "I bought new running shoes.", 30));
+  const auto ids = Ids("visit Lisbon", UserFilter("alice"));
+  ASSERT_FALSE(ids.empty());
+  EXPECT_TRUE(Has(ids, "m-1"));
+  EXPECT_TRUE(Has(ids, "m-2")) << "the reply shares the question's window and is its neighbour";
+  EXPECT_EQ(Ids("visit Lisbon", UserFilter("alice"), 10, /*steps=*/false),
+            std::vector<std::string>{"m-1"})
+      << "without the conversation steps only the matching turn";
+}
+
+TEST_F(MemoryConversationTest, ConversationsNeverCrossUsersSessionsOrFilters) {
+  shard_.Upsert(Turn(1, "alice", "s1", "Will you visit Lisbon in spring?", 10));
+  shard_.Upsert(Turn(2, "bob", "s1", "Bob's secret reply.", 20));  // same session id, other user
+  shard_.Upsert(Turn(3, "alice", "s2", "A turn of another session.", 15));
+  MemoryRecord tagged = Turn(4, "alice", "s1", "Tagged reply.", 20);
+  tagged.metadata_json = R"({"topic":"private"})";
+  shard_.Upsert(tagged);
+  const auto ids = Ids("visit Lisbon", UserFilter("alice"));
+  EXPECT_FALSE(Has(ids, "m-2")) << "another user's turn is never a neighbour";
+  EXPECT_FALSE(Has(ids, "m-3")) << "another session's turn is not a neighbour";
+  EXPECT_TRUE(Has(ids, "m-4"));
+
+  auto public_only = MemoryFilter::Parse(
+      nlohmann::json::parse(
+          R"({"AND": [{"user_id": "alice"}, {"metadata.topic": {"ne": "private"}}]})"),
+      "filters", {});
+  ASSERT_TRUE(public_only.ok()) << public_only.status().ToString();
+  const auto filtered = Ids("visit Lisbon", *public_only);
+  EXPECT_TRUE(Has(filtered, "m-1"));
+  EXPECT_FALSE(Has(filtered, "m-4")) << "a neighbour the filter rejects is not returned";
+}
+
+TEST_F(MemoryConversationTest, ExtractedMemoriesHaveNoNeighbours) {
+  MemoryRecord a = Turn(1, "alice", "s1", "Alice plans to visit Lisbon.", 10);
+  MemoryRecord b = Turn(2, "alice", "s1", "Alice owns a red bicycle.", 20);
+  a.role = b.role = "";  // extracted facts (infer: true)
+  shard_.Upsert(a);
+  shard_.Upsert(b);
+  EXPECT_EQ(Ids("visit Lisbon", UserFilter("alice")), std::vector<std::string>{"m-1"});
+}
+
+TEST_F(MemoryConversationTest, RemovedAndMovedTurnsLeaveTheConversation) {
+  shard_.Upsert(Turn(1, "alice", "s1", "Will you visit Lisbon in spring?", 10));
+  shard_.Upsert(Turn(2, "alice", "s1", "First reply.", 20));
+  shard_.Upsert(Turn(3, "alice", "s1", "Second reply.", 30));
+  shard_.Remove("m-2");
+  auto ids = Ids("visit Lisbon", UserFilter("alice"));
+  EXPECT_FALSE(Has(ids, "m-2"));
+  EXPECT_TRUE(Has(ids, "m-3")) << "the next turn becomes the question's neighbour";
+  shard_.Upsert(Turn(3, "alice", "s1", "Second reply.", 5 * kDay));
+  shard_.Upsert(Turn(4, "alice", "s1", "Now the reply.", 20));
+  ids = Ids("visit Lisbon", UserFilter("alice"));
+  EXPECT_TRUE(Has(ids, "m-4"));
+}
+
+TEST_F(MemoryConversationTest, TurnsNearADateTheQueryNamesRankFirst) {
+  const int64_t june = 1685577600LL * 1000 * 1000;   // 2023-06-01
+  const int64_t march = 1677628800LL * 1000 * 1000;  // 2023-03-01
+  shard_.Upsert(Turn(1, "alice", "s1", "We went hiking.", march));
+  shard_.Upsert(Turn(2, "alice", "s2", "We went hiking.", june + kDay));
+  MemoryFilter f = UserFilter("alice");
+  MemoryQuery query{
+      .terms = analyzer_.AnalyzeQuery("hiking in June 2023"), .filter = &f, .k = 2, .now_us = 1};
+  query.dates = TimeRange{june, june + 30 * kDay};
+  auto hits = shard_.Search(query);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 2u);
+  EXPECT_EQ(hits->front().memory.id, "m-2");
+  query.dates.reset();
+  hits = shard_.Search(query);
+  ASSERT_TRUE(hits.ok());
+  EXPECT_EQ(hits->front().memory.id, "m-1") << "equal texts: write order decides without a date";
+}
+
+TEST_F(MemoryConversationTest, AShortQuestionKeepsPartOfItsScoreWithoutAConversation) {
+  MemoryRecord question = Turn(1, "alice", "", "Do you like green tea?", 10);
+  MemoryRecord statement = Turn(2, "alice", "", "Bob grows green tea in Japan.", 20);
+  shard_.Upsert(question);
+  shard_.Upsert(statement);
+  const MemoryFilter f = UserFilter("alice");
+  MemoryQuery query{
+      .terms = analyzer_.AnalyzeQuery("green tea"), .filter = &f, .k = 2, .now_us = 1};
+  auto score_of = [&](bool steps, const std::string& id) {
+    query.conversation_steps = steps;
+    auto hits = shard_.Search(query);
+    EXPECT_TRUE(hits.ok());
+    for (const auto& h : *hits) {
+      if (h.memory.id == id) return h.score;
+    }
+    return -1.0f;
+  };
+  const float plain = score_of(false, "m-1");
+  ASSERT_GT(plain, 0.0f);
+  EXPECT_NEAR(score_of(true, "m-1"), plain * RetrievalOptions{}.question_factor, 1e-5);
+  EXPECT_FLOAT_EQ(score_of(true, "m-2"), score_of(false, "m-2")) << "a statement keeps its score";
+}
+
+}  // namespace
+}  // namespace engram
