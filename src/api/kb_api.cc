@@ -8,6 +8,7 @@
 #include "api/envelope.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
+#include "common/job_status.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -55,7 +56,7 @@ json RenderListItem(const KbDocRecord& d) {
   return {{"id", d.id},
           {"title", d.title},
           {"timestamp", FormatIsoMicros(d.created_at_us)},
-          {"status", d.status}};
+          {"status", JobStatusName(d.status, JobVocabulary::kKbDocument)}};
 }
 
 }  // namespace
@@ -127,8 +128,10 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
                 if (!parsed.ok()) return parsed.status();
                 auto id = service->Upload(*parsed);
                 if (!id.ok()) return id.status();
-                return V3Response({{"id", *id}, {"status", "PROCESSING"}}, ctx.request_id,
-                                  ctx.ElapsedMs());
+                return V3Response(
+                    {{"id", *id},
+                     {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kKbDocument)}},
+                    ctx.request_id, ctx.ElapsedMs());
               }});
   router.Add(
       {.method = "GET",
@@ -170,7 +173,7 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
                 return V3Response({{"id", d->id},
                                    {"title", d->title},
                                    {"content", d->content},
-                                   {"status", d->status},
+                                   {"status", JobStatusName(d->status, JobVocabulary::kKbDocument)},
                                    {"timestamp", FormatIsoMicros(d->created_at_us)},
                                    {"error_message", d->error_message}},
                                   ctx.request_id, ctx.ElapsedMs());

@@ -10,6 +10,7 @@
 #include "api/json_input.h"
 #include "api/memory_fields.h"
 #include "api/query_params.h"
+#include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
 
@@ -53,7 +54,7 @@ json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
 
 json RenderEvent(const MemoryEventRecord& e) {
   json out = {{"id", e.id},
-              {"status", e.status},
+              {"status", JobStatusName(e.status, JobVocabulary::kMemoryEvent)},
               {"results", json::array()},
               {"events", json::array()},
               {"error_message", e.error_message},
@@ -200,7 +201,7 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
              finish(JsonResponse(
                  200,
                  json{{"message", "Memory creation accepted; poll the event endpoint for status."},
-                      {"status", "PENDING"},
+                      {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kMemoryEvent)},
                       {"event_id", *id}}));
            });
          });

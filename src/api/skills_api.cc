@@ -10,6 +10,7 @@
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "common/codec.h"
+#include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
 
@@ -293,7 +294,7 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                 auto task = service->GetTask(ws(ctx), ctx.params.at("task_id"));
                 if (!task.ok()) return task.status();
                 json result = {{"task_id", task->id},
-                               {"status", task->status},
+                               {"status", JobStatusName(task->status, JobVocabulary::kSkillTask)},
                                {"skill_ids", task->skill_ids},
                                {"error_message", IdOrNull(task->error_message)},
                                {"created_at", FormatIsoMicros(task->created_at_us)},

@@ -77,17 +77,15 @@ class JobRetryTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // Polls `status` (at most 30 s: the pauses add up on a loaded machine) until it is one of the
-  // end states; returns the last status seen.
+  // Polls `status` (at most 30 s: the pauses add up on a loaded machine) until the job has
+  // finished; returns the last status seen.
   template <typename F>
-  static std::string WaitForEnd(F status, std::initializer_list<const char*> ends) {
-    std::string last;
+  static JobStatus WaitForEnd(F status) {
+    JobStatus last = JobStatus::kPending;
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < deadline) {
       last = status();
-      for (const char* e : ends) {
-        if (last == e) return last;
-      }
+      if (IsFinished(last)) return last;
       std::this_thread::sleep_for(10ms);
     }
     return last;
@@ -136,9 +134,7 @@ TEST_F(MemoryServiceRetryTest, AnEventRunsAgainAndKeepsItsScopeOrder) {
   auto second = service.Add(Verbatim("alice keeps bees on the roof"));
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   for (const std::string& id : {*first, *second}) {
-    EXPECT_EQ(
-        WaitForEnd([&] { return service.GetEvent("w", id)->status; }, {"SUCCEEDED", "FAILED"}),
-        "SUCCEEDED")
+    EXPECT_EQ(WaitForEnd([&] { return service.GetEvent("w", id)->status; }), JobStatus::kSucceeded)
         << id;
   }
   EXPECT_EQ(store_->fail_memory_loads.load(), 0);
@@ -167,8 +163,7 @@ TEST_F(SkillServiceRetryTest, ATaskRunsAgainAndKeepsItsOwnersOrder) {
   auto second = service.Add(HowTo("Revoke the old key after a day."));
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   for (const std::string& id : {*first, *second}) {
-    EXPECT_EQ(WaitForEnd([&] { return service.GetTask("w", id)->status; }, {"completed", "failed"}),
-              "completed")
+    EXPECT_EQ(WaitForEnd([&] { return service.GetTask("w", id)->status; }), JobStatus::kSucceeded)
         << id;
   }
   EXPECT_EQ(store_->fail_skill_loads.load(), 0);
@@ -198,8 +193,8 @@ TEST_F(KbServiceRetryTest, ADocumentWhoseEndWasNotStoredIsIngestedAgain) {
                             .title = "Logbook",
                             .file_url = "logbook.txt"});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  EXPECT_EQ(WaitForEnd([&] { return service.Get("w", "kb", "d1")->status; }, {"SUCCESS", "FAIL"}),
-            "SUCCESS");
+  EXPECT_EQ(WaitForEnd([&] { return service.Get("w", "kb", "d1")->status; }),
+            JobStatus::kSucceeded);
   EXPECT_EQ(store_->fail_kb_finishes.load(), 0);
   auto hits = service.Search("w", "kb", "lighthouse logbook", 5);
   ASSERT_TRUE(hits.ok()) << hits.status().ToString();
@@ -236,13 +231,12 @@ TEST_F(KbServiceRetryTest, AStopDoesNotWaitForAPendingRetry) {
   EXPECT_LT(std::chrono::steady_clock::now() - stop, 500ms);
   auto doc = sqlite_->GetKbDoc("w", "kb", "d1");
   ASSERT_TRUE(doc.ok());
-  EXPECT_EQ(doc->status, "PROCESSING");
+  EXPECT_EQ(doc->status, JobStatus::kPending);
   service.reset();
   // The next start ingests it.
   KbService again(store_.get(), &analyzer_, nullptr, &fetcher, {});
   ASSERT_TRUE(again.Start().ok());
-  EXPECT_EQ(WaitForEnd([&] { return again.Get("w", "kb", "d1")->status; }, {"SUCCESS", "FAIL"}),
-            "SUCCESS");
+  EXPECT_EQ(WaitForEnd([&] { return again.Get("w", "kb", "d1")->status; }), JobStatus::kSucceeded);
 }
 
 }  // namespace

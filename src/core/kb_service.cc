@@ -156,7 +156,7 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   doc.title = request.title;
   doc.source_type = SourceTypeName(request.type);
   doc.file_url = request.file_url;
-  doc.status = "PROCESSING";
+  doc.status = JobStatus::kPending;
   doc.created_at_us = doc.updated_at_us = NowMicros();
   {
     std::lock_guard<std::mutex> lock(DocLock(doc.workspace, doc.kb_id, doc.id));
@@ -176,7 +176,7 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
 void KbService::MaskFinishing(KbDocRecord& doc) const {
   std::lock_guard<std::mutex> lock(running_mu_);
   if (finishing_.count(FinishingKey(doc.workspace, doc.kb_id, doc.id))) {
-    doc.status = "PROCESSING";
+    doc.status = JobStatus::kRunning;
     doc.content.clear();
     doc.error_message.clear();
   }
@@ -282,10 +282,10 @@ void KbService::RunJob(KbDocRecord doc) {
   auto chunks = Ingest(doc, &content);
   KbDocRecord end = doc;
   if (chunks.ok()) {
-    end.status = "SUCCESS";
+    end.status = JobStatus::kSucceeded;
     end.content = std::move(content);
   } else {
-    end.status = "FAIL";
+    end.status = JobStatus::kFailed;
     end.error_message = chunks.status().message();
   }
   static const std::vector<KbChunkRecord> kNone;
@@ -308,12 +308,12 @@ void KbService::RunJob(KbDocRecord doc) {
   const std::vector<KbChunkRecord>* stored = &rows;
   auto applied = store_->FinishKbDoc(end, *stored);
   if (!applied.ok() && applied.status().code() == StatusCode::kInvalidParameter &&
-      end.status == "SUCCESS") {
+      end.status == JobStatus::kSucceeded) {
     // The store cannot hold what was extracted (PostgreSQL text has no NUL character): the
     // document fails rather than being ingested again after every pause.
     spdlog::warn("kb {}/{}: document {} refused by the store ({}); recording it as failed",
                  doc.workspace, doc.kb_id, doc.id, ApiCodeOf(applied.status().code()));
-    end.status = "FAIL";
+    end.status = JobStatus::kFailed;
     end.content.clear();
     end.error_message = applied.status().message();
     stored = &kNone;
@@ -334,9 +334,10 @@ void KbService::RunJob(KbDocRecord doc) {
                  doc.workspace, doc.kb_id, doc.id);
     return;
   }
-  if (shard.ok() && end.status == "SUCCESS") (*shard)->ReplaceDoc(doc.id, *stored);
+  if (shard.ok() && end.status == JobStatus::kSucceeded) (*shard)->ReplaceDoc(doc.id, *stored);
   spdlog::info("kb {}/{}: document {} {} in {} ms ({} chunks, {} bytes of text)", doc.workspace,
-               doc.kb_id, doc.id, end.status, ms, stored->size(), end.content.size());
+               doc.kb_id, doc.id, JobStatusName(end.status, JobVocabulary::kKbDocument), ms,
+               stored->size(), end.content.size());
 }
 
 void KbService::RetryLater(KbDocRecord doc) {

@@ -198,7 +198,7 @@ void MemoryService::AddAsync(const MemoryAddRequest& request,
   MemoryEventRecord event;
   event.id = NewId("me");
   event.workspace = request.workspace;
-  event.status = "PENDING";
+  event.status = JobStatus::kPending;
   event.request_json = EncodeAddRequest(request);
   event.created_at_us = event.updated_at_us = NowMicros();
   // The request is at hand: no need to decode the JSON just encoded from it.
@@ -221,7 +221,7 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
   if (event.ok()) {
     std::lock_guard<std::mutex> lock(running_mu_);
     if (running_ids_.count(id)) {
-      event->status = "RUNNING";
+      event->status = JobStatus::kRunning;
       event->result_json.clear();
       event->error_message.clear();
     }
@@ -248,7 +248,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
     batch.workspace = event.workspace;
     batch.event_id = event.id;
     MemoryEventRecord end = event;
-    end.status = "FAILED";
+    end.status = JobStatus::kFailed;
     end.result_json = R"({"results":[],"events":[]})";
     end.error_message = why.message();
     batch.finish_event = end;
@@ -302,7 +302,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
     batch = PlanEvent(event, *request, **shard, &result_json);
     if (!batch.ok()) return fail(batch.status());
     MemoryEventRecord end = event;
-    end.status = "SUCCEEDED";
+    end.status = JobStatus::kSucceeded;
     end.result_json = result_json;
     batch->finish_event = end;
     if (shared) batch->expected_version = planned_at;
@@ -311,7 +311,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
       // Either the workspace moved (plan again) or another node took this event over after our
       // lease lapsed and finished it (its end stands).
       auto stored = store_->GetEvent(event.workspace, event.id);
-      if (stored.ok() && (stored->status == "SUCCEEDED" || stored->status == "FAILED")) {
+      if (stored.ok() && IsFinished(stored->status)) {
         spdlog::warn("memory event {} was finished by another node meanwhile", event.id);
         return;
       }

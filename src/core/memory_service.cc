@@ -319,7 +319,7 @@ Result<std::vector<MemoryEventRecord>> MemoryService::ListEvents(const std::stri
   std::lock_guard<std::mutex> lock(running_mu_);
   for (MemoryEventRecord& e : *events) {
     if (running_ids_.count(e.id)) {
-      e.status = "RUNNING";
+      e.status = JobStatus::kRunning;
       e.result_json.clear();
       e.error_message.clear();
     }

@@ -98,7 +98,7 @@ class MemoryServiceTest : public ::testing::Test {
     for (int i = 0; i < 500; ++i) {
       auto e = service_->GetEvent(request.workspace, *id);
       EXPECT_TRUE(e.ok());
-      if (e->status == "SUCCEEDED" || e->status == "FAILED") return *e;
+      if (IsFinished(e->status)) return *e;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ADD_FAILURE() << "event did not finish";
@@ -127,16 +127,16 @@ TEST_F(MemoryServiceTest, EntitiesCountVisibleMemoriesPerScopeId) {
   StartService(nullptr);
   MemoryAddRequest a = Verbatim({"likes green tea", "owns a bicycle"});
   a.app_id = "shop";
-  ASSERT_EQ(AddAndWait(a).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(a).status, JobStatus::kSucceeded);
   MemoryAddRequest b = Verbatim({"plays chess"});
   b.user_id = "";
   b.agent_id = "coach";
   b.run_id = "r1";
-  ASSERT_EQ(AddAndWait(b).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(b).status, JobStatus::kSucceeded);
   MemoryAddRequest gone = Verbatim({"was here briefly"});
   gone.user_id = "bob";
   gone.expires_at_us = 1;  // already expired: invisible
-  ASSERT_EQ(AddAndWait(gone).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(gone).status, JobStatus::kSucceeded);
 
   auto entities = service_->Entities("w");
   ASSERT_TRUE(entities.ok()) << entities.status().ToString();
@@ -172,7 +172,7 @@ TEST_F(MemoryServiceTest, ListEventsPagesNewestFirst) {
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) {
     MemoryEventRecord e = AddAndWait(Verbatim({"fact number " + std::to_string(i)}));
-    ASSERT_EQ(e.status, "SUCCEEDED");
+    ASSERT_EQ(e.status, JobStatus::kSucceeded);
     ids.push_back(e.id);
   }
   size_t total = 0;
@@ -192,7 +192,7 @@ TEST_F(MemoryServiceTest, ListEventsPagesNewestFirst) {
 
 TEST_F(MemoryServiceTest, FeedbackIsValidatedAndStored) {
   StartService(nullptr);
-  ASSERT_EQ(AddAndWait(Verbatim({"likes green tea"})).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(Verbatim({"likes green tea"})).status, JobStatus::kSucceeded);
   const std::string id = All(Filter(R"({"user_id": "alice"})")).at(0).id;
 
   auto fb = service_->RecordFeedback("w", id, "VERY_NEGATIVE", "wrong person");
@@ -226,7 +226,7 @@ TEST_F(MemoryServiceTest, EventsTagMemoriesWithTheAddsCustomCategories) {
       Verbatim({"I drink tea every morning", "My dog is called Rex", "I live in Oslo"});
   add.custom_categories = {{"drinks", "tea or coffee"}, {"pets", "a dog or a cat"}};
   MemoryEventRecord event = AddAndWait(add);
-  ASSERT_EQ(event.status, "SUCCEEDED") << event.error_message;
+  ASSERT_EQ(event.status, JobStatus::kSucceeded) << event.error_message;
 
   // The stored request carries the categories (a restart runs the event the same way).
   auto decoded = DecodeAddRequest("w", store_->GetEvent("w", event.id)->request_json);
@@ -257,7 +257,7 @@ TEST_F(MemoryServiceTest, EventsTagMemoriesWithTheAddsCustomCategories) {
   EXPECT_EQ(service_->Get("w", drinks[0].id)->categories, std::vector<std::string>{"music"});
 
   // Without an add's own set, the defaults apply.
-  ASSERT_EQ(AddAndWait(Verbatim({"Coffee is fine"})).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(Verbatim({"Coffee is fine"})).status, JobStatus::kSucceeded);
   auto coffee = All(Filter(R"({"user_id": "alice", "keywords": {"contains": "Coffee"}})"));
   ASSERT_EQ(coffee.size(), 1u);
   EXPECT_EQ(coffee[0].categories, std::vector<std::string>{"misc"});  // no default names coffee
@@ -267,7 +267,7 @@ TEST_F(MemoryServiceTest, NoEmbedderNoCategories) {
   StartService(nullptr);
   MemoryAddRequest add = Verbatim({"I drink tea every morning"});
   add.custom_categories = {{"drinks", "tea or coffee"}};
-  ASSERT_EQ(AddAndWait(add).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(add).status, JobStatus::kSucceeded);
   auto all = All(Filter(R"({"user_id": "alice"})"));
   ASSERT_EQ(all.size(), 1u);
   EXPECT_TRUE(all[0].categories.empty());
@@ -293,7 +293,7 @@ TEST_F(MemoryServiceTest, RefusedAddsStoreNothing) {
 
 TEST_F(MemoryServiceTest, UpdateSetsCreatedAtAndExpiry) {
   StartService(nullptr);
-  ASSERT_EQ(AddAndWait(Verbatim({"likes green tea"})).status, "SUCCEEDED");
+  ASSERT_EQ(AddAndWait(Verbatim({"likes green tea"})).status, JobStatus::kSucceeded);
   const AgentMemory m = All(Filter(R"({"user_id": "alice"})")).at(0);
   const int64_t far = m.created_at_us + 3600LL * 1000000 * 24 * 365;
   auto updated = service_->Update(

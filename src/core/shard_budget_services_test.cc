@@ -85,8 +85,8 @@ class ShardBudgetServicesTest : public ::testing::Test {
     for (int i = 0; i < 1000; ++i) {
       auto e = service.GetEvent(request.workspace, *id);
       ASSERT_TRUE(e.ok());
-      if (e->status == "SUCCEEDED") return;
-      ASSERT_NE(e->status, "FAILED") << e->error_message;
+      if (e->status == JobStatus::kSucceeded) return;
+      ASSERT_NE(e->status, JobStatus::kFailed) << e->error_message;
       std::this_thread::sleep_for(5ms);
     }
     FAIL() << "event did not finish";
@@ -166,8 +166,8 @@ TEST_F(ShardBudgetServicesTest, EveryDomainsShardsAreDroppedAndReloadedWithTheir
     for (int t = 0; t < 1000 && !done; ++t) {
       auto d = kb.Get("w", "kb" + n, "d" + n);
       ASSERT_TRUE(d.ok());
-      ASSERT_NE(d->status, "FAIL") << d->error_message;
-      done = d->status == "SUCCESS";
+      ASSERT_NE(d->status, JobStatus::kFailed) << d->error_message;
+      done = d->status == JobStatus::kSucceeded;
       if (!done) std::this_thread::sleep_for(5ms);
     }
     ASSERT_TRUE(done) << "document " << n << " was not ingested";
@@ -175,8 +175,8 @@ TEST_F(ShardBudgetServicesTest, EveryDomainsShardsAreDroppedAndReloadedWithTheir
     for (int t = 0; t < 1000 && !done; ++t) {
       auto task = skills.GetTask("w" + n, task_ids[i]);
       ASSERT_TRUE(task.ok());
-      ASSERT_NE(task->status, "failed") << task->error_message;
-      done = task->status == "completed";
+      ASSERT_NE(task->status, JobStatus::kFailed) << task->error_message;
+      done = task->status == JobStatus::kSucceeded;
       if (!done) std::this_thread::sleep_for(5ms);
     }
     ASSERT_TRUE(done) << "skill task " << n << " did not finish";

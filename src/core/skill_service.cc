@@ -446,7 +446,7 @@ Result<std::string> SkillService::Add(const SkillAddRequest& request) {
   SkillTaskRecord task;
   task.id = NewId("st");
   task.workspace = request.workspace;
-  task.status = "pending";
+  task.status = JobStatus::kPending;
   task.request_json = EncodeAddRequest(request);
   task.created_at_us = task.updated_at_us = NowMicros();
   ENGRAM_RETURN_IF_ERROR(store_->InsertSkillTask(task));
@@ -462,7 +462,7 @@ Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, cons
   if (task.ok()) {
     std::lock_guard<std::mutex> lock(running_mu_);
     if (running_ids_.count(id)) {
-      task->status = "running";
+      task->status = JobStatus::kRunning;
       task->skill_ids.clear();
       task->error_message.clear();
     }
@@ -493,7 +493,7 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
     SkillChangeBatch batch;
     batch.workspace = task.workspace;
     SkillTaskRecord end = task;
-    end.status = "failed";
+    end.status = JobStatus::kFailed;
     end.error_message = why.message();
     batch.finish_task = end;
     if (Status st = store_->ApplySkillChanges(std::move(batch)); !st.ok()) {
@@ -530,7 +530,7 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
   SkillChangeBatch batch;
   batch.workspace = task.workspace;
   SkillTaskRecord end = task;
-  end.status = "completed";
+  end.status = JobStatus::kSucceeded;
   for (const SkillDraft& d : *drafts) {
     SkillRecord r;
     r.owner = request->user_id;

@@ -37,7 +37,7 @@ class SkillServiceTest : public ::testing::Test {
     for (int i = 0; i < 500; ++i) {
       auto t = service_->GetTask("default", id);
       EXPECT_TRUE(t.ok());
-      if (t->status == "completed" || t->status == "failed") return *t;
+      if (IsFinished(t->status)) return *t;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ADD_FAILURE() << "task did not finish";
@@ -63,7 +63,7 @@ TEST_F(SkillServiceTest, SameNameBecomesANewVersion) {
   auto id1 = service_->Add(HowTo("u1", "Delete the old key."));
   ASSERT_TRUE(id1.ok());
   SkillTaskRecord t1 = Wait(*id1);
-  ASSERT_EQ(t1.status, "completed") << t1.error_message;
+  ASSERT_EQ(t1.status, JobStatus::kSucceeded) << t1.error_message;
   ASSERT_EQ(t1.skill_ids.size(), 1u);
   auto id2 = service_->Add(HowTo("u1", "Revoke the old key after a day."));
   SkillTaskRecord t2 = Wait(*id2);
@@ -90,7 +90,7 @@ TEST_F(SkillServiceTest, UnfinishedTasksResumeAfterRestart) {
   Open();
   ASSERT_TRUE(service_->Start().ok());
   SkillTaskRecord t = Wait(*id);
-  EXPECT_EQ(t.status, "completed");
+  EXPECT_EQ(t.status, JobStatus::kSucceeded);
   auto hits = service_->Search({"default", "rotate keys", "u1", "", 10});
   ASSERT_TRUE(hits.ok());
   ASSERT_EQ(hits->size(), 1u);

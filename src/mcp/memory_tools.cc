@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "mcp/service_tools.h"
@@ -14,6 +15,20 @@ namespace {
 
 using json = nlohmann::json;
 namespace s = schema;
+
+// memory_store reports its event's status in the memory API's words.
+std::string_view EventStatusName(JobStatus status) {
+  return JobStatusName(status, JobVocabulary::kMemoryEvent);
+}
+
+json EventStatusWords() {
+  json words = json::array();
+  for (JobStatus status :
+       {JobStatus::kPending, JobStatus::kRunning, JobStatus::kSucceeded, JobStatus::kFailed}) {
+    words.push_back(EventStatusName(status));
+  }
+  return words;
+}
 
 json MetadataOf(const std::string& metadata_json) {
   json j = ReadJsonOrDiscarded(metadata_json, kStoredJsonLimits);
@@ -103,7 +118,7 @@ Result<MemoryEventRecord> WaitForEvent(MemoryService* service, const std::string
   while (true) {
     auto event = service->GetEvent(workspace, id);
     if (!event.ok()) return event.status();
-    if (event->status == "SUCCEEDED" || event->status == "FAILED") return event;
+    if (IsFinished(event->status)) return event;
     if (std::chrono::steady_clock::now() >= deadline) return event;
     std::this_thread::sleep_for(step);
     step = std::min<std::chrono::microseconds>(step * 2, std::chrono::milliseconds(50));
@@ -141,7 +156,7 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
       "wait (bounded) until the memories are stored and searchable, and return them", true);
   json output = s::Shape(
       {{"event_id", s::String("the add's event, me-...")},
-       {"status", {{"type", "string"}, {"enum", {"PENDING", "RUNNING", "SUCCEEDED", "FAILED"}}}},
+       {"status", {{"type", "string"}, {"enum", EventStatusWords()}}},
        {"results", s::ArrayOf(s::String("memory id"), "memories added, updated or deleted")},
        {"events", s::ArrayOf(s::Object("{memory_id, event: ADD|UPDATE|DELETE|NONE, memory, "
                                        "previous_memory}"))}},
@@ -177,7 +192,7 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
         if (!id.ok()) return ServiceError("memory_store", id.status());
         ToolResult result;
         result.structured = {{"event_id", *id},
-                             {"status", "PENDING"},
+                             {"status", EventStatusName(JobStatus::kPending)},
                              {"results", json::array()},
                              {"events", json::array()}};
         if (!args.value("wait", true)) {
@@ -186,15 +201,15 @@ void AddStore(ToolRegistry& registry, MemoryService* service, const MemoryToolOp
         }
         auto event = WaitForEvent(service, ctx.workspace, *id, max_wait);
         if (!event.ok()) return ServiceError("memory_store", event.status());
-        result.structured["status"] = event->status;
-        if (event->status == "FAILED") {
+        result.structured["status"] = EventStatusName(event->status);
+        if (event->status == JobStatus::kFailed) {
           return ToolResult::Error(fmt::format(
               "memory_store failed: event {}: {}; nothing was stored", *id, event->error_message));
         }
-        if (event->status != "SUCCEEDED") {
+        if (event->status != JobStatus::kSucceeded) {
           result.text =
               fmt::format("Event {} is still {}; its memories become searchable when it finishes.",
-                          *id, event->status);
+                          *id, EventStatusName(event->status));
           return result;
         }
         json outcome = ReadJsonOrDiscarded(event->result_json, kStoredJsonLimits);

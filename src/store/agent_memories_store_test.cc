@@ -1,6 +1,7 @@
 // Store: agent memories, history and events, on every backend (SQLite and, with a test cluster,
 // PostgreSQL), plus the versions, tombstones and job leases several PostgreSQL nodes rely on.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <mutex>
+#include <pqxx/pqxx>
 #include <thread>
 
 #include "common/ids.h"
@@ -40,7 +42,7 @@ class AgentMemoryStoreTest : public testing::StoreBackendTest {
     return d;
   }
 
-  static MemoryEventRecord Event(const std::string& status = "PENDING") {
+  static MemoryEventRecord Event(JobStatus status = JobStatus::kPending) {
     return {.id = NewId("me"),
             .workspace = "w",
             .status = status,
@@ -50,12 +52,54 @@ class AgentMemoryStoreTest : public testing::StoreBackendTest {
   }
 };
 
+// A status word this build does not know (a row written by hand or by a later version) reads
+// as failed: the event is still found and listed, and no restart resumes it.
+TEST_P(AgentMemoryStoreTest, UnknownStoredStatusReadsAsFailed) {
+  // On PostgreSQL the reopened store is another node: a short lease lets it claim the event if
+  // the claim took it for unfinished.
+  const PgStoreOptions pg{.lease = milliseconds(100)};
+  auto store = OpenStore(pg);
+  ASSERT_NE(store, nullptr);
+  MemoryEventRecord event = Event();
+  ASSERT_TRUE(store->InsertEvent(event).ok());
+  const std::string sql =
+      "UPDATE memory_events SET status = 'PAUSED' WHERE id = '" + event.id + "'";
+  if (is_postgres()) {
+    pqxx::connection c(pg_url());
+    pqxx::work txn(c);
+    txn.exec(sql);
+    txn.commit();
+  } else {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((data_dir() + "/engram.db").c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+  auto got = store->GetEvent("w", event.id);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->status, JobStatus::kFailed);
+  size_t total = 0;
+  auto listed = store->ListEvents("w", 0, 10, &total);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].status, JobStatus::kFailed);
+  store.reset();
+  if (is_postgres()) std::this_thread::sleep_for(milliseconds(300));
+  store = OpenStore(pg);
+  ASSERT_NE(store, nullptr);
+  auto unfinished = store->UnfinishedEvents();
+  ASSERT_TRUE(unfinished.ok()) << unfinished.status().ToString();
+  EXPECT_TRUE(unfinished->empty());
+}
+
 TEST_P(AgentMemoryStoreTest, ChangesCommitWithHistoryAndEventEnd) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   MemoryEventRecord event{.id = NewId("me"),
                           .workspace = "w",
-                          .status = "PENDING",
+                          .status = JobStatus::kPending,
                           .request_json = "{}",
                           .created_at_us = 1,
                           .updated_at_us = 1};
@@ -66,7 +110,7 @@ TEST_P(AgentMemoryStoreTest, ChangesCommitWithHistoryAndEventEnd) {
   batch.event_id = event.id;
   batch.changes = {Insert("u", "likes tea"), Insert("u", "lives in Oslo")};
   MemoryEventRecord end = event;
-  end.status = "SUCCEEDED";
+  end.status = JobStatus::kSucceeded;
   end.result_json = R"({"results":[]})";
   batch.finish_event = end;
   auto outcome = store->ApplyMemoryChanges(batch);
@@ -76,7 +120,7 @@ TEST_P(AgentMemoryStoreTest, ChangesCommitWithHistoryAndEventEnd) {
 
   auto got = store->GetEvent("w", event.id);
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->status, "SUCCEEDED");
+  EXPECT_EQ(got->status, JobStatus::kSucceeded);
   EXPECT_EQ(got->result_json, R"({"results":[]})");
   EXPECT_EQ(store->GetEvent("other", event.id).status().code(), StatusCode::kNotFound);
 
@@ -237,7 +281,7 @@ TEST_P(AgentMemoryStoreTest, ListEventsPagesNewestFirst) {
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(store->InsertEvent(events[i]).ok());
     MemoryEventRecord end = events[i];
-    end.status = "SUCCEEDED";
+    end.status = JobStatus::kSucceeded;
     ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .finish_event = end}).ok());
   }
   for (int i = 2; i < 5; ++i) {
@@ -255,8 +299,8 @@ TEST_P(AgentMemoryStoreTest, ListEventsPagesNewestFirst) {
   EXPECT_EQ(total, 5u);
   ASSERT_EQ(all->size(), 5u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ((*all)[i].id, events[4 - i].id) << i;
-  EXPECT_EQ((*all)[4].status, "SUCCEEDED");
-  EXPECT_EQ((*all)[0].status, "PENDING");
+  EXPECT_EQ((*all)[4].status, JobStatus::kSucceeded);
+  EXPECT_EQ((*all)[0].status, JobStatus::kPending);
   auto page = store->ListEvents("w", 2, 2, &total);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(total, 5u);
@@ -269,13 +313,13 @@ TEST_P(AgentMemoryStoreTest, ListEventsPagesNewestFirst) {
   EXPECT_EQ(total, 5u);
   // An accepted event that ends is listed once, by its row.
   MemoryEventRecord end = events[3];
-  end.status = "FAILED";
+  end.status = JobStatus::kFailed;
   ASSERT_TRUE(store->ApplyMemoryChanges({.workspace = "w", .finish_event = end}).ok());
   all = store->ListEvents("w", 0, std::numeric_limits<size_t>::max(), &total);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(total, 5u);
   ASSERT_EQ(all->size(), 5u);
-  EXPECT_EQ((*all)[1].status, "FAILED");
+  EXPECT_EQ((*all)[1].status, JobStatus::kFailed);
   EXPECT_TRUE(store->ListEvents("nobody", 0, 10, &total)->empty());
   EXPECT_EQ(total, 0u);
 }
@@ -326,7 +370,7 @@ TEST_P(AgentMemoryStoreTest, AcceptedEventsAreFoundAtOnceAndSurviveReopen) {
         EXPECT_TRUE(st.ok()) << st.ToString();
         auto got = store->GetEvent(workspace, id);
         std::lock_guard<std::mutex> lock(mu);
-        if (got.ok() && got->status == "PENDING") ++found_in_callback;
+        if (got.ok() && got->status == JobStatus::kPending) ++found_in_callback;
         ++answered;
         cv.notify_all();
       });
@@ -355,17 +399,17 @@ TEST_P(AgentMemoryStoreTest, UnfinishedEventsSurviveReopen) {
   {
     auto store = OpenStore(pg);
     ASSERT_NE(store, nullptr);
-    for (const char* status : {"PENDING", "RUNNING", "SUCCEEDED"}) {
+    for (JobStatus status : {JobStatus::kPending, JobStatus::kRunning, JobStatus::kSucceeded}) {
       MemoryEventRecord e{.id = NewId("me"),
                           .workspace = "w",
-                          .status = "PENDING",
+                          .status = JobStatus::kPending,
                           .request_json = "{}",
                           .created_at_us = 5,
                           .updated_at_us = 5};
       ASSERT_TRUE(store->InsertEvent(e).ok());
       ASSERT_TRUE(store->UpdateEventStatus(e.id, status, "").ok());
-      if (std::string(status) == "RUNNING") running_id = e.id;
-      if (std::string(status) == "SUCCEEDED") done_id = e.id;
+      if (status == JobStatus::kRunning) running_id = e.id;
+      if (status == JobStatus::kSucceeded) done_id = e.id;
     }
   }
   if (is_postgres()) std::this_thread::sleep_for(milliseconds(400));
@@ -476,7 +520,7 @@ TEST_P(AgentMemoryStoreTest, StaleExpectedVersionConflictsAndWritesNothing) {
   MemoryChange late = Insert("u", "planned on old data");
   stale.changes = {late};
   MemoryEventRecord end = event;
-  end.status = "SUCCEEDED";
+  end.status = JobStatus::kSucceeded;
   stale.finish_event = end;
   stale.expected_version = 0;
   auto conflict = store->ApplyMemoryChanges(stale);
@@ -484,14 +528,14 @@ TEST_P(AgentMemoryStoreTest, StaleExpectedVersionConflictsAndWritesNothing) {
   EXPECT_EQ(*store->ScopeVersion(scope), 1);
   EXPECT_EQ(store->LoadAgentMemories("w")->size(), 1u);
   EXPECT_TRUE(store->GetHistory("w", late.record.id)->empty());
-  EXPECT_EQ(store->GetEvent("w", event.id)->status, "PENDING");
+  EXPECT_EQ(store->GetEvent("w", event.id)->status, JobStatus::kPending);
 
   stale.expected_version = 1;
   auto fresh = store->ApplyMemoryChanges(stale);
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
   EXPECT_EQ(*store->ScopeVersion(scope), 2);
   EXPECT_EQ(store->LoadAgentMemories("w")->size(), 2u);
-  EXPECT_EQ(store->GetEvent("w", event.id)->status, "SUCCEEDED");
+  EXPECT_EQ(store->GetEvent("w", event.id)->status, JobStatus::kSucceeded);
 }
 
 TEST_P(AgentMemoryStoreTest, EventsOfADeadNodeMoveToAnotherNode) {
@@ -502,7 +546,7 @@ TEST_P(AgentMemoryStoreTest, EventsOfADeadNodeMoveToAnotherNode) {
   ASSERT_NE(node_b, nullptr);
   MemoryEventRecord event = Event();
   ASSERT_TRUE(node_a->InsertEvent(event).ok());
-  MemoryEventRecord done = Event("SUCCEEDED");
+  MemoryEventRecord done = Event(JobStatus::kSucceeded);
   ASSERT_TRUE(node_a->InsertEvent(done).ok());
 
   // Longer than the lease: only a renewal by node a keeps the event from node b.
@@ -517,7 +561,7 @@ TEST_P(AgentMemoryStoreTest, EventsOfADeadNodeMoveToAnotherNode) {
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   ASSERT_EQ(taken->size(), 1u);
   EXPECT_EQ((*taken)[0].id, event.id);
-  EXPECT_EQ((*taken)[0].status, "PENDING");
+  EXPECT_EQ((*taken)[0].status, JobStatus::kPending);
   // Node b holds it now (and renews it): nobody claims it again.
   auto again = node_b->UnfinishedEvents();
   ASSERT_TRUE(again.ok());
@@ -598,7 +642,7 @@ TEST(SqliteIntakeJournalTest, AcknowledgedEventWithoutItsRowIsStoredAtTheNextOpe
   const std::string dir = mkdtemp(tmpl);
   MemoryEventRecord e{.id = NewId("me"),
                       .workspace = "w",
-                      .status = "PENDING",
+                      .status = JobStatus::kPending,
                       .request_json = R"({"messages":[]})",
                       .created_at_us = 42,
                       .updated_at_us = 42};
@@ -619,7 +663,7 @@ TEST(SqliteIntakeJournalTest, AcknowledgedEventWithoutItsRowIsStoredAtTheNextOpe
     ASSERT_TRUE(second.ok()) << second.status().ToString();
     auto got = (*second)->GetEvent("w", e.id);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(got->status, "PENDING");
+    EXPECT_EQ(got->status, JobStatus::kPending);
     EXPECT_EQ(got->request_json, e.request_json);
     EXPECT_EQ(got->created_at_us, 42);
     auto unfinished = (*second)->UnfinishedEvents();
@@ -653,13 +697,13 @@ TEST(SqliteIntakeJournalTest, AcknowledgedEventWithoutItsRowIsStoredAtTheNextOpe
       batch.workspace = "w";
       batch.event_id = ev->id;
       MemoryEventRecord end = *ev;
-      end.status = "SUCCEEDED";
+      end.status = JobStatus::kSucceeded;
       end.result_json = R"({"results":[]})";
       batch.finish_event = end;
       ASSERT_TRUE((*first)->ApplyMemoryChanges(batch).ok());
       auto finished = (*first)->GetEvent("w", ev->id);
       ASSERT_TRUE(finished.ok());
-      EXPECT_EQ(finished->status, "SUCCEEDED");
+      EXPECT_EQ(finished->status, JobStatus::kSucceeded);
       EXPECT_EQ(finished->request_json, e.request_json);
       EXPECT_EQ(finished->created_at_us, 42);
     }

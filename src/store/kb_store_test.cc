@@ -31,7 +31,7 @@ class KbStoreTest : public testing::LeasedStoreTest {
             .title = "T " + id,
             .source_type = "LOCAL",
             .file_url = id + ".txt",
-            .status = "PROCESSING",
+            .status = JobStatus::kPending,
             .created_at_us = at,
             .updated_at_us = at};
   }
@@ -59,13 +59,13 @@ TEST_P(KbStoreTest, UploadFinishLoadListDelete) {
   EXPECT_EQ(unfinished[1].id, "b");
 
   KbDocRecord done = Doc("a", "j1", 1);
-  done.status = "SUCCESS";
+  done.status = JobStatus::kSucceeded;
   done.content = "full text";
   auto applied = store_->FinishKbDoc(done, {Chunk("a", 0, "one"), Chunk("a", 1, "two")});
   ASSERT_TRUE(applied.ok() && *applied);
   auto got = store_->GetKbDoc("w", "kb", "a");
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->status, "SUCCESS");
+  EXPECT_EQ(got->status, JobStatus::kSucceeded);
   EXPECT_EQ(got->content, "full text");
   auto chunks = store_->LoadKbChunks("w", "kb");
   ASSERT_EQ(chunks->size(), 2u);
@@ -92,17 +92,17 @@ TEST_P(KbStoreTest, StaleJobWritesNothing) {
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "old-job", 1)).ok());
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "new-job", 2)).ok());  // re-upload
   KbDocRecord stale = Doc("a", "old-job", 1);
-  stale.status = "SUCCESS";
+  stale.status = JobStatus::kSucceeded;
   auto applied = store_->FinishKbDoc(stale, {Chunk("a", 0, "stale")});
   ASSERT_TRUE(applied.ok());
   EXPECT_FALSE(*applied);
-  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->status, "PROCESSING");
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->status, JobStatus::kPending);
   EXPECT_TRUE(store_->LoadKbChunks("w", "kb")->empty());
 
   // A job finishing after its document was deleted writes nothing either.
   ASSERT_TRUE(*store_->DeleteKbDoc("w", "kb", "a"));
   KbDocRecord fail = Doc("a", "new-job", 2);
-  fail.status = "FAIL";
+  fail.status = JobStatus::kFailed;
   fail.error_message = "x";
   EXPECT_FALSE(*store_->FinishKbDoc(fail, {}));
   EXPECT_EQ(store_->GetKbDoc("w", "kb", "a").status().code(), StatusCode::kNotFound);
@@ -111,7 +111,7 @@ TEST_P(KbStoreTest, StaleJobWritesNothing) {
 TEST_P(KbStoreTest, ReuploadDropsTheOldChunks) {
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
   KbDocRecord done = Doc("a", "j1", 1);
-  done.status = "SUCCESS";
+  done.status = JobStatus::kSucceeded;
   ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk("a", 0, "v1")}));
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j2", 2)).ok());
   EXPECT_TRUE(store_->LoadKbChunks("w", "kb")->empty());
@@ -121,7 +121,7 @@ TEST_P(KbStoreTest, ReuploadDropsTheOldChunks) {
 TEST_P(KbStoreTest, ManyChunksKeepTheirOrderAndVectors) {
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
   KbDocRecord done = Doc("a", "j1", 1);
-  done.status = "SUCCESS";
+  done.status = JobStatus::kSucceeded;
   std::vector<KbChunkRecord> chunks;
   for (int i = 0; i < 1234; ++i) {  // more than one INSERT statement's worth on PostgreSQL
     KbChunkRecord c = Chunk("a", i, "text " + std::to_string(i));
@@ -145,7 +145,7 @@ TEST_P(KbStoreTest, ChunksOfSeveralDocumentsComeByDocumentThenPosition) {
   for (const char* id : {"b", "a", "B"}) {
     ASSERT_TRUE(store_->PutKbDoc(Doc(id, "j", 1)).ok());
     KbDocRecord done = Doc(id, "j", 1);
-    done.status = "SUCCESS";
+    done.status = JobStatus::kSucceeded;
     ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk(id, 1, "second"), Chunk(id, 0, "first")}));
   }
   auto loaded = store_->LoadKbChunks("w", "kb");
@@ -166,12 +166,12 @@ TEST_P(KbStoreTest, WritesBumpTheScopeVersion) {
   EXPECT_GT(after_put, 0);
 
   KbDocRecord stale = Doc("a", "other-job", 1);
-  stale.status = "SUCCESS";
+  stale.status = JobStatus::kSucceeded;
   EXPECT_FALSE(*store_->FinishKbDoc(stale, {}));
   EXPECT_EQ(Version(), after_put) << "a stale job writes nothing, not even a version";
 
   KbDocRecord done = Doc("a", "j1", 1);
-  done.status = "SUCCESS";
+  done.status = JobStatus::kSucceeded;
   ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk("a", 0, "x")}));
   const int64_t after_finish = Version();
   EXPECT_GT(after_finish, after_put);
@@ -195,10 +195,10 @@ TEST_P(KbStoreTest, RefusesNulBytes) {
 
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j1", 1)).ok());
   KbDocRecord done = Doc("a", "j1", 1);
-  done.status = "SUCCESS";
+  done.status = JobStatus::kSucceeded;
   auto applied = store_->FinishKbDoc(done, {Chunk("a", 0, std::string("x\0y", 3))});
   EXPECT_EQ(applied.status().code(), StatusCode::kInvalidParameter);
-  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->status, "PROCESSING");
+  EXPECT_EQ(store_->GetKbDoc("w", "kb", "a")->status, JobStatus::kPending);
   // A key with a NUL byte cannot name a stored document (libpq would cut it to "a").
   EXPECT_EQ(store_->GetKbDoc("w", "kb", std::string("a\0b", 3)).status().code(),
             StatusCode::kNotFound);
@@ -228,7 +228,7 @@ TEST_P(KbStoreTest, AnotherNodeTakesOverWhenTheLeaseRunsOut) {
 
   // b finishes it as its own.
   KbDocRecord done = Doc("d", "j1", 1);
-  done.status = "SUCCESS";
+  done.status = JobStatus::kSucceeded;
   EXPECT_TRUE(*b->FinishKbDoc(done, {}));
 }
 

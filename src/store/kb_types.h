@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "common/job_status.h"
+
 namespace engram {
 
-// One uploaded document; the row is also its ingestion job (status PROCESSING).
+// One uploaded document; the row is also its ingestion job (kPending until it ends).
 struct KbDocRecord {
   std::string workspace;
   std::string kb_id;
@@ -16,7 +18,8 @@ struct KbDocRecord {
   std::string title;
   std::string source_type;  // LOCAL | OSS
   std::string file_url;
-  std::string status;   // PROCESSING | SUCCESS | FAIL
+  // Stored and rendered as PROCESSING | SUCCESS | FAIL (JobVocabulary::kKbDocument).
+  JobStatus status = JobStatus::kPending;
   std::string content;  // extracted text (SUCCESS only); empty in list results
   std::string error_message;
   int64_t created_at_us = 0;

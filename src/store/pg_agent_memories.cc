@@ -7,6 +7,7 @@
 
 #include "common/time_util.h"
 #include "store/categories_json.h"
+#include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 
@@ -16,6 +17,8 @@ namespace {
 
 using pg::HasNul;
 
+constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
+
 constexpr const char* kEventColumns =
     "id, workspace, status, request, result, error_message, created_at, updated_at";
 
@@ -23,7 +26,7 @@ MemoryEventRecord ReadEventRow(const pqxx::row& r) {
   MemoryEventRecord e;
   e.id = r[0].as<std::string>();
   e.workspace = r[1].as<std::string>();
-  e.status = r[2].as<std::string>();
+  e.status = job_rows::ReadStatus(r[2].as<std::string>(), kEventWords, e.id);
   e.request_json = r[3].as<std::string>();
   e.result_json = r[4].as<std::string>();
   e.error_message = r[5].as<std::string>();
@@ -35,7 +38,6 @@ MemoryEventRecord ReadEventRow(const pqxx::row& r) {
 Status CheckEventText(const MemoryEventRecord& e) {
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", e.id));
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event workspace", e.workspace));
-  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event status", e.status));
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event request", e.request_json));
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event result", e.result_json));
   return pg::CheckText("event error message", e.error_message);
@@ -148,10 +150,10 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
       pqxx::result cur = txn.exec_params(
           "SELECT status FROM memory_events WHERE id = $1 FOR UPDATE", batch.finish_event->id);
       if (!cur.empty()) {
-        const std::string status = cur[0][0].as<std::string>();
-        if (status == "SUCCEEDED" || status == "FAILED") {
+        const std::string word = cur[0][0].as<std::string>();
+        if (IsFinished(job_rows::ReadStatus(word, kEventWords, batch.finish_event->id))) {
           return Status::Conflict(
-              fmt::format("event {} was already finished ({})", batch.finish_event->id, status));
+              fmt::format("event {} was already finished ({})", batch.finish_event->id, word));
         }
       }
     }
@@ -195,7 +197,7 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
       txn.exec_params(
           "UPDATE memory_events SET status = $1, result = $2, error_message = $3, updated_at = $4 "
           "WHERE id = $5",
-          e.status, e.result_json, e.error_message, now, e.id);
+          job_rows::StoredWord(e.status, kEventWords), e.result_json, e.error_message, now, e.id);
     }
     return Status::Ok();
   });
@@ -244,22 +246,22 @@ Status PgStore::InsertEvent(const MemoryEventRecord& event) {
     txn.exec_params(fmt::format("INSERT INTO memory_events({}, lease_owner, lease_until) "
                                 "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                                 kEventColumns),
-                    event.id, event.workspace, event.status, event.request_json, event.result_json,
-                    event.error_message, event.created_at_us, event.updated_at_us, options_.node_id,
-                    lease_until);
+                    event.id, event.workspace, job_rows::StoredWord(event.status, kEventWords),
+                    event.request_json, event.result_json, event.error_message, event.created_at_us,
+                    event.updated_at_us, options_.node_id, lease_until);
     return Status::Ok();
   });
 }
 
-Status PgStore::UpdateEventStatus(std::string_view id, std::string_view status,
+Status PgStore::UpdateEventStatus(std::string_view id, JobStatus status,
                                   std::string_view error_message) {
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", id));
-  ENGRAM_RETURN_IF_ERROR(pg::CheckText("event status", status));
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event error message", error_message));
   return pool_->Write([&](pqxx::work& txn) -> Status {
     txn.exec_params(
         "UPDATE memory_events SET status = $1, error_message = $2, updated_at = $3 WHERE id = $4",
-        std::string(status), std::string(error_message), NowMicros(), std::string(id));
+        job_rows::StoredWord(status, kEventWords), std::string(error_message), NowMicros(),
+        std::string(id));
     return Status::Ok();
   });
 }
@@ -291,10 +293,10 @@ Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
     const int64_t now = pg::DbNowMicros(txn);
     auto rows = txn.exec_params(
         fmt::format("UPDATE memory_events SET lease_owner = $1, lease_until = $2 WHERE id IN ("
-                    "SELECT id FROM memory_events WHERE status IN ('PENDING', 'RUNNING') AND "
+                    "SELECT id FROM memory_events WHERE {} AND "
                     "lease_until < $3 ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED) "
                     "RETURNING {}",
-                    kEventColumns),
+                    job_rows::UnfinishedCondition(kEventWords), kEventColumns),
         options_.node_id, now + lease_us(), now);
     for (const auto& r : rows) out.push_back(ReadEventRow(r));
     return Status::Ok();

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/time_util.h"
+#include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 
@@ -22,13 +23,14 @@ namespace {
 using pg::CheckText;
 using pg::HasNul;
 
+constexpr JobVocabulary kDocWords = JobVocabulary::kKbDocument;
+
 // The keys and what a job's end writes.
 Status CheckFinishText(const KbDocRecord& d) {
   return CheckText({{d.workspace, "workspace"},
                     {d.kb_id, "kb_id"},
                     {d.id, "document id"},
                     {d.job_id, "document job_id"},
-                    {d.status, "document status"},
                     {d.content, "document content"},
                     {d.error_message, "document error_message"}});
 }
@@ -42,7 +44,6 @@ Status CheckUploadText(const KbDocRecord& d) {
                     {d.title, "document title"},
                     {d.source_type, "document source_type"},
                     {d.file_url, "document file_url"},
-                    {d.status, "document status"},
                     {d.error_message, "document error_message"}});
 }
 
@@ -60,7 +61,7 @@ KbDocRecord ReadDocRow(const pqxx::row& row, bool with_content) {
   d.title = row[4].as<std::string>();
   d.source_type = row[5].as<std::string>();
   d.file_url = row[6].as<std::string>();
-  d.status = row[7].as<std::string>();
+  d.status = job_rows::ReadStatus(row[7].as<std::string>(), kDocWords, d.id);
   d.error_message = row[8].as<std::string>();
   d.created_at_us = row[9].as<int64_t>();
   d.updated_at_us = row[10].as<int64_t>();
@@ -144,8 +145,8 @@ Status PgStore::PutKbDoc(const KbDocRecord& doc) {
             "lease_until = EXCLUDED.lease_until",
             kDocColumns),
         doc.workspace, doc.kb_id, doc.id, doc.job_id, doc.title, doc.source_type, doc.file_url,
-        doc.status, doc.error_message, doc.created_at_us, doc.updated_at_us, options_.node_id,
-        lease_until);
+        job_rows::StoredWord(doc.status, kDocWords), doc.error_message, doc.created_at_us,
+        doc.updated_at_us, options_.node_id, lease_until);
     return Status::Ok();
   });
 }
@@ -164,10 +165,10 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
     pg::BumpScopeVersion(txn, ScopeKeyKb(doc.workspace, doc.kb_id));
     pqxx::result up = txn.exec_params(
         "UPDATE kb_docs SET status = $1, content = $2, error_message = $3, updated_at = $4 "
-        "WHERE workspace = $5 AND kb_id = $6 AND id = $7 AND job_id = $8 "
-        "AND status = 'PROCESSING'",
-        doc.status, doc.content, doc.error_message, now, doc.workspace, doc.kb_id, doc.id,
-        doc.job_id);
+        "WHERE workspace = $5 AND kb_id = $6 AND id = $7 AND job_id = $8 AND " +
+            job_rows::UnfinishedCondition(kDocWords),
+        job_rows::StoredWord(doc.status, kDocWords), doc.content, doc.error_message, now,
+        doc.workspace, doc.kb_id, doc.id, doc.job_id);
     if (up.affected_rows() == 0) {  // deleted or uploaded again meanwhile
       stale = true;
       return NothingChanged();
@@ -301,9 +302,9 @@ Result<std::vector<KbDocRecord>> PgStore::UnfinishedKbDocs() {
     pqxx::result res = txn.exec_params(
         fmt::format("UPDATE kb_docs SET lease_owner = $1, lease_until = $2 "
                     "WHERE (workspace, kb_id, id) IN (SELECT workspace, kb_id, id FROM kb_docs "
-                    "WHERE status = 'PROCESSING' AND lease_until < $3 ORDER BY created_at "
+                    "WHERE {} AND lease_until < $3 ORDER BY created_at "
                     "LIMIT 1000 FOR UPDATE SKIP LOCKED) RETURNING {}",
-                    kDocColumns),
+                    job_rows::UnfinishedCondition(kDocWords), kDocColumns),
         options_.node_id, now + lease_us(), now);
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadDocRow(row, /*with_content=*/false));

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/time_util.h"
+#include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 #include "store/skill_rows.h"
@@ -21,6 +22,8 @@ namespace {
 
 using pg::CheckText;
 using pg::HasNul;
+
+constexpr JobVocabulary kTaskWords = JobVocabulary::kSkillTask;
 
 // Tags, triggers, files and snapshots are JSON (NUL escaped); these are written as they are.
 Status CheckSkillText(const std::string& workspace, const SkillRecord& r) {
@@ -93,7 +96,7 @@ SkillTaskRecord ReadTaskRow(const pqxx::row& row) {
   SkillTaskRecord t;
   t.id = row[0].as<std::string>();
   t.workspace = row[1].as<std::string>();
-  t.status = row[2].as<std::string>();
+  t.status = job_rows::ReadStatus(row[2].as<std::string>(), kTaskWords, t.id);
   t.request_json = row[3].as<std::string>();
   t.skill_ids = skill_rows::DecodeList(row[4].as<std::string>());
   t.error_message = row[5].as<std::string>();
@@ -105,7 +108,6 @@ SkillTaskRecord ReadTaskRow(const pqxx::row& row) {
 Status CheckTaskText(const SkillTaskRecord& t) {
   return CheckText({{t.id, "task id"},
                     {t.workspace, "workspace"},
-                    {t.status, "task status"},
                     {t.request_json, "task request"},
                     {t.error_message, "task error_message"}});
 }
@@ -188,10 +190,10 @@ Status PgStore::ApplySkillChanges(SkillChangeBatch batch) {
       pqxx::result cur = txn.exec_params("SELECT status FROM skill_tasks WHERE id = $1 FOR UPDATE",
                                          batch.finish_task->id);
       if (!cur.empty()) {
-        const std::string status = cur[0][0].as<std::string>();
-        if (status == "completed" || status == "failed") {
+        const std::string word = cur[0][0].as<std::string>();
+        if (IsFinished(job_rows::ReadStatus(word, kTaskWords, batch.finish_task->id))) {
           return Status::Conflict(
-              fmt::format("task {} was already finished ({})", batch.finish_task->id, status));
+              fmt::format("task {} was already finished ({})", batch.finish_task->id, word));
         }
       }
     }
@@ -244,7 +246,8 @@ Status PgStore::ApplySkillChanges(SkillChangeBatch batch) {
       txn.exec_params(
           "UPDATE skill_tasks SET status = $1, skill_ids = $2, error_message = $3, "
           "updated_at = $4 WHERE id = $5",
-          t.status, skill_rows::EncodeList(t.skill_ids), t.error_message, now, t.id);
+          job_rows::StoredWord(t.status, kTaskWords), skill_rows::EncodeList(t.skill_ids),
+          t.error_message, now, t.id);
     }
     return Status::Ok();
   });
@@ -259,9 +262,9 @@ Status PgStore::InsertSkillTask(const SkillTaskRecord& task) {
     txn.exec_params(fmt::format("INSERT INTO skill_tasks({}, lease_owner, lease_until) "
                                 "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                                 kTaskColumns),
-                    task.id, task.workspace, task.status, task.request_json,
-                    skill_rows::EncodeList(task.skill_ids), task.error_message, task.created_at_us,
-                    task.updated_at_us, options_.node_id, lease_until);
+                    task.id, task.workspace, job_rows::StoredWord(task.status, kTaskWords),
+                    task.request_json, skill_rows::EncodeList(task.skill_ids), task.error_message,
+                    task.created_at_us, task.updated_at_us, options_.node_id, lease_until);
     return Status::Ok();
   });
 }
@@ -293,10 +296,10 @@ Result<std::vector<SkillTaskRecord>> PgStore::UnfinishedSkillTasks() {
     const int64_t now = pg::DbNowMicros(txn);
     pqxx::result res = txn.exec_params(
         fmt::format("UPDATE skill_tasks SET lease_owner = $1, lease_until = $2 WHERE id IN ("
-                    "SELECT id FROM skill_tasks WHERE status IN ('pending', 'running') "
+                    "SELECT id FROM skill_tasks WHERE {} "
                     "AND lease_until < $3 ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED) "
                     "RETURNING {}",
-                    kTaskColumns),
+                    job_rows::UnfinishedCondition(kTaskWords), kTaskColumns),
         options_.node_id, now + lease_us(), now);
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadTaskRow(row));

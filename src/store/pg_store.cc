@@ -7,6 +7,7 @@
 
 #include "common/ids.h"
 #include "common/thread_util.h"
+#include "store/job_rows.h"
 
 namespace engram {
 
@@ -82,17 +83,15 @@ Status PgStore::Init() {
   // restart with --node-id): this process holds none of them yet. Free them for the Unfinished*()
   // claims; else the renewer below would keep extending them and no node would ever resume them.
   Status released = pool_->Write([&](pqxx::work& txn) -> Status {
-    txn.exec_params(
-        "UPDATE memory_events SET lease_until = 0 WHERE lease_owner = $1 "
-        "AND status IN ('PENDING', 'RUNNING')",
-        options_.node_id);
-    txn.exec_params(
-        "UPDATE skill_tasks SET lease_until = 0 WHERE lease_owner = $1 "
-        "AND status IN ('pending', 'running')",
-        options_.node_id);
-    txn.exec_params(
-        "UPDATE kb_docs SET lease_until = 0 WHERE lease_owner = $1 AND status = 'PROCESSING'",
-        options_.node_id);
+    txn.exec_params("UPDATE memory_events SET lease_until = 0 WHERE lease_owner = $1 AND " +
+                        job_rows::UnfinishedCondition(JobVocabulary::kMemoryEvent),
+                    options_.node_id);
+    txn.exec_params("UPDATE skill_tasks SET lease_until = 0 WHERE lease_owner = $1 AND " +
+                        job_rows::UnfinishedCondition(JobVocabulary::kSkillTask),
+                    options_.node_id);
+    txn.exec_params("UPDATE kb_docs SET lease_until = 0 WHERE lease_owner = $1 AND " +
+                        job_rows::UnfinishedCondition(JobVocabulary::kKbDocument),
+                    options_.node_id);
     return Status::Ok();
   });
   if (!released.ok()) return released;
@@ -182,17 +181,15 @@ void PgStore::RenewLoop() {
     lock.unlock();
     Status st = pool_->Write([&](pqxx::work& txn) -> Status {
       const int64_t until = pg::DbNowMicros(txn) + lease_us();
-      txn.exec_params(
-          "UPDATE memory_events SET lease_until = $2 WHERE lease_owner = $1 "
-          "AND status IN ('PENDING', 'RUNNING')",
-          options_.node_id, until);
-      txn.exec_params(
-          "UPDATE skill_tasks SET lease_until = $2 WHERE lease_owner = $1 "
-          "AND status IN ('pending', 'running')",
-          options_.node_id, until);
-      txn.exec_params(
-          "UPDATE kb_docs SET lease_until = $2 WHERE lease_owner = $1 AND status = 'PROCESSING'",
-          options_.node_id, until);
+      txn.exec_params("UPDATE memory_events SET lease_until = $2 WHERE lease_owner = $1 AND " +
+                          job_rows::UnfinishedCondition(JobVocabulary::kMemoryEvent),
+                      options_.node_id, until);
+      txn.exec_params("UPDATE skill_tasks SET lease_until = $2 WHERE lease_owner = $1 AND " +
+                          job_rows::UnfinishedCondition(JobVocabulary::kSkillTask),
+                      options_.node_id, until);
+      txn.exec_params("UPDATE kb_docs SET lease_until = $2 WHERE lease_owner = $1 AND " +
+                          job_rows::UnfinishedCondition(JobVocabulary::kKbDocument),
+                      options_.node_id, until);
       return Status::Ok();
     });
     if (!st.ok())

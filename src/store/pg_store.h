@@ -63,7 +63,7 @@ class PgStore final : public Store {
   Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
                                                 std::string_view memory_id) override;
   Status InsertEvent(const MemoryEventRecord& event) override;
-  Status UpdateEventStatus(std::string_view id, std::string_view status,
+  Status UpdateEventStatus(std::string_view id, JobStatus status,
                            std::string_view error_message) override;
   Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) override;
   Result<std::vector<MemoryEventRecord>> UnfinishedEvents() override;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/job_status.h"
+
 namespace engram {
 
 // One skill: a reusable procedure (SKILL.md with YAML front matter, plus resource files).
@@ -42,7 +44,8 @@ struct SkillVersionRecord {
 struct SkillTaskRecord {
   std::string id;  // st-<uuid>
   std::string workspace;
-  std::string status;                  // pending | running | completed | failed
+  // Stored and rendered as pending | running | completed | failed (JobVocabulary::kSkillTask).
+  JobStatus status = JobStatus::kPending;
   std::string request_json;            // the validated add request
   std::vector<std::string> skill_ids;  // set when completed
   std::string error_message;

@@ -62,7 +62,7 @@ class SkillsStoreTest : public testing::LeasedStoreTest {
   static SkillTaskRecord Task(const std::string& id, int64_t at) {
     return {.id = id,
             .workspace = "w",
-            .status = "pending",
+            .status = JobStatus::kPending,
             .request_json = R"({"messages":[]})",
             .created_at_us = at,
             .updated_at_us = at};
@@ -213,11 +213,11 @@ TEST_P(SkillsStoreTest, UpdateOrDeleteOfAGoneSkillIsNotFound) {
 TEST_P(SkillsStoreTest, TasksInsertGetUnfinished) {
   SkillTaskRecord t2 = Task("st-2", 200);
   SkillTaskRecord t1 = Task("st-1", 100);
-  t1.status = "running";
+  t1.status = JobStatus::kRunning;
   ASSERT_TRUE(store_->InsertSkillTask(t2).ok());
   ASSERT_TRUE(store_->InsertSkillTask(t1).ok());
   SkillTaskRecord done = Task("st-3", 50);
-  done.status = "completed";
+  done.status = JobStatus::kSucceeded;
   done.skill_ids = {"s-a"};
   ASSERT_TRUE(store_->InsertSkillTask(done).ok());
 
@@ -225,7 +225,7 @@ TEST_P(SkillsStoreTest, TasksInsertGetUnfinished) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->id, "st-1");
   EXPECT_EQ(got->workspace, "w");
-  EXPECT_EQ(got->status, "running");
+  EXPECT_EQ(got->status, JobStatus::kRunning);
   EXPECT_EQ(got->request_json, R"({"messages":[]})");
   EXPECT_TRUE(got->skill_ids.empty());
   EXPECT_EQ(got->created_at_us, 100);
@@ -246,24 +246,24 @@ TEST_P(SkillsStoreTest, ApplyingChangesFinishesTheirTask) {
   ASSERT_TRUE(store_->InsertSkillTask(Task("st-2", 200)).ok());
 
   SkillTaskRecord finished = Task("st-1", 100);
-  finished.status = "completed";
+  finished.status = JobStatus::kSucceeded;
   finished.skill_ids = {"s-a", "s-b"};
   ASSERT_TRUE(
       Apply({Insert(Skill("s-a", "u1", "one")), Insert(Skill("s-b", "u1", "two"))}, finished).ok());
   auto got = store_->GetSkillTask("w", "st-1");
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->status, "completed");
+  EXPECT_EQ(got->status, JobStatus::kSucceeded);
   EXPECT_EQ(got->skill_ids, (std::vector<std::string>{"s-a", "s-b"}));
   EXPECT_GT(got->updated_at_us, 100);
 
   // A failing batch leaves its task as it was.
   SkillTaskRecord failed = Task("st-2", 200);
-  failed.status = "completed";
+  failed.status = JobStatus::kSucceeded;
   EXPECT_EQ(Apply({Insert(Skill("s-c", "u1", "one"))}, failed).code(), StatusCode::kConflict);
-  EXPECT_EQ(store_->GetSkillTask("w", "st-2")->status, "pending");
+  EXPECT_EQ(store_->GetSkillTask("w", "st-2")->status, JobStatus::kPending);
 
   // A task can end without changes (e.g. failed).
-  failed.status = "failed";
+  failed.status = JobStatus::kFailed;
   failed.error_message = "no skill found";
   ASSERT_TRUE(Apply({}, failed).ok());
   EXPECT_EQ(store_->GetSkillTask("w", "st-2")->error_message, "no skill found");
@@ -293,7 +293,7 @@ TEST_P(SkillsStoreTest, WritesBumpTheScopeVersion) {
   ASSERT_TRUE(store_->InsertSkillTask(Task("st-1", 1)).ok());
   EXPECT_EQ(Version(), last) << "task insert";
   SkillTaskRecord done = Task("st-1", 1);
-  done.status = "failed";
+  done.status = JobStatus::kFailed;
   ASSERT_TRUE(Apply({}, done).ok());
   EXPECT_EQ(Version(), last) << "task end";
   ASSERT_TRUE(Apply({Delete("s-a")}).ok());

@@ -11,6 +11,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "store/categories_json.h"
+#include "store/job_rows.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
 
@@ -18,11 +19,13 @@ namespace engram {
 
 namespace {
 
+constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
+
 MemoryEventRecord ReadEventRow(const sqlite::Stmt& q) {
   MemoryEventRecord e;
   e.id = q.ColumnText(0);
   e.workspace = q.ColumnText(1);
-  e.status = q.ColumnText(2);
+  e.status = job_rows::ReadStatus(q.ColumnText(2), kEventWords, e.id);
   e.request_json = q.ColumnText(3);
   e.result_json = q.ColumnText(4);
   e.error_message = q.ColumnText(5);
@@ -50,7 +53,7 @@ Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, OnConflict on
   ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
   ins.Bind(1, event.id);
   ins.Bind(2, event.workspace);
-  ins.Bind(3, event.status);
+  ins.Bind(3, JobStatusName(event.status, kEventWords));
   ins.Bind(4, event.request_json);
   ins.Bind(5, event.result_json);
   ins.Bind(6, event.error_message);
@@ -246,7 +249,7 @@ namespace {
 std::string EncodeJournalEvent(const MemoryEventRecord& e) {
   nlohmann::json j = {{"id", e.id},
                       {"workspace", e.workspace},
-                      {"status", e.status},
+                      {"status", JobStatusName(e.status, kEventWords)},
                       {"request", e.request_json},
                       {"created_at", e.created_at_us},
                       {"updated_at", e.updated_at_us}};
@@ -260,7 +263,7 @@ Result<MemoryEventRecord> DecodeJournalEvent(const std::string& record) {
   try {
     e.id = j.at("id").get<std::string>();
     e.workspace = j.at("workspace").get<std::string>();
-    e.status = j.at("status").get<std::string>();
+    e.status = job_rows::ReadStatus(j.at("status").get<std::string>(), kEventWords, e.id);
     e.request_json = j.at("request").get<std::string>();
     e.created_at_us = j.at("created_at").get<int64_t>();
     e.updated_at_us = j.at("updated_at").get<int64_t>();
@@ -338,14 +341,14 @@ void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status
                    });
 }
 
-Status SqliteStore::UpdateEventStatus(std::string_view id, std::string_view status,
+Status SqliteStore::UpdateEventStatus(std::string_view id, JobStatus status,
                                       std::string_view error_message) {
   return Submit([&](sqlite3* db) -> Status {
     sqlite::Stmt up(db,
                     "UPDATE memory_events SET status = ?, error_message = ?, updated_at = ? "
                     "WHERE id = ?");
     ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-    up.Bind(1, status);
+    up.Bind(1, JobStatusName(status, kEventWords));
     up.Bind(2, error_message);
     up.Bind(3, NowMicros());
     up.Bind(4, id);
@@ -385,9 +388,8 @@ Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std
 Result<std::vector<MemoryEventRecord>> SqliteStore::UnfinishedEvents() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryEventRecord>> {
     std::vector<MemoryEventRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE status IN "
-                                   "('PENDING', 'RUNNING') ORDER BY created_at, id",
-                                   kEventColumns));
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE {} ORDER BY created_at, id",
+                                   kEventColumns, job_rows::UnfinishedCondition(kEventWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
     while (q.Step(&st)) out.push_back(ReadEventRow(q));

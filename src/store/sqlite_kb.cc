@@ -4,12 +4,15 @@
 #include <cstring>
 
 #include "common/time_util.h"
+#include "store/job_rows.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
 
 namespace engram {
 
 namespace {
+
+constexpr JobVocabulary kDocWords = JobVocabulary::kKbDocument;
 
 constexpr const char* kDocColumns =
     "workspace, kb_id, id, job_id, title, source_type, file_url, status, error_message, "
@@ -25,7 +28,7 @@ KbDocRecord ReadDocRow(const sqlite::Stmt& q, bool with_content) {
   d.title = q.ColumnText(4);
   d.source_type = q.ColumnText(5);
   d.file_url = q.ColumnText(6);
-  d.status = q.ColumnText(7);
+  d.status = job_rows::ReadStatus(q.ColumnText(7), kDocWords, d.id);
   d.error_message = q.ColumnText(8);
   d.created_at_us = q.ColumnInt(9);
   d.updated_at_us = q.ColumnInt(10);
@@ -71,7 +74,7 @@ Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
     ins.Bind(5, doc.title);
     ins.Bind(6, doc.source_type);
     ins.Bind(7, doc.file_url);
-    ins.Bind(8, doc.status);
+    ins.Bind(8, JobStatusName(doc.status, kDocWords));
     ins.Bind(9, doc.error_message);
     ins.Bind(10, doc.created_at_us);
     ins.Bind(11, doc.updated_at_us);
@@ -86,10 +89,10 @@ Result<bool> SqliteStore::FinishKbDoc(const KbDocRecord& doc,
     applied = false;
     sqlite::Stmt up(db,
                     "UPDATE kb_docs SET status = ?, content = ?, error_message = ?, updated_at = ? "
-                    "WHERE workspace = ? AND kb_id = ? AND id = ? AND job_id = ? "
-                    "AND status = 'PROCESSING'");
+                    "WHERE workspace = ? AND kb_id = ? AND id = ? AND job_id = ? AND " +
+                        job_rows::UnfinishedCondition(kDocWords));
     ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-    up.Bind(1, doc.status);
+    up.Bind(1, JobStatusName(doc.status, kDocWords));
     up.Bind(2, doc.content);
     up.Bind(3, doc.error_message);
     up.Bind(4, NowMicros());
@@ -221,9 +224,8 @@ Result<std::vector<KbChunkRecord>> SqliteStore::LoadKbChunks(std::string_view wo
 Result<std::vector<KbDocRecord>> SqliteStore::UnfinishedKbDocs() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<KbDocRecord>> {
     std::vector<KbDocRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE status = 'PROCESSING' "
-                                   "ORDER BY created_at",
-                                   kDocColumns));
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE {} ORDER BY created_at",
+                                   kDocColumns, job_rows::UnfinishedCondition(kDocWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
     while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/time_util.h"
+#include "store/job_rows.h"
 #include "store/skill_rows.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
@@ -90,6 +91,8 @@ Status CheckNameFree(sqlite3* db, const std::string& workspace, const SkillRecor
   return st;
 }
 
+constexpr JobVocabulary kTaskWords = JobVocabulary::kSkillTask;
+
 constexpr const char* kTaskColumns =
     "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
 
@@ -97,7 +100,7 @@ SkillTaskRecord ReadTaskRow(const sqlite::Stmt& q) {
   SkillTaskRecord t;
   t.id = q.ColumnText(0);
   t.workspace = q.ColumnText(1);
-  t.status = q.ColumnText(2);
+  t.status = job_rows::ReadStatus(q.ColumnText(2), kTaskWords, t.id);
   t.request_json = q.ColumnText(3);
   t.skill_ids = skill_rows::DecodeList(q.ColumnText(4));
   t.error_message = q.ColumnText(5);
@@ -223,7 +226,7 @@ Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
                       "UPDATE skill_tasks SET status = ?, skill_ids = ?, error_message = ?, "
                       "updated_at = ? WHERE id = ?");
       ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-      up.Bind(1, t.status);
+      up.Bind(1, JobStatusName(t.status, kTaskWords));
       up.Bind(2, skill_rows::EncodeList(t.skill_ids));
       up.Bind(3, t.error_message);
       up.Bind(4, now);
@@ -241,7 +244,7 @@ Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
     ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
     ins.Bind(1, task.id);
     ins.Bind(2, task.workspace);
-    ins.Bind(3, task.status);
+    ins.Bind(3, JobStatusName(task.status, kTaskWords));
     ins.Bind(4, task.request_json);
     ins.Bind(5, skill_rows::EncodeList(task.skill_ids));
     ins.Bind(6, task.error_message);
@@ -268,9 +271,8 @@ Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace, st
 Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<SkillTaskRecord>> {
     std::vector<SkillTaskRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE status IN "
-                                   "('pending', 'running') ORDER BY created_at, id",
-                                   kTaskColumns));
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE {} ORDER BY created_at, id",
+                                   kTaskColumns, job_rows::UnfinishedCondition(kTaskWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
     while (q.Step(&st)) out.push_back(ReadTaskRow(q));

@@ -50,7 +50,7 @@ class Store {
   virtual Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
                                                         std::string_view memory_id) = 0;
 
-  // Stores a new PENDING event durably.
+  // Stores a new (kPending) event durably.
   virtual Status InsertEvent(const MemoryEventRecord& event) = 0;
   // As InsertEvent, answering through `done` (called once, from any thread, and must not block)
   // when the event is durable; GetEvent finds it from then on. A store with a faster way to make
@@ -58,12 +58,12 @@ class Store {
   virtual void AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) {
     done(InsertEvent(event));
   }
-  // Sets an event's status (and error message), e.g. RUNNING or FAILED.
-  virtual Status UpdateEventStatus(std::string_view id, std::string_view status,
+  // Sets an event's status (and error message), e.g. kRunning or kFailed.
+  virtual Status UpdateEventStatus(std::string_view id, JobStatus status,
                                    std::string_view error_message) = 0;
   // kNotFound when the workspace has no such event.
   virtual Result<MemoryEventRecord> GetEvent(std::string_view workspace, std::string_view id) = 0;
-  // Events still PENDING or RUNNING (a restart resumes them), oldest first.
+  // Events still pending or running (a restart resumes them), oldest first.
   virtual Result<std::vector<MemoryEventRecord>> UnfinishedEvents() = 0;
   // A workspace's events (accepted ones included), newest first (created_at, then id descending):
   // [offset, offset + limit) of them; `total` gets their count.
@@ -99,9 +99,9 @@ class Store {
   // --- Knowledge bases --- (sqlite_kb.cc)
   // Stores a document as PROCESSING, replacing the one with its id and deleting that one's chunks.
   virtual Status PutKbDoc(const KbDocRecord& doc) = 0;
-  // Ends an ingestion job: doc.status SUCCESS (with content and chunks) or FAIL (error_message).
-  // Writes nothing and returns false when the document was deleted or uploaded again since
-  // (its job_id differs).
+  // Ends an ingestion job: doc.status kSucceeded (with content and chunks) or kFailed
+  // (error_message). Writes nothing and returns false when the document was deleted or uploaded
+  // again since (its job_id differs).
   virtual Result<bool> FinishKbDoc(const KbDocRecord& doc,
                                    const std::vector<KbChunkRecord>& chunks) = 0;
   // kNotFound when the knowledge base has no such document.

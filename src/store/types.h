@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/job_status.h"
+
 namespace engram {
 
 // One stored memory: a leaderboard message or (later) an extracted memory.
@@ -85,7 +87,8 @@ struct AddOutcome {
 struct MemoryEventRecord {
   std::string id;  // me-<uuid>
   std::string workspace;
-  std::string status;        // PENDING | RUNNING | SUCCEEDED | FAILED
+  // Stored and rendered as PENDING | RUNNING | SUCCEEDED | FAILED (JobVocabulary::kMemoryEvent).
+  JobStatus status = JobStatus::kPending;
   std::string request_json;  // the validated add request
   std::string result_json;   // set when finished
   std::string error_message;

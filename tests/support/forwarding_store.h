@@ -46,7 +46,7 @@ class ForwardingStore : public Store {
   void AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) override {
     base_->AcceptEvent(std::move(event), std::move(done));
   }
-  Status UpdateEventStatus(std::string_view id, std::string_view status,
+  Status UpdateEventStatus(std::string_view id, JobStatus status,
                            std::string_view error_message) override {
     return base_->UpdateEventStatus(id, status, error_message);
   }

@@ -44,6 +44,9 @@ class StoreBackendTest : public ::testing::TestWithParam<std::string> {
   // SQLite: the directory holding the database file (empty on PostgreSQL).
   const std::string& data_dir() const { return dir_; }
   bool is_postgres() const { return backend() == "postgres"; }
+  // PostgreSQL: the test database's URL, for writing rows behind the store's back (empty on
+  // SQLite).
+  std::string pg_url() const { return pg_ ? pg_->url() : std::string(); }
 
   // `pg` sets the PostgreSQL options other than the URL (node id, lease); SQLite ignores it.
   std::unique_ptr<Store> OpenStore(PgStoreOptions pg = {}) {

@@ -10,6 +10,7 @@
 #include "api/mem0/mem0_handler_context.h"
 #include "api/mem0/mem0_render.h"
 #include "api/mem0/mem0_requests.h"
+#include "common/job_status.h"
 #include "common/thread_util.h"
 
 namespace engram {
@@ -21,7 +22,9 @@ using json = nlohmann::json;
 constexpr const char* kQueuedMessage = "Memory processing has been queued for background execution";
 
 json Accepted(const std::string& event_id) {
-  return {{"message", kQueuedMessage}, {"status", "PENDING"}, {"event_id", event_id}};
+  return {{"message", kQueuedMessage},
+          {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kMemoryEvent)},
+          {"event_id", event_id}};
 }
 
 // 2.x with async_mode: false: the add answers what its extraction did. Runs on a worker thread
@@ -34,8 +37,10 @@ Result<HttpResponse> AddAndWait(const Mem0HandlerContext& ctx, const MemoryAddRe
   while (std::chrono::steady_clock::now() < deadline) {
     auto event = ctx.memories().GetEvent(add.workspace, *id);
     if (!event.ok()) return event.status();
-    if (event->status == "SUCCEEDED") return JsonResponse(200, Mem0EventResults(*event));
-    if (event->status == "FAILED") {
+    if (event->status == JobStatus::kSucceeded) {
+      return JsonResponse(200, Mem0EventResults(*event));
+    }
+    if (event->status == JobStatus::kFailed) {
       return Status::Unavailable(
           fmt::format("memory extraction of event {} failed: {}", *id, event->error_message));
     }

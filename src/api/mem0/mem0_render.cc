@@ -4,6 +4,7 @@
 
 #include "api/envelope.h"
 #include "api/memory_fields.h"
+#include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
 
@@ -103,7 +104,7 @@ json Mem0EventResults(const MemoryEventRecord& event) {
 json RenderMem0Event(const MemoryEventRecord& e) {
   return {{"id", e.id},
           {"event_type", "ADD"},
-          {"status", e.status},
+          {"status", JobStatusName(e.status, JobVocabulary::kMemoryEvent)},
           {"results", Mem0EventResults(e)},
           {"error_message", e.error_message.empty() ? json(nullptr) : json(e.error_message)},
           {"created_at", FormatIsoMicros(e.created_at_us)},

@@ -57,7 +57,7 @@ TEST(Mem0RenderTest, RequestUrlKeepsOnlyHostCharacters) {
 TEST(Mem0RenderTest, EventResultsAndErrors) {
   MemoryEventRecord e;
   e.id = "me-1";
-  e.status = "SUCCEEDED";
+  e.status = JobStatus::kSucceeded;
   e.result_json =
       R"({"results":["m-1"],"events":[{"memory_id":"m-1","event":"ADD","memory":"likes tea","previous_memory":null}]})";
   MemoryAddRequest add;
