@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -75,8 +76,15 @@ class PackedMatrix {
   std::vector<int32_t> int8_offsets_;
 };
 
-// Round-to-nearest-even float -> bfloat16 (the top 16 bits of the float).
-uint16_t FloatToBf16(float f);
+// Round-to-nearest-even float -> bfloat16 (the top 16 bits of the float). Inline: the bf16
+// kernel rounds every value of A with it.
+inline uint16_t FloatToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7F800000u) == 0x7F800000u) return static_cast<uint16_t>(u >> 16);  // inf / nan
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
 
 // Which instruction set a kernel table uses.
 enum class KernelIsa {
