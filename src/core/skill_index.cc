@@ -99,12 +99,12 @@ std::vector<SkillHit> SkillIndex::Search(const SkillQuery& q) const {
   auto owned = by_owner_.find(q.user_id);
   if (owned == by_owner_.end() || q.k == 0) return hits;
   std::vector<DocId> candidates;
+  std::vector<DocId> owners;  // the owner's live skills, whatever their agent
   for (DocId d : owned->second) {
     const Doc& doc = docs_[d];
-    if (index_.live(d) && doc.skill.owner == q.user_id &&
-        (q.agent_id.empty() || doc.skill.agent_id == q.agent_id)) {
-      candidates.push_back(d);
-    }
+    if (!index_.live(d) || doc.skill.owner != q.user_id) continue;
+    owners.push_back(d);
+    if (q.agent_id.empty() || doc.skill.agent_id == q.agent_id) candidates.push_back(d);
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -115,6 +115,10 @@ std::vector<SkillHit> SkillIndex::Search(const SkillQuery& q) const {
   query.candidates = options_.candidates;
   query.fusion = options_.fusion;
   query.among = &candidates;
+  // BM25 scores with the statistics of the owner's skills: one user's ranking does not depend on
+  // what other users of the workspace wrote (as for V4 memories).
+  const Bm25Stats stats = index_.bm25().StatsOver(q.terms, owners);
+  query.bm25_stats = &stats;
   for (const ScoredDoc& s : index_.Search(query).ranked) {
     hits.push_back({docs_[s.doc].skill, std::clamp(s.score, 0.0f, 1.0f)});
   }

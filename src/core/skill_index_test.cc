@@ -60,3 +60,33 @@ TEST_F(SkillIndexTest, AgentScopeUpdateAndRemove) {
 
 }  // namespace
 }  // namespace engram
+
+namespace engram {
+namespace {
+
+TEST(SkillIndexIsolationTest, AnotherUsersSkillsDoNotChangeAUsersRanking) {
+  // BM25 scores with the owner's statistics: u2 writing "web" everywhere makes the word common in
+  // the workspace, but not for u1, whose scores stay what they were.
+  Analyzer analyzer;
+  SkillIndex index(&analyzer, SkillIndexOptions{.vectors = {.dim = 2}});
+  index.Upsert(Skill("a", "u1", "deploy-web-app", "Deploy the web app"));
+  index.Upsert(Skill("b", "u1", "backup-database", "Back up the database nightly"));
+  index.Upsert(Skill("c", "u1", "rotate-web-keys", "Rotate the keys of the web database"));
+  SkillQuery q;
+  q.terms = analyzer.AnalyzeQuery("web database");
+  q.user_id = "u1";
+  const auto alone = index.Search(q);
+  for (int i = 0; i < 30; ++i) {
+    index.Upsert(Skill("x" + std::to_string(i), "u2", "web-" + std::to_string(i), "web web web"));
+  }
+  const auto shared = index.Search(q);
+  ASSERT_EQ(alone.size(), shared.size());
+  ASSERT_FALSE(alone.empty());
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(alone[i].skill.id, shared[i].skill.id);
+    EXPECT_FLOAT_EQ(alone[i].score, shared[i].score);
+  }
+}
+
+}  // namespace
+}  // namespace engram
