@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
+#include <set>
 
 namespace engram {
 namespace {
@@ -65,6 +68,70 @@ TEST_F(WindowedBm25Test, AFilterNeverEmptiesATruncatedTopK) {
   const DocId weak = AddTurn({"lisbon", "x", "y", "z", "w", "v"}, "weak");
   const std::function<bool(DocId)> only_weak = [&](DocId d) { return d == weak; };
   EXPECT_EQ(Search({"lisbon"}, 1, {.admits = &only_weak}), std::vector<DocId>{weak});
+}
+
+TEST_F(WindowedBm25Test, FilteredRankingMatchesBruteForce) {
+  // Random turns in sessions of 7 over a small vocabulary (many matches, so the pruning has work
+  // to do), two "users" (even / odd sessions) and a filter admitting a third of one user's turns:
+  // the top-k must be the brute-force top-k of the window formula over the admitted turns, with
+  // the scope's statistics, neighbours lending their words whether admitted or not.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> word(0, 30), length(1, 10);
+  std::vector<std::vector<std::string>> docs;
+  for (int i = 0; i < 700; ++i) {
+    std::vector<std::string> terms;
+    for (int w = length(rng); w > 0; --w)
+      terms.push_back("w" + std::to_string(word(rng) * word(rng) / 30));
+    docs.push_back(terms);
+    AddTurn(terms, "s" + std::to_string(i / 7));
+  }
+  auto session = [](DocId d) { return static_cast<int>(d) / 7; };
+  std::vector<DocId> scope;
+  for (DocId d = 0; d < docs.size(); ++d) {
+    if (session(d) % 2 == 0) scope.push_back(d);
+  }
+  const std::function<bool(DocId)> in_scope = [&](DocId d) { return session(d) % 2 == 0; };
+  std::set<DocId> asked;
+  const std::function<bool(DocId)> admits = [&](DocId d) {
+    asked.insert(d);
+    return in_scope(d) && d % 3 == 0;
+  };
+  for (int q = 0; q < 30; ++q) {
+    std::vector<std::string> query;
+    for (int w = 1 + q % 4; w > 0; --w)
+      query.push_back("w" + std::to_string(word(rng) * word(rng) / 30));
+    const Bm25Stats stats = bm25_.StatsOver(query, scope);
+    std::map<DocId, std::map<size_t, float>> own;
+    bm25_.ForEachContribution(
+        query, [&](size_t t, DocId d, float c) { own[d][t] = c; }, &stats);
+    std::vector<float> expected;
+    for (DocId d = 0; d < docs.size(); ++d) {
+      if (!in_scope(d) || d % 3 != 0) continue;
+      std::map<size_t, float> best = own.count(d) ? own[d] : std::map<size_t, float>{};
+      for (long n : {static_cast<long>(d) - 1, static_cast<long>(d) + 1}) {
+        if (n < 0 || n >= static_cast<long>(docs.size()) ||
+            session(static_cast<DocId>(n)) != session(d))
+          continue;
+        if (!own.count(static_cast<DocId>(n))) continue;
+        for (const auto& [t, c] : own[static_cast<DocId>(n)]) best[t] = std::max(best[t], 0.5f * c);
+      }
+      float score = 0;
+      for (const auto& [t, c] : best) score += c;
+      if (score > 0) expected.push_back(score);
+    }
+    std::sort(expected.begin(), expected.end(), std::greater<float>());
+    const size_t k = 12;
+    asked.clear();
+    const auto hits =
+        WindowedBm25(bm25_, order_, count_, query, k, 0.5f, {&in_scope, &admits}, &stats);
+    ASSERT_EQ(hits.size(), std::min(k, expected.size())) << "query " << q;
+    for (size_t i = 0; i < hits.size(); ++i) {
+      EXPECT_TRUE(in_scope(hits[i].doc) && hits[i].doc % 3 == 0);
+      EXPECT_NEAR(hits[i].score, expected[i], 1e-4) << "query " << q << " rank " << i;
+    }
+    for (DocId d : asked)
+      EXPECT_TRUE(in_scope(d)) << "the filter is asked only about turns in scope";
+  }
 }
 
 }  // namespace
