@@ -157,5 +157,78 @@ TEST_F(MemoryConversationTest, AShortQuestionKeepsPartOfItsScoreWithoutAConversa
   EXPECT_FLOAT_EQ(score_of(true, "m-2"), score_of(false, "m-2")) << "a statement keeps its score";
 }
 
+// BM25 scores with the searched scope's statistics: alice's results are the same, score for score,
+// whether or not bob's memories (full of the query's words) share the workspace, through writes,
+// updates and removals, with and without metadata narrowing.
+TEST(MemoryScopeStatisticsTest, AnotherUsersMemoriesDoNotChangeAUsersScores) {
+  Analyzer analyzer;
+  MemoryShard shared(&analyzer, MemoryShardOptions{.vectors = {.dim = 2}});
+  MemoryShard alone(&analyzer, MemoryShardOptions{.vectors = {.dim = 2}});
+  auto both = [&](const MemoryRecord& r) {
+    shared.Upsert(r);
+    alone.Upsert(r);
+  };
+  auto rec = [](int64_t seq, const std::string& user, const std::string& text,
+                const std::string& metadata = "{}") {
+    MemoryRecord r;
+    r.seq = seq;
+    r.id = "m-" + std::to_string(seq);
+    r.user_id = user;
+    r.text = text;
+    r.metadata_json = metadata;
+    r.created_at_us = r.updated_at_us = seq;
+    return r;
+  };
+  both(rec(1, "alice", "alice drinks green tea every morning", R"({"topic":"food"})"));
+  both(rec(2, "alice", "alice cycles to work", R"({"topic":"sport"})"));
+  both(rec(3, "alice", "tea and cake with her sister", R"({"topic":"food"})"));
+  both(rec(4, "alice", "a long walk in the park", R"({"topic":"sport"})"));
+  // Enough candidates, matching the two query words in different mixes, that fused scores
+  // depend on the words' weights (two candidates would always standardise to the same pair).
+  both(rec(5, "alice", "green apples from the market", R"({"topic":"food"})"));
+  both(rec(6, "alice", "green green tea for the guests", R"({"topic":"food"})"));
+  both(rec(7, "alice", "tea tea and more tea", R"({"topic":"food"})"));
+  both(rec(8, "alice", "a green bicycle", R"({"topic":"sport"})"));
+  for (int i = 0; i < 40; ++i) shared.Upsert(rec(100 + i, "bob", "tea tea green tea shop"));
+
+  auto expect_same = [&](const MemoryShard& reference, const std::string& q,
+                         const std::string& filter_json) {
+    auto filter = MemoryFilter::Parse(nlohmann::json::parse(filter_json), "filters", {});
+    ASSERT_TRUE(filter.ok());
+    MemoryQuery query{.terms = analyzer.AnalyzeQuery(q), .filter = &*filter, .k = 10, .now_us = 1};
+    auto a = shared.Search(query);
+    auto b = reference.Search(query);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->size(), b->size()) << q << " " << filter_json;
+    ASSERT_FALSE(a->empty());
+    for (size_t i = 0; i < a->size(); ++i) {
+      EXPECT_EQ((*a)[i].memory.id, (*b)[i].memory.id);
+      EXPECT_FLOAT_EQ((*a)[i].score, (*b)[i].score) << q << " " << filter_json << " rank " << i;
+    }
+  };
+  const std::string user = R"({"user_id": "alice"})";
+  const std::string topic = R"({"AND": [{"user_id": "alice"}, {"metadata.topic": "food"}]})";
+  const std::string two_keys = R"({"OR": [{"user_id": "alice"}, {"agent_id": "nobody"}]})";
+  for (const auto& f : {user, topic, two_keys}) expect_same(alone, "green tea", f);
+  // After an update and removals, against a shard that only ever held alice's final memories
+  // (so the totals kept through the changes are checked, not just applied alike).
+  shared.Upsert(
+      rec(3, "alice", "tea, cake and green apples with her sister", R"({"topic":"food"})"));
+  shared.Remove("m-2");
+  for (int i = 0; i < 20; ++i) shared.Remove("m-" + std::to_string(100 + i));
+  MemoryShard fresh(&analyzer, MemoryShardOptions{.vectors = {.dim = 2}});
+  for (const MemoryRecord& r :
+       {rec(1, "alice", "alice drinks green tea every morning", R"({"topic":"food"})"),
+        rec(3, "alice", "tea, cake and green apples with her sister", R"({"topic":"food"})"),
+        rec(4, "alice", "a long walk in the park", R"({"topic":"sport"})"),
+        rec(5, "alice", "green apples from the market", R"({"topic":"food"})"),
+        rec(6, "alice", "green green tea for the guests", R"({"topic":"food"})"),
+        rec(7, "alice", "tea tea and more tea", R"({"topic":"food"})"),
+        rec(8, "alice", "a green bicycle", R"({"topic":"sport"})")}) {
+    fresh.Upsert(r);
+  }
+  for (const auto& f : {user, topic, two_keys}) expect_same(fresh, "green tea", f);
+}
+
 }  // namespace
 }  // namespace engram
