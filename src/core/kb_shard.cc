@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/memory_bytes.h"
+
 namespace engram {
 
 std::string KbIndexedText(const std::string& heading, const std::string& text) {
@@ -85,20 +87,17 @@ std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
 
 size_t KbShard::MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  // Strings beyond the small-string buffer and libstdc++ hash nodes (next pointer, cached hash,
-  // value) with their bucket arrays, as MemoryShard::MemoryBytes counts them.
-  constexpr size_t kSsoCapacity = 15;
-  constexpr size_t kNode = 2 * sizeof(void*);
-  auto heap = [](const std::string& s) {
-    return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
-  };
+  // Strings beyond the small-string buffer and hash nodes with their bucket arrays
+  // (common/memory_bytes.h).
   size_t bytes = index_.MemoryBytes() + chunks_.capacity() * sizeof(Chunk);
   for (const Chunk& c : chunks_) {
-    bytes += heap(c.doc_id) + heap(c.title) + heap(c.heading) + heap(c.text);
+    bytes += StringHeapBytes(c.doc_id) + StringHeapBytes(c.title) + StringHeapBytes(c.heading) +
+             StringHeapBytes(c.text);
   }
   bytes += by_doc_.bucket_count() * sizeof(void*);
   for (const auto& [doc_id, ids] : by_doc_) {
-    bytes += kNode + sizeof(*by_doc_.begin()) + heap(doc_id) + ids.capacity() * sizeof(DocId);
+    bytes += kHashNodeBytes + sizeof(*by_doc_.begin()) + StringHeapBytes(doc_id) +
+             ids.capacity() * sizeof(DocId);
   }
   return bytes;
 }

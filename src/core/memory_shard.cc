@@ -4,6 +4,7 @@
 #include <span>
 
 #include "common/json_reader.h"
+#include "common/memory_bytes.h"
 #include "core/conversation_ranking.h"
 #include "index/question_form.h"
 #include "index/windowed_bm25.h"
@@ -581,19 +582,15 @@ size_t MemoryShard::MemoryBytes() const {
   for (const Doc& d : docs_) {
     bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();
   }
-  // The metadata index: libstdc++ hash nodes (next pointer, cached hash, value), bucket arrays,
-  // strings beyond the small-string buffer and the doc lists.
-  constexpr size_t kNode = 2 * sizeof(void*);
-  constexpr size_t kSsoCapacity = 15;
-  auto heap = [](const std::string& s) {
-    return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
-  };
+  // The metadata index: hash nodes, bucket arrays, strings beyond the small-string buffer
+  // (common/memory_bytes.h) and the doc lists.
   bytes += by_metadata_.bucket_count() * sizeof(void*);
   for (const auto& [key, values] : by_metadata_) {
-    bytes +=
-        kNode + sizeof(*by_metadata_.begin()) + heap(key) + values.bucket_count() * sizeof(void*);
+    bytes += kHashNodeBytes + sizeof(*by_metadata_.begin()) + StringHeapBytes(key) +
+             values.bucket_count() * sizeof(void*);
     for (const auto& [value, ids] : values) {
-      bytes += kNode + sizeof(*values.begin()) + heap(value) + ids.capacity() * sizeof(DocId);
+      bytes += kHashNodeBytes + sizeof(*values.begin()) + StringHeapBytes(value) +
+               ids.capacity() * sizeof(DocId);
     }
   }
   return bytes;

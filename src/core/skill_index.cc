@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "common/memory_bytes.h"
+
 namespace engram {
 
 namespace {
@@ -132,24 +134,21 @@ size_t SkillIndex::size() const {
 
 size_t SkillIndex::MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  // Strings beyond the small-string buffer and libstdc++ hash nodes (next pointer, cached hash,
-  // value) with their bucket arrays, as MemoryShard::MemoryBytes counts them.
-  constexpr size_t kSsoCapacity = 15;
-  constexpr size_t kNode = 2 * sizeof(void*);
-  auto heap = [](const std::string& s) {
-    return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
-  };
+  // Strings beyond the small-string buffer and hash nodes with their bucket arrays
+  // (common/memory_bytes.h).
   size_t bytes = index_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
   for (const Doc& d : docs_) {
     const SkillSummary& s = d.skill;
-    bytes += heap(s.id) + heap(s.name) + heap(s.description) + heap(s.version) + heap(s.owner) +
-             heap(s.agent_id);
+    bytes += StringHeapBytes(s.id) + StringHeapBytes(s.name) + StringHeapBytes(s.description) +
+             StringHeapBytes(s.version) + StringHeapBytes(s.owner) + StringHeapBytes(s.agent_id);
   }
   bytes += by_name_.bucket_count() * sizeof(void*);
-  for (const auto& [key, doc] : by_name_) bytes += kNode + sizeof(*by_name_.begin()) + heap(key);
+  for (const auto& [key, doc] : by_name_)
+    bytes += kHashNodeBytes + sizeof(*by_name_.begin()) + StringHeapBytes(key);
   bytes += by_owner_.bucket_count() * sizeof(void*);
   for (const auto& [owner, ids] : by_owner_) {
-    bytes += kNode + sizeof(*by_owner_.begin()) + heap(owner) + ids.capacity() * sizeof(DocId);
+    bytes += kHashNodeBytes + sizeof(*by_owner_.begin()) + StringHeapBytes(owner) +
+             ids.capacity() * sizeof(DocId);
   }
   return bytes;
 }

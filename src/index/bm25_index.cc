@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/memory_bytes.h"
+
 namespace engram {
 namespace {
 
@@ -286,12 +288,11 @@ std::vector<uint32_t> Bm25Index::DistinctLiveTermIds(
 
 size_t Bm25Index::MemoryBytes() const {
   size_t bytes = sizeof(*this);
-  // libstdc++ node: next pointer + cached hash + value, plus the bucket array.
+  // Hash nodes with their values, plus the bucket array.
   bytes += dictionary_.bucket_count() * sizeof(void*);
-  constexpr size_t kSsoCapacity = 15;
   for (const auto& [term, id] : dictionary_) {
-    bytes += 2 * sizeof(void*) + sizeof(std::pair<const std::string, uint32_t>);
-    if (term.capacity() > kSsoCapacity) bytes += term.capacity() + 1;
+    bytes +=
+        kHashNodeBytes + sizeof(std::pair<const std::string, uint32_t>) + StringHeapBytes(term);
   }
   bytes += postings_.capacity() * sizeof(PostingList);
   for (const PostingList& list : postings_) bytes += list.entries.capacity() * sizeof(Posting);

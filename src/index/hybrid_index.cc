@@ -2,19 +2,13 @@
 
 #include <algorithm>
 
+#include "common/memory_bytes.h"
+
 namespace engram {
 
 namespace {
 
 constexpr int64_t kNoSeq = INT64_MIN;
-
-// libstdc++: strings beyond the small-string buffer own a heap block; a hash node holds a next
-// pointer and the value (plus the cached hash for string keys).
-constexpr size_t kSsoCapacity = 15;
-constexpr size_t kNode = 2 * sizeof(void*);
-size_t HeapBytes(const std::string& s) {
-  return s.capacity() > kSsoCapacity ? s.capacity() + 1 : 0;
-}
 
 }  // namespace
 
@@ -182,9 +176,10 @@ size_t HybridIndex::MemoryBytes() const {
                  key_of_.capacity() * sizeof(const std::string*) + free_.capacity() * sizeof(DocId);
   bytes += by_key_.bucket_count() * sizeof(void*);
   for (const auto& [key, slot] : by_key_) {
-    bytes += kNode + sizeof(size_t) + sizeof(*by_key_.begin()) + HeapBytes(key);
+    bytes += kHashNodeBytes + sizeof(*by_key_.begin()) + StringHeapBytes(key);
   }
-  bytes += by_seq_.bucket_count() * sizeof(void*) + by_seq_.size() * (kNode + sizeof(int64_t));
+  bytes += by_seq_.bucket_count() * sizeof(void*) +
+           by_seq_.size() * (kHashNodeBytes + sizeof(*by_seq_.begin()));
   return bytes;
 }
 
