@@ -116,6 +116,13 @@ class JobQueue {
     cv_.notify_one();
   }
 
+  // How long a job that ran and must run again after a passing store error waits (PushAfter; see
+  // "Delayed jobs" above): min(options.poll_interval, kJobRetryPause).
+  std::chrono::milliseconds retry_pause() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::min(options_.poll_interval, kJobRetryPause);
+  }
+
   void Shutdown() {
     std::vector<std::thread> workers;
     {

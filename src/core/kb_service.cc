@@ -347,7 +347,7 @@ void KbService::RetryLater(KbDocRecord doc) {
   // outage of the store from becoming a busy loop, without holding a worker. The retry ingests
   // the document again; its job_id still guards the end against a delete or a new upload
   // meanwhile. Shutdown drops the queued copy, and the next start resumes it from the store.
-  const auto pause = std::min(options_.job_poll_interval, kJobRetryPause);
+  const auto pause = jobs_.retry_pause();
   spdlog::debug("kb {}/{}: document {} ingested again in {} ms", doc.workspace, doc.kb_id, doc.id,
                 pause.count());
   jobs_.PushAfter(std::move(doc), pause);

@@ -236,7 +236,7 @@ void MemoryService::RetryLater(const MemoryEventRecord& event, size_t stripe) {
   // of the store from turning into a busy loop, without holding a worker; the delayed event keeps
   // its place before its scope's later events. Shutdown drops the queued copy, and the next start
   // resumes it from the store.
-  const auto pause = std::min(options_.job_poll_interval, kJobRetryPause);
+  const auto pause = jobs_.retry_pause();
   spdlog::debug("memory event {}: runs again in {} ms", event.id, pause.count());
   jobs_.PushAfter(event, pause, stripe);
 }

@@ -483,7 +483,7 @@ void SkillService::RetryLater(const SkillTaskRecord& task, size_t stripe) {
   // pending for good. The pause keeps an outage of the store from becoming a busy loop, without
   // holding a worker; the task keeps its place before its owner's later tasks. Shutdown drops the
   // queued copy, and the next start resumes it from the store.
-  const auto pause = std::min(options_.job_poll_interval, kJobRetryPause);
+  const auto pause = jobs_.retry_pause();
   spdlog::debug("skill task {}: runs again in {} ms", task.id, pause.count());
   jobs_.PushAfter(task, pause, stripe);
 }
