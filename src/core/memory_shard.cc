@@ -393,7 +393,9 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   // wrote, and matches what the same turns get on the Leaderboard path (one shard per user).
   // When the scope holds every live memory of the workspace, those are the index's own.
   std::optional<Bm25Stats> stats;
-  if (LiveCount(scope) != index_.size()) stats = index_.bm25().StatsOver(query.terms, scope);
+  if (options_.retrieval.mode != RetrievalMode::kVector && LiveCount(scope) != index_.size()) {
+    stats = index_.bm25().StatsOver(query.terms, scope);
+  }
   // A selective metadata equality (one topic of many) narrows the scope to the docs having the
   // value, so that retrieval tests the filter on those only, and without the equalities the index
   // decided exactly (their JSON lookups were most of a filtered search's CPU). Windowed BM25

@@ -252,6 +252,8 @@ std::vector<ScoredDoc> Bm25Index::Search(const std::vector<std::string>& query_t
 Bm25Stats Bm25Index::StatsOver(const std::vector<std::string>& query_terms,
                                const std::vector<DocId>& docs) const {
   Bm25Stats stats;
+  const std::vector<uint32_t> ids = DistinctLiveTermIds(query_terms);
+  if (ids.empty()) return stats;  // no score will use them
   // Per-thread membership table, reset after use: the cost is that of `docs` and the postings.
   thread_local std::vector<uint8_t> member;
   if (member.size() < doc_meta_.size()) member.resize(doc_meta_.size(), 0);
@@ -264,7 +266,7 @@ Bm25Stats Bm25Index::StatsOver(const std::vector<std::string>& query_terms,
     stats.length_sum += doc_length_[d];
   }
   stats.docs = marked.size();
-  for (uint32_t id : DistinctLiveTermIds(query_terms)) {
+  for (uint32_t id : ids) {
     uint32_t df = 0;
     for (const Posting& p : postings_[id].entries) df += member[p.doc];
     stats.df.emplace_back(id, df);

@@ -107,7 +107,8 @@ class Bm25Index {
                                 const Bm25Stats* stats = nullptr) const;
 
   // The statistics of `query_terms` over the live docs among `docs` (duplicates count once).
-  // Costs one pass over the query terms' postings and one over `docs`.
+  // Costs one pass over the query terms' postings and one over `docs`; nothing when no query term
+  // is in the index (no score uses them then).
   Bm25Stats StatsOver(const std::vector<std::string>& query_terms,
                       const std::vector<DocId>& docs) const;
 

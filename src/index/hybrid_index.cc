@@ -136,7 +136,9 @@ HybridHits HybridIndex::Search(const HybridQuery& q) const {
   // per-thread scratch that is reset after use, so a confined search costs what its slots cost.
   thread_local std::vector<uint8_t> in_among;
   std::function<bool(DocId)> lexical_filter;
-  const bool mark_among = q.among != nullptr && !(q.admits_covers_among && q.admits != nullptr);
+  const bool run_bm25 = q.lexical == nullptr && q.use_bm25 && q.terms != nullptr;
+  const bool mark_among =
+      run_bm25 && q.among != nullptr && !(q.admits_covers_among && q.admits != nullptr);
   if (mark_among) {
     if (in_among.size() < live_.size()) in_among.resize(live_.size(), 0);
     for (DocId d : *q.among) in_among[d] = 1;
@@ -145,12 +147,11 @@ HybridHits HybridIndex::Search(const HybridQuery& q) const {
   }
   const std::function<bool(DocId)>* bm25_filter = mark_among ? &lexical_filter : q.admits;
 
-  std::vector<ScoredDoc> lexical;
-  if (q.lexical != nullptr) {
-    lexical = *q.lexical;
-  } else if (q.use_bm25 && q.terms != nullptr) {
-    lexical = bm25_.Search(*q.terms, per_retriever, bm25_filter, q.bm25_stats);
+  std::vector<ScoredDoc> bm25;
+  if (run_bm25) {
+    bm25 = bm25_.Search(*q.terms, per_retriever, bm25_filter, q.bm25_stats);
   }
+  const std::vector<ScoredDoc>& lexical = q.lexical != nullptr ? *q.lexical : bm25;
   if (mark_among) {
     for (DocId d : *q.among) in_among[d] = 0;
   }
