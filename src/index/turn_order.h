@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/memory_bytes.h"
 #include "index/bm25_index.h"
 
 namespace engram {
@@ -73,7 +74,7 @@ class TurnOrder {
     size_t bytes = (prev_.capacity() + next_.capacity()) * sizeof(DocId) +
                    group_of_.capacity() * sizeof(void*) + groups_.bucket_count() * sizeof(void*);
     for (const auto& [group, turns] : groups_) {
-      bytes += 2 * sizeof(void*) + sizeof(*groups_.begin()) + group.capacity() +
+      bytes += kHashNodeBytes + sizeof(*groups_.begin()) + StringHeapBytes(group) +
                turns.capacity() * sizeof(DocId);
     }
     return bytes;
