@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/memory_shard.h"
+#include "core/memory_shard_test_support.h"
 
 namespace engram {
 namespace {
@@ -26,11 +27,8 @@ MemoryRecord Turn(int64_t seq, const std::string& user, const std::string& sessi
   return r;
 }
 
-MemoryFilter UserFilter(const std::string& user) {
-  MemoryFilter f;
-  f.AndEquals("user_id", user);
-  return f;
-}
+using testing::Rec;
+using testing::UserFilter;
 
 class MemoryConversationTest : public ::testing::Test {
  protected:
@@ -168,28 +166,17 @@ TEST(MemoryScopeStatisticsTest, AnotherUsersMemoriesDoNotChangeAUsersScores) {
     shared.Upsert(r);
     alone.Upsert(r);
   };
-  auto rec = [](int64_t seq, const std::string& user, const std::string& text,
-                const std::string& metadata = "{}") {
-    MemoryRecord r;
-    r.seq = seq;
-    r.id = "m-" + std::to_string(seq);
-    r.user_id = user;
-    r.text = text;
-    r.metadata_json = metadata;
-    r.created_at_us = r.updated_at_us = seq;
-    return r;
-  };
-  both(rec(1, "alice", "alice drinks green tea every morning", R"({"topic":"food"})"));
-  both(rec(2, "alice", "alice cycles to work", R"({"topic":"sport"})"));
-  both(rec(3, "alice", "tea and cake with her sister", R"({"topic":"food"})"));
-  both(rec(4, "alice", "a long walk in the park", R"({"topic":"sport"})"));
+  both(Rec(1, "alice", "alice drinks green tea every morning", R"({"topic":"food"})"));
+  both(Rec(2, "alice", "alice cycles to work", R"({"topic":"sport"})"));
+  both(Rec(3, "alice", "tea and cake with her sister", R"({"topic":"food"})"));
+  both(Rec(4, "alice", "a long walk in the park", R"({"topic":"sport"})"));
   // Enough candidates, matching the two query words in different mixes, that fused scores
   // depend on the words' weights (two candidates would always standardise to the same pair).
-  both(rec(5, "alice", "green apples from the market", R"({"topic":"food"})"));
-  both(rec(6, "alice", "green green tea for the guests", R"({"topic":"food"})"));
-  both(rec(7, "alice", "tea tea and more tea", R"({"topic":"food"})"));
-  both(rec(8, "alice", "a green bicycle", R"({"topic":"sport"})"));
-  for (int i = 0; i < 40; ++i) shared.Upsert(rec(100 + i, "bob", "tea tea green tea shop"));
+  both(Rec(5, "alice", "green apples from the market", R"({"topic":"food"})"));
+  both(Rec(6, "alice", "green green tea for the guests", R"({"topic":"food"})"));
+  both(Rec(7, "alice", "tea tea and more tea", R"({"topic":"food"})"));
+  both(Rec(8, "alice", "a green bicycle", R"({"topic":"sport"})"));
+  for (int i = 0; i < 40; ++i) shared.Upsert(Rec(100 + i, "bob", "tea tea green tea shop"));
 
   auto expect_same = [&](const MemoryShard& reference, const std::string& q,
                          const std::string& filter_json) {
@@ -213,18 +200,18 @@ TEST(MemoryScopeStatisticsTest, AnotherUsersMemoriesDoNotChangeAUsersScores) {
   // After an update and removals, against a shard that only ever held alice's final memories
   // (so the totals kept through the changes are checked, not just applied alike).
   shared.Upsert(
-      rec(3, "alice", "tea, cake and green apples with her sister", R"({"topic":"food"})"));
+      Rec(3, "alice", "tea, cake and green apples with her sister", R"({"topic":"food"})"));
   shared.Remove("m-2");
   for (int i = 0; i < 20; ++i) shared.Remove("m-" + std::to_string(100 + i));
   MemoryShard fresh(&analyzer, MemoryShardOptions{.vectors = {.dim = 2}});
   for (const MemoryRecord& r :
-       {rec(1, "alice", "alice drinks green tea every morning", R"({"topic":"food"})"),
-        rec(3, "alice", "tea, cake and green apples with her sister", R"({"topic":"food"})"),
-        rec(4, "alice", "a long walk in the park", R"({"topic":"sport"})"),
-        rec(5, "alice", "green apples from the market", R"({"topic":"food"})"),
-        rec(6, "alice", "green green tea for the guests", R"({"topic":"food"})"),
-        rec(7, "alice", "tea tea and more tea", R"({"topic":"food"})"),
-        rec(8, "alice", "a green bicycle", R"({"topic":"sport"})")}) {
+       {Rec(1, "alice", "alice drinks green tea every morning", R"({"topic":"food"})"),
+        Rec(3, "alice", "tea, cake and green apples with her sister", R"({"topic":"food"})"),
+        Rec(4, "alice", "a long walk in the park", R"({"topic":"sport"})"),
+        Rec(5, "alice", "green apples from the market", R"({"topic":"food"})"),
+        Rec(6, "alice", "green green tea for the guests", R"({"topic":"food"})"),
+        Rec(7, "alice", "tea tea and more tea", R"({"topic":"food"})"),
+        Rec(8, "alice", "a green bicycle", R"({"topic":"sport"})")}) {
     fresh.Upsert(r);
   }
   for (const auto& f : {user, topic, two_keys}) expect_same(fresh, "green tea", f);

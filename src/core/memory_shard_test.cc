@@ -10,27 +10,13 @@
 #include <set>
 
 #include "common/time_util.h"
+#include "core/memory_shard_test_support.h"
 
 namespace engram {
 namespace {
 
-MemoryRecord Rec(int64_t seq, const std::string& user, const std::string& text,
-                 const std::string& metadata = "{}") {
-  MemoryRecord r;
-  r.seq = seq;
-  r.id = "m-" + std::to_string(seq);
-  r.user_id = user;
-  r.text = text;
-  r.metadata_json = metadata;
-  r.created_at_us = r.updated_at_us = seq;
-  return r;
-}
-
-MemoryFilter UserFilter(const std::string& user) {
-  MemoryFilter f;
-  f.AndEquals("user_id", user);
-  return f;
-}
+using testing::Rec;
+using testing::UserFilter;
 
 class MemoryShardTest : public ::testing::Test {
  protected:
