@@ -15,6 +15,7 @@
 #include "config/serve_options.h"
 #include "embed/embed_command.h"
 #include "mcp/stdio_command.h"
+#include "modules/embedding_module.h"
 
 int main(int argc, char** argv) {
   // Logs go to stderr; stdout carries only the "listening on" line and command output.

@@ -1,17 +1,14 @@
-// `engram serve`: wires store, index, services, API and transport together, runs until SIGTERM or
-// SIGINT, then shuts down gracefully (in-flight requests finish, the store is flushed and closed).
+// `engram serve`: composes the feature modules (src/modules/) over the store, starts the HTTP
+// server, runs until SIGTERM or SIGINT, then shuts down gracefully (in-flight requests finish,
+// background work stops, the store is flushed and closed).
 #pragma once
-
-#include <string>
 
 #include "config/serve_options.h"
 
 namespace engram {
 
-// The model fetched by scripts/setup.sh, found relative to the binary (build/engram).
-std::string DefaultModelDir();
-
-// Returns the process exit code.
+// Returns the process exit code: 2 for a configuration the server cannot use, 1 when something
+// it needs failed at start.
 int RunServe(ServeOptions options);
 
 }  // namespace engram

@@ -1,0 +1,128 @@
+#include "modules/retrieval_module.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "api/metrics.h"
+#include "core/rerank_stage.h"
+#include "core/vector_backfill.h"
+#include "embed/embedder.h"
+#include "extract/llm_reranker.h"
+#include "modules/llm_endpoint.h"
+#include "modules/startup.h"
+#include "store/store.h"
+
+namespace engram {
+
+namespace {
+
+RetrievalOptions RetrievalFromFlags(const ServeOptions& options) {
+  RetrievalOptions r;
+  ParseRetrievalMode(options.retrieval, &r.mode);
+  r.fusion.method = options.fusion == "rrf"      ? FusionMethod::kRrf
+                    : options.fusion == "zscore" ? FusionMethod::kZScore
+                                                 : FusionMethod::kScoreSum;
+  r.fusion.vector_weight = static_cast<float>(options.vector_weight);
+  r.neighbours = options.neighbours;
+  r.neighbour_score_factor = static_cast<float>(options.neighbour_weight);
+  r.question_factor = static_cast<float>(options.question_factor);
+  r.reply_score_factor = static_cast<float>(options.reply_weight);
+  r.window_share = static_cast<float>(options.window_share);
+  r.time_weight = static_cast<float>(options.time_weight);
+  r.neighbour_placement = options.neighbour_placement == "scored"
+                              ? RetrievalOptions::NeighbourPlacement::kByScore
+                              : RetrievalOptions::NeighbourPlacement::kAfterHit;
+  return r;
+}
+
+Result<std::unique_ptr<Reranker>> LlmRerankerFromFlags(const ServeOptions& options) {
+  LlmRerankerOptions rr;
+  rr.chat = LlmChatOptions(options);
+  // A search waits for it: one bounded attempt, no retries; a short answer suffices.
+  rr.chat.request_timeout = std::chrono::milliseconds(options.rerank_timeout_ms);
+  rr.chat.connect_timeout =
+      std::chrono::milliseconds(std::min<int64_t>(2000, options.rerank_timeout_ms));
+  rr.chat.max_retries = 0;
+  rr.chat.max_tokens = 1024;
+  auto created = LlmReranker::Create(std::move(rr));
+  if (!created.ok()) {
+    return ConfigurationError("cannot use the LLM reranker: " + created.status().ToString());
+  }
+  spdlog::info("search reranking (leaderboard, memories): LLM, best {} results, {} ms budget",
+               options.rerank_candidates, options.rerank_timeout_ms);
+  return std::unique_ptr<Reranker>(std::move(*created));
+}
+
+}  // namespace
+
+RetrievalModule::RetrievalModule(size_t budget_bytes) : budget_({.limit_bytes = budget_bytes}) {}
+
+RetrievalModule::~RetrievalModule() = default;
+
+Result<std::unique_ptr<RetrievalModule>> RetrievalModule::Build(const ServeOptions& options,
+                                                                RetrievalModuleDeps deps) {
+  std::unique_ptr<RetrievalModule> m(new RetrievalModule(options.shard_memory_mb << 20));
+  m->index_.bm25 = {.k1 = static_cast<float>(options.bm25_k1),
+                    .b = static_cast<float>(options.bm25_b)};
+  if (deps.search_embedder != nullptr) {
+    m->index_.vector_model = deps.search_embedder->model_id();
+    m->index_.vectors = {.dim = deps.search_embedder->dimension(),
+                         .hnsw_threshold = options.hnsw_threshold};
+    // The background queue batches on its own (several adds per pass) and may hold the model for
+    // seconds on a long text: it uses the (metered) model directly, not the batching lanes, so
+    // query embeddings never queue behind it and its own workers keep running side by side.
+    m->backfill_ = std::make_unique<VectorBackfill>(deps.vectors, deps.background_embedder);
+  }
+  m->retrieval_ = RetrievalFromFlags(options);
+  m->rerank_candidates_ = static_cast<size_t>(options.rerank_candidates);
+  if (options.rerank == "llm") {
+    auto reranker = LlmRerankerFromFlags(options);
+    if (!reranker.ok()) return reranker.status();
+    m->reranker_ = std::move(*reranker);
+  }
+  return m;
+}
+
+bool RetrievalModule::Shutdown(std::chrono::milliseconds grace) {
+  return backfill_ == nullptr || backfill_->Shutdown(grace);
+}
+
+void RetrievalModule::AppendMetrics(std::string& out) const {
+  AppendMetric(out, "gauge", "engram_vector_queue", "Memories waiting for a vector.",
+               backfill_ ? backfill_->pending() : 0);
+  const auto usage = budget_.Usage();
+  auto per_domain = [&](std::string_view name, std::string_view type, std::string_view help,
+                        auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    for (size_t d = 0; d < kShardDomainCount; ++d) {
+      out += fmt::format("{}{{domain=\"{}\"}} {}\n", name,
+                         ShardDomainName(static_cast<ShardDomain>(d)), value(usage[d]));
+    }
+  };
+  per_domain("engram_shards_loaded", "gauge", "Shards held in memory, by domain.",
+             [](const ShardDomainUsage& u) { return u.shards; });
+  per_domain("engram_shard_bytes", "gauge", "Approximate memory held by loaded shards, by domain.",
+             [](const ShardDomainUsage& u) { return u.bytes; });
+  per_domain("engram_shard_evictions_total", "counter",
+             "Idle shards dropped to stay within --shard-memory-mb, by domain.",
+             [](const ShardDomainUsage& u) { return u.evictions; });
+  AppendMetric(out, "gauge", "engram_shard_budget_bytes",
+               "The --shard-memory-mb budget over all domains' shards (0: no limit).",
+               budget_.limit_bytes());
+}
+
+void AppendRerankMetrics(const RerankStage& leaderboard, const RerankStage& memory,
+                         std::string& out) {
+  AppendLabelledMetric(out, "counter", "engram_reranks_total", "Searches sent to the reranker.",
+                       "api",
+                       {{"leaderboard", static_cast<double>(leaderboard.calls())},
+                        {"memory", static_cast<double>(memory.calls())}});
+  AppendLabelledMetric(out, "counter", "engram_rerank_failures_total",
+                       "Reranks that failed (the search kept its own order).", "api",
+                       {{"leaderboard", static_cast<double>(leaderboard.failures())},
+                        {"memory", static_cast<double>(memory.failures())}});
+}
+
+}  // namespace engram
