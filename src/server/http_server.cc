@@ -20,7 +20,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <future>
 #include <limits>
@@ -31,7 +30,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/thread_util.h"
+#include "server/body_budget.h"
+#include "server/compute_scheduler.h"
+#include "server/pending_count.h"
+#include "server/plain_error.h"
 #include "server/request_target.h"
 #include "server/worker_pool.h"
 
@@ -55,34 +59,6 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 // Beast 1.74 uses boost::string_view.
 std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-void AppendJsonEscaped(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (u < 0x20) {
-      out += "\\u00";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 15]);
-    } else {
-      out.push_back(c);
-    }
-  }
-}
 
 const beast::error_category& HttpErrorCategory() {
   static const beast::error_category& category =
@@ -115,11 +91,10 @@ class Core {
   const HttpServerOptions& options() const { return options_; }
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   bool Submit(std::function<void()> task) { return pool_->TrySubmit(std::move(task)); }
-  // Compute-bound requests run on the I/O thread that read them while fewer than compute_slots
-  // run; the rest wait in arrival order, each taking the slot of the one before as it ends (so no
-  // more run at once than there are slots, and a request run at once costs no thread hand-off).
-  // False when the wait queue is full.
-  bool RunOrQueueCompute(std::function<void()> task);
+  // Compute-bound requests: see ComputeScheduler. False when its wait queue is full.
+  bool RunOrQueueCompute(std::function<void()> task) {
+    return compute_->RunOrQueue(std::move(task));
+  }
   bool IsComputeBound(const HttpRequest& request) const noexcept {
     return Ask(options_.is_compute_bound, request);
   }
@@ -127,25 +102,13 @@ class Core {
     return Ask(options_.runs_inline, request);
   }
   // Deferred answers started and not yet replied to; Stop waits for them.
-  void BeginDeferred() {
-    std::lock_guard<std::mutex> lock(deferred_mu_);
-    ++deferred_;
-  }
-  void EndDeferred() {
-    // Notified under the lock: once Stop sees zero it may return and this object be destroyed.
-    std::lock_guard<std::mutex> lock(deferred_mu_);
-    --deferred_;
-    deferred_cv_.notify_all();
-  }
+  void BeginDeferred() { deferred_.Begin(); }
+  void EndDeferred() { deferred_.End(); }
   HttpResponse RunHandler(const HttpRequest& request) noexcept;
   HttpResponse RenderError(StatusCode code, const std::string& message) noexcept;
   // A 503 the transport answers itself; the client may retry after a second.
   HttpResponse Busy(const std::string& message) noexcept {
-    HttpResponse r = RenderError(StatusCode::kUnavailable, message);
-    bool has_retry_after = false;
-    for (const auto& [name, value] : r.headers) has_retry_after |= IEquals(name, "retry-after");
-    if (!has_retry_after) r.headers.emplace_back("Retry-After", "1");
-    return r;
+    return WithRetryAfter(RenderError(StatusCode::kUnavailable, message));
   }
   // The 503 for a request no queue can take.
   HttpResponse Overloaded() noexcept {
@@ -163,21 +126,9 @@ class Core {
       return std::nullopt;  // the handler checks again with the body
     }
   }
-  // Takes `bytes` from the in-flight body budget; false (and counted) when it would overflow.
-  bool ReserveBody(uint64_t bytes) {
-    uint64_t used = inflight_body_bytes_.load(std::memory_order_relaxed);
-    do {
-      if (used + bytes > options_.max_inflight_body_bytes) {
-        refused_body_budget_.fetch_add(1, std::memory_order_relaxed);
-        return false;
-      }
-    } while (
-        !inflight_body_bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
-    return true;
-  }
-  void ReleaseBody(uint64_t bytes) {
-    inflight_body_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-  }
+  // The in-flight body budget (HttpServerOptions::max_inflight_body_bytes).
+  bool ReserveBody(uint64_t bytes) { return body_budget_.Reserve(bytes); }
+  void ReleaseBody(uint64_t bytes) { body_budget_.Release(bytes); }
   // More than half of max_connections are open: idle waits are cut short.
   bool UnderPressure() const {
     return open_connections_.load(std::memory_order_relaxed) * 2 > options_.max_connections;
@@ -187,9 +138,9 @@ class Core {
     out.refused_connections = refused_connections_.load(std::memory_order_relaxed);
     out.refused_connections_per_client = refused_per_client_.load(std::memory_order_relaxed);
     out.closed_idle_for_new = closed_idle_.load(std::memory_order_relaxed);
-    out.refused_body_budget = refused_body_budget_.load(std::memory_order_relaxed);
+    out.refused_body_budget = body_budget_.refused();
     out.refused_before_body = refused_before_body_.load(std::memory_order_relaxed);
-    out.inflight_body_bytes = inflight_body_bytes_.load(std::memory_order_relaxed);
+    out.inflight_body_bytes = body_budget_.used();
     out.open_connections = open_connections_.load(std::memory_order_relaxed);
     return out;
   }
@@ -221,14 +172,6 @@ class Core {
       return false;  // the worker pool serves anything
     }
   }
-  void WaitForDeferred() {
-    std::unique_lock<std::mutex> lock(deferred_mu_);
-    deferred_cv_.wait(lock, [this] { return deferred_ == 0; });
-  }
-  // Runs a compute-bound request's task on this I/O thread, then passes its slot on.
-  void RunCompute(const std::function<void()>& task);
-  void NextCompute();
-  void DiscardPendingCompute();
   void DoAccept();
   void OnAccept(beast::error_code ec, tcp::socket socket);
   // A session waiting idle for a request's first byte, to close for a new connection; null if
@@ -247,11 +190,10 @@ class Core {
   std::unordered_map<std::string, size_t>
       per_client_;  // open connections per client address; guarded by sessions_mu_
   std::atomic<size_t> open_connections_{0};  // sessions_.size(), readable without the lock
-  std::atomic<uint64_t> inflight_body_bytes_{0};
+  BodyBudget body_budget_{options_.max_inflight_body_bytes};
   std::atomic<uint64_t> refused_connections_{0};
   std::atomic<uint64_t> refused_per_client_{0};
   std::atomic<uint64_t> closed_idle_{0};
-  std::atomic<uint64_t> refused_body_budget_{0};
   std::atomic<uint64_t> refused_before_body_{0};
 
   std::mutex lifecycle_mu_;  // serializes Start/Stop
@@ -270,14 +212,8 @@ class Core {
   // Declared after ioc_ so it is destroyed first; it is always shut down by Stop anyway, because
   // its tasks hold sessions whose sockets belong to ioc_.
   std::unique_ptr<WorkerPool> pool_;
-  int compute_slots_ = 1;  // set by Start
-  std::mutex compute_mu_;
-  std::deque<std::function<void()>> compute_pending_;  // guarded by compute_mu_
-  int compute_running_ = 0;                            // guarded by compute_mu_
-  std::atomic<bool> io_joined_{false};                 // Stop has joined the I/O threads
-  std::mutex deferred_mu_;
-  std::condition_variable deferred_cv_;
-  int deferred_ = 0;  // guarded by deferred_mu_
+  std::unique_ptr<ComputeScheduler> compute_;  // set by Start; closed once the I/O threads joined
+  PendingCount deferred_;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -447,8 +383,8 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!ReserveBodyBytes(*length)) return RefuseBusy();
     }
     auto expect = h.find(http::field::expect);
-    if (expect != h.end() && h.version() >= 11 && IEquals(Sv(expect->value()), "100-continue") &&
-        !parser_->is_done()) {
+    if (expect != h.end() && h.version() >= 11 &&
+        EqualsIgnoreAsciiCase(Sv(expect->value()), "100-continue") && !parser_->is_done()) {
       state_ = State::kReadingBody;
       stream_.expires_after(opts_.write_timeout);
       net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
@@ -636,11 +572,13 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.result(static_cast<unsigned>(r.status));
     res_.set(http::field::content_type, r.content_type);
     for (const auto& [name, value] : r.headers) {
-      if (IEquals(name, "connection")) {
-        if (IEquals(value, "close")) keep_alive_ = false;
+      if (EqualsIgnoreAsciiCase(name, "connection")) {
+        if (EqualsIgnoreAsciiCase(value, "close")) keep_alive_ = false;
         continue;
       }
-      if (IEquals(name, "content-length") || IEquals(name, "transfer-encoding")) continue;
+      if (EqualsIgnoreAsciiCase(name, "content-length") ||
+          EqualsIgnoreAsciiCase(name, "transfer-encoding"))
+        continue;
       res_.insert(name, value);
     }
     res_.body() = std::move(r.body);
@@ -745,16 +683,7 @@ HttpResponse Core::RenderError(StatusCode code, const std::string& message) noex
       // fall through to the plain rendering
     }
   }
-  HttpResponse r;
-  r.status = HttpStatusOf(code);
-  r.body = "{\"code\":\"";
-  r.body += ApiCodeOf(code);
-  r.body += "\",\"http_code\":";
-  r.body += std::to_string(r.status);
-  r.body += ",\"message\":\"";
-  AppendJsonEscaped(r.body, message);
-  r.body += "\"}";
-  return r;
+  return PlainErrorResponse(code, message);
 }
 
 Status Core::Start() {
@@ -799,9 +728,11 @@ Status Core::Start() {
   started_ = true;
   running_ = true;
   pool_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.max_queued_requests);
-  compute_slots_ = options_.compute_slots > 0
-                       ? options_.compute_slots
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  compute_ = std::make_unique<ComputeScheduler>(
+      options_.compute_slots > 0 ? options_.compute_slots
+                                 : static_cast<int>(std::thread::hardware_concurrency()),
+      options_.max_queued_requests,
+      [this](ComputeScheduler::Task task) { net::post(ioc_, std::move(task)); });
   work_.emplace(ioc_.get_executor());
   net::post(acceptor_.get_executor(), [this] { DoAccept(); });
   io_threads_.reserve(options_.io_threads);
@@ -819,59 +750,6 @@ Status Core::Start() {
     });
   }
   return Status::Ok();
-}
-
-bool Core::RunOrQueueCompute(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(compute_mu_);
-    if (compute_running_ >= compute_slots_) {
-      if (compute_pending_.size() >= options_.max_queued_requests) return false;
-      compute_pending_.push_back(std::move(task));
-      return true;
-    }
-    ++compute_running_;
-  }
-  RunCompute(task);
-  return true;
-}
-
-void Core::RunCompute(const std::function<void()>& task) {
-  {
-    AvoidLongWaitsScope on_io_thread;
-    task();
-  }
-  NextCompute();
-}
-
-void Core::NextCompute() {
-  std::function<void()> next;
-  {
-    std::lock_guard<std::mutex> lock(compute_mu_);
-    if (compute_pending_.empty()) {
-      --compute_running_;
-      return;
-    }
-    next = std::move(compute_pending_.front());
-    compute_pending_.pop_front();
-  }
-  // The slot passes to the next request, run as a handler of its own: running it here would
-  // keep the strand of the session just served (the caller's) busy, and that session could not
-  // finish its write nor read its next request until the queue ran dry (measured: p99 0.2-0.4 s).
-  net::post(ioc_, [this, next = std::move(next)]() mutable {
-    // After Stop joined the I/O threads it drains leftover handlers against closed sockets: a
-    // search must not start then.
-    if (io_joined_.load(std::memory_order_acquire)) return;
-    RunCompute(next);
-  });
-}
-
-void Core::DiscardPendingCompute() {
-  std::deque<std::function<void()>> dropped;
-  {
-    std::lock_guard<std::mutex> lock(compute_mu_);
-    dropped.swap(compute_pending_);
-  }
-  // Destroyed outside the lock: a task may hold the last reference to its session.
 }
 
 void Core::DoAccept() {
@@ -979,7 +857,7 @@ void Core::Stop(std::chrono::milliseconds grace) {
   // 3. Wait for them, then close whatever is left.
   if (!WaitForSessions(Clock::now() + grace)) {
     pool_->DiscardPending();
-    DiscardPendingCompute();
+    compute_->DiscardPending();
     for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->ForceClose(); });
     WaitForSessions(Clock::now() + std::chrono::milliseconds(200));
   }
@@ -990,10 +868,9 @@ void Core::Stop(std::chrono::milliseconds grace) {
   ioc_.stop();
   for (auto& t : io_threads_) t.join();
   io_threads_.clear();
-  io_joined_.store(true, std::memory_order_release);
   pool_->Shutdown(/*discard_pending=*/true);
-  DiscardPendingCompute();  // nothing runs them now: their sessions are closed below
-  WaitForDeferred();        // their replies post to the stopped io_context, drained below
+  compute_->Close();        // nothing runs them now: their sessions are closed below
+  deferred_.WaitForNone();  // their replies post to the stopped io_context, drained below
   for (auto& s : LiveSessions()) net::post(s->executor(), [s] { s->ForceClose(); });
   ioc_.restart();
   ioc_.poll();

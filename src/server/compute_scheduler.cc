@@ -1,0 +1,71 @@
+#include "server/compute_scheduler.h"
+
+#include <utility>
+
+#include "common/thread_util.h"
+
+namespace engram {
+
+ComputeScheduler::ComputeScheduler(int slots, size_t max_queued, Post post)
+    : slots_(slots < 1 ? 1 : slots), max_queued_(max_queued), post_(std::move(post)) {}
+
+bool ComputeScheduler::RunOrQueue(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ >= slots_) {
+      if (pending_.size() >= max_queued_) return false;
+      pending_.push_back(std::move(task));
+      return true;
+    }
+    ++running_;
+  }
+  Run(task);
+  return true;
+}
+
+void ComputeScheduler::Run(const Task& task) {
+  {
+    AvoidLongWaitsScope on_io_thread;
+    task();
+  }
+  Next();
+}
+
+void ComputeScheduler::Next() {
+  Task next;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) {
+      --running_;
+      return;
+    }
+    next = std::move(pending_.front());
+    pending_.pop_front();
+  }
+  post_([this, next = std::move(next)]() mutable {
+    // After Close the transport drains leftover handlers against closed sockets: a search must
+    // not start then.
+    if (closed_.load(std::memory_order_acquire)) return;
+    Run(next);
+  });
+}
+
+void ComputeScheduler::Close() {
+  closed_.store(true, std::memory_order_release);
+  DiscardPending();
+}
+
+void ComputeScheduler::DiscardPending() {
+  std::deque<Task> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(pending_);
+  }
+}
+
+size_t ComputeScheduler::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_.size();
+}
+
+}  // namespace engram
