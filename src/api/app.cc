@@ -7,7 +7,6 @@
 #include "api/envelope.h"
 #include "common/ascii.h"
 #include "common/ids.h"
-#include "common/thread_util.h"
 
 namespace engram {
 
@@ -118,12 +117,9 @@ HttpResponse App::Handle(const HttpRequest& request) {
     ctx.params = std::move(match.params);
     return match.route->handler(request, ctx);
   }();
-  if (!result.ok() && result.status().code() == StatusCode::kWouldBlock &&
-      ThisThreadAvoidsLongWaits()) {
+  if (result.ok() && result->run_on_worker) {
     // Not an answer: the transport runs the request again on a worker (not counted twice).
-    HttpResponse again;
-    again.run_on_worker = true;
-    return again;
+    return std::move(*result);
   }
 
   HttpResponse response =

@@ -203,6 +203,10 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
          if (!IsValidUtf8(**query)) return Status::InvalidParameter("query must be valid UTF-8");
          auto top_k = GetInt(*parsed, "top_k", "top_k", 1, limits.max_top_k, false);
          if (!top_k.ok()) return top_k.status();
+         // A cold knowledge base is loaded from the store first: not on an I/O thread.
+         if (req.on_io_thread && !service->KnowledgeBaseLoaded(ws(ctx), *kb_id)) {
+           return HttpResponse::RunOnWorker();
+         }
          auto hits =
              service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)));
          if (!hits.ok()) return hits.status();

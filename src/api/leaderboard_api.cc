@@ -286,6 +286,10 @@ void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
                                            RequestContext&) -> Result<HttpResponse> {
                 auto parsed = ParseLeaderboardSearch(req.body, limits);
                 if (!parsed.ok()) return parsed.status();
+                // A cold scope is loaded from the store first: not on an I/O thread.
+                if (req.on_io_thread && !service->ScopeLoaded(parsed->user_id)) {
+                  return HttpResponse::RunOnWorker();
+                }
                 auto result = service->Search(*parsed);
                 if (!result.ok()) return result.status();
                 nlohmann::json data = nlohmann::json::array();

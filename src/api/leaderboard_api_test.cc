@@ -154,8 +154,7 @@ TEST(LeaderboardApiTest, StillRefusesWhatIsGenuinelyInvalid) {
 }
 
 TEST(LeaderboardApiTest, RetryAfterIsOnEvery429And503) {
-  for (StatusCode code :
-       {StatusCode::kThrottled, StatusCode::kUnavailable, StatusCode::kWouldBlock}) {
+  for (StatusCode code : {StatusCode::kThrottled, StatusCode::kUnavailable}) {
     HttpResponse r = ErrorResponse(Status(code, "busy"), "id", 1.0);
     bool found = false;
     for (const auto& [name, value] : r.headers)

@@ -221,6 +221,10 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
               .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
                 auto parsed = ParseMemorySearch(req.body, ws(ctx), limits);
                 if (!parsed.ok()) return parsed.status();
+                // A cold workspace is loaded from the store first: not on an I/O thread.
+                if (req.on_io_thread && !service->WorkspaceLoaded(parsed->workspace)) {
+                  return HttpResponse::RunOnWorker();
+                }
                 auto hits = service->Search(*parsed);
                 if (!hits.ok()) return hits.status();
                 json results = json::array();

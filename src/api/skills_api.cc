@@ -322,6 +322,10 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
        .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
          auto parsed = ParseSkillSearch(req.body, ws(ctx), limits);
          if (!parsed.ok()) return parsed.status();
+         // Skills not yet loaded (and embedded) are loaded first: not on an I/O thread.
+         if (req.on_io_thread && !service->WorkspaceLoaded(parsed->workspace)) {
+           return HttpResponse::RunOnWorker();
+         }
          auto hits = service->Search(*parsed);
          if (!hits.ok()) return hits.status();
          json results = json::array();

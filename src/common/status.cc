@@ -32,8 +32,6 @@ int HttpStatusOf(StatusCode code) {
       return 501;
     case StatusCode::kUnavailable:
       return 503;
-    case StatusCode::kWouldBlock:
-      return 503;
   }
   return 500;
 }
@@ -67,8 +65,6 @@ const char* ApiCodeOf(StatusCode code) {
     case StatusCode::kNotImplemented:
       return "NotImplemented";
     case StatusCode::kUnavailable:
-      return "ServiceUnavailable";
-    case StatusCode::kWouldBlock:
       return "ServiceUnavailable";
   }
   return "InternalServerError";

@@ -28,7 +28,6 @@ enum class StatusCode {
   kInternal,              // 500 InternalServerError
   kNotImplemented,        // 501 NotImplemented (a feature of a compatible API Engram lacks)
   kUnavailable,           // 503 ServiceUnavailable
-  kWouldBlock,            // internal: run again where waiting is fine (AvoidLongWaitsScope); 503
 };
 
 class [[nodiscard]] Status {

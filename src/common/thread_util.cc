@@ -16,16 +16,9 @@ void NameThisThread(std::string_view name) {
 
 namespace {
 thread_local bool background = false;
-thread_local bool avoid_long_waits = false;
 }  // namespace
 
 bool ThisThreadIsBackground() { return background; }
-
-AvoidLongWaitsScope::AvoidLongWaitsScope() : previous_(avoid_long_waits) {
-  avoid_long_waits = true;
-}
-AvoidLongWaitsScope::~AvoidLongWaitsScope() { avoid_long_waits = previous_; }
-bool ThisThreadAvoidsLongWaits() { return avoid_long_waits; }
 
 void LowerThisThreadPriority(int increment) {
   if (increment <= 0) return;

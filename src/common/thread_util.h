@@ -1,8 +1,6 @@
 // Per-thread settings for the threads Engram starts: a name (shown by top -H, ps -L, gdb and perf,
 // so an operator can tell the HTTP workers from the event workers); for background work, a lower
-// scheduling priority and a mark shared resources can read (ThisThreadIsBackground); and, for I/O
-// threads running a search, a mark that long waits are to be left to a worker
-// (AvoidLongWaitsScope).
+// scheduling priority and a mark shared resources can read (ThisThreadIsBackground).
 // Thread-safety: each function affects only the calling thread.
 #pragma once
 
@@ -21,21 +19,5 @@ void LowerThisThreadPriority(int increment);
 // Whether the calling thread called LowerThisThreadPriority with a positive increment: it runs
 // background work, which shared resources may serve after requests (see BatchingEmbedder).
 bool ThisThreadIsBackground();
-
-// While alive, marks the calling thread as one that should not wait long: an HTTP I/O thread
-// running a search, which every connection of the server may be waiting for. Code about to wait
-// long (loading a cold scope from the store) checks ThisThreadAvoidsLongWaits() and returns
-// StatusCode::kWouldBlock instead, and the server runs the request again on a worker thread.
-class AvoidLongWaitsScope {
- public:
-  AvoidLongWaitsScope();
-  ~AvoidLongWaitsScope();
-  AvoidLongWaitsScope(const AvoidLongWaitsScope&) = delete;
-  AvoidLongWaitsScope& operator=(const AvoidLongWaitsScope&) = delete;
-
- private:
-  bool previous_;
-};
-bool ThisThreadAvoidsLongWaits();
 
 }  // namespace engram

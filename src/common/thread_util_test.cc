@@ -55,22 +55,5 @@ TEST(ThreadUtilTest, ZeroOrNegativeIncrementChangesNothing) {
   EXPECT_FALSE(background);
 }
 
-TEST(ThreadUtilTest, AvoidLongWaitsScopeNestsAndStaysOnItsThread) {
-  EXPECT_FALSE(ThisThreadAvoidsLongWaits());
-  {
-    AvoidLongWaitsScope outer;
-    EXPECT_TRUE(ThisThreadAvoidsLongWaits());
-    {
-      AvoidLongWaitsScope inner;
-      EXPECT_TRUE(ThisThreadAvoidsLongWaits());
-    }
-    EXPECT_TRUE(ThisThreadAvoidsLongWaits());
-    bool other = true;
-    std::thread([&] { other = ThisThreadAvoidsLongWaits(); }).join();
-    EXPECT_FALSE(other);
-  }
-  EXPECT_FALSE(ThisThreadAvoidsLongWaits());
-}
-
 }  // namespace
 }  // namespace engram

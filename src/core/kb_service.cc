@@ -8,7 +8,6 @@
 #include <functional>
 
 #include "common/ids.h"
-#include "common/thread_util.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -102,10 +101,6 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
     const std::string key = ShardKey(workspace, kb_id);
     auto it = shards_.find(key);
     const bool stale = it == shards_.end() || it->second.version < version;
-    if (ThisThreadAvoidsLongWaits() && (stale || !it->second.shard->loaded())) {
-      return Status(StatusCode::kWouldBlock,  // see ShardRegistry::Get
-                    "the knowledge base is not loaded yet");
-    }
     Slot& slot = it != shards_.end() ? it->second : shards_[key];
     if (stale) {
       // A replaced shard's Resident leaves the budget here; whoever still holds it finishes on it.
@@ -128,6 +123,12 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
   if (!st.ok()) return st;
   if (options_.budget != nullptr) options_.budget->OnUse(created);  // not under shards_mu_
   return shard;
+}
+
+bool KbService::KnowledgeBaseLoaded(const std::string& workspace, const std::string& kb_id) const {
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  auto it = shards_.find(ShardKey(workspace, kb_id));
+  return it != shards_.end() && it->second.shard->loaded();
 }
 
 bool KbService::EvictIfIdle(const std::string& key, uint64_t id) {

@@ -94,6 +94,11 @@ class KbService {
   Status Delete(const std::string& workspace, const std::string& kb_id, const std::string& id);
   Result<std::vector<KbHit>> Search(const std::string& workspace, const std::string& kb_id,
                                     const std::string& query, size_t top_k);
+  // The non-blocking probe: whether the knowledge base's shard is resident and loaded, so a search
+  // of it answers without loading from the store. Takes only the cache's lock, briefly; an HTTP I/O
+  // thread asks it before a search and leaves a cold knowledge base to a worker. (On a shared store
+  // searches run on workers: one reads the version from the store first.)
+  bool KnowledgeBaseLoaded(const std::string& workspace, const std::string& kb_id) const;
 
   // Documents waiting for a worker plus those being ingested.
   size_t queued_jobs() const;
@@ -126,7 +131,7 @@ class KbService {
   KbServiceOptions options_;
 
   ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
-  std::mutex shards_mu_;
+  mutable std::mutex shards_mu_;
   std::map<std::string, Slot> shards_;  // guarded by shards_mu_; key "workspace<US>kb_id"
 
   static constexpr size_t kStripes = 64;

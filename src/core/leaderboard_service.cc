@@ -223,6 +223,10 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   return request.response_json;
 }
 
+bool LeaderboardService::ScopeLoaded(const std::string& user_id) const {
+  return shards_->Loaded(options_.workspace, user_id);
+}
+
 Result<LeaderboardSearchResult> LeaderboardService::Search(
     const LeaderboardSearchRequest& request) {
   auto shard = shards_->Get(options_.workspace, request.user_id);

@@ -128,6 +128,9 @@ class LeaderboardService {
   // Returns the response JSON to send (the remembered one for a retry).
   Result<std::string> Add(const LeaderboardAddRequest& request);
   Result<LeaderboardSearchResult> Search(const LeaderboardSearchRequest& request);
+  // The non-blocking probe: whether the user's scope is loaded, so a search answers without
+  // loading it from the store (ShardRegistry::Loaded).
+  bool ScopeLoaded(const std::string& user_id) const;
 
   // Deletes every message, image (when no other message shows it), vector and idempotency record
   // of one user and drops its shard. Deleting an unknown or already deleted user succeeds with

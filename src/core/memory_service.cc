@@ -11,7 +11,6 @@
 
 #include "common/ids.h"
 #include "common/json_reader.h"
-#include "common/thread_util.h"
 #include "common/time_util.h"
 #include "index/query_dates.h"
 #include "index/question_form.h"
@@ -64,10 +63,6 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   {
     std::lock_guard<std::mutex> lock(shards_mu_);
     auto it = shards_.find(workspace);
-    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second.shard->loaded())) {
-      return Status(StatusCode::kWouldBlock,  // see ShardRegistry::Get
-                    "the workspace's memories are not loaded yet");
-    }
     Slot& slot = it != shards_.end() ? it->second : shards_[workspace];
     if (!slot.shard) {
       slot.shard = std::make_shared<MemoryShard>(analyzer_, options_.shard);
@@ -96,6 +91,12 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   if (created && embedder_ != nullptr) jobs_.Push(BackfillJob{workspace});
   if (options_.budget != nullptr) options_.budget->OnUse(created);  // not under shards_mu_
   return shard;
+}
+
+bool MemoryService::WorkspaceLoaded(const std::string& workspace) const {
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  auto it = shards_.find(workspace);
+  return it != shards_.end() && it->second.shard->loaded();
 }
 
 std::shared_ptr<MemoryShard> MemoryService::ResidentShard(const std::string& workspace) const {

@@ -138,6 +138,11 @@ class MemoryService {
   Result<MemoryEventRecord> GetEvent(const std::string& workspace, const std::string& id);
 
   Result<std::vector<MemoryHit>> Search(const MemorySearchRequest& request);
+  // The non-blocking probe: whether the workspace's shard is resident and loaded, so a search of it
+  // answers without loading from the store. Takes only the cache's lock, briefly; an HTTP I/O
+  // thread asks it before a search and leaves a cold workspace to a worker. (On a shared store
+  // searches run on workers: one reads the version from the store first.)
+  bool WorkspaceLoaded(const std::string& workspace) const;
   Result<AgentMemory> Get(const std::string& workspace, const std::string& id);
   // A new text is embedded again and its categories assigned again (from the default set).
   Result<AgentMemory> Update(const MemoryUpdateRequest& request);

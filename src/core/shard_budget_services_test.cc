@@ -198,6 +198,23 @@ TEST_F(ShardBudgetServicesTest, EveryDomainsShardsAreDroppedAndReloadedWithTheir
   }
   EXPECT_GT(leaderboard.evictions(), 0);
 
+  // The probes an HTTP I/O thread asks before a search follow the budget: each load drops the
+  // idle shards of every domain, which then read as not loaded (their next search goes to a
+  // worker), and a probe itself loads nothing.
+  ASSERT_TRUE(memories.Search({.workspace = "w0", .query = "x", .filter = Alice()}).ok());
+  EXPECT_TRUE(memories.WorkspaceLoaded("w0"));
+  EXPECT_FALSE(memories.WorkspaceLoaded("w1"));
+  ASSERT_TRUE(kb.Search("w", "kb0", "x", 1).ok());
+  EXPECT_TRUE(kb.KnowledgeBaseLoaded("w", "kb0"));
+  EXPECT_FALSE(memories.WorkspaceLoaded("w0"));
+  ASSERT_TRUE(skills.Search({.workspace = "w0", .query = "x", .user_id = "u"}).ok());
+  EXPECT_TRUE(skills.WorkspaceLoaded("w0"));
+  EXPECT_FALSE(kb.KnowledgeBaseLoaded("w", "kb0"));
+  ASSERT_TRUE(leaderboard.Get("w", "u0").ok());
+  EXPECT_TRUE(leaderboard.Loaded("w", "u0"));
+  EXPECT_FALSE(skills.WorkspaceLoaded("w0"));
+  EXPECT_FALSE(leaderboard.Loaded("w", "u1"));
+
   // Every shard read back from the store has what was written before it was dropped.
   for (int i = 0; i < kN; ++i) {
     const std::string n = std::to_string(i);

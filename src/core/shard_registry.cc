@@ -4,8 +4,6 @@
 
 #include <chrono>
 
-#include "common/thread_util.h"
-
 namespace engram {
 
 ShardRegistry::ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
@@ -64,11 +62,6 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = shards_.find({workspace, user_id});
-    // Loading (or waiting for another thread's load) is the long wait: leave it to a thread that
-    // may wait, before creating the slot so that its creator loads it as usual.
-    if (ThisThreadAvoidsLongWaits() && (it == shards_.end() || !it->second.shard->loaded())) {
-      return Status(StatusCode::kWouldBlock, "the scope is not loaded yet");
-    }
     Slot& slot = it != shards_.end() ? it->second : shards_[{workspace, user_id}];
     if (!slot.shard) {
       slot.shard = std::make_shared<ScopeShard>(analyzer_, options_);
@@ -106,6 +99,12 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
   // Not under mu_: enforcing calls the evictors, this registry's among them.
   if (budget_ != nullptr) budget_->OnUse(created);
   return shard;
+}
+
+bool ShardRegistry::Loaded(const std::string& workspace, const std::string& user_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = shards_.find({workspace, user_id});
+  return it != shards_.end() && it->second.shard->loaded();
 }
 
 void ShardRegistry::Drop(const std::string& workspace, const std::string& user_id) {

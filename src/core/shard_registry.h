@@ -50,6 +50,11 @@ class ShardRegistry {
 
   // The loaded, up-to-date shard of a scope (loading it now if needed).
   Result<std::shared_ptr<ScopeShard>> Get(const std::string& workspace, const std::string& user_id);
+  // The non-blocking probe: whether the scope's shard is resident and loaded, so that Get answers
+  // without a load (on a shared store it may still read the scope's version). Takes only the
+  // registry's lock, briefly; an HTTP I/O thread asks it before a search, and leaves a cold scope
+  // to a worker.
+  bool Loaded(const std::string& workspace, const std::string& user_id) const;
   // Forgets a scope's shard (its data was deleted from the store): the next Get loads it afresh.
   // A search holding the shard finishes on it.
   void Drop(const std::string& workspace, const std::string& user_id);

@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "common/ids.h"
-#include "common/thread_util.h"
 #include "pg_test_db.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
@@ -83,26 +82,20 @@ TEST_F(ShardRegistryTest, EvictsLeastRecentlyUsedShardsOverBudgetAndReloadsThem)
   EXPECT_EQ(Find(**b, analyzer_, "note about b").size(), 10u);
 }
 
-// A thread that should not wait long (an HTTP I/O thread running a search) gets kWouldBlock for
-// a scope that is not loaded, and nothing is loaded or created; once another thread has loaded
-// it, the same thread gets the shard.
-TEST_F(ShardRegistryTest, AThreadAvoidingLongWaitsDoesNotLoadAColdScope) {
+// The probe an HTTP I/O thread asks before a search: a cold scope is not loaded, and asking loads
+// or creates nothing; once a thread that may wait has loaded it, it is; a dropped one is not.
+TEST_F(ShardRegistryTest, TheLoadedProbeNeverLoadsAndFollowsTheCache) {
   AddMessages("a", 50);
   ShardRegistry registry(store_.get(), &analyzer_, ShardOptions{});
-  {
-    AvoidLongWaitsScope io_thread;
-    auto cold = registry.Get("w", "a");
-    ASSERT_FALSE(cold.ok());
-    EXPECT_EQ(cold.status().code(), StatusCode::kWouldBlock);
-  }
+  EXPECT_FALSE(registry.Loaded("w", "a"));
   EXPECT_EQ(registry.loads(), 0);
   EXPECT_EQ(registry.shard_count(), 0u);
-  ASSERT_TRUE(registry.Get("w", "a").ok());  // a thread that may wait loads it
+  ASSERT_TRUE(registry.Get("w", "a").ok());
   EXPECT_EQ(registry.loads(), 1);
-  AvoidLongWaitsScope io_thread;
-  auto warm = registry.Get("w", "a");
-  ASSERT_TRUE(warm.ok());
-  EXPECT_EQ((*warm)->size(), 50u);
+  EXPECT_TRUE(registry.Loaded("w", "a"));
+  EXPECT_FALSE(registry.Loaded("w", "b"));
+  registry.Drop("w", "a");
+  EXPECT_FALSE(registry.Loaded("w", "a"));
 }
 
 TEST_F(ShardRegistryTest, AShardInUseIsNotEvicted) {

@@ -10,7 +10,6 @@
 
 #include "common/ids.h"
 #include "common/json_reader.h"
-#include "common/thread_util.h"
 #include "common/time_util.h"
 
 namespace engram {
@@ -112,6 +111,11 @@ SkillService::~SkillService() {
 // ---------------------------------------------------------------------------------------------
 // Indexes
 
+bool SkillService::WorkspaceLoaded(const std::string& workspace) const {
+  std::lock_guard<std::mutex> lock(indexes_mu_);
+  return indexes_.contains(workspace);
+}
+
 Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& workspace) {
   // On a shared store another node may have changed the workspace's skills: an index older than
   // the store's version is loaded again (skills are few; a whole reload is cheap).
@@ -133,9 +137,6 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
   if (auto index = current()) {
     if (options_.budget != nullptr) options_.budget->OnUse(false);  // not under indexes_mu_
     return index;
-  }
-  if (ThisThreadAvoidsLongWaits()) {  // loading embeds skills: see ShardRegistry::Get
-    return Status(StatusCode::kWouldBlock, "the workspace's skills are not loaded yet");
   }
   std::unique_lock<std::mutex> load(load_mu_);
   if (auto index = current()) return index;

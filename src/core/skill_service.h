@@ -112,6 +112,11 @@ class SkillService {
   // Every skill of the archive, or nothing (kInvalidParameter naming the skill and the problem).
   Result<std::vector<SkillRecord>> Import(const SkillImportRequest& request);
   Result<std::vector<SkillHit>> Search(const SkillSearchRequest& request);
+  // The non-blocking probe: whether the workspace's skill index is resident and loaded, so a search
+  // of it answers without loading from the store. Takes only the cache's lock, briefly; an HTTP I/O
+  // thread asks it before a search and leaves a cold workspace to a worker. (On a shared store
+  // searches run on workers: one reads the version from the store first.)
+  bool WorkspaceLoaded(const std::string& workspace) const;
 
   // Ownership: every call that names a skill by id acts only on a skill `user_id` owns. A skill
   // of another owner is kNotFound, the same answer as an unknown id, so ids do not leak. An empty
@@ -161,7 +166,7 @@ class SkillService {
   SkillServiceOptions options_;
 
   ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
-  std::mutex indexes_mu_;
+  mutable std::mutex indexes_mu_;
   std::map<std::string, Slot> indexes_;  // guarded by indexes_mu_
   std::mutex load_mu_;                   // one index load at a time
 

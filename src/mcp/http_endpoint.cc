@@ -6,7 +6,6 @@
 
 #include "common/ascii.h"
 #include "common/json_reader.h"
-#include "common/thread_util.h"
 
 namespace engram::mcp {
 
@@ -149,7 +148,7 @@ HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string&
   return Empty(204);  // ended: nothing to say
 }
 
-Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {
+HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {
   if (auto refused = CheckOrigin(request)) return *refused;
   const std::string* content_type = request.Header("content-type");
   if (content_type == nullptr || MediaType(*content_type) != "application/json") {
@@ -211,12 +210,14 @@ Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::s
                   "Bad Request: Mcp-Session-Id header is required; send initialize first");
   }
 
-  // Writes wait (fsync, an event to finish): leave them to a worker before anything is done.
-  if (ThisThreadAvoidsLongWaits()) {
+  // Writes wait (fsync, an event to finish), and so do reads of shards not loaded yet: leave
+  // them to a worker before anything is done.
+  if (request.on_io_thread) {
+    const ToolContext context{session->workspace, session->protocol_version};
     for (const json& item : body.is_array() ? body : json::array({body})) {
       Message message;
-      if (!ReadMessage(item, &message) && protocol_->MayWait(message)) {
-        return Status(StatusCode::kWouldBlock, "a tool call that may wait runs on a worker");
+      if (!ReadMessage(item, &message) && protocol_->MayWait(message, context)) {
+        return HttpResponse::RunOnWorker();
       }
     }
   }
@@ -246,8 +247,7 @@ Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::s
         continue;
       }
       auto response = Dispatch(message, *session);
-      if (!response.ok()) return response.status();
-      if (*response) responses.push_back(std::move(**response));
+      if (response) responses.push_back(std::move(*response));
     }
     if (responses.empty()) return Empty(202);
     return JsonBody(200, responses);
@@ -256,9 +256,8 @@ Result<HttpResponse> HttpEndpoint::Post(const HttpRequest& request, const std::s
   Message message;
   if (auto error = ReadMessage(body, &message)) return JsonBody(400, ErrorResponse(*error));
   auto response = Dispatch(message, *session);
-  if (!response.ok()) return response.status();
-  if (!*response) return Empty(202);
-  return JsonBody(200, **response);
+  if (!response) return Empty(202);
+  return JsonBody(200, *response);
 }
 
 HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message& message,
@@ -279,7 +278,7 @@ HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message&
   return r;
 }
 
-Result<std::optional<json>> HttpEndpoint::Dispatch(const Message& message, const Session& session) {
+std::optional<json> HttpEndpoint::Dispatch(const Message& message, const Session& session) {
   if (message.kind == MessageKind::kNotification && message.method == "notifications/initialized") {
     sessions_.MarkInitialized(session.id);
   }

@@ -44,11 +44,11 @@ class HttpEndpoint {
  public:
   HttpEndpoint(const Protocol* protocol, HttpEndpointOptions options);
 
-  // `workspace` is the one the route resolved and the key was checked for. kWouldBlock, before
-  // anything is done, for a message calling a tool that may wait when run on a thread that must
-  // not (ThisThreadAvoidsLongWaits: the POST routes are compute-bound, so reads run on I/O
-  // threads like REST searches, and writes move to a worker), or when a service would wait.
-  Result<HttpResponse> Post(const HttpRequest& request, const std::string& workspace);
+  // `workspace` is the one the route resolved and the key was checked for. On an I/O thread
+  // (HttpRequest::on_io_thread: the POST routes are compute-bound, so reads run there like REST
+  // searches) a body with a message that may wait (Protocol::MayWait: a write, or a read of
+  // shards not loaded yet) is answered HttpResponse::RunOnWorker() before anything is done.
+  HttpResponse Post(const HttpRequest& request, const std::string& workspace);
   HttpResponse Delete(const HttpRequest& request, const std::string& workspace);
   HttpResponse Get(const HttpRequest& request);
 
@@ -60,7 +60,7 @@ class HttpEndpoint {
   // The Origin check (nullopt: accepted).
   std::optional<HttpResponse> CheckOrigin(const HttpRequest& request) const;
   // Runs one message of an established session; nullopt when it needs no answer.
-  Result<std::optional<nlohmann::json>> Dispatch(const Message& message, const Session& session);
+  std::optional<nlohmann::json> Dispatch(const Message& message, const Session& session);
   HttpResponse Initialize(const HttpRequest& request, const Message& message,
                           const std::string& workspace);
 

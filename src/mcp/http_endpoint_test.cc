@@ -14,10 +14,27 @@ namespace {
 
 using json = nlohmann::json;
 
+// The test tools plus "shelf", a read whose probe says whether what it reads is loaded (its
+// `loaded` argument), as the memory, knowledge and skill reads ask their services.
+ToolRegistry WithAProbedRead(ToolRegistry tools) {
+  tools.Add(Tool{
+      .name = "shelf",
+      .title = "Shelf",
+      .description = "reads a shard",
+      .input_schema = {{"type", "object"}},
+      .output_schema = {{"type", "object"}},
+      .hints = {.read_only = true, .idempotent = true},
+      .ready = [](const json& args, const ToolContext&) { return args.value("loaded", false); },
+      .handler = [](const json&, const ToolContext&) -> Result<ToolResult> {
+        return ToolResult{};
+      }});
+  return tools;
+}
+
 class HttpEndpointTest : public ::testing::Test {
  protected:
   HttpEndpointTest()
-      : tools_(TestTools()),
+      : tools_(WithAProbedRead(TestTools())),
         protocol_(&tools_, ServerInfo{}),
         auth_(*ApiKeyAuth::FromSpecs({"k1", "k2:ws2"})),
         endpoint_(&protocol_, HttpEndpointOptions{.dev_mode = false}),
@@ -71,6 +88,7 @@ class HttpEndpointTest : public ::testing::Test {
                     const std::string& key = "k1") {
     HttpRequest r = Request("POST", path, body.dump(), key);
     if (!session.empty()) r.headers.emplace_back("mcp-session-id", session);
+    r.on_io_thread = on_io_thread_;
     return app_.Handle(r);
   }
 
@@ -82,6 +100,7 @@ class HttpEndpointTest : public ::testing::Test {
   }
 
   ToolRegistry tools_;
+  bool on_io_thread_ = false;  // what the transport says of the thread Send runs on
   Protocol protocol_;
   ApiKeyAuth auth_;
   Metrics metrics_;
@@ -182,9 +201,9 @@ TEST_F(HttpEndpointTest, DevelopmentModeTakesOnlyLoopbackOrigins) {
   HttpRequest r = Request("POST", "/mcp", "{}");
   r.headers.emplace_back("origin", "http://rebound.example:8080");
   r.headers.emplace_back("host", "rebound.example:8080");
-  EXPECT_EQ(dev.Post(r, "default")->status, 403);
+  EXPECT_EQ(dev.Post(r, "default").status, 403);
   r.headers[r.headers.size() - 2].second = "http://127.0.0.1:8080";
-  EXPECT_EQ(dev.Post(r, "default")->status, 400);  // past the origin: "{}" is no message
+  EXPECT_EQ(dev.Post(r, "default").status, 400);  // past the origin: "{}" is no message
 }
 
 TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {
@@ -215,13 +234,31 @@ TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {
 
 TEST_F(HttpEndpointTest, OnAnIoThreadReadsRunAndWritesMoveToAWorker) {
   const std::string id = Open();
-  AvoidLongWaitsScope io_thread;
+  on_io_thread_ = true;
   EXPECT_EQ(Send(id, Echo(1)).status, 200);  // read-only: answered here
   HttpResponse write = Send(
       id,
       {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}, {"params", {{"name", "boom"}}}});
   EXPECT_TRUE(write.run_on_worker);  // nothing ran: the transport hands it to a worker
   EXPECT_TRUE(write.body.empty());
+}
+
+TEST_F(HttpEndpointTest, OnAnIoThreadAReadOfWhatIsNotLoadedMovesToAWorker) {
+  const std::string id = Open();
+  auto shelf = [](int id, bool loaded) {
+    return json{{"jsonrpc", "2.0"},
+                {"id", id},
+                {"method", "tools/call"},
+                {"params", {{"name", "shelf"}, {"arguments", {{"loaded", loaded}}}}}};
+  };
+  on_io_thread_ = true;
+  EXPECT_EQ(Send(id, shelf(1, true)).status, 200);  // loaded: answered here
+  HttpResponse cold = Send(id, shelf(2, false));
+  EXPECT_TRUE(cold.run_on_worker);  // the probe said it would load
+  EXPECT_TRUE(cold.body.empty());
+  // On the worker the same call runs.
+  on_io_thread_ = false;
+  EXPECT_EQ(Send(id, shelf(3, false)).status, 200);
 }
 
 TEST_F(HttpEndpointTest, BatchesIn20250326) {

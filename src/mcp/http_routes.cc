@@ -46,7 +46,7 @@ void RegisterMcpRoutes(Router& router, HttpEndpoint* endpoint) {
     Route post = base;
     post.method = "POST";
     // Reads (recall, searches, lists) compute on memory and the local store like REST searches;
-    // calls that may wait are sent on to a worker by the endpoint (kWouldBlock).
+    // calls that may wait are sent on to a worker by the endpoint (Protocol::MayWait).
     post.compute_bound = true;
     post.handler = [endpoint](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
       auto ws = ResolveWorkspace(req, ctx);

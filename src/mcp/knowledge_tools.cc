@@ -45,6 +45,12 @@ void AddKnowledgeTools(ToolRegistry& registry, KbService* service, KbApiLimits l
            .input_schema = s::Closed(props, {"kb_id", "query"}),
            .output_schema = s::Shape({{"results", s::ArrayOf(hit)}}, {"results"}),
            .hints = {.read_only = true, .destructive = false, .idempotent = true},
+           .ready =
+               [service](const json& args, const ToolContext& ctx) {
+                 const auto kb = args.find("kb_id");
+                 return kb != args.end() && kb->is_string() &&
+                        service->KnowledgeBaseLoaded(ctx.workspace, kb->get<std::string>());
+               },
            .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
              const std::string kb_id = args.at("kb_id").get<std::string>();
              if (Status st = CheckKbId(kb_id); !st.ok()) {

@@ -53,16 +53,21 @@ Protocol::Initialized Protocol::Initialize(const Message& request) const {
   return {ResultResponse(request.id, std::move(result)), version};
 }
 
-bool Protocol::MayWait(const Message& message) const {
+bool Protocol::MayWait(const Message& message, const ToolContext& context) const {
   if (message.kind != MessageKind::kRequest || message.method != "tools/call") return false;
   const auto name = message.params.find("name");
   if (name == message.params.end() || !name->is_string()) return false;
   const Tool* tool = tools_->Find(name->get<std::string>());
-  return tool != nullptr && !tool->hints.read_only;
+  if (tool == nullptr) return false;  // answered at once with an error
+  if (!tool->hints.read_only) return true;
+  if (!tool->ready) return false;  // a read of nothing that loads (see Tool::ready)
+  static const json kNoArguments = json::object();
+  const auto arguments = message.params.find("arguments");
+  const bool given = arguments != message.params.end() && arguments->is_object();
+  return !tool->ready(given ? *arguments : kNoArguments, context);
 }
 
-Result<std::optional<json>> Protocol::Handle(const Message& message,
-                                             const ToolContext& context) const {
+std::optional<json> Protocol::Handle(const Message& message, const ToolContext& context) const {
   // Notifications (initialized, cancelled, ...) and responses need no answer; cancellation has
   // nothing to stop, as every call is answered on the request that made it.
   if (message.kind != MessageKind::kRequest) return std::optional<json>();
@@ -78,9 +83,7 @@ Result<std::optional<json>> Protocol::Handle(const Message& message,
         ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}}));
   }
   if (method == "tools/call") {
-    auto answer = CallTool(message, context);
-    if (!answer.ok()) return answer.status();
-    return std::optional<json>(std::move(*answer));
+    return Some(CallTool(message, context));
   }
   if (method == "initialize") {
     return Some(ErrorResponse(message.id, kInvalidRequest,
@@ -89,7 +92,7 @@ Result<std::optional<json>> Protocol::Handle(const Message& message,
   return Some(ErrorResponse(message.id, kMethodNotFound, "Method not found: " + method));
 }
 
-Result<json> Protocol::CallTool(const Message& request, const ToolContext& context) const {
+json Protocol::CallTool(const Message& request, const ToolContext& context) const {
   const json& params = request.params;
   const auto name = params.find("name");
   if (name == params.end() || !name->is_string()) {
@@ -117,7 +120,6 @@ Result<json> Protocol::CallTool(const Message& request, const ToolContext& conte
   spdlog::debug("mcp tool={} workspace={} ok={} ms={:.3f}", tool->name, context.workspace,
                 result.ok() && !result->is_error, ms);
   if (!result.ok()) {
-    if (result.status().code() == StatusCode::kWouldBlock) return result.status();
     return ErrorResponse(request.id, kInternalError, result.status().message());
   }
   return ResultResponse(request.id, RenderToolResult(*result, context.protocol_version));

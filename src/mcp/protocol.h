@@ -51,16 +51,15 @@ class Protocol {
 
   // Answers any other request (nullopt for notifications and responses, which need no answer).
   // `context` carries the session's workspace and negotiated revision.
-  // kWouldBlock (only) when a tool would wait long on a thread that must not (see ToolHandler).
-  Result<std::optional<nlohmann::json>> Handle(const Message& message,
-                                               const ToolContext& context) const;
+  std::optional<nlohmann::json> Handle(const Message& message, const ToolContext& context) const;
 
-  // Whether the message calls a tool that may wait (a write: store fsync, an event to finish):
-  // tools not marked read-only. The HTTP transport runs such calls on a worker thread.
-  bool MayWait(const Message& message) const;
+  // Whether the message calls a tool that may wait: a write (not read-only: a store fsync, an
+  // event to finish), or a read whose probe (Tool::ready) finds what it reads not loaded yet.
+  // Never waits itself. The HTTP endpoint runs such calls on a worker thread.
+  bool MayWait(const Message& message, const ToolContext& context) const;
 
  private:
-  Result<nlohmann::json> CallTool(const Message& request, const ToolContext& context) const;
+  nlohmann::json CallTool(const Message& request, const ToolContext& context) const;
 
   const ToolRegistry* tools_;
   ServerInfo info_;

@@ -14,7 +14,6 @@ using json = nlohmann::json;
 }  // namespace
 
 Result<ToolResult> ServiceFailure(std::string_view tool, const Status& status) {
-  if (status.code() == StatusCode::kWouldBlock) return status;
   return ToolResult::Error(std::string(tool) + " failed: " + status.message());
 }
 

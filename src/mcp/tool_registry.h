@@ -42,13 +42,12 @@ struct ToolResult {
   }
 };
 
-// A handler answers with a ToolResult (errors included); a Status only for kWouldBlock (a service
-// that would wait long on an I/O thread: the call runs again on a worker) or an internal failure.
+// A handler answers with a ToolResult (errors included); a Status only for an internal failure.
 using ToolHandler =
     std::function<Result<ToolResult>(const nlohmann::json& arguments, const ToolContext&)>;
 
 // The result for a failed service call: an error result naming the tool and the service's
-// message, except kWouldBlock, which is passed on (see ToolHandler).
+// message.
 Result<ToolResult> ServiceFailure(std::string_view tool, const Status& status);
 
 // MCP tool annotations (hints for hosts deciding whether to ask the user first).
@@ -66,6 +65,11 @@ struct Tool {
   nlohmann::json input_schema;   // an object schema; additionalProperties false
   nlohmann::json output_schema;  // the shape of structuredContent
   ToolHints hints;
+  // Read-only tools that read shards: the non-blocking probe of whether a call answers without a
+  // long wait (the shards it reads are loaded). The HTTP endpoint asks it on an I/O thread before
+  // any call runs; false sends the request to a worker. No probe: the read never waits. Must not
+  // wait itself; `arguments` are unchecked.
+  std::function<bool(const nlohmann::json& arguments, const ToolContext&)> ready;
   ToolHandler handler;
 };
 
@@ -79,7 +83,7 @@ class ToolRegistry {
   nlohmann::json Describe(const std::string& protocol_version) const;
 
   // Runs `tool` after checking `arguments` against its inputSchema: a failed check is an error
-  // result naming the argument. kInternal when the handler threw; kWouldBlock passed on.
+  // result naming the argument. kInternal when the handler threw.
   Result<ToolResult> Call(const Tool& tool, const nlohmann::json& arguments,
                           const ToolContext& context) const;
 

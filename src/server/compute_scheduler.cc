@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "common/thread_util.h"
-
 namespace engram {
 
 ComputeScheduler::ComputeScheduler(int slots, size_t max_queued, Post post)
@@ -24,10 +22,7 @@ bool ComputeScheduler::RunOrQueue(Task task) {
 }
 
 void ComputeScheduler::Run(const Task& task) {
-  {
-    AvoidLongWaitsScope on_io_thread;
-    task();
-  }
+  task();
   Next();
 }
 

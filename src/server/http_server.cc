@@ -479,15 +479,12 @@ class Session : public std::enable_shared_from_this<Session> {
     // The handler (on a worker, or on an I/O thread for a compute-bound request) reads req_ while
     // the strand leaves it alone (state kHandling), then hands the response back to the strand.
     if (core_.RunsInline(req_)) {
-      HttpResponse res;
-      {
-        AvoidLongWaitsScope on_io_thread;
-        res = core_.RunHandler(req_);
-      }
-      return AnswerOrRetryOnWorker(std::move(res));
+      req_.on_io_thread = true;
+      return AnswerOrRetryOnWorker(core_.RunHandler(req_));
     }
     const bool queued = core_.IsComputeBound(req_)
                             ? core_.RunOrQueueCompute([self = shared_from_this()] {
+                                self->req_.on_io_thread = true;
                                 self->AnswerOrRetryOnWorker(self->core_.RunHandler(self->req_));
                               })
                             : core_.Submit(HandlerTask());
@@ -496,7 +493,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Runs the handler (on a worker) and answers.
   std::function<void()> HandlerTask() {
-    return [self = shared_from_this()] { self->Deliver(self->core_.RunHandler(self->req_)); };
+    return [self = shared_from_this()] {
+      self->req_.on_io_thread = false;
+      self->Deliver(self->core_.RunHandler(self->req_));
+    };
   }
 
   // The answer of a handler run on an I/O thread, unless it would wait long (a cold scope): then a

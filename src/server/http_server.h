@@ -71,14 +71,14 @@ struct HttpServerOptions {
   // filtered searches on 2 cores measured p99 19-22 ms on 16 worker threads, 10-11 ms on 2
   // threads, 8-9 ms run this way with 2 I/O threads (10 ms with 3). While every I/O thread
   // computes, the other connections wait (they would wait for a core anyway). Such handlers run
-  // inside an AvoidLongWaitsScope: one that would wait long (a cold scope's first search loads
-  // it from the store) answers HttpResponse::run_on_worker and is run again on the worker pool.
+  // with HttpRequest::on_io_thread set: one that would wait long (a cold scope's first search
+  // loads it from the store) answers HttpResponse::run_on_worker and runs again on the pool.
   // Called on an I/O thread once the request is read: keep it cheap. Unset: all go to the pool.
   std::function<bool(const HttpRequest&)> is_compute_bound;
   int compute_slots = 0;  // 0 = one per core
   // Requests this returns true for are short and never wait (they parse, validate and hand their
   // work to another thread, answering through HttpResponse::deferred): they run on the I/O thread
-  // that read them at once, with no slot and no queue, inside an AvoidLongWaitsScope as above.
+  // that read them at once, with no slot and no queue, with HttpRequest::on_io_thread as above.
   // Each hand-off between threads costs a wake-up, and on busy cores often a wait for one: an add
   // whose answer waits on a disk sync went I/O thread → worker → syncing thread → worker → I/O
   // thread; now I/O thread → syncing thread → I/O thread. Unset: all go to the pool.

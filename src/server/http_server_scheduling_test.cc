@@ -221,7 +221,7 @@ TEST_F(HttpServerTest, ComputeBoundRequestThatWouldWaitRunsAgainOnAWorker) {
           std::lock_guard<std::mutex> lock(mu);
           ran_on.push_back(name);
         }
-        if (ThisThreadAvoidsLongWaits()) {
+        if (r.on_io_thread) {
           HttpResponse again;
           again.run_on_worker = true;
           return again;
@@ -285,7 +285,7 @@ TEST_F(HttpServerTest, InlineRequestsAnswerWhenTheirDeferredReplyComes) {
       o,
       [&](const HttpRequest& r) {
         std::lock_guard<std::mutex> lock(mu);
-        ran_on.push_back(ThisThreadName() + (ThisThreadAvoidsLongWaits() ? "+avoid" : ""));
+        ran_on.push_back(ThisThreadName() + (r.on_io_thread ? "+avoid" : ""));
         if (!r.path.starts_with("/later/")) return Echo(r);
         HttpResponse res;
         // Called once the handler returned (and released the lock).

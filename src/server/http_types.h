@@ -23,6 +23,12 @@ struct HttpRequest {
   std::string body;
   std::string remote_ip;
   bool remote_is_loopback = false;
+  // Set by the transport when the handler runs on an I/O thread (a compute-bound or inline
+  // request), where it must not wait long: a handler that would (a shard to load from the store,
+  // an extraction to wait for) asks its service's non-blocking probe first and answers
+  // HttpResponse::RunOnWorker() instead; the transport then runs it again on a worker, with this
+  // false.
+  bool on_io_thread = false;
 
   // The value of the first header named `lower_name` (lower-case), or nullptr.
   const std::string* Header(std::string_view lower_name) const {
@@ -46,18 +52,26 @@ struct HttpResponse {
   // Transfer-Encoding and Connection given here are ignored, except that "Connection: close"
   // makes the server close the connection after this response.
   std::vector<std::pair<std::string, std::string>> headers;
-  // Set by a compute-bound handler run on an I/O thread that found it would wait long (see
-  // AvoidLongWaitsScope): nothing is sent; the transport runs the request again on a worker.
+  // Set by a handler run on an I/O thread (HttpRequest::on_io_thread) that would wait long:
+  // nothing is sent; the transport runs the request again on a worker.
   bool run_on_worker = false;
   // Set by a handler that answers later, when work it handed to another thread is done (an add
   // answered once its event is durable): nothing is sent yet; the transport calls this once, on
   // the handler's thread, with the HttpReply that sends the answer. It must see that the reply is
   // called exactly once (the connection waits for it, and so does a graceful stop).
   std::function<void(HttpReply)> deferred;
+
+  // The answer of a handler on an I/O thread that would wait long (see run_on_worker).
+  static HttpResponse RunOnWorker() {
+    HttpResponse r;
+    r.run_on_worker = true;
+    return r;
+  }
 };
 
 // Runs on a worker thread, so it may block, or, for requests HttpServerOptions::is_compute_bound
-// selects, on an I/O thread inside an AvoidLongWaitsScope. May throw: the transport answers 500
+// and runs_inline select, on an I/O thread (HttpRequest::on_io_thread). May throw: the transport
+// answers 500
 // through the error renderer.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 

@@ -11,7 +11,6 @@
 #include "api/mem0/mem0_render.h"
 #include "api/mem0/mem0_requests.h"
 #include "common/job_status.h"
-#include "common/thread_util.h"
 
 namespace engram {
 
@@ -58,9 +57,8 @@ RouteHandler AddHandler(const Mem0Context& ctx, bool v3) {
     auto add = ParseMem0Add(*req->body, req->workspace, ctx->limits(), follows);
     if (!add.ok()) return add.status();
     if (!v3 && !add->async_mode) {
-      if (ThisThreadAvoidsLongWaits()) {
-        return Status(StatusCode::kWouldBlock, "a synchronous add waits for its extraction");
-      }
+      // It waits for its extraction: not on the I/O thread that read it.
+      if (http.on_io_thread) return HttpResponse::RunOnWorker();
       return AddAndWait(*ctx, add->request);
     }
     // Answered once the event is durable, from the thread that made it so.
@@ -83,6 +81,10 @@ RouteHandler SearchHandler(const Mem0Context& ctx, bool v3) {
     if (!req.ok()) return req.status();
     auto search = ParseMem0Search(*req->body, req->workspace, ctx->limits(), v3);
     if (!search.ok()) return search.status();
+    // A cold workspace is loaded from the store first: not on an I/O thread.
+    if (http.on_io_thread && !ctx->memories().WorkspaceLoaded(search->request.workspace)) {
+      return HttpResponse::RunOnWorker();
+    }
     auto hits = ctx->memories().Search(search->request);
     if (!hits.ok()) return hits.status();
     json results = json::array();
