@@ -40,7 +40,6 @@
 
 #include <sys/types.h>
 
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -53,6 +52,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/store_stats.h"
 
 namespace engram {
 
@@ -103,16 +103,7 @@ class IntakeJournal {
   Status Health() const;
 
   // Figures for metrics and tests. Thread-safe.
-  struct Stats {
-    static constexpr std::array<double, 8> kSyncBuckets = {0.0005, 0.001, 0.002, 0.005,
-                                                           0.01,   0.05,  0.25,  1};
-    uint64_t records = 0;                                 // appended and synced
-    uint64_t syncs = 0;                                   // write + fdatasync groups
-    double sync_seconds = 0;                              // time spent in them
-    std::array<uint64_t, kSyncBuckets.size()> sync_le{};  // cumulative counts per bucket
-    size_t live_files = 0;                                // files not yet deleted (this run's)
-    uint64_t refused = 0;  // records refused since the journal could not write (out of space…)
-  };
+  using Stats = IntakeStats;  // in store_stats.h, so that Store::Stats needs no journal header
   Stats GetStats() const;
 
  private:
