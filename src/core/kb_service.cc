@@ -22,7 +22,7 @@ std::string ShardKey(const std::string& workspace, const std::string& kb_id) {
 
 }  // namespace
 
-KbService::KbService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+KbService::KbService(KbStore* store, const Analyzer* analyzer, const Embedder* embedder,
                      const DocFetcher* fetcher, KbServiceOptions options)
     : store_(store),
       analyzer_(analyzer),

@@ -42,7 +42,7 @@
 #include "extract/documents/doc_fetcher.h"
 #include "extract/documents/document_text.h"
 #include "index/analyzer.h"
-#include "store/store.h"
+#include "store/kb_store.h"
 
 namespace engram {
 
@@ -72,7 +72,7 @@ struct KbUploadRequest {
 class KbService {
  public:
   // `embedder` may be null (BM25 only).
-  KbService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+  KbService(KbStore* store, const Analyzer* analyzer, const Embedder* embedder,
             const DocFetcher* fetcher, KbServiceOptions options);
   ~KbService();  // Shutdown()
 
@@ -124,7 +124,7 @@ class KbService {
   // Fetch → detect → extract → chunk → embed. The text goes to *content.
   Result<std::vector<KbChunkRecord>> Ingest(const KbDocRecord& doc, std::string* content);
 
-  Store* store_;
+  KbStore* store_;
   const Analyzer* analyzer_;
   const Embedder* embedder_;
   const DocFetcher* fetcher_;

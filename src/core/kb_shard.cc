@@ -18,7 +18,8 @@ KbShard::KbShard(const Analyzer* analyzer, KbShardOptions options)
                                 .vector_model = options_.vector_model,
                                 .reuse_slots = true}) {}
 
-Status KbShard::EnsureLoaded(Store* store, const std::string& workspace, const std::string& kb_id) {
+Status KbShard::EnsureLoaded(KbStore* store, const std::string& workspace,
+                             const std::string& kb_id) {
   std::lock_guard<std::mutex> lock(load_mu_);
   if (loaded_) return Status::Ok();
   auto chunks = store->LoadKbChunks(workspace, kb_id);

@@ -20,7 +20,7 @@
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
-#include "store/store.h"
+#include "store/kb_store.h"
 
 namespace engram {
 
@@ -46,7 +46,7 @@ class KbShard {
   KbShard(const Analyzer* analyzer, KbShardOptions options);
 
   // Loads the knowledge base's chunks once; a failed load is retried on the next call.
-  Status EnsureLoaded(Store* store, const std::string& workspace, const std::string& kb_id);
+  Status EnsureLoaded(KbStore* store, const std::string& workspace, const std::string& kb_id);
   // Whether EnsureLoaded has finished (any thread, no lock).
   bool loaded() const { return loaded_.load(std::memory_order_acquire); }
 

@@ -107,7 +107,7 @@ std::vector<ContentPart> PartsFromStoredJson(const std::string& json) {
   return parts;
 }
 
-LeaderboardService::LeaderboardService(Store* store, ShardRegistry* shards,
+LeaderboardService::LeaderboardService(MessageStore* store, ShardRegistry* shards,
                                        const Analyzer* analyzer, const Embedder* embedder,
                                        VectorBackfill* vectors, LeaderboardOptions options)
     : store_(store),

@@ -37,7 +37,7 @@
 #include "core/vector_backfill.h"
 #include "embed/embedder.h"
 #include "index/analyzer.h"
-#include "store/store.h"
+#include "store/message_store.h"
 
 namespace engram {
 
@@ -112,7 +112,7 @@ class LeaderboardService {
  public:
   // `embedder` may be null: BM25 only. `vectors` computes vectors of new memories off the write
   // path; null with an embedder: vectors are computed inline before the write.
-  LeaderboardService(Store* store, ShardRegistry* shards, const Analyzer* analyzer,
+  LeaderboardService(MessageStore* store, ShardRegistry* shards, const Analyzer* analyzer,
                      const Embedder* embedder, VectorBackfill* vectors,
                      LeaderboardOptions options = {});
 
@@ -152,7 +152,7 @@ class LeaderboardService {
   };
   Result<std::string> DoAdd(const LeaderboardAddRequest& request);
 
-  Store* store_;
+  MessageStore* store_;
   ShardRegistry* shards_;
   const Analyzer* analyzer_;
   const Embedder* embedder_;

@@ -17,8 +17,9 @@
 
 namespace engram {
 
-MemoryService::MemoryService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
-                             const MemoryExtractor* extractor, MemoryServiceOptions options)
+MemoryService::MemoryService(AgentMemoryStore* store, const Analyzer* analyzer,
+                             const Embedder* embedder, const MemoryExtractor* extractor,
+                             MemoryServiceOptions options)
     : store_(store),
       analyzer_(analyzer),
       embedder_(embedder),

@@ -50,7 +50,7 @@
 #include "extract/memory_categorizer.h"
 #include "extract/memory_extractor.h"
 #include "index/analyzer.h"
-#include "store/store.h"
+#include "store/agent_memory_store.h"
 
 namespace engram {
 
@@ -118,7 +118,7 @@ struct MemoryServiceOptions {
 class MemoryService {
  public:
   // `embedder` may be null (BM25 only); `extractor` must not be.
-  MemoryService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+  MemoryService(AgentMemoryStore* store, const Analyzer* analyzer, const Embedder* embedder,
                 const MemoryExtractor* extractor, MemoryServiceOptions options);
   ~MemoryService();  // Shutdown()
 
@@ -227,7 +227,7 @@ class MemoryService {
   void ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& batch,
                     const MemoryChangeOutcome& outcome);
 
-  Store* store_;
+  AgentMemoryStore* store_;
   std::atomic<int> listener_id_{0};  // store change listener (shared stores); 0 after Shutdown
   const Analyzer* analyzer_;
   const Embedder* embedder_;

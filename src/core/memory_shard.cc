@@ -107,7 +107,7 @@ bool MemoryShard::TurnBefore(DocId a, DocId b) const {
   return x.seq < y.seq;
 }
 
-Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
+Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& workspace) {
   std::lock_guard<std::mutex> lock(load_mu_);
   if (loaded_) return Status::Ok();
   // The version is read before the rows: a change made in between comes again with the next
@@ -128,7 +128,7 @@ Status MemoryShard::EnsureLoaded(Store* store, const std::string& workspace) {
   return Status::Ok();
 }
 
-Status MemoryShard::Refresh(Store* store, const std::string& workspace) {
+Status MemoryShard::Refresh(AgentMemoryStore* store, const std::string& workspace) {
   if (!store->shared()) return Status::Ok();
   auto current = store->ScopeVersion(ScopeKeyAgentMemories(workspace));
   if (!current.ok()) return current.status();

@@ -28,7 +28,7 @@
 #include "index/hybrid_index.h"
 #include "index/query_dates.h"
 #include "index/turn_order.h"
-#include "store/store.h"
+#include "store/agent_memory_store.h"
 
 namespace engram {
 
@@ -114,13 +114,13 @@ class MemoryShard {
   MemoryShard(const Analyzer* analyzer, MemoryShardOptions options);
 
   // Loads the workspace from the store once; a failed load is retried on the next call.
-  Status EnsureLoaded(Store* store, const std::string& workspace);
+  Status EnsureLoaded(AgentMemoryStore* store, const std::string& workspace);
   // Whether EnsureLoaded has finished (any thread, no lock).
   bool loaded() const { return loaded_.load(std::memory_order_acquire); }
 
   // Shared stores (several nodes): brings the loaded shard up to date with other nodes' writes
   // (a version read, then only the memories changed or deleted since). Nothing otherwise.
-  Status Refresh(Store* store, const std::string& workspace);
+  Status Refresh(AgentMemoryStore* store, const std::string& workspace);
   // The store version of the workspace's agent memories this shard reflects (0 when not shared).
   int64_t version() const;
 

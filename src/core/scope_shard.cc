@@ -29,7 +29,7 @@ ScopeShard::ScopeShard(const Analyzer* analyzer, ShardOptions options)
                                 .vectors = options_.vectors,
                                 .vector_model = options_.vector_model}) {}
 
-Status ScopeShard::EnsureLoaded(Store* store, std::string_view workspace,
+Status ScopeShard::EnsureLoaded(MessageStore* store, std::string_view workspace,
                                 std::string_view user_id) {
   std::lock_guard<std::mutex> lock(load_mu_);
   if (loaded_) return Status::Ok();
@@ -49,7 +49,8 @@ Status ScopeShard::EnsureLoaded(Store* store, std::string_view workspace,
   return Status::Ok();
 }
 
-Status ScopeShard::Refresh(Store* store, std::string_view workspace, std::string_view user_id) {
+Status ScopeShard::Refresh(MessageStore* store, std::string_view workspace,
+                           std::string_view user_id) {
   if (!store->shared()) return Status::Ok();
   auto current = store->ScopeVersion(ScopeKeyMessages(workspace, user_id));
   if (!current.ok()) return current.status();

@@ -26,7 +26,7 @@
 #include "index/hybrid_index.h"
 #include "index/query_dates.h"
 #include "index/turn_order.h"
-#include "store/store.h"
+#include "store/message_store.h"
 
 namespace engram {
 
@@ -61,14 +61,14 @@ class ScopeShard {
 
   // Loads the scope from the store once; later calls return at once. A failed load is retried on
   // the next call.
-  Status EnsureLoaded(Store* store, std::string_view workspace, std::string_view user_id);
+  Status EnsureLoaded(MessageStore* store, std::string_view workspace, std::string_view user_id);
   // Whether EnsureLoaded has finished (any thread, no lock).
   bool loaded() const { return loaded_.load(std::memory_order_acquire); }
 
   // Shared stores (several nodes): brings a loaded shard up to date with what other nodes wrote —
   // one indexed version read, then only the rows changed since the version this shard has seen.
   // Does nothing for a store that is not shared.
-  Status Refresh(Store* store, std::string_view workspace, std::string_view user_id);
+  Status Refresh(MessageStore* store, std::string_view workspace, std::string_view user_id);
 
   // Adds records that are not present yet (by memory id), so applying the same write twice, or a
   // write that a concurrent load already saw, is harmless. Records' vectors of the shard's model

@@ -6,7 +6,7 @@
 
 namespace engram {
 
-ShardRegistry::ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
+ShardRegistry::ShardRegistry(MessageStore* store, const Analyzer* analyzer, ShardOptions options,
                              VectorBackfill* backfill, ShardRegistryOptions registry)
     : store_(store),
       analyzer_(analyzer),

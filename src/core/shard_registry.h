@@ -22,6 +22,7 @@
 #include "core/scope_shard.h"
 #include "core/shard_budget.h"
 #include "core/vector_backfill.h"
+#include "store/message_store.h"
 
 namespace engram {
 
@@ -38,8 +39,8 @@ struct ShardRegistryOptions {
 class ShardRegistry {
  public:
   // `backfill` may be null (no embedder). On a shared store the registry also refreshes loaded
-  // shards when the store announces a change (see Store::AddChangeListener).
-  ShardRegistry(Store* store, const Analyzer* analyzer, ShardOptions options,
+  // shards when the store announces a change (see ScopeSync::AddChangeListener).
+  ShardRegistry(MessageStore* store, const Analyzer* analyzer, ShardOptions options,
                 VectorBackfill* backfill = nullptr, ShardRegistryOptions registry = {});
   ~ShardRegistry();  // StopListening()
   // Stops taking the store's change announcements (idempotent). Call it before the store goes
@@ -78,7 +79,7 @@ class ShardRegistry {
   // The budget's evictor: drops the shard admitted as `id` if only the registry holds it.
   bool EvictIfIdle(const std::string& budget_key, uint64_t id);
 
-  Store* store_;
+  MessageStore* store_;
   const Analyzer* analyzer_;
   ShardOptions options_;
   VectorBackfill* backfill_;

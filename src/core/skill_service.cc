@@ -85,7 +85,7 @@ std::string NextSkillVersion(const std::string& version) {
          version.substr(end + 1);
 }
 
-SkillService::SkillService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+SkillService::SkillService(SkillStore* store, const Analyzer* analyzer, const Embedder* embedder,
                            const SkillExtractor* extractor, SkillServiceOptions options)
     : store_(store),
       analyzer_(analyzer),

@@ -42,7 +42,7 @@
 #include "extract/skill_archive.h"
 #include "extract/skill_extractor.h"
 #include "index/analyzer.h"
-#include "store/store.h"
+#include "store/skill_store.h"
 
 namespace engram {
 
@@ -96,7 +96,7 @@ struct SkillServiceOptions {
 class SkillService {
  public:
   // `embedder` may be null (BM25 only); `extractor` must not be.
-  SkillService(Store* store, const Analyzer* analyzer, const Embedder* embedder,
+  SkillService(SkillStore* store, const Analyzer* analyzer, const Embedder* embedder,
                const SkillExtractor* extractor, SkillServiceOptions options);
   ~SkillService();  // Shutdown()
 
@@ -159,7 +159,7 @@ class SkillService {
   // Sets the intent vectors of `records` (left empty when embedding fails).
   void Embed(std::vector<SkillRecord*> records) const;
 
-  Store* store_;
+  SkillStore* store_;
   const Analyzer* analyzer_;
   const Embedder* embedder_;
   const SkillExtractor* extractor_;

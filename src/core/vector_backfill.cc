@@ -8,7 +8,7 @@
 
 namespace engram {
 
-VectorBackfill::VectorBackfill(Store* store, const Embedder* embedder,
+VectorBackfill::VectorBackfill(MemoryVectors* store, const Embedder* embedder,
                                VectorBackfillOptions options)
     : store_(store), embedder_(embedder), options_(options) {
   running_ = static_cast<size_t>(std::max(1, options_.threads));

@@ -6,8 +6,8 @@
 //    for them, so a search right after an add still sees the new memories in vector recall.
 //  - backfill: memories stored before an embedder was configured or under another model, found
 //    when a shard loads. Searches do not wait for these; BM25 covers them meanwhile.
-// Vectors are persisted (Store::PutVectors) before they are handed to the shard; after a crash the
-// shard load finds memories without vectors and backfills them.
+// Vectors are persisted (MemoryVectors::PutVectors) before they are handed to the shard; after a
+// crash the shard load finds memories without vectors and backfills them.
 //
 // One model pass serves many adds: a worker takes the queued memories of several adds, of any
 // scopes, up to batch_size texts and max_batch_bytes of text, embeds them in one EmbedBatch and
@@ -32,7 +32,7 @@
 
 #include "core/scope_shard.h"
 #include "embed/embedder.h"
-#include "store/store.h"
+#include "store/memory_vectors.h"
 
 namespace engram {
 
@@ -57,7 +57,8 @@ inline size_t TextBytes(const std::vector<std::pair<int64_t, std::string>>& item
 
 class VectorBackfill {
  public:
-  VectorBackfill(Store* store, const Embedder* embedder, VectorBackfillOptions options = {});
+  VectorBackfill(MemoryVectors* store, const Embedder* embedder,
+                 VectorBackfillOptions options = {});
   ~VectorBackfill();
 
   // Fresh memories of `shard` (seq, text); the shard is told they are pending. Blocks while more
@@ -95,7 +96,7 @@ class VectorBackfill {
   void Queue(std::shared_ptr<ScopeShard> shard, std::vector<std::pair<int64_t, std::string>> items,
              bool fresh);
 
-  Store* store_;
+  MemoryVectors* store_;
   const Embedder* embedder_;
   VectorBackfillOptions options_;
   mutable std::mutex mu_;
