@@ -28,22 +28,16 @@ KbService::KbService(KbStore* store, const Analyzer* analyzer, const Embedder* e
       analyzer_(analyzer),
       embedder_(embedder),
       fetcher_(fetcher),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      shards_(ShardDomain::kKb, options_.budget,
+              [this] { return std::make_shared<KbShard>(analyzer_, options_.shard); }) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
   }
-  if (options_.budget != nullptr) {
-    budget_cache_ = options_.budget->AddCache(
-        ShardDomain::kKb,
-        [this](const std::string& key, uint64_t id) { return EvictIfIdle(key, id); });
-  }
 }
 
-KbService::~KbService() {
-  Shutdown();
-  if (options_.budget != nullptr) options_.budget->RemoveCache(budget_cache_);
-}
+KbService::~KbService() { Shutdown(); }
 
 Status KbService::Start() {
   {
@@ -94,47 +88,16 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
     if (!v.ok()) return v.status();
     version = *v;
   }
-  std::shared_ptr<KbShard> shard;
-  bool created = false;
-  {
-    std::lock_guard<std::mutex> lock(shards_mu_);
-    const std::string key = ShardKey(workspace, kb_id);
-    auto it = shards_.find(key);
-    const bool stale = it == shards_.end() || it->second.version < version;
-    Slot& slot = it != shards_.end() ? it->second : shards_[key];
-    if (stale) {
-      // A replaced shard's Resident leaves the budget here; whoever still holds it finishes on it.
-      slot.shard = std::make_shared<KbShard>(analyzer_, options_.shard);
-      slot.version = version;
-      if (options_.budget != nullptr) {
-        slot.budget = options_.budget->Admit(
-            budget_cache_, key, [weak = std::weak_ptr<KbShard>(slot.shard)]() -> size_t {
-              auto s = weak.lock();
-              return s && s->loaded() ? s->MemoryBytes() : 0;
-            });
-      }
-      created = true;
-    }
-    slot.budget.Touch();
-    // Held by the caller from here on: the budget does not drop a shard while it is in use.
-    shard = slot.shard;
-  }
+  // Held by the caller from here on: the budget does not drop a shard while it is in use.
+  auto [shard, created] = shards_.Hold(ShardKey(workspace, kb_id), version);
   Status st = shard->EnsureLoaded(store_, workspace, kb_id);
   if (!st.ok()) return st;
-  if (options_.budget != nullptr) options_.budget->OnUse(created);  // not under shards_mu_
+  shards_.Used(created);
   return shard;
 }
 
 bool KbService::KnowledgeBaseLoaded(const std::string& workspace, const std::string& kb_id) const {
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  auto it = shards_.find(ShardKey(workspace, kb_id));
-  return it != shards_.end() && it->second.shard->loaded();
-}
-
-bool KbService::EvictIfIdle(const std::string& key, uint64_t id) {
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  // Idle: no search, upload, delete or ingestion holds it.
-  return EraseIfIdle(shards_, key, id, &Slot::shard);
+  return shards_.Loaded(ShardKey(workspace, kb_id));
 }
 
 std::mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,

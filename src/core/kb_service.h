@@ -37,6 +37,7 @@
 #include "core/job_queue.h"
 #include "core/kb_shard.h"
 #include "core/shard_budget.h"
+#include "core/shard_cache.h"
 #include "embed/embedder.h"
 #include "extract/documents/chunker.h"
 #include "extract/documents/doc_fetcher.h"
@@ -104,15 +105,7 @@ class KbService {
   size_t queued_jobs() const;
 
  private:
-  struct Slot {
-    std::shared_ptr<KbShard> shard;
-    int64_t version = 0;           // the store version it was loaded at (shared stores; else 0)
-    ShardBudget::Resident budget;  // empty without a budget
-  };
   Result<std::shared_ptr<KbShard>> Shard(const std::string& workspace, const std::string& kb_id);
-  // The budget's evictor: drops the shard under `key` admitted as `id` if only this service
-  // holds it.
-  bool EvictIfIdle(const std::string& key, uint64_t id);
   std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
                       const std::string& id);
   void RunJob(KbDocRecord doc);
@@ -130,9 +123,7 @@ class KbService {
   const DocFetcher* fetcher_;
   KbServiceOptions options_;
 
-  ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
-  mutable std::mutex shards_mu_;
-  std::map<std::string, Slot> shards_;  // guarded by shards_mu_; key "workspace<US>kb_id"
+  ShardCache<KbShard> shards_;  // keyed "workspace<US>kb_id", under options_.budget
 
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> doc_locks_;

@@ -588,12 +588,9 @@ void MemoryService::RunBackfill(const std::string& workspace) {
 void MemoryService::PurgeExpired() {
   // Resident shards only (a dropped one is purged after its next load); held until purged.
   std::vector<std::pair<std::string, std::shared_ptr<MemoryShard>>> shards;
-  {
-    std::lock_guard<std::mutex> lock(shards_mu_);
-    for (const auto& [ws, slot] : shards_) {
-      if (slot.shard->loaded()) shards.emplace_back(ws, slot.shard);
-    }
-  }
+  shards_.ForEach([&](const std::string& ws, const std::shared_ptr<MemoryShard>& shard) {
+    if (shard->loaded()) shards.emplace_back(ws, shard);
+  });
   const int64_t now = NowMicros();
   for (const auto& [workspace, shard] : shards) {
     std::vector<AgentMemory> expired = shard->Expired(now);

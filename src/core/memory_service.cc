@@ -25,61 +25,31 @@ MemoryService::MemoryService(AgentMemoryStore* store, const Analyzer* analyzer,
       embedder_(embedder),
       extractor_(extractor),
       options_(std::move(options)),
-      categorizer_(embedder_, options_.categorizer) {
+      categorizer_(embedder_, options_.categorizer),
+      shards_(ShardDomain::kMemories, options_.budget,
+              [this] { return std::make_shared<MemoryShard>(analyzer_, options_.shard); }) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
   }
-  if (options_.budget != nullptr) {
-    budget_cache_ = options_.budget->AddCache(
-        ShardDomain::kMemories,
-        [this](const std::string& workspace, uint64_t id) { return EvictIfIdle(workspace, id); });
-  }
   listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
-MemoryService::~MemoryService() {
-  Shutdown();
-  if (options_.budget != nullptr) options_.budget->RemoveCache(budget_cache_);
-}
+MemoryService::~MemoryService() { Shutdown(); }
 
 void MemoryService::OnScopeChanged(const std::string& scope_key) {
   // Agent-memory keys are "a<US>workspace" (ScopeKeyAgentMemories).
   if (scope_key.size() < 2 || scope_key[0] != 'a' || scope_key[1] != '\x1f') return;
   const std::string workspace = scope_key.substr(2);
-  std::shared_ptr<MemoryShard> shard;
-  {
-    std::lock_guard<std::mutex> lock(shards_mu_);
-    auto it = shards_.find(workspace);
-    if (it == shards_.end()) return;
-    shard = it->second.shard;
-  }
+  std::shared_ptr<MemoryShard> shard = shards_.Resident(workspace);
+  if (!shard) return;  // not cached here: the next load reads everything anyway
   Status st = shard->Refresh(store_, workspace);
   if (!st.ok()) spdlog::debug("early refresh of workspace memories failed: {}", st.ToString());
 }
 
 Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& workspace) {
-  std::shared_ptr<MemoryShard> shard;
-  bool created = false;
-  {
-    std::lock_guard<std::mutex> lock(shards_mu_);
-    auto it = shards_.find(workspace);
-    Slot& slot = it != shards_.end() ? it->second : shards_[workspace];
-    if (!slot.shard) {
-      slot.shard = std::make_shared<MemoryShard>(analyzer_, options_.shard);
-      created = true;
-      if (options_.budget != nullptr) {
-        slot.budget = options_.budget->Admit(
-            budget_cache_, workspace, [weak = std::weak_ptr<MemoryShard>(slot.shard)]() -> size_t {
-              auto s = weak.lock();
-              return s && s->loaded() ? s->MemoryBytes() : 0;
-            });
-      }
-    }
-    slot.budget.Touch();
-    // Held by the caller from here on: the budget does not drop a shard while it is in use.
-    shard = slot.shard;
-  }
+  // Held by the caller from here on: the budget does not drop a shard while it is in use.
+  auto [shard, created] = shards_.Hold(workspace);
   Status st = shard->EnsureLoaded(store_, workspace);
   if (!st.ok()) return st;
   if (!created) {
@@ -90,28 +60,16 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
   // embedding that failed) are embedded in the background; BM25 finds them meanwhile. Every load
   // queues this, also a load after the budget dropped the shard.
   if (created && embedder_ != nullptr) jobs_.Push(BackfillJob{workspace});
-  if (options_.budget != nullptr) options_.budget->OnUse(created);  // not under shards_mu_
+  shards_.Used(created);
   return shard;
 }
 
 bool MemoryService::WorkspaceLoaded(const std::string& workspace) const {
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  auto it = shards_.find(workspace);
-  return it != shards_.end() && it->second.shard->loaded();
+  return shards_.Loaded(workspace);
 }
 
 std::shared_ptr<MemoryShard> MemoryService::ResidentShard(const std::string& workspace) const {
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  auto it = shards_.find(workspace);
-  if (it == shards_.end() || !it->second.shard->loaded()) return nullptr;
-  it->second.budget.Touch();
-  return it->second.shard;
-}
-
-bool MemoryService::EvictIfIdle(const std::string& workspace, uint64_t id) {
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  // Idle: no search, write, event or backfill holds it.
-  return EraseIfIdle(shards_, workspace, id, &Slot::shard);
+  return shards_.Resident(workspace);
 }
 
 size_t MemoryService::ScopeStripe(const std::string& workspace, const std::string& user_id,
@@ -371,9 +329,9 @@ void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& ba
 }
 
 size_t MemoryService::shard_memories() const {
-  std::lock_guard<std::mutex> lock(shards_mu_);
   size_t n = 0;
-  for (const auto& [ws, slot] : shards_) n += slot.shard->size();
+  shards_.ForEach(
+      [&](const std::string&, const std::shared_ptr<MemoryShard>& s) { n += s->size(); });
   return n;
 }
 

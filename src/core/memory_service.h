@@ -46,6 +46,7 @@
 #include "core/memory_shard.h"
 #include "core/rerank_stage.h"
 #include "core/shard_budget.h"
+#include "core/shard_cache.h"
 #include "embed/embedder.h"
 #include "extract/memory_categorizer.h"
 #include "extract/memory_extractor.h"
@@ -187,17 +188,10 @@ class MemoryService {
   };
   using Job = std::variant<MemoryEventRecord, BackfillJob>;
 
-  struct Slot {
-    std::shared_ptr<MemoryShard> shard;
-    ShardBudget::Resident budget;  // empty without a budget
-  };
   // The workspace's shard, loaded now if needed.
   Result<std::shared_ptr<MemoryShard>> Shard(const std::string& workspace);
   // The workspace's shard if it is resident and loaded (else null); loads nothing.
   std::shared_ptr<MemoryShard> ResidentShard(const std::string& workspace) const;
-  // The budget's evictor: drops the workspace's shard admitted as `id` if only this service
-  // holds it.
-  bool EvictIfIdle(const std::string& workspace, uint64_t id);
   size_t ScopeStripe(const std::string& workspace, const std::string& user_id,
                      const std::string& agent_id, const std::string& run_id,
                      const std::string& app_id) const;
@@ -236,9 +230,7 @@ class MemoryService {
   MemoryCategorizer categorizer_;  // over embedder_: no categories without one
   RerankStage rerank_{"memory search"};
 
-  ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
-  mutable std::mutex shards_mu_;
-  std::map<std::string, Slot> shards_;  // guarded by shards_mu_
+  ShardCache<MemoryShard> shards_;  // by workspace, under options_.budget
 
   // Striped scope locks: serialises work on one scope without a map that grows forever.
   static constexpr size_t kStripes = 64;

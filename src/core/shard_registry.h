@@ -21,6 +21,7 @@
 
 #include "core/scope_shard.h"
 #include "core/shard_budget.h"
+#include "core/shard_cache.h"
 #include "core/vector_backfill.h"
 #include "store/message_store.h"
 
@@ -66,32 +67,20 @@ class ShardRegistry {
   // Figures for /metrics and the benchmarks.
   int64_t loads() const { return loads_.load(); }
   int64_t load_micros() const { return load_micros_.load(); }
-  int64_t evictions() const { return evictions_.load(); }
+  int64_t evictions() const { return shards_.evictions(); }
 
  private:
-  using Key = std::pair<std::string, std::string>;  // workspace, user_id
-  struct Slot {
-    std::shared_ptr<ScopeShard> shard;
-    ShardBudget::Resident budget;  // empty without a budget
-  };
   // A change announced by a shared store: brings the scope's shard up to date if it is loaded.
   void OnScopeChanged(const std::string& scope_key);
-  // The budget's evictor: drops the shard admitted as `id` if only the registry holds it.
-  bool EvictIfIdle(const std::string& budget_key, uint64_t id);
 
   MessageStore* store_;
   const Analyzer* analyzer_;
   ShardOptions options_;
   VectorBackfill* backfill_;
-  ShardRegistryOptions registry_;
-  std::unique_ptr<ShardBudget> own_budget_;  // when no shared budget was given
-  ShardBudget* budget_ = nullptr;            // shared or own; null: no budget
-  ShardBudget::CacheId budget_cache_ = 0;
-  mutable std::mutex mu_;
-  std::map<Key, Slot> shards_;  // guarded by mu_
+  std::unique_ptr<ShardBudget> own_budget_;  // when no shared budget was given; before shards_
+  ShardCache<ScopeShard> shards_;            // keyed "workspace<US>user_id"
   std::atomic<int64_t> loads_{0};
   std::atomic<int64_t> load_micros_{0};
-  std::atomic<int64_t> evictions_{0};
   std::atomic<int> listener_id_{0};
 };
 

@@ -6,6 +6,7 @@
 // Thread-safety: all methods are safe to call concurrently (a shared lock for reads).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <shared_mutex>
@@ -73,6 +74,10 @@ class SkillIndex {
   std::vector<SkillHit> Search(const SkillQuery& query) const;
 
   size_t size() const;
+  // Whether the service finished filling it from the store (MarkLoaded): until then it is not
+  // searched, and counts no bytes in the shard budget.
+  bool loaded() const { return loaded_.load(std::memory_order_acquire); }
+  void MarkLoaded() { loaded_.store(true, std::memory_order_release); }
   // Approximate resident bytes: summaries, BM25 postings, intent vectors and the id, name and
   // owner maps (for the shard memory budget).
   size_t MemoryBytes() const;
@@ -90,6 +95,7 @@ class SkillIndex {
   std::vector<Doc> docs_;                                         // guarded by mu_; by index_ slot
   std::unordered_map<std::string, DocId> by_name_;                // guarded by mu_: owner+name
   std::unordered_map<std::string, std::vector<DocId>> by_owner_;  // guarded by mu_ (may list dead)
+  std::atomic<bool> loaded_{false};
 };
 
 }  // namespace engram

@@ -91,29 +91,22 @@ SkillService::SkillService(SkillStore* store, const Analyzer* analyzer, const Em
       analyzer_(analyzer),
       embedder_(embedder),
       extractor_(extractor),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      indexes_(ShardDomain::kSkills, options_.budget,
+               [this] { return std::make_shared<SkillIndex>(analyzer_, options_.index); }) {
   if (embedder_ != nullptr) {
     options_.index.vector_model = embedder_->model_id();
     options_.index.vectors.dim = embedder_->dimension();
   }
-  if (options_.budget != nullptr) {
-    budget_cache_ = options_.budget->AddCache(
-        ShardDomain::kSkills,
-        [this](const std::string& workspace, uint64_t id) { return EvictIfIdle(workspace, id); });
-  }
 }
 
-SkillService::~SkillService() {
-  Shutdown();
-  if (options_.budget != nullptr) options_.budget->RemoveCache(budget_cache_);
-}
+SkillService::~SkillService() { Shutdown(); }
 
 // ---------------------------------------------------------------------------------------------
 // Indexes
 
 bool SkillService::WorkspaceLoaded(const std::string& workspace) const {
-  std::lock_guard<std::mutex> lock(indexes_mu_);
-  return indexes_.contains(workspace);
+  return indexes_.Loaded(workspace);
 }
 
 Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& workspace) {
@@ -125,56 +118,30 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
     if (!v.ok()) return v.status();
     version = *v;
   }
-  // Held by the caller from the moment it leaves the map: the budget does not drop an index while
-  // it is in use.
-  auto current = [&]() -> std::shared_ptr<SkillIndex> {
-    std::lock_guard<std::mutex> lock(indexes_mu_);
-    auto it = indexes_.find(workspace);
-    if (it == indexes_.end() || it->second.version < version) return nullptr;
-    it->second.budget.Touch();
-    return it->second.index;
-  };
-  if (auto index = current()) {
-    if (options_.budget != nullptr) options_.budget->OnUse(false);  // not under indexes_mu_
-    return index;
-  }
-  std::unique_lock<std::mutex> load(load_mu_);
-  if (auto index = current()) return index;
-  auto records = store_->LoadSkills(workspace);
-  if (!records.ok()) return records.status();
-  // Vectors of another model (or none) are recomputed; skills are few, so this is cheap.
-  std::vector<SkillRecord*> missing;
-  for (auto& r : *records) {
-    if (embedder_ != nullptr && (r.vector.empty() || r.vector_model != embedder_->model_id())) {
-      missing.push_back(&r);
+  // Held by the caller from here on: the budget does not drop an index while it is in use.
+  std::shared_ptr<SkillIndex> index = indexes_.Hold(workspace, version).shard;
+  bool loaded_now = false;
+  if (!index->loaded()) {
+    // One load at a time; a caller that waited here finds it loaded.
+    std::lock_guard<std::mutex> load(load_mu_);
+    if (!index->loaded()) {
+      auto records = store_->LoadSkills(workspace);
+      if (!records.ok()) return records.status();  // the next use loads it again
+      // Vectors of another model (or none) are recomputed; skills are few, so this is cheap.
+      std::vector<SkillRecord*> missing;
+      for (auto& r : *records) {
+        if (embedder_ != nullptr && (r.vector.empty() || r.vector_model != embedder_->model_id())) {
+          missing.push_back(&r);
+        }
+      }
+      Embed(missing);
+      for (const auto& r : *records) index->Upsert(r);
+      index->MarkLoaded();
+      loaded_now = true;
     }
   }
-  Embed(missing);
-  auto index = std::make_shared<SkillIndex>(analyzer_, options_.index);
-  for (const auto& r : *records) index->Upsert(r);
-  {
-    std::lock_guard<std::mutex> lock(indexes_mu_);
-    Slot& slot = indexes_[workspace];
-    // A replaced (stale) index's Resident leaves the budget here; whoever holds it finishes on it.
-    slot.index = index;
-    slot.version = version;
-    if (options_.budget != nullptr) {
-      slot.budget = options_.budget->Admit(budget_cache_, workspace,
-                                           [weak = std::weak_ptr<SkillIndex>(index)]() -> size_t {
-                                             auto s = weak.lock();
-                                             return s ? s->MemoryBytes() : 0;
-                                           });
-    }
-  }
-  load.unlock();
-  if (options_.budget != nullptr) options_.budget->OnUse(true);  // not under indexes_mu_
+  indexes_.Used(loaded_now);
   return index;
-}
-
-bool SkillService::EvictIfIdle(const std::string& workspace, uint64_t id) {
-  std::lock_guard<std::mutex> lock(indexes_mu_);
-  // Idle: no search, import, update, delete or task holds it.
-  return EraseIfIdle(indexes_, workspace, id, &Slot::index);
 }
 
 void SkillService::Embed(std::vector<SkillRecord*> records) const {

@@ -37,6 +37,7 @@
 
 #include "core/job_queue.h"
 #include "core/shard_budget.h"
+#include "core/shard_cache.h"
 #include "core/skill_index.h"
 #include "embed/embedder.h"
 #include "extract/skill_archive.h"
@@ -134,15 +135,7 @@ class SkillService {
   size_t queued_tasks() const;
 
  private:
-  struct Slot {
-    std::shared_ptr<SkillIndex> index;
-    int64_t version = 0;           // the store version it reflects (shared stores; else 0)
-    ShardBudget::Resident budget;  // empty without a budget
-  };
   Result<std::shared_ptr<SkillIndex>> Index(const std::string& workspace);
-  // The budget's evictor: drops the workspace's index admitted as `id` if only this service
-  // holds it.
-  bool EvictIfIdle(const std::string& workspace, uint64_t id);
   size_t OwnerStripe(const std::string& workspace, const std::string& owner) const;
   // Queues a task on its owner's stripe, so one owner's tasks run in acceptance order.
   void Enqueue(SkillTaskRecord task);
@@ -165,10 +158,8 @@ class SkillService {
   const SkillExtractor* extractor_;
   SkillServiceOptions options_;
 
-  ShardBudget::CacheId budget_cache_ = 0;  // with options_.budget
-  mutable std::mutex indexes_mu_;
-  std::map<std::string, Slot> indexes_;  // guarded by indexes_mu_
-  std::mutex load_mu_;                   // one index load at a time
+  ShardCache<SkillIndex> indexes_;  // by workspace, under options_.budget
+  std::mutex load_mu_;              // one index load at a time
 
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> owner_locks_;

@@ -9,7 +9,7 @@
 #include "extract/documents/doc_fetcher.h"
 #include "modules/retrieval_module.h"
 #include "modules/startup.h"
-#include "store/store.h"
+#include "store/kb_store.h"
 
 namespace engram {
 

@@ -20,10 +20,10 @@ class DocFetcher;
 class Embedder;
 class RetrievalModule;
 class Router;
-class Store;
+class KbStore;
 
 struct KnowledgeModuleDeps {
-  Store* store = nullptr;
+  KbStore* store = nullptr;
   RetrievalModule* retrieval = nullptr;
   const Embedder* embedder = nullptr;  // null: BM25 only
 };

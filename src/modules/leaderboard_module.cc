@@ -10,7 +10,7 @@
 #include "core/shard_registry.h"
 #include "extract/ocr/image_text.h"
 #include "modules/retrieval_module.h"
-#include "store/store.h"
+#include "store/message_store.h"
 
 namespace engram {
 

@@ -21,10 +21,10 @@ class LeaderboardJanitor;
 class RetrievalModule;
 class Router;
 class ShardRegistry;
-class Store;
+class MessageStore;
 
 struct LeaderboardModuleDeps {
-  Store* store = nullptr;
+  MessageStore* store = nullptr;
   RetrievalModule* retrieval = nullptr;
   const Embedder* embedder = nullptr;  // null: BM25 only
 };

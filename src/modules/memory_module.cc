@@ -11,7 +11,7 @@
 #include "modules/llm_endpoint.h"
 #include "modules/retrieval_module.h"
 #include "modules/startup.h"
-#include "store/store.h"
+#include "store/agent_memory_store.h"
 
 namespace engram {
 

@@ -21,10 +21,10 @@ class Embedder;
 class MemoryExtractor;
 class RetrievalModule;
 class Router;
-class Store;
+class AgentMemoryStore;
 
 struct MemoryModuleDeps {
-  Store* store = nullptr;
+  AgentMemoryStore* store = nullptr;
   RetrievalModule* retrieval = nullptr;
   const Embedder* embedder = nullptr;  // null: BM25 only
   const ApiKeyAuth* auth = nullptr;    // the mem0 API resolves workspaces from the key

@@ -12,7 +12,7 @@
 #include "extract/llm_reranker.h"
 #include "modules/llm_endpoint.h"
 #include "modules/startup.h"
-#include "store/store.h"
+#include "store/memory_vectors.h"
 
 namespace engram {
 

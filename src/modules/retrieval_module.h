@@ -24,11 +24,11 @@ namespace engram {
 class Embedder;
 class RerankStage;
 class Reranker;
-class Store;
+class MemoryVectors;
 class VectorBackfill;
 
 struct RetrievalModuleDeps {
-  Store* vectors = nullptr;                   // where the backfill stores vectors
+  MemoryVectors* vectors = nullptr;           // where the backfill stores vectors
   const Embedder* search_embedder = nullptr;  // null: BM25 only
   const Embedder* background_embedder = nullptr;
 };

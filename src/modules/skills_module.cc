@@ -7,7 +7,7 @@
 #include "modules/llm_endpoint.h"
 #include "modules/retrieval_module.h"
 #include "modules/startup.h"
-#include "store/store.h"
+#include "store/skill_store.h"
 
 namespace engram {
 

@@ -20,10 +20,10 @@ class Embedder;
 class RetrievalModule;
 class Router;
 class SkillExtractor;
-class Store;
+class SkillStore;
 
 struct SkillsModuleDeps {
-  Store* store = nullptr;
+  SkillStore* store = nullptr;
   RetrievalModule* retrieval = nullptr;
   const Embedder* embedder = nullptr;  // null: BM25 only
 };

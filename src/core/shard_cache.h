@@ -1,0 +1,150 @@
+// ShardCache<Shard>: the in-memory shards of one domain by key, the one cache the Leaderboard
+// scopes, V4 memory workspaces, knowledge bases and skill indexes all use.
+//
+// A shard is created on first use (Hold) and loaded by its users outside the cache's lock, so a
+// load holds up no other key (the shard's own load runs once; concurrent users wait for it there).
+// On a shared store a shard made at an older version of its scope than the caller read is
+// replaced by a new one (whoever still holds the old one finishes on it). Every shard joins the
+// one ShardBudget (--shard-memory-mb) under its domain, is stamped on every use, and is dropped by
+// the budget when idle: nothing but the cache holds it (no search, write or background job), so a
+// dropped shard is simply loaded again on its next use, from the store that has every
+// acknowledged write. Loaded() is the non-blocking probe an HTTP I/O thread asks before a search.
+//
+// Shard provides `bool loaded() const` (its load finished) and `size_t MemoryBytes() const`.
+// Thread-safety: safe for concurrent use. The budget (if any) must outlive the cache. Shards are
+// shared: the cache never destroys one a caller holds.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "core/shard_budget.h"
+
+namespace engram {
+
+template <typename Shard>
+class ShardCache {
+ public:
+  // Makes an empty, not yet loaded shard.
+  using Make = std::function<std::shared_ptr<Shard>()>;
+
+  // `budget` may be null: shards are then never dropped.
+  ShardCache(ShardDomain domain, ShardBudget* budget, Make make)
+      : budget_(budget), make_(std::move(make)) {
+    if (budget_ != nullptr) {
+      budget_id_ = budget_->AddCache(
+          domain, [this](const std::string& key, uint64_t id) { return EvictIfIdle(key, id); });
+    }
+  }
+  ~ShardCache() {
+    if (budget_ != nullptr) budget_->RemoveCache(budget_id_);
+  }
+  ShardCache(const ShardCache&) = delete;
+  ShardCache& operator=(const ShardCache&) = delete;
+
+  struct Held {
+    std::shared_ptr<Shard> shard;  // held: the budget does not drop it while the caller has it
+    bool created = false;          // made by this call (the caller's load is its first)
+  };
+  // The key's shard, made now when there is none or the one there was made at a version older
+  // than `version` (a shared store's scope version; 0 elsewhere). The caller loads it if it is
+  // not loaded, then calls Used.
+  Held Hold(const std::string& key, int64_t version = 0) {
+    Held held;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    if (it == slots_.end() || it->second.version < version) {
+      Slot& slot = slots_[key];
+      // A replaced shard's Resident leaves the budget here.
+      slot.shard = make_();
+      slot.version = version;
+      if (budget_ != nullptr) {
+        slot.budget =
+            budget_->Admit(budget_id_, key, [weak = std::weak_ptr<Shard>(slot.shard)]() -> size_t {
+              auto s = weak.lock();
+              return s && s->loaded() ? s->MemoryBytes() : 0;
+            });
+      }
+      held.created = true;
+      it = slots_.find(key);
+    }
+    it->second.budget.Touch();
+    held.shard = it->second.shard;
+    return held;
+  }
+
+  // After a use of a held shard (`loaded_now`: this use loaded it): lets the budget enforce its
+  // limit (after every load, and every so many uses). Call with no lock held.
+  void Used(bool loaded_now) {
+    if (budget_ != nullptr) budget_->OnUse(loaded_now);
+  }
+
+  // The non-blocking probe: whether the key's shard is resident and loaded, so a use answers
+  // without a load. Takes only the cache's lock, briefly.
+  bool Loaded(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    return it != slots_.end() && it->second.shard->loaded();
+  }
+
+  // The key's shard if it is resident and loaded (stamped as used), else null; never makes or
+  // loads one.
+  std::shared_ptr<Shard> Resident(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    if (it == slots_.end() || !it->second.shard->loaded()) return nullptr;
+    it->second.budget.Touch();
+    return it->second.shard;
+  }
+
+  // Forgets the key's shard (its data was deleted): the next Hold makes it afresh.
+  void Drop(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    slots_.erase(key);
+  }
+
+  // fn(key, shard) for every resident shard, loaded or not, under the cache's lock: fn must be
+  // quick and must not call back into the cache.
+  template <typename F>
+  void ForEach(F fn) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, slot] : slots_) fn(key, slot.shard);
+  }
+
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slots_.size();
+  }
+  // Shards the budget dropped since start.
+  int64_t evictions() const { return evictions_.load(); }
+
+ private:
+  struct Slot {
+    std::shared_ptr<Shard> shard;
+    int64_t version = 0;           // the scope version it was made at (shared stores; else 0)
+    ShardBudget::Resident budget;  // empty without a budget
+  };
+
+  // The budget's evictor: drops the shard admitted as `id` under `key` if only the cache holds it.
+  bool EvictIfIdle(const std::string& key, uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!EraseIfIdle(slots_, key, id, &Slot::shard)) return false;
+    evictions_.fetch_add(1);
+    return true;
+  }
+
+  ShardBudget* const budget_;
+  const Make make_;
+  ShardBudget::CacheId budget_id_ = 0;
+  mutable std::mutex mu_;
+  std::map<std::string, Slot> slots_;  // guarded by mu_
+  std::atomic<int64_t> evictions_{0};
+};
+
+}  // namespace engram
