@@ -2,7 +2,8 @@
 // key, and upper-cased with '_' the ENGRAM_* environment variable), the ServeOptions field it
 // fills, its help text, its tier and the values it accepts. The command line, the environment
 // and the config file are bound from this table (cli/serve_flags.h), its ranges and choices are
-// checked here for all three alike, and docs/configuration.md is generated from it.
+// checked here for all three alike, and docs/configuration.md is generated from it. Each feature
+// declares its own settings (config/settings/, one file per feature); the table joins them.
 //
 // Tiers: operator settings are what a deployment sets (address, keys, store, endpoints, limits);
 // advanced settings are retrieval tuning and internals, kept out of the operator's way in the help

@@ -82,7 +82,7 @@ Status ServeOptions::Validate() {
   if (rerank == "llm" && (llm_url.empty() || llm_model.empty())) {
     return Status::InvalidParameter("--rerank llm needs --llm-url and --llm-model");
   }
-  // --- Several nodes ---
+  // Several nodes.
   if (!store_url.empty() && store_url.rfind("postgresql://", 0) != 0 &&
       store_url.rfind("postgres://", 0) != 0) {
     return Status::InvalidParameter("--store-url must start with postgresql:// or postgres://");
@@ -90,7 +90,7 @@ Status ServeOptions::Validate() {
   if (job_poll_ms > job_lease_ms) {
     return Status::InvalidParameter("--job-poll-ms must be between 100 and --job-lease-ms");
   }
-  // --- Knowledge bases ---
+  // Knowledge bases.
   if (kb_chunk_overlap > kb_chunk_size / 2) {
     return Status::InvalidParameter("--kb-chunk-overlap must be 0 to half of --kb-chunk-size");
   }

@@ -12,9 +12,16 @@
 namespace engram {
 
 struct ServeOptions {
+  // The process (config/settings/server.cc).
   std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free port
   std::string data_dir = "data";          // SQLite database and other state
   std::vector<std::string> api_keys;      // "KEY" or "KEY:ws1:ws2"; none = development mode
+  // A PostgreSQL URL (postgresql://user:password@host:port/db) makes PostgreSQL the store, shared
+  // by every node given the same URL; empty: SQLite in data_dir.
+  std::string store_url;
+  std::string log_level = "info";
+
+  // The HTTP transport (config/settings/transport.cc).
   int io_threads = 0;       // 0: one per core (at least 2); they also run searches (compute_slots)
   int worker_threads = 16;  // handlers block on fsync; more workers let group commit batch more
   // Searches run on the I/O threads, this many at once (0: one per core), when the store and the
@@ -22,11 +29,6 @@ struct ServeOptions {
   int compute_slots = 0;
   uint64_t max_body_bytes = 64ull << 20;
   uint64_t max_header_bytes = 16 << 10;
-  // Request content limits (docs/api/README.md "Common"); each 4xx names the limit it hit.
-  uint64_t max_image_bytes = 10ull << 20;          // per decoded image
-  uint64_t max_request_image_bytes = 30ull << 20;  // decoded images per request
-  int max_top_k = 1000;                            // memory and knowledge-base search
-  uint64_t max_metadata_bytes = 64 << 10;          // a memory's metadata, as JSON
   int64_t header_timeout_ms = 10000;
   int64_t body_timeout_ms = 60000;
   int64_t idle_timeout_ms = 30000;
@@ -36,13 +38,11 @@ struct ServeOptions {
   int64_t pressure_idle_timeout_ms = 1000;  // idle wait once over half of max_connections are open
   uint64_t max_inflight_body_bytes = 256ull << 20;
   int64_t shutdown_grace_ms = 10000;
-  double bm25_k1 = 1.2;
-  double bm25_b = 0.75;
-  std::string leaderboard_workspace = "leaderboard";
+
+  // The text embedder (config/settings/embedding.cc).
   // Embeddings: "builtin" (Universal Sentence Encoder lite from model_dir), "openai" (an
   // OpenAI-compatible /v1/embeddings endpoint) or "none" (BM25 only).
   std::string embedder = "builtin";
-  std::string model_dir;  // empty: <binary dir>/../third_party/model/package/dist
   // Built-in model arithmetic: "fp32" (matches the reference runtime to 1e-5), "bf16"
   // (bfloat16 products on CPUs with AVX512_BF16) or "int8" (8-bit products: AVX512_VNNI,
   // AVX-VNNI, AVX2, or plain C++; the same vectors on each): faster, vectors differ slightly.
@@ -52,6 +52,7 @@ struct ServeOptions {
   // Kernel family: "auto" (the widest this CPU runs), or "scalar", "avx2", "avxvnni", "avx512",
   // "neon" to force one, for tests and comparisons; a family the CPU lacks stops the start.
   std::string kernels = "auto";
+  std::string model_dir;  // empty: <binary dir>/../third_party/model/package/dist
   std::string embed_url;  // e.g. http://127.0.0.1:8000/v1
   std::string embed_model;
   std::string embed_api_key;
@@ -61,6 +62,17 @@ struct ServeOptions {
   // Recent search queries whose vectors are kept (LRU, ~2 KiB each at 512 dimensions); a repeated
   // query skips the model. 0: off.
   int query_cache_entries = 1024;
+
+  // The chat endpoint of the LLM extractors and reranker (config/settings/llm.cc).
+  std::string llm_url;  // e.g. http://127.0.0.1:8000/v1
+  std::string llm_model;
+  std::string llm_api_key;
+  int64_t llm_timeout_ms = 60000;
+  int llm_retries = 2;
+
+  // Retrieval, shared by every search (config/settings/retrieval.cc).
+  double bm25_k1 = 1.2;
+  double bm25_b = 0.75;
   // Retrieval: "hybrid", "bm25" or "vector"; fusion "score" or "rrf".
   std::string retrieval = "hybrid";
   std::string fusion = "zscore";
@@ -73,27 +85,32 @@ struct ServeOptions {
   double window_share = 0.5;     // BM25 over conversation windows; 0 = each turn alone
   double time_weight = 0.8;      // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;
-  std::string log_level = "info";
-  // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible
-  // chat-completions endpoint).
-  std::string extractor = "rules";
-  std::string llm_url;  // e.g. http://127.0.0.1:8000/v1
-  std::string llm_model;
-  std::string llm_api_key;
-  int64_t llm_timeout_ms = 60000;
-  int llm_retries = 2;
   // Leaderboard and V4 memory search reranking: "none" or "llm" (the --llm-* endpoint reorders
   // the best rerank_candidates results; on any failure the search answers in its own order).
   std::string rerank = "none";
   int rerank_candidates = 30;
   int64_t rerank_timeout_ms = 10000;
-  int event_workers = 2;  // threads running memory events (extraction)
-  // --- Skills --- limits of an imported skill ZIP (decompressed bytes are counted as read).
-  uint64_t skill_max_files = 256;
-  uint64_t skill_max_bytes = 32ull << 20;
-  int skill_workers = 1;  // threads running skill extraction tasks
+  uint64_t shard_memory_mb = 0;  // all domains' shards kept in RAM at most; 0: no limit
 
-  // --- Knowledge bases ---
+  // The Leaderboard API (config/settings/leaderboard.cc).
+  std::string leaderboard_workspace = "leaderboard";
+  // Request content limits (docs/api/README.md "Common"); each 4xx names the limit it hit.
+  uint64_t max_image_bytes = 10ull << 20;          // per decoded image
+  uint64_t max_request_image_bytes = 30ull << 20;  // decoded images per request
+  double leaderboard_retention_days = 0;           // users idle longer are deleted; 0: never
+  double leaderboard_idempotency_ttl_days = 7;     // request_id records kept this long; 0: forever
+
+  // V4 memories and the mem0-compatible API (config/settings/memories.cc).
+  // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible
+  // chat-completions endpoint).
+  std::string extractor = "rules";
+  int event_workers = 2;                   // threads running memory events (extraction)
+  int max_top_k = 1000;                    // memory and knowledge-base search
+  uint64_t max_metadata_bytes = 64 << 10;  // a memory's metadata, as JSON
+  // The mem0-compatible API (docs/mem0.md).
+  std::string mem0_workspace = "default";  // workspace of requests naming no project
+
+  // Knowledge bases (config/settings/knowledge.cc).
   std::string import_dir;     // LOCAL documents are read only below it; empty: none can be
   bool remote_fetch = false;  // allow http(s):// document URLs (public addresses only)
   bool remote_fetch_allow_private = false;  // tests only: remote fetches may reach loopback etc.
@@ -106,26 +123,22 @@ struct ServeOptions {
   int kb_chunk_overlap = 150;               // bytes repeated between consecutive chunks
   int kb_workers = 1;                       // document ingestion threads
   int64_t kb_pdf_timeout_ms = 30000;        // pdftotext is killed after this long
-  // --- end Knowledge bases ---
-  // --- OCR of images (leaderboard multimodal adds) ---
+
+  // Skills (config/settings/skills.cc). Limits of an imported skill ZIP (decompressed bytes are
+  // counted as read).
+  uint64_t skill_max_files = 256;
+  uint64_t skill_max_bytes = 32ull << 20;
+  int skill_workers = 1;  // threads running skill extraction tasks
+
+  // OCR of Leaderboard images (config/settings/ocr.cc).
   bool ocr = true;                // read the text of images so searches find it
   int64_t ocr_timeout_ms = 5000;  // per image
-  // --- end OCR ---
-  // --- Several nodes (PostgreSQL) ---
-  // A PostgreSQL URL (postgresql://user:password@host:port/db) makes PostgreSQL the store, shared
-  // by every node given the same URL; empty: SQLite in data_dir.
-  std::string store_url;
+
+  // Several nodes on one PostgreSQL store (config/settings/nodes.cc).
   int store_connections = 16;    // connections this node keeps to PostgreSQL
   std::string node_id;           // this node's name in job leases; empty: a new random id
   int64_t job_lease_ms = 30000;  // jobs of a node that stopped renewing are taken over after this
   int64_t job_poll_ms = 2000;    // how often a node looks for such jobs
-  uint64_t shard_memory_mb = 0;  // all domains' shards kept in RAM at most; 0: no limit
-  // --- end several nodes ---
-  // --- Leaderboard data lifecycle (docs/leaderboard.md); fractions of a day are allowed ---
-  double leaderboard_retention_days = 0;        // users idle longer are deleted; 0: never
-  double leaderboard_idempotency_ttl_days = 7;  // request_id records kept this long; 0: forever
-  // --- mem0-compatible API (docs/mem0.md) ---
-  std::string mem0_workspace = "default";  // workspace of requests naming no project
 
   // Parsed from `listen`.
   std::string host;

@@ -1,0 +1,18 @@
+// The Leaderboard API: its workspace, image limits and data lifecycle.
+#include "config/settings/settings.h"
+
+namespace engram {
+
+std::vector<OptionSpec> LeaderboardSettings() {
+  // clang-format off
+  return {
+      {.name = "leaderboard-workspace", .field = &ServeOptions::leaderboard_workspace, .help = "workspace that holds Leaderboard data (for workspace-limited keys)", .tier = OptionTier::kAdvanced},
+      {.name = "max-image-bytes", .field = &ServeOptions::max_image_bytes, .help = "largest decoded image (413 beyond)", .min = 1024},
+      {.name = "max-request-image-bytes", .field = &ServeOptions::max_request_image_bytes, .help = "decoded image bytes per request (413 beyond)", .tier = OptionTier::kAdvanced, .min = 1024},
+      {.name = "leaderboard-retention-days", .field = &ServeOptions::leaderboard_retention_days, .help = "delete Leaderboard users idle this many days (fractions allowed; 0: never)", .min = 0, .max = 36500},
+      {.name = "leaderboard-idempotency-ttl-days", .field = &ServeOptions::leaderboard_idempotency_ttl_days, .help = "keep Leaderboard request_id records this many days (longer than any retry window; 0: forever)", .min = 0, .max = 36500},
+  };
+  // clang-format on
+}
+
+}  // namespace engram
