@@ -20,7 +20,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
-#include <exception>
 #include <future>
 #include <limits>
 #include <mutex>

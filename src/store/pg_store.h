@@ -52,12 +52,12 @@ class PgStore final : public Store {
   static Result<std::unique_ptr<PgStore>> Open(PgStoreOptions options);
   ~PgStore() override;  // stops the lease renewer
 
-  // --- Leaderboard messages, vectors, images --- (pg_messages.cc)
+  // MessageStore and MemoryVectors: Leaderboard messages, vectors, images (pg_messages.cc).
   Result<AddOutcome> Add(AddBatch batch) override;
   Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
                                               std::string_view user_id) override;
   Status PutVectors(const std::vector<VectorUpdate>& updates) override;
-  // --- Agent memories --- (pg_agent_memories.cc)
+  // AgentMemoryStore (pg_agent_memories.cc).
   Result<std::vector<MemoryRecord>> LoadAgentMemories(std::string_view workspace) override;
   Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override;
   Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
@@ -72,7 +72,7 @@ class PgStore final : public Store {
   Status InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) override;
   Result<std::vector<MemoryFeedbackRecord>> GetFeedback(std::string_view workspace,
                                                         std::string_view memory_id) override;
-  // --- Skills --- (pg_skills.cc)
+  // SkillStore (pg_skills.cc).
   Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) override;
   Result<SkillRecord> GetSkill(std::string_view workspace, std::string_view id) override;
   Result<std::vector<SkillVersionRecord>> GetSkillVersions(std::string_view workspace,
@@ -81,7 +81,7 @@ class PgStore final : public Store {
   Status InsertSkillTask(const SkillTaskRecord& task) override;
   Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override;
   Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
-  // --- Knowledge bases --- (pg_kb.cc)
+  // KbStore (pg_kb.cc).
   Status PutKbDoc(const KbDocRecord& doc) override;
   Result<bool> FinishKbDoc(const KbDocRecord& doc,
                            const std::vector<KbChunkRecord>& chunks) override;
@@ -94,7 +94,7 @@ class PgStore final : public Store {
   Result<std::vector<KbChunkRecord>> LoadKbChunks(std::string_view workspace,
                                                   std::string_view kb_id) override;
   Result<std::vector<KbDocRecord>> UnfinishedKbDocs() override;
-  // --- Several nodes ---
+  // ScopeSync and the deltas of shared stores.
   bool shared() const override { return true; }
   Result<int64_t> ScopeVersion(const std::string& scope_key) override;  // pg_store.cc
   Result<ScopeDelta> LoadScopeSince(std::string_view workspace, std::string_view user_id,
@@ -103,19 +103,18 @@ class PgStore final : public Store {
                                             int64_t since) override;  // pg_agent_memories.cc
 
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
-  // --- pg_store.cc ---
+  // pg_store.cc.
   int AddChangeListener(std::function<void(const std::string& scope_key)> fn) override;
   void RemoveChangeListener(int id) override;
   Status CheckWritable() override;
   Stats GetStats() override;
-  // --- Leaderboard data lifecycle --- (pg_lifecycle.cc)
+  // The Leaderboard data lifecycle of MessageStore (pg_lifecycle.cc).
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
                                              std::string_view user_id) override;
   Result<std::vector<std::string>> LeaderboardUsersIdleSince(std::string_view workspace,
                                                              int64_t before_us,
                                                              size_t limit) override;
   Result<int64_t> ExpireIdempotency(int64_t before_s) override;
-  // --- end Leaderboard data lifecycle ---
 
   int schema_version() const { return schema_version_; }
   const std::string& node_id() const { return options_.node_id; }

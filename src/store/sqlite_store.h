@@ -65,10 +65,12 @@ class SqliteStore final : public Store {
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
   ~SqliteStore() override;  // finishes queued writes, then closes
 
+  // MessageStore and MemoryVectors: Leaderboard messages, vectors, images.
   Result<AddOutcome> Add(AddBatch batch) override;
   Result<std::vector<MemoryRecord>> LoadScope(std::string_view workspace,
                                               std::string_view user_id) override;
   Status PutVectors(const std::vector<VectorUpdate>& updates) override;
+  // AgentMemoryStore (sqlite_agent_memories.cc).
   Result<std::vector<MemoryRecord>> LoadAgentMemories(std::string_view workspace) override;
   Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override;
   Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
@@ -84,7 +86,7 @@ class SqliteStore final : public Store {
   Status InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) override;
   Result<std::vector<MemoryFeedbackRecord>> GetFeedback(std::string_view workspace,
                                                         std::string_view memory_id) override;
-  // --- Skills --- (sqlite_skills.cc)
+  // SkillStore (sqlite_skills.cc).
   Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) override;
   Result<SkillRecord> GetSkill(std::string_view workspace, std::string_view id) override;
   Result<std::vector<SkillVersionRecord>> GetSkillVersions(std::string_view workspace,
@@ -93,8 +95,7 @@ class SqliteStore final : public Store {
   Status InsertSkillTask(const SkillTaskRecord& task) override;
   Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override;
   Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
-  // --- end Skills ---
-  // --- Knowledge bases --- (sqlite_kb.cc)
+  // KbStore (sqlite_kb.cc).
   Status PutKbDoc(const KbDocRecord& doc) override;
   Result<bool> FinishKbDoc(const KbDocRecord& doc,
                            const std::vector<KbChunkRecord>& chunks) override;
@@ -107,18 +108,17 @@ class SqliteStore final : public Store {
   Result<std::vector<KbChunkRecord>> LoadKbChunks(std::string_view workspace,
                                                   std::string_view kb_id) override;
   Result<std::vector<KbDocRecord>> UnfinishedKbDocs() override;
-  // --- end Knowledge bases ---
+  // MessageStore again: images, the writability probe; and the store's figures.
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   Status CheckWritable() override;
   Stats GetStats() override;
-  // --- Leaderboard data lifecycle --- (sqlite_lifecycle.cc)
+  // The Leaderboard data lifecycle of MessageStore (sqlite_lifecycle.cc).
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
                                              std::string_view user_id) override;
   Result<std::vector<std::string>> LeaderboardUsersIdleSince(std::string_view workspace,
                                                              int64_t before_us,
                                                              size_t limit) override;
   Result<int64_t> ExpireIdempotency(int64_t before_s) override;
-  // --- end Leaderboard data lifecycle ---
 
   // Schema version after migrations (PRAGMA user_version).
   int schema_version() const { return schema_version_; }
