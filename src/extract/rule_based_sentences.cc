@@ -128,7 +128,8 @@ bool TemporalOnly(const std::vector<Tok>& t, size_t from, size_t k) {
 }  // namespace
 
 // Clauses of a sentence: a new one starts at "I" / "my" after a comma, a semicolon, or a
-// conjunction ("I love hiking but I hate running"). Leading fillers are dropped and a leading time
+// conjunction ("I love hiking but I hate running"), and at a request ("please ...") after a comma
+// or a semicolon. Leading fillers are dropped and a leading time
 // expression moves to the end.
 std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
   static const WordSet kConjunctions =
@@ -144,7 +145,11 @@ std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
     const bool after_punct = k > 0 && StartsClause(t, k) &&
                              t[k - 1].trail.find_first_of(",;:-") != std::string::npos &&
                              !TemporalOnly(t, clause_start, k);
-    if ((conj || after_punct) && !out.back().toks.empty()) {
+    // "I like coffee, please recommend some": the request is a clause of its own (it states
+    // nothing about the user and is dropped), so the statement before it stays a fact.
+    const bool request =
+        k > 0 && t[k].lower == "please" && t[k - 1].trail.find_first_of(",;") != std::string::npos;
+    if ((conj || after_punct || request) && !out.back().toks.empty()) {
       out.back().toks.back().trail.clear();
       out.emplace_back();
       clause_start = conj ? k + 1 : k;
