@@ -253,9 +253,7 @@ void AddRecall(ToolRegistry& registry, MemoryService* service, const MemoryApiLi
       .input_schema = s::Closed(props, {"query"}),
       .output_schema = s::Shape({{"results", s::ArrayOf(MemorySchema(true))}}, {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .ready = [service](
-                   const json&,
-                   const ToolContext& ctx) { return service->WorkspaceLoaded(ctx.workspace); },
+      .ready = WorkspaceLoadedProbe(service),
       .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto request = ParseMemorySearch(DumpJson(args), ctx.workspace, limits);
         if (!request.ok()) return BadArguments("memory_recall", request.status());
@@ -286,9 +284,7 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
            .input_schema = s::Closed({{"memory_id", MemoryIdProperty(limits)}}, {"memory_id"}),
            .output_schema = MemorySchema(false),
            .hints = {.read_only = true, .destructive = false, .idempotent = true},
-           .ready = [service](
-                        const json&,
-                        const ToolContext& ctx) { return service->WorkspaceLoaded(ctx.workspace); },
+           .ready = WorkspaceLoadedProbe(service),
            .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
              auto m = service->Get(ctx.workspace, args.at("memory_id").get<std::string>());
              if (!m.ok()) return ServiceError("memory_get", m.status());
@@ -361,9 +357,7 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                          {"memory_id", "event", "created_at"}))}},
                    {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .ready = [service](
-                   const json&,
-                   const ToolContext& ctx) { return service->WorkspaceLoaded(ctx.workspace); },
+      .ready = WorkspaceLoadedProbe(service),
       .handler = [service](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         const std::string id = args.at("memory_id").get<std::string>();
         auto history = service->History(ctx.workspace, id);
@@ -413,9 +407,7 @@ void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                                  {"page_size", {{"type", "integer"}}}},
                                 {"results", "total", "page_number", "page_size"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .ready = [service](
-                   const json&,
-                   const ToolContext& ctx) { return service->WorkspaceLoaded(ctx.workspace); },
+      .ready = WorkspaceLoadedProbe(service),
       .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         // The search parser reads the scope ids and filters with the search's rules (ids' limits,
         // the filter grammar, "some scope is required"); only its filter is used here.

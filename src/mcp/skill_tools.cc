@@ -36,9 +36,7 @@ void AddSearch(ToolRegistry& registry, SkillService* service, const SkillApiLimi
       .input_schema = s::Closed(props, {"query", "user_id"}),
       .output_schema = s::Shape({{"results", s::ArrayOf(hit)}}, {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .ready = [service](
-                   const json&,
-                   const ToolContext& ctx) { return service->WorkspaceLoaded(ctx.workspace); },
+      .ready = WorkspaceLoadedProbe(service),
       .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto request = ParseSkillSearch(DumpJson(args), ctx.workspace, limits);
         if (!request.ok()) {
@@ -100,9 +98,7 @@ void AddGet(ToolRegistry& registry, SkillService* service, const SkillToolOption
       .input_schema = s::Closed(props, {"skill_id"}),
       .output_schema = output,
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
-      .ready = [service](
-                   const json&,
-                   const ToolContext& ctx) { return service->WorkspaceLoaded(ctx.workspace); },
+      .ready = WorkspaceLoadedProbe(service),
       .handler = [service, budget](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
         auto skill = service->Get(ctx.workspace, args.at("skill_id").get<std::string>(),
                                   args.value("user_id", std::string()));

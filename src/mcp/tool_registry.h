@@ -73,6 +73,15 @@ struct Tool {
   ToolHandler handler;
 };
 
+// The Tool::ready probe of a tool that reads one workspace's shard of `service` (memories,
+// skills): whether service->WorkspaceLoaded(the session's workspace).
+template <typename Service>
+auto WorkspaceLoadedProbe(const Service* service) {
+  return [service](const nlohmann::json&, const ToolContext& context) {
+    return service->WorkspaceLoaded(context.workspace);
+  };
+}
+
 class ToolRegistry {
  public:
   void Add(Tool tool);

@@ -1,9 +1,10 @@
 #include "modules/retrieval_module.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "api/metrics.h"
 #include "core/rerank_stage.h"
@@ -93,19 +94,20 @@ void RetrievalModule::AppendMetrics(std::string& out) const {
   AppendMetric(out, "gauge", "engram_vector_queue", "Memories waiting for a vector.",
                backfill_ ? backfill_->pending() : 0);
   const auto usage = budget_.Usage();
-  auto per_domain = [&](std::string_view name, std::string_view type, std::string_view help,
+  auto per_domain = [&](std::string_view type, std::string_view name, std::string_view help,
                         auto value) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    std::vector<std::pair<std::string_view, double>> samples;
     for (size_t d = 0; d < kShardDomainCount; ++d) {
-      out += fmt::format("{}{{domain=\"{}\"}} {}\n", name,
-                         ShardDomainName(static_cast<ShardDomain>(d)), value(usage[d]));
+      samples.emplace_back(ShardDomainName(static_cast<ShardDomain>(d)),
+                           static_cast<double>(value(usage[d])));
     }
+    AppendLabelledMetric(out, type, name, help, "domain", samples);
   };
-  per_domain("engram_shards_loaded", "gauge", "Shards held in memory, by domain.",
+  per_domain("gauge", "engram_shards_loaded", "Shards held in memory, by domain.",
              [](const ShardDomainUsage& u) { return u.shards; });
-  per_domain("engram_shard_bytes", "gauge", "Approximate memory held by loaded shards, by domain.",
+  per_domain("gauge", "engram_shard_bytes", "Approximate memory held by loaded shards, by domain.",
              [](const ShardDomainUsage& u) { return u.bytes; });
-  per_domain("engram_shard_evictions_total", "counter",
+  per_domain("counter", "engram_shard_evictions_total",
              "Idle shards dropped to stay within --shard-memory-mb, by domain.",
              [](const ShardDomainUsage& u) { return u.evictions; });
   AppendMetric(out, "gauge", "engram_shard_budget_bytes",

@@ -41,12 +41,10 @@ void AppendWritePathMetrics(const Store::Stats& s, std::string& out) {
   AppendHistogram(out, "engram_store_commit_duration_seconds",
                   "One group transaction, BEGIN to synced COMMIT.", s.kCommitBuckets, s.commit_le,
                   s.commits, s.commit_seconds);
-  out += "# HELP engram_store_checkpoints_total WAL checkpoints, by the background thread or ";
-  out += "inside a commit.\n# TYPE engram_store_checkpoints_total counter\n";
-  out += fmt::format("engram_store_checkpoints_total{{by=\"background\"}} {}\n",
-                     s.checkpoints_background);
-  out +=
-      fmt::format("engram_store_checkpoints_total{{by=\"commit\"}} {}\n", s.checkpoints_in_commit);
+  AppendLabelledMetric(out, "counter", "engram_store_checkpoints_total",
+                       "WAL checkpoints, by the background thread or inside a commit.", "by",
+                       {{"background", static_cast<double>(s.checkpoints_background)},
+                        {"commit", static_cast<double>(s.checkpoints_in_commit)}});
   if (!s.intake) return;
   // The intake journal: an add's acknowledgement waits for one of its syncs.
   const auto& j = *s.intake;

@@ -37,7 +37,6 @@ class ComputeScheduler {
   // threads have stopped and only drain leftover handlers against closed connections.
   void Close();
 
-  int slots() const { return slots_; }
   size_t queued() const;
 
  private:
