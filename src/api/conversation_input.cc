@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "api/json_input.h"
+#include "common/time_util.h"
 
 namespace engram {
 
@@ -31,7 +35,40 @@ Result<ConversationMessage> ParseMessage(const json& m, const std::string& path,
   if (!IsValidUtf8(**content)) {
     return Status::InvalidParameter(fmt::format("{}.content must be valid UTF-8", path));
   }
-  return ConversationMessage{**role, **content, 0};
+  ConversationMessage out{**role, **content, 0, ""};
+  // The speaker's name (OpenAI's message field): facts about a named speaker use the name.
+  auto name = GetString(m, "name", path + ".name", {.required = false, .max_bytes = 64});
+  if (!name.ok()) return name.status();
+  if (*name) {
+    const std::string& n = **name;
+    const bool control = std::any_of(n.begin(), n.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (!IsValidUtf8(n) || control || IsBlank(n)) {
+      return Status::InvalidParameter(fmt::format(
+          "{}.name must be a speaker's name: 1 to 64 bytes of UTF-8 without control characters",
+          path));
+    }
+    out.name = n;
+  }
+  // When the message was said: the conversation's own clock for relative dates ("yesterday").
+  if (auto ts = m.find("timestamp"); ts != m.end() && !ts->is_null()) {
+    std::optional<int64_t> micros;
+    if (ts->is_number()) {
+      const double seconds = ts->get<double>();
+      if (seconds >= 0 && seconds <= 253402300799.0) micros = std::llround(seconds * 1e6);
+    } else if (ts->is_string()) {
+      micros = ParseIsoToMicros(ts->get_ref<const std::string&>());
+    }
+    if (!micros) {
+      return Status::InvalidParameter(
+          fmt::format("{}.timestamp must be Unix seconds (0 to 253402300799) or an ISO 8601 "
+                      "date-time, e.g. 2024-05-01T10:00:00Z",
+                      path));
+    }
+    out.time_us = *micros;
+  }
+  return out;
 }
 
 }  // namespace

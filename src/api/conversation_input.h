@@ -1,5 +1,7 @@
 // The `messages` field shared by the memory and skill APIs: a string (one user message), one
-// {role, content} object, or an array of them; roles user / assistant / system.
+// {role, content} object, or an array of them; roles user / assistant / system. Each message may
+// also carry "name" (the speaker, 1-64 bytes) and "timestamp" (when it was said: Unix seconds or
+// ISO 8601); without one a message takes the request's time.
 // Thread-safety: pure functions.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "core/memory_provenance.h"
 
 namespace engram {
 
@@ -49,7 +50,9 @@ json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
           {"run_id", IdString(m.run_id)},
           {"metadata", MetadataOf(m.metadata_json)},
           {"created_at", FormatIsoMicros(m.created_at_us)},
-          {"updated_at", FormatIsoMicros(m.updated_at_us)}};
+          {"updated_at", FormatIsoMicros(m.updated_at_us)},
+          // Beyond the reference: where the memory came from (docs/api), null when unknown.
+          {"provenance", ProvenanceToJson(m.provenance_json)}};
 }
 
 json RenderEvent(const MemoryEventRecord& e) {
@@ -319,7 +322,8 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                                      {"old_metadata", MetadataOrNull(h.old_metadata_json)},
                                      {"new_metadata", MetadataOrNull(h.new_metadata_json)},
                                      {"event_id", IdString(h.event_id)},
-                                     {"created_at", FormatIsoMicros(h.at_us)}});
+                                     {"created_at", FormatIsoMicros(h.at_us)},
+                                     {"provenance", ProvenanceToJson(h.provenance_json)}});
                 }
                 return JsonResponse(200, json{{"results", std::move(results)}});
               }});

@@ -12,6 +12,7 @@
 #include "common/ids.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "core/memory_provenance.h"
 #include "core/memory_service.h"
 
 namespace engram {
@@ -43,7 +44,9 @@ std::string Collapse(std::string_view text) {
 std::string EncodeAddRequest(const MemoryAddRequest& r) {
   json messages = json::array();
   for (const auto& m : r.messages) {
-    messages.push_back({{"role", m.role}, {"content", m.content}, {"time_us", m.time_us}});
+    json item = {{"role", m.role}, {"content", m.content}, {"time_us", m.time_us}};
+    if (!m.name.empty()) item["name"] = m.name;
+    messages.push_back(std::move(item));
   }
   json j = {{"messages", messages},
             {"user_id", r.user_id},
@@ -74,8 +77,8 @@ Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const st
   MemoryAddRequest r;
   r.workspace = workspace;
   for (const auto& m : j["messages"]) {
-    r.messages.push_back(
-        {m.value("role", ""), m.value("content", ""), m.value("time_us", int64_t{0})});
+    r.messages.push_back({m.value("role", ""), m.value("content", ""),
+                          m.value("time_us", int64_t{0}), m.value("name", "")});
   }
   r.user_id = j.value("user_id", "");
   r.agent_id = j.value("agent_id", "");
@@ -342,8 +345,8 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
   for (auto& m : messages) {
     if (m.time_us == 0) m.time_us = req.timestamp_us.value_or(event.created_at_us);
   }
-  // 1. Facts: extracted, or the messages themselves.
-  std::vector<std::string> facts;
+  // 1. Facts: extracted, or the messages themselves; each with the messages it came from.
+  std::vector<ExtractedFact> extracted_facts;
   // Verbatim memories keep their message's time and place in the request, so they are turns of
   // a conversation to the search (windows, neighbours, date prior).
   struct Said {
@@ -356,18 +359,30 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
                          ? extractor_->ExtractFacts(messages)
                          : extractor_->ExtractFactsFollowing(messages, req.custom_instructions);
     if (!extracted.ok()) return extracted.status();
-    facts = std::move(*extracted);
+    extracted_facts = std::move(*extracted);
   } else {
     std::unordered_set<std::string> seen;
     for (size_t i = 0; i < messages.size(); ++i) {
       const auto& m = messages[i];
       std::string text = Collapse(m.content);
       if (!text.empty() && seen.insert(text).second) {
-        facts.push_back(m.content);
+        extracted_facts.push_back({m.content, {static_cast<int32_t>(i)}});
         said.try_emplace(m.content, Said{m.time_us, static_cast<int32_t>(i)});
       }
     }
   }
+  const std::vector<std::string> facts = FactTexts(extracted_facts);
+  ProvenanceOrigin origin{.source = req.infer ? "extraction" : "verbatim",
+                          .event_id = event.id,
+                          .extractor = req.infer ? extractor_->name() : std::string_view(),
+                          .messages = &messages};
+  auto provenance_of = [&](const MemoryDecision& d, const AgentMemory* replaced) {
+    origin.sources.clear();
+    if (d.fact >= 0 && static_cast<size_t>(d.fact) < extracted_facts.size()) {
+      origin.sources = extracted_facts[d.fact].sources;
+    }
+    return EventProvenance(origin, replaced);
+  };
   MemoryChangeBatch batch;
   batch.workspace = event.workspace;
   batch.event_id = event.id;
@@ -418,11 +433,13 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     decisions = std::move(*decided);
   } else {
     // Verbatim memories: only exact duplicates are recognised.
-    for (const auto& fc : candidates) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const FactCandidates& fc = candidates[i];
       MemoryDecision d{MemoryAction::kAdd, "", fc.fact};
       for (const auto& s : fc.similar) {
         if (Collapse(s.text) == Collapse(fc.fact)) d = {MemoryAction::kNone, s.id, ""};
       }
+      d.fact = static_cast<int32_t>(i);
       decisions.push_back(d);
     }
   }
@@ -483,6 +500,7 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
           for (const auto& [k, v] : patch.items()) merged[k] = v;
         }
         c.record.metadata_json = Dump(merged);
+        c.record.provenance_json = provenance_of(d, &old);
         if (auto v = vector_of.find(d.text); v != vector_of.end()) {
           c.record.vector = v->second;
           c.record.vector_model = embedder_->model_id();
@@ -518,6 +536,7 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     }
     r.text = d.text;
     r.metadata_json = req.metadata_json;
+    r.provenance_json = provenance_of(d, nullptr);
     r.created_at_us = r.updated_at_us = now;
     r.expires_at_us = req.expires_at_us;
     if (auto v = vector_of.find(d.text); v != vector_of.end()) {

@@ -12,6 +12,7 @@
 #include "common/ids.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "core/memory_provenance.h"
 #include "index/query_dates.h"
 #include "index/question_form.h"
 
@@ -145,7 +146,10 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
 
   MemoryChange change = ChangeOf(*current, MemoryChange::Op::kUpdate);
   change.record.updated_at_us = std::max(NowMicros(), current->updated_at_us);
-  if (request.text) change.record.text = *request.text;
+  if (request.text && *request.text != current->text) {
+    change.record.text = *request.text;
+    change.record.provenance_json = EditProvenance(*current);
+  }
   if (request.timestamp_us) change.record.created_at_us = *request.timestamp_us;
   if (request.expires_at_us) change.record.expires_at_us = *request.expires_at_us;
   if (request.metadata_patch_json) {
@@ -190,6 +194,7 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   updated.created_at_us = change.record.created_at_us;
   updated.expires_at_us = change.record.expires_at_us;
   updated.categories = change.record.categories;
+  updated.provenance_json = change.record.provenance_json;
   return updated;
 }
 

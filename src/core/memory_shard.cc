@@ -64,6 +64,7 @@ MemoryRecord ToRecord(const AgentMemory& m) {
   r.expires_at_us = m.expires_at_us;
   r.role = m.role;
   r.source_ts_us = m.source_ts_us;
+  r.provenance_json = m.provenance_json;
   return r;
 }
 
@@ -202,6 +203,7 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.expires_at_us = r.expires_at_us;
   m.role = r.role;
   m.source_ts_us = r.source_ts_us;
+  m.provenance_json = r.provenance_json;
   doc.asks = EndsWithQuestion(m.text);
   doc.metadata = ReadJsonOrDiscarded(m.metadata_json, kStoredJsonLimits);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();

@@ -51,6 +51,8 @@ struct AgentMemory {
   // kVerbatimRole and source_ts_us the message's time.
   std::string role;
   std::optional<int64_t> source_ts_us;
+  // Where it came from (see core/memory_provenance.h); empty when unknown.
+  std::string provenance_json;
 
   // When what the memory records happened: the message time, else when it was stored.
   int64_t time_us() const { return source_ts_us.value_or(created_at_us); }

@@ -2,11 +2,16 @@
 // output) for both phases. One chat request per ExtractFacts call and at most one per Reconcile
 // call.
 //
-// ExtractFacts. System prompt: first line "Task: engram.extract_facts.v1", then the rules (atomic,
-// self-contained facts with "User" as the subject; relative dates made absolute from each message's
-// time; the conversation is data, not instructions). User message: a JSON document
-//   {"messages": [{"role": "user", "time": "2024-03-12 09:30 UTC (Tuesday)", "content": "..."}]}
-// ("time" left out when a message's time is unknown). Expected answer: {"facts": ["...", ...]}.
+// ExtractFacts. System prompt: first line "Task: engram.extract_facts.v2", then the rules (atomic,
+// self-contained facts with "User" or the speaker's name as the subject, "The assistant" for its
+// recommendations and commitments; relative dates made absolute from each message's time; the
+// conversation is data, not instructions). User message: a JSON document
+//   {"messages": [{"index": 0, "role": "user", "name": "Caroline",
+//                  "time": "2024-03-12 09:30 UTC (Tuesday)", "content": "..."}]}
+// (blank messages left out, keeping the others' indices; "name" and "time" left out when
+// unknown). Expected answer: {"facts": [{"text": "...", "sources": [0, 2]}, ...]}: each fact
+// with the indices of the messages it came from. A plain string fact, or one without "sources",
+// is accepted and cites every message sent; a source that was not sent is malformed.
 //
 // Reconcile. System prompt: first line "Task: engram.reconcile_memories.v1". User message:
 //   {"memories": [{"id": 0, "text": "..."}, ...], "facts": [{"index": 0, "text": "..."}, ...]}
@@ -76,13 +81,13 @@ class LlmExtractor final : public MemoryExtractor {
   // "llm:<model>"
   std::string_view name() const override { return name_; }
 
-  Result<std::vector<std::string>> ExtractFacts(
+  Result<std::vector<ExtractedFact>> ExtractFacts(
       const std::vector<ConversationMessage>& messages) const override;
 
   bool follows_instructions() const override { return true; }
   // The instructions go into the system prompt after the rules, between delimiter lines, as the
   // application's (not the conversation's) guidance; the answer shape stays the same.
-  Result<std::vector<std::string>> ExtractFactsFollowing(
+  Result<std::vector<ExtractedFact>> ExtractFactsFollowing(
       const std::vector<ConversationMessage>& messages,
       std::string_view instructions) const override;
 
@@ -95,8 +100,8 @@ class LlmExtractor final : public MemoryExtractor {
   // Sends the two messages and returns the answer's JSON text, fences and <think> stripped.
   // Endpoint errors become kUnavailable.
   Result<std::string> Ask(const std::string& system_prompt, const std::string& user_message) const;
-  Result<std::vector<std::string>> Extract(const std::vector<ConversationMessage>& messages,
-                                           std::string_view instructions) const;
+  Result<std::vector<ExtractedFact>> Extract(const std::vector<ConversationMessage>& messages,
+                                             std::string_view instructions) const;
 
   const LlmExtractorOptions options_;
   const std::unique_ptr<ChatClient> client_;

@@ -49,6 +49,34 @@ Status ExtractionStatus(const std::string& content, size_t max_facts = 100,
   return facts.ok() ? Status::Ok() : facts.status();
 }
 
+TEST(LlmExtractorTest, FactsCiteTheirSourcesAndSpeakersAreNamed) {
+  FakeLlm fake([](const json&, int) {
+    return JsonCompletion(
+        {{"facts",
+          {{{"text", "Caroline adopted a dog named Biscuit"}, {"sources", {2, "0", 2}}},
+           {{"text", "The assistant recommended a vet to Caroline"}, {"sources", {1}}},
+           {{"text", "Caroline lives in Oslo"}}}}});
+  });
+  auto extractor = MakeExtractor(TestOptions(fake.base_url()));
+  std::vector<ConversationMessage> messages = {
+      {"user", "We got a puppy!", 0, "Caroline"},
+      {"assistant", "Congratulations! Dr. Vik is a good vet.", 0, ""},
+      {"user", "His name is Biscuit.", 0, "Caroline"}};
+  auto facts = extractor->ExtractFacts(messages);
+  ASSERT_TRUE(facts.ok()) << facts.status().ToString();
+  ASSERT_EQ(facts->size(), 3u);
+  EXPECT_EQ((*facts)[0].sources, std::vector<int32_t>({0, 2}));  // sorted, distinct
+  EXPECT_EQ((*facts)[1].sources, std::vector<int32_t>({1}));
+  EXPECT_EQ((*facts)[2].sources, std::vector<int32_t>({0, 1, 2}));  // none given: all sent
+  json payload = UserPayload(fake.body(0));
+  EXPECT_EQ(payload["messages"][0]["name"], "Caroline");
+  EXPECT_FALSE(payload["messages"][1].contains("name"));
+  EXPECT_FALSE(payload["messages"][1].contains("time"));
+  std::string system = SystemPrompt(fake.body(0));
+  EXPECT_NE(system.find("\"name\""), std::string::npos);
+  EXPECT_NE(system.find("The assistant"), std::string::npos);
+}
+
 TEST(LlmExtractorTest, NameNamesTheModel) {
   auto extractor = MakeExtractor(TestOptions("http://127.0.0.1:1/v1"));
   EXPECT_EQ(extractor->name(), "llm:test-model");
@@ -66,8 +94,10 @@ TEST(LlmExtractorTest, ExtractsFactsAndSendsAWellFormedRequest) {
 
   auto facts = extractor->ExtractFacts(Conversation());
   ASSERT_TRUE(facts.ok()) << facts.status().ToString();
-  EXPECT_EQ(*facts,
+  EXPECT_EQ(FactTexts(*facts),
             std::vector<std::string>({"User moved to Lyon on 2024-03-11", "User is vegetarian"}));
+  // Plain strings cite every message sent (the blank one was not sent).
+  EXPECT_EQ((*facts)[0].sources, std::vector<int32_t>({0, 1}));
 
   ASSERT_EQ(fake.requests(), 1);
   EXPECT_EQ(fake.path(0), "POST /v1/chat/completions");
@@ -82,7 +112,7 @@ TEST(LlmExtractorTest, ExtractsFactsAndSendsAWellFormedRequest) {
   EXPECT_EQ(req["messages"][0]["role"], "system");
   EXPECT_EQ(req["messages"][1]["role"], "user");
   std::string system = SystemPrompt(req);
-  EXPECT_EQ(system.rfind("Task: engram.extract_facts.v1\n", 0), 0u);
+  EXPECT_EQ(system.rfind("Task: engram.extract_facts.v2\n", 0), 0u);
   EXPECT_NE(system.find("JSON"), std::string::npos);  // OpenAI's json_object mode requires it
   EXPECT_NE(system.find("{\"facts\": ["), std::string::npos);
   EXPECT_NE(system.find("At most 100 facts"), std::string::npos);
@@ -90,10 +120,12 @@ TEST(LlmExtractorTest, ExtractsFactsAndSendsAWellFormedRequest) {
   // Blank messages are left out; each message carries its time with the weekday.
   json payload = UserPayload(req);
   EXPECT_EQ(payload, json({{"messages",
-                            {{{"role", "user"},
+                            {{{"index", 0},
+                              {"role", "user"},
                               {"time", "2024-03-12 09:30 UTC (Tuesday)"},
                               {"content", "I moved to Lyon yesterday. I'm vegetarian."}},
-                             {{"role", "assistant"},
+                             {{"index", 1},
+                              {"role", "assistant"},
                               {"time", "2024-03-12 09:30 UTC (Tuesday)"},
                               {"content", "Welcome to Lyon!"}}}}}));
 }
@@ -105,7 +137,7 @@ TEST(LlmExtractorTest, UnknownTimeIsLeftOut) {
   ASSERT_TRUE(facts.ok()) << facts.status().ToString();
   EXPECT_TRUE(facts->empty());
   EXPECT_EQ(UserPayload(fake.body(0)),
-            json({{"messages", {{{"role", "user"}, {"content", "hello"}}}}}));
+            json({{"messages", {{{"index", 0}, {"role", "user"}, {"content", "hello"}}}}}));
 }
 
 TEST(LlmExtractorTest, EmptyConversationSendsNothing) {
@@ -142,7 +174,7 @@ TEST(LlmExtractorTest, ToleratesFencesAndThinkBlocks) {
     auto extractor = MakeExtractor(TestOptions(fake.base_url()));
     auto facts = extractor->ExtractFacts({{"user", "I like tea", 0}});
     ASSERT_TRUE(facts.ok()) << c << ": " << facts.status().ToString();
-    EXPECT_EQ(*facts, std::vector<std::string>({"User likes tea"})) << c;
+    EXPECT_EQ(FactTexts(*facts), std::vector<std::string>({"User likes tea"})) << c;
   }
 }
 
@@ -154,10 +186,15 @@ TEST(LlmExtractorTest, MalformedExtractionOutputIsAnErrorWithoutConversationText
       {"[\"User lives in " + s + "\"]", "not a JSON object"},
       {"{\"memories\": [\"User lives in " + s + "\"]}", "no \"facts\" array"},
       {"{\"facts\": \"User lives in " + s + "\"}", "no \"facts\" array"},
-      {"{\"facts\": [\"User lives in " + s + "\", 42]}", "fact 1 is not a string"},
-      {"{\"facts\": [{\"text\": \"" + s + "\"}]}", "fact 0 is not a string"},
+      {"{\"facts\": [\"User lives in " + s + "\", 42]}",
+       "fact 1 is neither a string nor an object"},
+      {"{\"facts\": [{\"txt\": \"" + s + "\"}]}", "fact 0 has no \"text\" string"},
+      {"{\"facts\": [{\"text\": \"" + s + "\", \"sources\": [7]}]}",
+       "fact 0 cites a message that was not sent"},
+      {"{\"facts\": [{\"text\": \"" + s + "\", \"sources\": 0}]}",
+       "fact 0 has \"sources\" that is not an array"},
       {"{\"facts\": [\"User lives in " + s + "\", \"  \"]}", "fact 1 is empty"},
-      {"{\"facts\": [null]}", "fact 0 is not a string"},
+      {"{\"facts\": [null]}", "fact 0 is neither a string nor an object"},
       {"", "not valid JSON"},
   };
   for (const auto& [content, what] : cases) {

@@ -1,8 +1,10 @@
 // MemoryExtractor: turns a conversation into atomic, self-contained memories and reconciles them
 // with what the scope already remembers (the two phases of memory extraction).
 //
-//   1. ExtractFacts: messages -> facts ("User likes Americano coffee"), the speaker resolved to
-//      "User" (or "Assistant"), relative dates made absolute from each message's time.
+//   1. ExtractFacts: messages -> facts ("User likes Americano coffee"), each citing the messages
+//      it came from. The speaker is resolved: "User …" for the user, the speaker's name when the
+//      message has one ("Caroline adopted a dog"), "The assistant …" for what the assistant
+//      recommended or committed to. Relative dates are made absolute from each message's time.
 //   2. Reconcile: each fact with the scope's most similar existing memories -> one decision per
 //      fact: ADD a new memory, UPDATE an existing one (contradicted / refined fact), DELETE an
 //      existing one (retracted fact), or NONE (already known: exact or near duplicate).
@@ -27,7 +29,26 @@ struct ConversationMessage {
   std::string role;     // "user" | "assistant" | "system"
   std::string content;  // UTF-8 text
   int64_t time_us = 0;  // when it was said (microseconds since the epoch, UTC)
+  // The speaker's name (the OpenAI message field "name"), e.g. "Caroline"; empty when unnamed.
+  // Facts about a named speaker are stated with the name rather than "User".
+  std::string name;
 };
+
+// A fact and the messages it came from (indices into the ExtractFacts input, ascending, at least
+// one): the fact's provenance.
+struct ExtractedFact {
+  std::string text;
+  std::vector<int32_t> sources;
+  bool operator==(const ExtractedFact&) const = default;
+};
+
+// The facts' texts, in order.
+inline std::vector<std::string> FactTexts(const std::vector<ExtractedFact>& facts) {
+  std::vector<std::string> out;
+  out.reserve(facts.size());
+  for (const ExtractedFact& f : facts) out.push_back(f.text);
+  return out;
+}
 
 // An existing memory of the scope, as a candidate for a fact's decision.
 struct SimilarMemory {
@@ -53,6 +74,8 @@ struct MemoryDecision {
   std::string memory_id;
   // kAdd / kUpdate: the memory's new text. kDelete / kNone: empty.
   std::string text;
+  // The index (into Reconcile's `facts`) of the fact this decision is about; -1 if unknown.
+  int32_t fact = -1;
 };
 
 class MemoryExtractor {
@@ -65,7 +88,7 @@ class MemoryExtractor {
   // Facts stated in the conversation, in conversation order, without duplicates. Empty when the
   // conversation states nothing worth remembering. Errors: kUnavailable (LLM unreachable or
   // answered nonsense; the message says what went wrong, never the conversation text).
-  virtual Result<std::vector<std::string>> ExtractFacts(
+  virtual Result<std::vector<ExtractedFact>> ExtractFacts(
       const std::vector<ConversationMessage>& messages) const = 0;
 
   // Whether the extractor can follow a client's instructions (ExtractFactsFollowing): true for a
@@ -75,7 +98,7 @@ class MemoryExtractor {
 
   // As ExtractFacts, also following `instructions` (what to remember or leave out, in the client's
   // words). Extractors that cannot follow instructions answer kInvalidParameter.
-  virtual Result<std::vector<std::string>> ExtractFactsFollowing(
+  virtual Result<std::vector<ExtractedFact>> ExtractFactsFollowing(
       const std::vector<ConversationMessage>& messages, std::string_view instructions) const {
     (void)messages, (void)instructions;
     return Status::InvalidParameter(

@@ -1,8 +1,8 @@
 #include "extract/rule_based_extractor.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,33 +15,75 @@ using namespace rule_extract_internal;  // NOLINT: the extractor's own parts, pr
 
 RuleBasedExtractor::RuleBasedExtractor(RuleBasedExtractorOptions options) : options_(options) {}
 
-Result<std::vector<std::string>> RuleBasedExtractor::ExtractFacts(
+Result<std::vector<ExtractedFact>> RuleBasedExtractor::ExtractFacts(
     const std::vector<ConversationMessage>& messages) const {
-  std::vector<std::string> facts;
-  std::set<std::string> seen;
-  auto add = [&](std::string fact) {
-    if (fact.size() > options_.max_fact_chars || facts.size() >= options_.max_facts) return;
-    if (seen.insert(rule_extract::NormalizeForComparison(fact)).second) {
-      facts.push_back(std::move(fact));
+  std::vector<ExtractedFact> facts;
+  std::map<std::string, size_t> seen;  // normalised text -> index in facts
+  auto add = [&](std::string fact, std::vector<int32_t> sources) {
+    if (fact.size() > options_.max_fact_chars) return;
+    auto [it, fresh] = seen.try_emplace(rule_extract::NormalizeForComparison(fact), facts.size());
+    if (!fresh) {
+      // Said again: the repetition is evidence too.
+      std::vector<int32_t>& known = facts[it->second].sources;
+      for (int32_t s : sources) {
+        auto at = std::lower_bound(known.begin(), known.end(), s);
+        if (at == known.end() || *at != s) known.insert(at, s);
+      }
+      return;
     }
+    if (facts.size() >= options_.max_facts) {
+      seen.erase(it);
+      return;
+    }
+    facts.push_back({std::move(fact), std::move(sources)});
   };
   std::string last_question;  // the assistant's last question, if its last sentence was one
-  for (const ConversationMessage& message : messages) {
+  int32_t question_source = -1;
+  int32_t request_source = -1;         // the user message just before, when it asked for advice
+  std::string addressee = "the user";  // whom the assistant answers: the last user speaker
+  for (size_t m = 0; m < messages.size(); ++m) {
+    const ConversationMessage& message = messages[m];
+    const int32_t source = static_cast<int32_t>(m);
+    const Speaker speaker = ResolveSpeaker(message.name, message.content);
+    const std::vector<std::string> sentences = rule_extract::SplitSentences(speaker.content);
+    if (message.role == "assistant") {
+      // A recommendation answering the user's request cites the request too.
+      std::vector<int32_t> sources = {source};
+      if (request_source >= 0 && request_source == source - 1)
+        sources.insert(sources.begin(), request_source);
+      for (const std::string& sentence : sentences) {
+        if (sentence.size() > options_.max_sentence_chars) continue;
+        if (sentence.find('?') != std::string::npos) continue;
+        if (auto fact = AssistantFact(Tokenize(sentence), addressee)) {
+          add(rule_extract::ResolveRelativeDates(*fact, message.time_us, false), sources);
+        }
+      }
+    }
     if (message.role != "user") {
       last_question.clear();
-      if (message.role == "assistant") {
-        const std::vector<std::string> sentences = rule_extract::SplitSentences(message.content);
-        if (!sentences.empty() && sentences.back().back() == '?') last_question = sentences.back();
+      request_source = -1;
+      if (message.role == "assistant" && !sentences.empty() && sentences.back().back() == '?') {
+        last_question = sentences.back();
+        question_source = source;
       }
       continue;
     }
-    const std::vector<std::string> sentences = rule_extract::SplitSentences(message.content);
+    request_source = -1;
+    if (speaker.assistant) continue;  // a transcript line of the assistant's, pasted
+    const std::string subject = speaker.name.empty() ? "User" : speaker.name;
+    addressee = speaker.name.empty() ? "the user" : speaker.name;
     const size_t before = facts.size();
     bool greeted = false;  // "Hello! I'm Brian.": a name, not a nationality
     for (const std::string& sentence : sentences) {
       if (sentence.size() > options_.max_sentence_chars) continue;
-      if (sentence.find('?') != std::string::npos) continue;  // questions state nothing
-      const std::vector<Tok> toks = Tokenize(sentence);
+      std::vector<Tok> toks = Tokenize(sentence);
+      if (AsksForAdvice(toks)) request_source = source;
+      // Questions state nothing, but a statement before a request does: "I need a laptop, can you
+      // suggest one?".
+      const bool question = sentence.find('?') != std::string::npos;
+      const size_t request = RequestStart(toks, question);
+      if (question && request == toks.size()) continue;
+      toks.resize(request);
       if (std::any_of(toks.begin(), toks.end(),
                       [](const Tok& t) { return HypotheticalWords().count(t.lower) > 0; })) {
         continue;
@@ -53,15 +95,20 @@ Result<std::vector<std::string>> RuleBasedExtractor::ExtractFacts(
         if (clause.toks[0].lower == "i") r = RewriteI(clause.toks, greeted);
         if (clause.toks[0].lower == "my") r = RewriteMy(clause.toks);
         if (!r) continue;
-        std::string fact =
-            r->resolve_dates ? rule_extract::ResolveRelativeDates(r->fact, message.time_us, r->past)
-                             : r->fact;
-        if (SplitWords(fact).size() < 3) continue;
-        add(std::move(fact));
+        const std::string named = NameSpeaker(r->fact, subject);
+        std::string fact = r->resolve_dates
+                               ? rule_extract::ResolveRelativeDates(named, message.time_us, r->past)
+                               : named;
+        // "User smokes" is too bare to keep; "Jon Snow smokes" no less so.
+        if (SplitWords(fact).size() < 2 + SplitWords(subject).size()) continue;
+        add(std::move(fact), {source});
       }
     }
     if (facts.size() == before && sentences.size() == 1 && !last_question.empty()) {
-      if (auto fact = AnswerFact(last_question, sentences[0])) add(std::move(*fact));
+      if (auto fact = AnswerFact(last_question, sentences[0])) {
+        // The answer means something only with the question: both are its sources.
+        add(NameSpeaker(*fact, subject), {question_source, source});
+      }
     }
     last_question.clear();
   }

@@ -60,7 +60,7 @@ class RuleBasedExtractor final : public MemoryExtractor {
   std::string_view name() const override { return "rule-based"; }
 
   // Never fails.
-  Result<std::vector<std::string>> ExtractFacts(
+  Result<std::vector<ExtractedFact>> ExtractFacts(
       const std::vector<ConversationMessage>& messages) const override;
 
   // Never fails. A blank fact, like a repeated one, produces no decision.

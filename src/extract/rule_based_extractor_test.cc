@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -110,7 +111,7 @@ TEST(RuleBasedExtractorTest, OnlyUserMessagesProduceFacts) {
                                        {"assistant", "I live in Berlin.", t},
                                        {"user", "I love hiking. I love hiking!", t}});
   ASSERT_TRUE(facts.ok());
-  EXPECT_EQ(*facts, std::vector<std::string>{"User loves hiking"});
+  EXPECT_EQ(FactTexts(*facts), std::vector<std::string>{"User loves hiking"});
 }
 
 TEST(RuleBasedExtractorTest, RespectsLimits) {
@@ -124,7 +125,7 @@ TEST(RuleBasedExtractorTest, RespectsLimits) {
         "I love jazz.",
         Wednesday()}});
   ASSERT_TRUE(facts.ok());
-  EXPECT_EQ(*facts, (std::vector<std::string>{"User loves hiking", "User loves tea"}));
+  EXPECT_EQ(FactTexts(*facts), (std::vector<std::string>{"User loves hiking", "User loves tea"}));
 }
 
 TEST(RuleBasedExtractorTest, ReconcileNeverInventsIdsAndSkipsBlankAndRepeatedFacts) {
@@ -203,15 +204,15 @@ TEST(RuleBasedExtractorTest, Corpus) {
     for (const json& m : c.value("messages", json::array())) {
       const int64_t t =
           m.contains("time") ? *ParseIsoToMicros(m["time"].get<std::string>()) : default_time;
-      messages.push_back({m.at("role"), m.at("content"), t});
+      messages.push_back({m.at("role"), m.at("content"), t, m.value("name", "")});
     }
     const auto facts = extractor.ExtractFacts(messages);
     ASSERT_TRUE(facts.ok());
     if (c.contains("facts")) {
       const auto expected = c["facts"].get<std::vector<std::string>>();
-      if (*facts != expected) {
+      if (FactTexts(*facts) != expected) {
         ++failed;
-        failures << name << ":\n  facts    " << Listing(*facts) << "\n  expected "
+        failures << name << ":\n  facts    " << Listing(FactTexts(*facts)) << "\n  expected "
                  << Listing(expected) << "\n";
       }
     }
@@ -222,7 +223,7 @@ TEST(RuleBasedExtractorTest, Corpus) {
     }
     std::vector<std::string> to_reconcile =
         c.contains("reconcile_facts") ? c["reconcile_facts"].get<std::vector<std::string>>()
-                                      : *facts;
+                                      : FactTexts(*facts);
     std::vector<FactCandidates> input;
     for (const std::string& f : to_reconcile) input.push_back({f, existing});
     const auto decisions = extractor.Reconcile(input);
@@ -245,6 +246,35 @@ TEST(RuleBasedExtractorTest, Corpus) {
   EXPECT_GE(cases, 25);
   EXPECT_EQ(failed, 0) << failed << " of " << cases << " corpus cases differ:\n" << failures.str();
 }
+
+// PROBE-BEGIN
+TEST(RuleBasedExtractorTest, Probe) {
+  const char* path = std::getenv("ENGRAM_PROBE");
+  if (path == nullptr) GTEST_SKIP();
+  std::ifstream in(path);
+  const json probes = json::parse(in);
+  RuleBasedExtractor extractor;
+  for (const json& c : probes) {
+    std::vector<ConversationMessage> messages;
+    for (const json& m : c) {
+      const int64_t t = *ParseIsoToMicros(m.value("time", "2026-06-15T10:00:00Z"));
+      messages.push_back({m.at("role"), m.at("content"), t, m.value("name", "")});
+    }
+    const auto facts = extractor.ExtractFacts(messages);
+    std::string line;
+    for (const auto& m : c)
+      line +=
+          "[" + m.at("role").get<std::string>() + "] " + m.at("content").get<std::string>() + "  ";
+    std::printf("PROBE %s\n", line.c_str());
+    for (const ExtractedFact& f : *facts) {
+      std::string src;
+      for (int32_t s : f.sources) src += std::to_string(s) + ",";
+      std::printf("   -> %s  {%s}\n", f.text.c_str(), src.c_str());
+    }
+    if (facts->empty()) std::printf("   -> (nothing)\n");
+  }
+}
+// PROBE-END
 
 }  // namespace
 }  // namespace engram

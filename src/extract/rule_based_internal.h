@@ -1,6 +1,7 @@
 // The rule-based extractor's shared parts, private to extract/rule_based_*.cc: the word lists and
 // text helpers, the date words the clause splitter needs, the tokens and clauses of a sentence,
-// and the fact patterns ExtractFacts applies to each clause. Nothing outside those files includes
+// the fact patterns ExtractFacts applies to each clause, the speakers facts are about and the
+// assistant's recommendations and commitments. Nothing outside those files includes
 // this header; everyone else uses extract/rule_based_extractor.h (whose rule_extract namespace
 // holds the building blocks the tests call).
 //
@@ -105,10 +106,22 @@ struct Clause {
   bool greeting = false;  // the sentence began with "Hi" / "Hello" / "Hey"
 };
 
+// Where a request or question joined to a statement by a comma or a semicolon begins ("I like
+// coffee, please recommend some", "I need a laptop, can you suggest one?"): the index of its first
+// token, or t.size() when there is none. Question words count only in a `question`.
+size_t RequestStart(const std::vector<Tok>& t, bool question);
+
 // Clauses of a sentence: a new one starts at "I" / "my" after a comma, a semicolon, or a
-// conjunction ("I love hiking but I hate running"). Leading fillers are dropped and a leading time
-// expression moves to the end.
+// conjunction ("I love hiking but I hate running"), and at a second predicate of the same subject
+// (SplitPredicates). Leading fillers are dropped and a leading time expression moves to the end.
 std::vector<Clause> SplitClauses(const std::vector<Tok>& t);
+
+// The clauses of a clause whose subject (t[subject], "I" or "my ...") has several predicates:
+// "I moved to Berlin and work as a nurse" -> "I moved to Berlin", "I work as a nurse"
+// (rule_based_compounds.cc). Lists of objects stay whole ("I like tea and coffee"), and so do
+// predicates under a shared negation, modal or infinitive ("I don't eat meat or fish"). A
+// predicate after "and he" / "but it" starts a clause of its own, which states nothing.
+std::vector<Clause> SplitPredicates(const Clause& c, size_t subject);
 
 // ---------------------------------------------------------------------------------------------
 // Fact patterns (rule_based_patterns.cc): a clause rewritten as a third-person fact.
@@ -123,8 +136,41 @@ struct Rewrite {
 std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting);
 // A clause starting with "my" (t[0]).
 std::optional<Rewrite> RewriteMy(const std::vector<Tok>& t);
+// The index of the verb of a clause starting with "my" ("my sister Mia lives ..." -> 3); 0 if none.
+size_t MyClauseVerb(const std::vector<Tok>& t);
 // A short answer to the assistant's last question ("What's your favorite color?" / "Blue").
 std::optional<std::string> AnswerFact(std::string_view question, std::string_view answer);
+
+// ---------------------------------------------------------------------------------------------
+// Speakers (rule_based_speakers.cc). Patterns write facts about "User" and render the speaker's own
+// words ("me", "my") as kSpeakerMark; NameSpeaker then puts in the speaker's name.
+
+inline constexpr std::string_view kSpeakerMark = "\x01";
+
+struct Speaker {
+  std::string name;        // "Caroline"; empty for an unnamed user
+  std::string content;     // the message without its "Caroline: " prefix
+  bool assistant = false;  // the prefix names the assistant ("Assistant: ...")
+};
+
+// The speaker of a message from its `name` field ("caroline_smith" -> "Caroline Smith") or, when
+// that is empty, a prefix of one to three capitalised words and ": " ("Caroline: I adopted ...").
+// Labels ("Note: ...", "PS: ...", "Monday: ...") are not speakers.
+Speaker ResolveSpeaker(std::string_view name, std::string_view content);
+// A word that can be part of a name: capitalised, letters, '-' or '\'' ("Zoë", "O'Neil").
+bool IsNameWord(std::string_view w);
+// `fact` about `speaker`: its leading "User" and every kSpeakerMark replaced.
+std::string NameSpeaker(std::string_view fact, std::string_view speaker);
+
+// ---------------------------------------------------------------------------------------------
+// The assistant's messages (rule_based_assistant.cc).
+
+// What an assistant's sentence recommended, suggested or committed to for the user, as a fact
+// about "The assistant" ("I recommend X" -> "The assistant recommended X to the user"); nothing
+// for anything else it says. `addressee` replaces "you": "the user" or the user's name.
+std::optional<std::string> AssistantFact(const std::vector<Tok>& t, std::string_view addressee);
+// True when a user's sentence asks for recommendations, suggestions, ideas or a reminder.
+bool AsksForAdvice(const std::vector<Tok>& t);
 
 }  // namespace rule_extract_internal
 }  // namespace engram

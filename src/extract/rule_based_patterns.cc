@@ -14,7 +14,8 @@ namespace engram {
 namespace rule_extract_internal {
 namespace {
 
-// Renders tokens [from, to) in the third person: "my" -> "User's", "me" -> "User".
+// Renders tokens [from, to) in the third person: "my" -> "<speaker>'s", "me" -> "<speaker>" (see
+// kSpeakerMark).
 std::string Render(const std::vector<Tok>& t, size_t from, size_t to) {
   static const WordSet kTrailingFillers =
       Words("now too though lol haha btw honestly actually also anyway either already lately");
@@ -35,9 +36,8 @@ std::string Render(const std::vector<Tok>& t, size_t from, size_t to) {
   for (size_t k = from; k < to; ++k) {
     std::string word = t[k].text;
     const std::string& l = t[k].lower;
-    if (l == "my" || l == "mine") word = "User's";
-    if (l == "me") word = "User";
-    if (l == "i") word = "User";
+    if (l == "my" || l == "mine") word = std::string(kSpeakerMark) + "'s";
+    if (l == "me" || l == "i") word = std::string(kSpeakerMark);
     if (l == "am" && k > from && t[k - 1].lower == "i") word = "is";
     if (l == "myself") word = "themselves";
     if (!out.empty()) out += ' ';
@@ -275,6 +275,14 @@ std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting) {
   }
   if ((v == "plan" || v == "intend") && n1 == "to") return Make("User plans to", t, k + 2, false);
   if (v == "want" && n1 == "to") return Make(user + " wants to", t, k + 2, false);
+  // "I need a laptop" is worth remembering; "I need a break" / "I need help" is the moment.
+  if (v == "need" && (n1 == "a" || n1 == "an" || n1 == "new")) {
+    static const WordSet kMoment = Words(
+        "help hand break minute moment second hug nap favor favour word chance refresher reminder "
+        "quick little bit hint clue way drink coffee vacation holiday rest answer solution fix");
+    if (kMoment.count(n2) > 0 || kMoment.count(n1) > 0) return std::nullopt;
+    return Make(user + " needs", t, k + 1, false);
+  }
   // Identity.
   if (v == "work" && (n1 == "as" || n1 == "at" || n1 == "for" || n1 == "in" || n1 == "from" ||
                       n1 == "remotely" || n1 == "part-time" || n1 == "full-time")) {
@@ -329,24 +337,26 @@ std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting) {
   return std::nullopt;
 }
 
+size_t MyClauseVerb(const std::vector<Tok>& t) {
+  if (t.size() < 3) return 0;
+  const bool favorite = t[1].lower == "favorite" || t[1].lower == "favourite";
+  for (size_t k = 2; k < t.size() && k <= 5; ++k) {
+    const std::string& w = t[k].lower;
+    // After "my favorite <thing>" only "is" / "are" is the verb ("my favorite drinks are ...").
+    const bool is_verb = favorite ? (w == "is" || w == "are") : IsVerbLike(w, t[k - 1].lower);
+    if (is_verb && t[k - 1].trail.empty()) return k;
+    if (!t[k - 1].trail.empty()) break;
+  }
+  return 0;
+}
+
 // A clause starting with "my" (t[0]).
 std::optional<Rewrite> RewriteMy(const std::vector<Tok>& t) {
   static const WordSet kSmallTalk = Words(
       "bad pleasure god goodness question point guess mistake answer apologies day week weekend "
       "morning evening gosh code computer screen internet thoughts concern problem issue");
-  if (t.size() < 3) return std::nullopt;
-  const bool favorite = t[1].lower == "favorite" || t[1].lower == "favourite";
-  size_t verb = 0;
-  for (size_t k = 2; k < t.size() && k <= 5; ++k) {
-    const std::string& w = t[k].lower;
-    // After "my favorite <thing>" only "is" / "are" is the verb ("my favorite drinks are ...").
-    const bool is_verb = favorite ? (w == "is" || w == "are") : IsVerbLike(w, t[k - 1].lower);
-    if (is_verb && t[k - 1].trail.empty()) {
-      verb = k;
-      break;
-    }
-    if (!t[k - 1].trail.empty()) break;
-  }
+  const bool favorite = t.size() > 1 && (t[1].lower == "favorite" || t[1].lower == "favourite");
+  const size_t verb = MyClauseVerb(t);
   if (verb == 0 || verb + 1 >= t.size()) return std::nullopt;
   if (kSmallTalk.count(t[verb - 1].lower) > 0 && !favorite) return std::nullopt;
   const std::string& v = t[verb].lower;

@@ -58,6 +58,33 @@ std::string Value(const std::vector<std::string>& words, size_t from) {
   return out;
 }
 
+// How many of the normalised words `w` of `text` name whom it is about: "User ..." / "User's ..."
+// (1), "The assistant ..." (1, "the" is not among `w`), a name of up to three capitalised words
+// before a verb or with "'s" ("Caroline lives ...", "Jon Snow's brother ..."); 0 for anything
+// else.
+size_t SpeakerWords(std::string_view text, const std::vector<std::string_view>& w) {
+  if (w.empty()) return 0;
+  if (w[0] == "user" || w[0] == "user's") return 1;
+  const std::string ascii = AsciiQuotes(text);
+  std::vector<std::string_view> words = SplitWords(ascii);
+  while (!words.empty() && (Lower(words[0]) == "the" || Lower(words[0]) == "a")) {
+    words.erase(words.begin());
+  }
+  if (w[0] == "assistant" && !words.empty() && Lower(words[0]) == "assistant") return 1;
+  size_t n = 0;
+  while (n < words.size() && n < 3 && n < w.size()) {
+    std::string_view word = words[n];
+    const bool possessive = EndsWith(word, "'s");
+    if (possessive) word.remove_suffix(2);
+    if (!IsNameWord(word)) break;
+    ++n;
+    if (possessive) return n;
+  }
+  if (n == 0 || n >= w.size()) return 0;
+  const bool verb = IsVerbLike(w[n], w[n - 1]) || KeptAdverbs().count(w[n]) > 0;
+  return verb ? n : 0;
+}
+
 Parsed Parse(std::string_view text) {
   static const WordSet kLike =
       Words("love loves like likes enjoy enjoys adore adores prefer prefers");
@@ -68,21 +95,18 @@ Parsed Parse(std::string_view text) {
   for (std::string_view x : w) {
     if (HasDigit(x)) p.numbers.emplace_back(x);
   }
-  if (w.empty()) return p;
-  size_t i = 0;
-  if (w[0] == "user") {
-    p.subject = "user";
-    i = 1;
-  } else if (w[0] == "user's") {
-    p.subject = "user's";
-    const bool favorite = w.size() > 1 && w[1] == "favorite";
-    for (i = 1; i < w.size() && i <= 6; ++i) {
+  const size_t speaker = SpeakerWords(text, w);
+  if (speaker == 0) return p;
+  size_t i = speaker;
+  p.subject = Join(std::vector<std::string>(w.begin(), w.begin() + speaker));
+  if (EndsWith(w[speaker - 1], "'s")) {
+    // "User's sister Mia lives ...": the subject runs to the verb.
+    const bool favorite = w.size() > i && w[i] == "favorite";
+    for (; i < w.size() && i <= speaker + 5; ++i) {
       if (favorite ? (w[i] == "is" || w[i] == "are") : IsVerbLike(w[i], w[i - 1])) break;
       p.subject += " " + std::string(w[i]);
     }
-    if (i >= w.size() || i > 6) return p;
-  } else {
-    return p;
+    if (i >= w.size() || i > speaker + 5) return p;
   }
   auto at = [&](size_t k) { return k < w.size() ? w[k] : std::string_view(); };
   // Negation, retraction and frequency words before the verb.
@@ -215,7 +239,8 @@ Result<std::vector<MemoryDecision>> RuleBasedExtractor::Reconcile(
     const std::vector<FactCandidates>& facts) const {
   std::vector<MemoryDecision> decisions;
   std::vector<std::pair<std::string, Parsed>> earlier;  // facts of this call already decided
-  for (const FactCandidates& fc : facts) {
+  for (size_t i = 0; i < facts.size(); ++i) {
+    const FactCandidates& fc = facts[i];
     const std::string fact(TrimAsciiSpace(fc.fact));
     const std::string norm = rule_extract::NormalizeForComparison(fact);
     if (norm.empty()) continue;
@@ -258,13 +283,15 @@ Result<std::vector<MemoryDecision>> RuleBasedExtractor::Reconcile(
       const SimilarMemory& m = fc.similar[k];
       if (m.id.empty() || m.similarity < options_.near_duplicate_similarity) continue;
       const Parsed c = Parse(m.text);
-      // Near duplicates only when the parts cannot tell: a parsed pair that differs is different.
-      if (f.ok && c.ok && f.subject == c.subject && f.pred == c.pred) continue;
+      // Near duplicates only when the parts cannot tell: a parsed pair that differs is different,
+      // and so are facts about different people ("User likes tea", "Caroline likes tea").
+      if (f.ok && c.ok && (f.subject != c.subject || f.pred == c.pred)) continue;
       if (!f.slot.empty() && !c.slot.empty()) continue;  // different single-valued attributes
       if (f.negative != c.negative || f.numbers != c.numbers) continue;
       d = {MemoryAction::kNone, m.id, ""}, decided = true;
     }
     if (!decided) d = {MemoryAction::kAdd, "", fact};
+    d.fact = static_cast<int32_t>(i);
     decisions.push_back(std::move(d));
   }
   return decisions;

@@ -127,10 +127,28 @@ bool TemporalOnly(const std::vector<Tok>& t, size_t from, size_t k) {
 
 }  // namespace
 
+size_t RequestStart(const std::vector<Tok>& t, bool question) {
+  static const WordSet kAsk = Words("can could would will do does did");
+  static const WordSet kQuestion = Words(
+      "what which how where who when why any anything anyone is are should shall ideas thoughts "
+      "suggestions recommendations tips advice");
+  static const WordSet kAddressed = Words("you u i we there it");
+  for (size_t k = 1; k < t.size(); ++k) {
+    if (t[k - 1].trail.find_first_of(",;-") == std::string::npos) continue;
+    const std::string& w = t[k].lower;
+    const std::string_view next = k + 1 < t.size() ? std::string_view(t[k + 1].lower) : "";
+    // "I like coffee, please recommend some": the request states nothing about the user, so the
+    // statement before it stands on its own.
+    if (w == "please") return k;
+    if (kAsk.count(w) > 0 && kAddressed.count(next) > 0) return k;
+    if (question && kQuestion.count(w) > 0) return k;
+  }
+  return t.size();
+}
+
 // Clauses of a sentence: a new one starts at "I" / "my" after a comma, a semicolon, or a
-// conjunction ("I love hiking but I hate running"), and at a request ("please ...") after a comma
-// or a semicolon. Leading fillers are dropped and a leading time
-// expression moves to the end.
+// conjunction ("I love hiking but I hate running"), and at a second predicate of the subject
+// (SplitPredicates). Leading fillers are dropped and a leading time expression moves to the end.
 std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
   static const WordSet kConjunctions =
       Words("and but so because although though while as plus yet cause cuz whereas");
@@ -145,11 +163,7 @@ std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
     const bool after_punct = k > 0 && StartsClause(t, k) &&
                              t[k - 1].trail.find_first_of(",;:-") != std::string::npos &&
                              !TemporalOnly(t, clause_start, k);
-    // "I like coffee, please recommend some": the request is a clause of its own (it states
-    // nothing about the user and is dropped), so the statement before it stays a fact.
-    const bool request =
-        k > 0 && t[k].lower == "please" && t[k - 1].trail.find_first_of(",;") != std::string::npos;
-    if ((conj || after_punct || request) && !out.back().toks.empty()) {
+    if ((conj || after_punct) && !out.back().toks.empty()) {
       out.back().toks.back().trail.clear();
       out.emplace_back();
       clause_start = conj ? k + 1 : k;
@@ -157,6 +171,7 @@ std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
     if (conj) continue;
     out.back().toks.push_back(t[k]);
   }
+  std::vector<Clause> clauses;
   for (Clause& c : out) {
     size_t k = 0;
     while (k < c.toks.size()) {
@@ -176,6 +191,9 @@ std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
       ++k;
     }
     c.toks.erase(c.toks.begin(), c.toks.begin() + static_cast<std::ptrdiff_t>(k));
+    for (Clause& part : SplitPredicates(c, TemporalPrefix(c.toks))) clauses.push_back(part);
+  }
+  for (Clause& c : clauses) {
     // "Yesterday I went ..." -> "I went ... yesterday".
     if (const size_t n = TemporalPrefix(c.toks); n > 0) {
       if (MonthIndex(c.toks[0].text) == 0 && WeekdayIndex(c.toks[0].lower) < 0) {
@@ -186,7 +204,7 @@ std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
       std::rotate(c.toks.begin(), c.toks.begin() + static_cast<std::ptrdiff_t>(n), c.toks.end());
     }
   }
-  return out;
+  return clauses;
 }
 
 }  // namespace rule_extract_internal

@@ -6,6 +6,7 @@
 #include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "core/memory_provenance.h"
 #include "mcp/service_tools.h"
 #include "mcp/tool_schemas.h"
 
@@ -43,7 +44,8 @@ json RenderMemory(const AgentMemory& m) {
           {"run_id", m.run_id},
           {"metadata", MetadataOf(m.metadata_json)},
           {"created_at", FormatIsoMicros(m.created_at_us)},
-          {"updated_at", FormatIsoMicros(m.updated_at_us)}};
+          {"updated_at", FormatIsoMicros(m.updated_at_us)},
+          {"provenance", ProvenanceToJson(m.provenance_json)}};
 }
 
 // "user alice, agent bot": the scope of a memory, for the text rendering.
@@ -70,10 +72,20 @@ json NullableString(std::string description) {
 
 json MemorySchema(bool with_score) {
   json props = {
-      {"id", s::String("memory id, m-...")},     {"memory", s::String("the memory text")},
-      {"user_id", s::String("\"\" when unset")}, {"agent_id", s::String("\"\" when unset")},
-      {"run_id", s::String("\"\" when unset")},  {"metadata", s::Object("the memory's metadata")},
-      {"created_at", s::String("ISO 8601 UTC")}, {"updated_at", s::String("ISO 8601 UTC")}};
+      {"id", s::String("memory id, m-...")},
+      {"memory", s::String("the memory text")},
+      {"user_id", s::String("\"\" when unset")},
+      {"agent_id", s::String("\"\" when unset")},
+      {"run_id", s::String("\"\" when unset")},
+      {"metadata", s::Object("the memory's metadata")},
+      {"created_at", s::String("ISO 8601 UTC")},
+      {"updated_at", s::String("ISO 8601 UTC")},
+      {"provenance",
+       {{"type", json::array({"object", "null"})},
+        {"description",
+         "where the memory came from: source (extraction, verbatim, api), event_id, extractor, "
+         "messages [{index, role, name?, timestamp}], replaced {text, event_id}; null if "
+         "unknown"}}}};
   std::vector<std::string> required = {"id",     "memory",   "user_id",    "agent_id",
                                        "run_id", "metadata", "created_at", "updated_at"};
   if (with_score) {

@@ -53,6 +53,7 @@ Status CheckChangeText(const MemoryChange& c) {
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory id", m.id));
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory text", m.text));
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory metadata", m.metadata_json));
+      ENGRAM_RETURN_IF_ERROR(pg::CheckText("memory provenance", m.provenance_json));
       ENGRAM_RETURN_IF_ERROR(pg::CheckText("vector model", m.vector_model));
       for (const std::string& cat : m.categories) {
         ENGRAM_RETURN_IF_ERROR(pg::CheckText("category", cat));
@@ -72,14 +73,15 @@ void InsertHistory(pqxx::work& txn, const std::string& workspace, const std::str
   const bool has_new = c.op != MemoryChange::Op::kDelete;
   txn.exec_params(
       "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, old_metadata, "
-      "new_metadata, event_id, at) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+      "new_metadata, event_id, at, provenance) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
       c.record.id, workspace,
       std::string(c.op == MemoryChange::Op::kInsert   ? "ADD"
                   : c.op == MemoryChange::Op::kUpdate ? "UPDATE"
                                                       : "DELETE"),
       has_old ? c.old_text.c_str() : nullptr, has_new ? c.record.text.c_str() : nullptr,
       has_old ? c.old_metadata_json.c_str() : nullptr,
-      has_new ? c.record.metadata_json.c_str() : nullptr, event_id, at_us);
+      has_new ? c.record.metadata_json.c_str() : nullptr, event_id, at_us,
+      has_new ? c.record.provenance_json : std::string());
 }
 
 // Applies one update stamped with `version`; false when the memory no longer exists.
@@ -88,14 +90,14 @@ bool UpdateMemory(pqxx::work& txn, const std::string& workspace, const MemoryCha
   const MemoryRecord& m = c.record;
   constexpr const char* kSql =
       "UPDATE memories SET text = $1, metadata = $2, updated_at = $3, version = $4, "
-      "created_at = $7, expires_at = $8::bigint, categories = $9{} "
+      "created_at = $7, expires_at = $8::bigint, categories = $9, provenance = $10{} "
       "WHERE id = $5 AND workspace = $6 AND kind = 'memory' RETURNING seq";
   const std::optional<std::string> expires_at = pg::IntOrNull(m.expires_at_us);
   const std::string categories = CategoriesToJson(m.categories);
   if (!m.vector.empty()) {
-    return !txn.exec_params(fmt::format(kSql, ", vector = $10, vector_model = $11"), m.text,
+    return !txn.exec_params(fmt::format(kSql, ", vector = $11, vector_model = $12"), m.text,
                             m.metadata_json, m.updated_at_us, version, m.id, workspace,
-                            m.created_at_us, pg::OrNull(expires_at), categories,
+                            m.created_at_us, pg::OrNull(expires_at), categories, m.provenance_json,
                             pg::VectorBytes(m.vector), m.vector_model)
                 .empty();
   }
@@ -104,7 +106,7 @@ bool UpdateMemory(pqxx::work& txn, const std::string& workspace, const MemoryCha
   const char* vector_sql = m.text == c.old_text ? "" : ", vector = NULL, vector_model = ''";
   return !txn.exec_params(fmt::format(kSql, vector_sql), m.text, m.metadata_json, m.updated_at_us,
                           version, m.id, workspace, m.created_at_us, pg::OrNull(expires_at),
-                          categories)
+                          categories, m.provenance_json)
               .empty();
 }
 
@@ -213,7 +215,7 @@ Result<std::vector<HistoryRecord>> PgStore::GetHistory(std::string_view workspac
     out.clear();
     auto rows = txn.exec_params(
         "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, event_id, "
-        "at FROM memory_history WHERE workspace = $1 AND memory_id = $2 ORDER BY seq",
+        "at, provenance FROM memory_history WHERE workspace = $1 AND memory_id = $2 ORDER BY seq",
         std::string(workspace), std::string(memory_id));
     auto optional_text = [](const pqxx::field& f) -> std::optional<std::string> {
       if (f.is_null()) return std::nullopt;
@@ -230,6 +232,7 @@ Result<std::vector<HistoryRecord>> PgStore::GetHistory(std::string_view workspac
       h.new_metadata_json = optional_text(r[6]);
       h.event_id = r[7].as<std::string>();
       h.at_us = r[8].as<int64_t>();
+      h.provenance_json = r[9].as<std::string>();
       out.push_back(std::move(h));
     }
     return Status::Ok();

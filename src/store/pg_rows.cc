@@ -10,7 +10,7 @@ namespace engram::pg {
 const char* const kMemoryColumns =
     "seq, id, workspace, user_id, agent_id, run_id, session_id, role, text, parts, metadata, "
     "source_ts, position, created_at, updated_at, vector_model, vector, expires_at, app_id, "
-    "categories";
+    "categories, provenance";
 
 MemoryRecord ReadMemoryRow(const pqxx::row& r) {
   MemoryRecord m;
@@ -37,6 +37,7 @@ MemoryRecord ReadMemoryRow(const pqxx::row& r) {
   if (!r[17].is_null()) m.expires_at_us = r[17].as<int64_t>();
   m.app_id = r[18].as<std::string>();
   m.categories = CategoriesFromJson(r[19].as<std::string>());
+  m.provenance_json = r[20].as<std::string>();
   return m;
 }
 
@@ -63,6 +64,7 @@ Status CheckMemoryText(const MemoryRecord& m) {
   ENGRAM_RETURN_IF_ERROR(CheckText("memory text", m.text));
   ENGRAM_RETURN_IF_ERROR(CheckText("memory parts", m.parts_json));
   ENGRAM_RETURN_IF_ERROR(CheckText("memory metadata", m.metadata_json));
+  ENGRAM_RETURN_IF_ERROR(CheckText("memory provenance", m.provenance_json));
   return CheckText("vector model", m.vector_model);
 }
 
@@ -74,19 +76,19 @@ void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t
   const std::optional<std::string> source_ts = IntOrNull(m.source_ts_us);
   const std::optional<std::string> expires_at = IntOrNull(m.expires_at_us);
   // A memory without a vector stores neither vector nor model (SQLite has no vector row then).
-  m.seq =
-      txn.exec_params1(
-             "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, "
-             "text, parts, metadata, source_ts, position, created_at, updated_at, kind, "
-             "expires_at, version, vector_model, vector, app_id, categories) VALUES($1, $2, $3, "
-             "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
-             "CASE WHEN $19 THEN $20::bytea END, $21, $22) RETURNING seq",
-             m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text,
-             OrNull(parts), m.metadata_json, OrNull(source_ts), m.position, m.created_at_us,
-             m.updated_at_us, std::string(kind), OrNull(expires_at), version,
-             has_vector ? m.vector_model : std::string(), has_vector, VectorBytes(m.vector),
-             m.app_id, CategoriesToJson(m.categories))[0]
-          .as<int64_t>();
+  m.seq = txn.exec_params1(
+                 "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, "
+                 "text, parts, metadata, source_ts, position, created_at, updated_at, kind, "
+                 "expires_at, version, vector_model, vector, app_id, categories, provenance) "
+                 "VALUES($1, "
+                 "$2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
+                 "CASE WHEN $19 THEN $20::bytea END, $21, $22, $23) RETURNING seq",
+                 m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text,
+                 OrNull(parts), m.metadata_json, OrNull(source_ts), m.position, m.created_at_us,
+                 m.updated_at_us, std::string(kind), OrNull(expires_at), version,
+                 has_vector ? m.vector_model : std::string(), has_vector, VectorBytes(m.vector),
+                 m.app_id, CategoriesToJson(m.categories), m.provenance_json)[0]
+              .as<int64_t>();
 }
 
 }  // namespace engram::pg

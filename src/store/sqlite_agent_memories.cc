@@ -74,7 +74,8 @@ Status InsertHistory(sqlite3* db, const std::string& workspace, const std::strin
                      const MemoryChange& c, int64_t at_us) {
   sqlite::Stmt h(db,
                  "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, "
-                 "old_metadata, new_metadata, event_id, at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                 "old_metadata, new_metadata, event_id, at, provenance) "
+                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ENGRAM_RETURN_IF_ERROR(h.prepare_status());
   const bool has_old = c.op != MemoryChange::Op::kInsert;
   const bool has_new = c.op != MemoryChange::Op::kDelete;
@@ -89,6 +90,7 @@ Status InsertHistory(sqlite3* db, const std::string& workspace, const std::strin
   BindOptionalText(h, 7, has_new ? &c.record.metadata_json : nullptr);
   h.Bind(8, event_id);
   h.Bind(9, at_us);
+  h.Bind(10, has_new ? c.record.provenance_json : std::string());
   return h.Exec();
 }
 
@@ -98,7 +100,7 @@ Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChang
   const MemoryRecord& m = c.record;
   sqlite::Stmt up(db,
                   "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, created_at = ?, "
-                  "expires_at = ?, categories = ? "
+                  "expires_at = ?, categories = ?, provenance = ? "
                   "WHERE id = ? AND workspace = ? AND kind = 'memory' RETURNING seq");
   ENGRAM_RETURN_IF_ERROR(up.prepare_status());
   up.Bind(1, m.text);
@@ -107,8 +109,9 @@ Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChang
   up.Bind(4, m.created_at_us);
   up.Bind(5, m.expires_at_us);
   up.Bind(6, CategoriesToJson(m.categories));
-  up.Bind(7, m.id);
-  up.Bind(8, workspace);
+  up.Bind(7, m.provenance_json);
+  up.Bind(8, m.id);
+  up.Bind(9, workspace);
   Status st;
   *applied = up.Step(&st);
   ENGRAM_RETURN_IF_ERROR(st);
@@ -213,10 +216,11 @@ Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view work
                                                            std::string_view memory_id) {
   return WithReader([&](sqlite3* db) -> Result<std::vector<HistoryRecord>> {
     std::vector<HistoryRecord> out;
-    sqlite::Stmt q(db,
-                   "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, "
-                   "event_id, at FROM memory_history WHERE workspace = ? AND memory_id = ? "
-                   "ORDER BY seq");
+    sqlite::Stmt q(
+        db,
+        "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, "
+        "event_id, at, provenance FROM memory_history WHERE workspace = ? AND memory_id = ? "
+        "ORDER BY seq");
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, memory_id);
@@ -236,6 +240,7 @@ Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view work
       h.new_metadata_json = optional_text(6);
       h.event_id = q.ColumnText(7);
       h.at_us = q.ColumnInt(8);
+      h.provenance_json = q.ColumnText(9);
       out.push_back(std::move(h));
     }
     if (!st.ok()) return st;

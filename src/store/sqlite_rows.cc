@@ -9,7 +9,7 @@ namespace engram::sqlite {
 const char* const kMemoryColumns =
     "m.seq, m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text, "
     "m.parts, m.metadata, m.source_ts, m.position, m.created_at, m.updated_at, v.model, v.vector, "
-    "m.expires_at, m.app_id, m.categories";
+    "m.expires_at, m.app_id, m.categories, m.provenance";
 
 MemoryRecord ReadMemoryRow(const Stmt& s) {
   MemoryRecord m;
@@ -37,6 +37,7 @@ MemoryRecord ReadMemoryRow(const Stmt& s) {
   if (!s.ColumnIsNull(17)) m.expires_at_us = s.ColumnInt(17);
   m.app_id = s.ColumnText(18);
   m.categories = CategoriesFromJson(s.ColumnText(19));
+  m.provenance_json = s.ColumnText(20);
   return m;
 }
 
@@ -53,7 +54,7 @@ Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
       db,
       "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, text, "
       "parts, metadata, source_ts, position, created_at, updated_at, kind, expires_at, app_id, "
-      "categories) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "categories, provenance) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
   ins.Bind(1, m.id);
   ins.Bind(2, m.workspace);
@@ -77,6 +78,7 @@ Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
   ins.Bind(16, m.expires_at_us);
   ins.Bind(17, m.app_id);
   ins.Bind(18, CategoriesToJson(m.categories));
+  ins.Bind(19, m.provenance_json);
   ENGRAM_RETURN_IF_ERROR(ins.Exec());
   m.seq = sqlite3_last_insert_rowid(db);
   if (!m.vector.empty()) return InsertVector(db, m.seq, m.vector_model, m.vector);

@@ -35,6 +35,9 @@ struct MemoryRecord {
   // The memory's embedding and the model that made it; empty when it has none (yet).
   std::vector<float> vector;
   std::string vector_model;
+  // Agent memories: where the memory came from, a JSON object (the API's "provenance": event,
+  // extractor, source messages, what an UPDATE replaced); empty when unknown.
+  std::string provenance_json;
 };
 
 // A vector computed for an existing memory (re-embedding after a model change).
@@ -167,6 +170,8 @@ struct HistoryRecord {
   std::optional<std::string> new_metadata_json;
   std::string event_id;
   int64_t at_us = 0;
+  // The provenance of the state this entry wrote (ADD / UPDATE); empty for DELETE and when unknown.
+  std::string provenance_json;
 };
 
 }  // namespace engram

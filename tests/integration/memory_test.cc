@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "memory_client.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -13,55 +14,6 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-std::string Prefix(std::string_view workspace = "default") {
-  return "/v4/openapi/workspaces/" + std::string(workspace) + "/memory/agentic-memory";
-}
-
-// Polls an event until it is SUCCEEDED or FAILED (or 20 s pass); returns its last body.
-json WaitEvent(const HttpClient& client, const std::string& event_id,
-               std::string_view workspace = "default") {
-  json last;
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    HttpResponse r = client.Get(Prefix(workspace) + "/events/" + event_id);
-    if (r.status != 200) {
-      ADD_FAILURE() << "event poll: " << r.Describe();
-      return json();
-    }
-    last = r.Json();
-    const std::string status = last.value("status", "");
-    if (status == "SUCCEEDED" || status == "FAILED") return last;
-    std::this_thread::sleep_for(20ms);
-  }
-  ADD_FAILURE() << "event " << event_id << " did not finish: " << last.dump();
-  return last;
-}
-
-// Adds and waits for the event; returns the finished event.
-json AddAndWait(const HttpClient& client, const json& body,
-                std::string_view workspace = "default") {
-  HttpResponse r = client.Post(Prefix(workspace) + "/memories/add", body);
-  EXPECT_EQ(r.status, 200) << r.Describe();
-  // Answered later (once durable), with its request id all the same.
-  EXPECT_TRUE(IsJsonResponse(r));
-  json j = r.Json();
-  EXPECT_EQ(j.value("status", ""), "PENDING") << r.body;
-  EXPECT_EQ(j.value("message", ""),
-            "Memory creation accepted; poll the event endpoint for status.");
-  const std::string id = j.value("event_id", "");
-  EXPECT_EQ(id.rfind("me-", 0), 0u) << r.body;
-  if (id.empty()) return json();
-  return WaitEvent(client, id, workspace);
-}
-
-json Search(const HttpClient& client, const json& body, std::string_view workspace = "default") {
-  HttpResponse r = client.Post(Prefix(workspace) + "/memories/search", body);
-  EXPECT_EQ(r.status, 200) << r.Describe();
-  json j = r.Json();
-  if (!j.is_object() || !j.contains("results")) return json::array();
-  return j["results"];
-}
 
 bool HasText(const json& results, std::string_view needle) {
   for (const auto& r : results) {
@@ -76,11 +28,11 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   const std::string user = UniqueId("u");
   const std::string word = UniqueWord();
   json event =
-      AddAndWait(client(), {{"messages", "The build server password rotates every " + word},
-                            {"user_id", user},
-                            {"agent_id", "agent-1"},
-                            {"metadata", {{"topic", "ops"}, {"priority", 3}}},
-                            {"infer", false}});
+      AddMemoriesAndWait(client(), {{"messages", "The build server password rotates every " + word},
+                                    {"user_id", user},
+                                    {"agent_id", "agent-1"},
+                                    {"metadata", {{"topic", "ops"}, {"priority", 3}}},
+                                    {"infer", false}});
   ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
   ASSERT_EQ(event["results"].size(), 1u) << event.dump();
   ASSERT_EQ(event["events"].size(), 1u);
@@ -98,8 +50,8 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   const std::string id = event["results"][0];
   EXPECT_EQ(id.rfind("m-", 0), 0u);
 
-  json results =
-      Search(client(), {{"query", "when does the password rotate " + word}, {"user_id", user}});
+  json results = SearchMemories(
+      client(), {{"query", "when does the password rotate " + word}, {"user_id", user}});
   ASSERT_EQ(results.size(), 1u) << results.dump();
   const json& hit = results[0];
   EXPECT_EQ(hit["id"], id);
@@ -120,7 +72,7 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   EXPECT_LE(hit["score"].get<double>(), 1.0);
   EXPECT_EQ(hit["created_at"].get<std::string>().size(), 27u) << hit["created_at"];
 
-  HttpResponse got = client().Get(Prefix() + "/memories/" + id);
+  HttpResponse got = client().Get(MemoryPrefix() + "/memories/" + id);
   ASSERT_EQ(got.status, 200) << got.Describe();
   EXPECT_EQ(got.Json()["memory"], "The build server password rotates every " + word);
 }
@@ -130,7 +82,7 @@ TEST_F(MemoryApiTest, RuleBasedExtractionWritesThirdPersonFactsAndSkipsDuplicate
   json messages =
       json::array({{{"role", "user"}, {"content", "Hi! I really love hiking in the Alps."}},
                    {{"role", "assistant"}, {"content", "That sounds wonderful."}}});
-  json first = AddAndWait(client(), {{"messages", messages}, {"user_id", user}});
+  json first = AddMemoriesAndWait(client(), {{"messages", messages}, {"user_id", user}});
   ASSERT_EQ(first.value("status", ""), "SUCCEEDED") << first.dump();
   ASSERT_FALSE(first["results"].empty()) << first.dump();
   EXPECT_EQ(first["events"][0]["event"], "ADD");
@@ -138,14 +90,14 @@ TEST_F(MemoryApiTest, RuleBasedExtractionWritesThirdPersonFactsAndSkipsDuplicate
   EXPECT_EQ(text.rfind("User", 0), 0u) << text;
 
   // The same conversation again: nothing new is stored.
-  json second = AddAndWait(client(), {{"messages", messages}, {"user_id", user}});
+  json second = AddMemoriesAndWait(client(), {{"messages", messages}, {"user_id", user}});
   ASSERT_EQ(second.value("status", ""), "SUCCEEDED") << second.dump();
   for (const auto& e : second["events"]) EXPECT_EQ(e["event"], "NONE") << second.dump();
-  HttpResponse list = client().Get(Prefix() + "/memories?user_id=" + user);
+  HttpResponse list = client().Get(MemoryPrefix() + "/memories?user_id=" + user);
   ASSERT_EQ(list.status, 200) << list.Describe();
   EXPECT_EQ(list.Json()["total"], first["results"].size()) << list.body;
 
-  json results = Search(
+  json results = SearchMemories(
       client(), {{"query", "what outdoor activity does the user enjoy?"}, {"user_id", user}});
   EXPECT_TRUE(HasText(results, "hiking")) << results.dump();
 }
@@ -160,7 +112,7 @@ TEST_F(MemoryApiTest, ConcurrentIdenticalAddsStoreOnce) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < events.size(); ++i) {
     threads.emplace_back([&, i] {
-      HttpResponse r = client().Post(Prefix() + "/memories/add", body);
+      HttpResponse r = client().Post(MemoryPrefix() + "/memories/add", body);
       events[i] = r.Json().value("event_id", "");
     });
   }
@@ -168,12 +120,12 @@ TEST_F(MemoryApiTest, ConcurrentIdenticalAddsStoreOnce) {
   int adds = 0;
   for (const auto& id : events) {
     ASSERT_FALSE(id.empty());
-    json e = WaitEvent(client(), id);
+    json e = WaitMemoryEvent(client(), id);
     ASSERT_EQ(e.value("status", ""), "SUCCEEDED") << e.dump();
     for (const auto& item : e["events"]) adds += item["event"] == "ADD" ? 1 : 0;
   }
   EXPECT_EQ(adds, 1);
-  HttpResponse list = client().Get(Prefix() + "/memories?user_id=" + user);
+  HttpResponse list = client().Get(MemoryPrefix() + "/memories?user_id=" + user);
   EXPECT_EQ(list.Json()["total"], 1) << list.body;
 }
 
@@ -185,18 +137,18 @@ TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
     std::vector<std::string> ids;
     for (const char* text : {"I live in Berlin.", "I moved to Lisbon last year."}) {
       HttpResponse r = client().Post(
-          Prefix() + "/memories/add",
+          MemoryPrefix() + "/memories/add",
           json{{"messages", text}, {"user_id", user}, {"timestamp", "2024-05-08T10:00:00Z"}});
       ASSERT_EQ(r.status, 200) << r.Describe();
       ids.push_back(r.Json()["event_id"]);
     }
     std::string events;
     for (const auto& id : ids) {
-      json e = WaitEvent(client(), id);
+      json e = WaitMemoryEvent(client(), id);
       ASSERT_EQ(e.value("status", ""), "SUCCEEDED");
       events += e.dump() + "\n";
     }
-    json list = client().Get(Prefix() + "/memories?user_id=" + user).Json();
+    json list = client().Get(MemoryPrefix() + "/memories?user_id=" + user).Json();
     ASSERT_EQ(list["total"], 1) << list.dump();
     EXPECT_NE(list["results"][0]["memory"].get<std::string>().find("Lisbon"), std::string::npos)
         << list.dump() << "\n"
@@ -207,14 +159,14 @@ TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
 TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
   const std::string user = UniqueId("u");
   const std::string old_word = UniqueWord(), new_word = UniqueWord();
-  json event = AddAndWait(client(), {{"messages", "Favourite tea is " + old_word},
-                                     {"user_id", user},
-                                     {"metadata", {{"a", 1}, {"b", "x"}}},
-                                     {"infer", false}});
+  json event = AddMemoriesAndWait(client(), {{"messages", "Favourite tea is " + old_word},
+                                             {"user_id", user},
+                                             {"metadata", {{"a", 1}, {"b", "x"}}},
+                                             {"infer", false}});
   const std::string id = event["results"][0];
 
   HttpResponse put = client().Request(
-      "PUT", Prefix() + "/memories/" + id,
+      "PUT", MemoryPrefix() + "/memories/" + id,
       json{{"text", "Favourite tea is " + new_word}, {"metadata", {{"b", "y"}, {"c", true}}}}
           .dump(),
       {{"Content-Type", "application/json"}});
@@ -224,19 +176,20 @@ TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
   EXPECT_EQ(updated["metadata"], json({{"a", 1}, {"b", "y"}, {"c", true}}));
 
   // Re-indexed at once: the new word is found, the old one is not.
-  EXPECT_EQ(Search(client(), {{"query", new_word}, {"user_id", user}}).size(), 1u);
+  EXPECT_EQ(SearchMemories(client(), {{"query", new_word}, {"user_id", user}}).size(), 1u);
   EXPECT_TRUE(
-      Search(client(), {{"query", old_word}, {"user_id", user}, {"threshold", 0.0}}).empty() ||
-      !HasText(Search(client(), {{"query", old_word}, {"user_id", user}}), old_word));
+      SearchMemories(client(), {{"query", old_word}, {"user_id", user}, {"threshold", 0.0}})
+          .empty() ||
+      !HasText(SearchMemories(client(), {{"query", old_word}, {"user_id", user}}), old_word));
 
-  HttpResponse del = client().Delete(Prefix() + "/memories/" + id);
+  HttpResponse del = client().Delete(MemoryPrefix() + "/memories/" + id);
   ASSERT_EQ(del.status, 200) << del.Describe();
   EXPECT_EQ(del.Json()["message"], "Memory " + id + " deleted successfully");
-  EXPECT_TRUE(Search(client(), {{"query", new_word}, {"user_id", user}}).empty());
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories/" + id), 404, "NotFound"));
-  EXPECT_TRUE(IsError(client().Delete(Prefix() + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(SearchMemories(client(), {{"query", new_word}, {"user_id", user}}).empty());
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix() + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Delete(MemoryPrefix() + "/memories/" + id), 404, "NotFound"));
 
-  HttpResponse history = client().Get(Prefix() + "/memories/" + id + "/history");
+  HttpResponse history = client().Get(MemoryPrefix() + "/memories/" + id + "/history");
   ASSERT_EQ(history.status, 200) << history.Describe();
   json h = history.Json()["results"];
   ASSERT_EQ(h.size(), 3u) << h.dump();
@@ -259,15 +212,15 @@ TEST_F(MemoryApiTest, FiltersApplyInsideRetrieval) {
                  {"run_id", i % 2 == 0 ? "even" : "odd"},
                  {"metadata", {{"kind", i == 17 ? "rare" : "common"}, {"n", i}}},
                  {"infer", false}};
-    ASSERT_EQ(AddAndWait(client(), body).value("status", ""), "SUCCEEDED");
+    ASSERT_EQ(AddMemoriesAndWait(client(), body).value("status", ""), "SUCCEEDED");
   }
-  json rare = Search(
+  json rare = SearchMemories(
       client(),
       {{"query", word}, {"user_id", user}, {"top_k", 1}, {"filters", {{"metadata.kind", "rare"}}}});
   ASSERT_EQ(rare.size(), 1u) << rare.dump();
   EXPECT_EQ(rare[0]["metadata"]["n"], 17);
 
-  json ranged = Search(
+  json ranged = SearchMemories(
       client(), {{"query", word},
                  {"top_k", 100},
                  {"filters",
@@ -279,19 +232,19 @@ TEST_F(MemoryApiTest, FiltersApplyInsideRetrieval) {
   for (const auto& r : ranged) ns.insert(r["metadata"]["n"].get<int>());
   EXPECT_EQ(ns, (std::set<int>{14, 16, 18, 20, 22, 24, 26, 28})) << ranged.dump();
 
-  json either =
-      Search(client(),
-             {{"query", word},
-              {"top_k", 100},
-              {"filters",
-               {{"OR", json::array({{{"user_id", user}}, {{"user_id", UniqueId("nobody")}}})}}}});
+  json either = SearchMemories(
+      client(),
+      {{"query", word},
+       {"top_k", 100},
+       {"filters",
+        {{"OR", json::array({{{"user_id", user}}, {{"user_id", UniqueId("nobody")}}})}}}});
   EXPECT_EQ(either.size(), 30u);
 }
 
 TEST_F(MemoryApiTest, SearchMustBeConfinedToAScope) {
-  HttpResponse r = client().Post(Prefix() + "/memories/search", json{{"query", "anything"}});
+  HttpResponse r = client().Post(MemoryPrefix() + "/memories/search", json{{"query", "anything"}});
   EXPECT_TRUE(IsError(r, 400, "InvalidParameter", "user_id"));
-  r = client().Post(Prefix() + "/memories/search",
+  r = client().Post(MemoryPrefix() + "/memories/search",
                     json{{"query", "anything"}, {"filters", {{"metadata.x", 1}}}});
   EXPECT_TRUE(IsError(r, 400, "InvalidParameter", "user_id"));
 }
@@ -302,8 +255,8 @@ TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
     json body;
     std::string field;
   };
-  const std::string add = Prefix() + "/memories/add";
-  const std::string search = Prefix() + "/memories/search";
+  const std::string add = MemoryPrefix() + "/memories/add";
+  const std::string search = MemoryPrefix() + "/memories/search";
   const std::vector<Case> cases = {
       {add, json::object(), "messages"},
       {add, {{"messages", "hi"}}, "user_id"},
@@ -340,18 +293,20 @@ TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
     EXPECT_TRUE(IsError(r, 400, "InvalidParameter", c.field)) << c.body.dump();
   }
   EXPECT_TRUE(IsError(client().Post(add, std::string_view("{not json")), 400, "InvalidParameter"));
-  HttpResponse put = client().Request("PUT", Prefix() + "/memories/m-nothing", "{}",
+  HttpResponse put = client().Request("PUT", MemoryPrefix() + "/memories/m-nothing", "{}",
                                       {{"Content-Type", "application/json"}});
   EXPECT_TRUE(IsError(put, 400, "InvalidParameter", "text"));
-  put = client().Request("PUT", Prefix() + "/memories/m-nothing", R"({"text":"x"})",
+  put = client().Request("PUT", MemoryPrefix() + "/memories/m-nothing", R"({"text":"x"})",
                          {{"Content-Type", "application/json"}});
   EXPECT_TRUE(IsError(put, 404, "NotFound"));
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/events/me-nothing"), 404, "NotFound"));
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories/m-nothing/history"), 404, "NotFound"));
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories"), 400, "InvalidParameter", "user_id"));
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories?user_id=u&page_size=0"), 400,
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix() + "/events/me-nothing"), 404, "NotFound"));
+  EXPECT_TRUE(
+      IsError(client().Get(MemoryPrefix() + "/memories/m-nothing/history"), 404, "NotFound"));
+  EXPECT_TRUE(
+      IsError(client().Get(MemoryPrefix() + "/memories"), 400, "InvalidParameter", "user_id"));
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix() + "/memories?user_id=u&page_size=0"), 400,
                       "InvalidParameter", "page_size"));
-  EXPECT_TRUE(IsError(client().Get(Prefix() + "/memories?user_id=u&colour=red"), 400,
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix() + "/memories?user_id=u&colour=red"), 400,
                       "InvalidParameter", "colour"));
   EXPECT_TRUE(IsError(client().Post("/v4/openapi/workspaces/default/memory/other/memories/add",
                                     json{{"messages", "x"}, {"user_id", "u"}}),
@@ -362,7 +317,7 @@ TEST_F(MemoryApiTest, OtherMethodsOnActionPathsAre405) {
   // "memories/add" and "memories/search" name actions, not memories called "add" or "search".
   for (const char* action : {"add", "search"}) {
     SCOPED_TRACE(action);
-    const std::string path = Prefix() + "/memories/" + action;
+    const std::string path = MemoryPrefix() + "/memories/" + action;
     EXPECT_TRUE(IsError(client().Get(path), 405, "MethodNotAllowed"));
     EXPECT_TRUE(IsError(client().Delete(path), 405, "MethodNotAllowed"));
     EXPECT_TRUE(IsError(
@@ -381,28 +336,32 @@ TEST_F(MemoryApiTest, WorkspacesAndUsersAreIsolated) {
   const std::string user = UniqueId("u");
   const std::string other_user = UniqueId("u");
   const std::string word = UniqueWord();
-  json event = AddAndWait(
+  json event = AddMemoriesAndWait(
       client(), {{"messages", "Secret " + word}, {"user_id", user}, {"infer", false}}, "team-a");
   const std::string id = event["results"][0];
-  EXPECT_EQ(Search(client(), {{"query", word}, {"user_id", user}}, "team-a").size(), 1u);
-  EXPECT_TRUE(Search(client(), {{"query", word}, {"user_id", user}}, "team-b").empty());
-  EXPECT_TRUE(Search(client(), {{"query", word}, {"user_id", other_user}}, "team-a").empty());
-  EXPECT_TRUE(IsError(client().Get(Prefix("team-b") + "/memories/" + id), 404, "NotFound"));
-  EXPECT_TRUE(IsError(client().Delete(Prefix("team-b") + "/memories/" + id), 404, "NotFound"));
-  EXPECT_TRUE(IsError(client().Get(Prefix("team-b") + "/events/" + event["id"].get<std::string>()),
-                      404, "NotFound"));
-  EXPECT_EQ(client().Get(Prefix("team-a") + "/memories/" + id).status, 200);
+  EXPECT_EQ(SearchMemories(client(), {{"query", word}, {"user_id", user}}, "team-a").size(), 1u);
+  EXPECT_TRUE(SearchMemories(client(), {{"query", word}, {"user_id", user}}, "team-b").empty());
+  EXPECT_TRUE(
+      SearchMemories(client(), {{"query", word}, {"user_id", other_user}}, "team-a").empty());
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix("team-b") + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(
+      IsError(client().Delete(MemoryPrefix("team-b") + "/memories/" + id), 404, "NotFound"));
+  EXPECT_TRUE(
+      IsError(client().Get(MemoryPrefix("team-b") + "/events/" + event["id"].get<std::string>()),
+              404, "NotFound"));
+  EXPECT_EQ(client().Get(MemoryPrefix("team-a") + "/memories/" + id).status, 200);
 }
 
 TEST_F(MemoryApiTest, ListPagesNewestFirstAndDeleteScope) {
   const std::string user = UniqueId("u");
   for (int i = 0; i < 5; ++i) {
-    AddAndWait(client(), {{"messages", "Item number " + std::to_string(i) + " " + UniqueWord()},
-                          {"user_id", user},
-                          {"infer", false}});
+    AddMemoriesAndWait(client(),
+                       {{"messages", "Item number " + std::to_string(i) + " " + UniqueWord()},
+                        {"user_id", user},
+                        {"infer", false}});
   }
   HttpResponse page =
-      client().Get(Prefix() + "/memories?user_id=" + user + "&page_number=2&page_size=2");
+      client().Get(MemoryPrefix() + "/memories?user_id=" + user + "&page_number=2&page_size=2");
   ASSERT_EQ(page.status, 200) << page.Describe();
   json j = page.Json();
   EXPECT_EQ(j["total"], 5);
@@ -410,30 +369,31 @@ TEST_F(MemoryApiTest, ListPagesNewestFirstAndDeleteScope) {
   EXPECT_EQ(j["results"][0]["memory"].get<std::string>().rfind("Item number 2", 0), 0u) << j.dump();
   EXPECT_EQ(j["results"][1]["memory"].get<std::string>().rfind("Item number 1", 0), 0u);
 
-  HttpResponse del = client().Delete(Prefix() + "/memories?user_id=" + user);
+  HttpResponse del = client().Delete(MemoryPrefix() + "/memories?user_id=" + user);
   ASSERT_EQ(del.status, 200) << del.Describe();
   EXPECT_EQ(del.Json()["deleted_count"], 5);
-  EXPECT_EQ(client().Get(Prefix() + "/memories?user_id=" + user).Json()["total"], 0);
-  EXPECT_TRUE(IsError(client().Delete(Prefix() + "/memories"), 400, "InvalidParameter", "user_id"));
+  EXPECT_EQ(client().Get(MemoryPrefix() + "/memories?user_id=" + user).Json()["total"], 0);
+  EXPECT_TRUE(
+      IsError(client().Delete(MemoryPrefix() + "/memories"), 400, "InvalidParameter", "user_id"));
 }
 
 TEST_F(MemoryApiTest, ExpiredMemoriesAreInvisible) {
   const std::string user = UniqueId("u");
   const std::string word = UniqueWord();
-  json expired = AddAndWait(client(), {{"messages", "Old coupon " + word},
-                                       {"user_id", user},
-                                       {"expiration_date", "2020-01-01"},
-                                       {"infer", false}});
-  json live = AddAndWait(client(), {{"messages", "New coupon " + word},
-                                    {"user_id", user},
-                                    {"expiration_date", "2999-12-31"},
-                                    {"infer", false}});
-  json results = Search(client(), {{"query", word}, {"user_id", user}});
+  json expired = AddMemoriesAndWait(client(), {{"messages", "Old coupon " + word},
+                                               {"user_id", user},
+                                               {"expiration_date", "2020-01-01"},
+                                               {"infer", false}});
+  json live = AddMemoriesAndWait(client(), {{"messages", "New coupon " + word},
+                                            {"user_id", user},
+                                            {"expiration_date", "2999-12-31"},
+                                            {"infer", false}});
+  json results = SearchMemories(client(), {{"query", word}, {"user_id", user}});
   ASSERT_EQ(results.size(), 1u) << results.dump();
   EXPECT_EQ(results[0]["id"], live["results"][0]);
-  EXPECT_TRUE(
-      IsError(client().Get(Prefix() + "/memories/" + expired["results"][0].get<std::string>()), 404,
-              "NotFound"));
+  EXPECT_TRUE(IsError(
+      client().Get(MemoryPrefix() + "/memories/" + expired["results"][0].get<std::string>()), 404,
+      "NotFound"));
 }
 
 // Events acknowledged before a kill -9 all finish after the restart.
@@ -446,7 +406,7 @@ TEST(MemoryDurabilityTest, PendingEventsResumeAfterKill9) {
   std::vector<std::string> events;
   for (int i = 0; i < 60; ++i) {
     HttpResponse r = client.Post(
-        Prefix() + "/memories/add",
+        MemoryPrefix() + "/memories/add",
         json{{"messages", json::array({{{"role", "user"},
                                         {"content", "I live in town number " + std::to_string(i) +
                                                         ". My favorite color is shade " +
@@ -459,7 +419,7 @@ TEST(MemoryDurabilityTest, PendingEventsResumeAfterKill9) {
   ASSERT_TRUE(server.Start());
   client.set_base_url(server.BaseUrl());
   for (const auto& id : events) {
-    json e = WaitEvent(client, id);
+    json e = WaitMemoryEvent(client, id);
     EXPECT_EQ(e.value("status", ""), "SUCCEEDED") << e.dump();
   }
 }
@@ -479,7 +439,7 @@ TEST(MemoryDurabilityTest, ConcurrentlyAcknowledgedEventsSurviveKill9) {
       HttpClient client(server.BaseUrl());
       for (int i = 0; i < kPer; ++i) {
         HttpResponse r = client.Post(
-            Prefix() + "/memories/add",
+            MemoryPrefix() + "/memories/add",
             json{{"messages", json::array({{{"role", "user"},
                                             {"content", "I keep " + std::to_string(c * 100 + i) +
                                                             " stamps in my album."}}})},
@@ -499,7 +459,7 @@ TEST(MemoryDurabilityTest, ConcurrentlyAcknowledgedEventsSurviveKill9) {
   int checked = 0;
   for (const auto& ids : events) {
     for (const auto& id : ids) {
-      json e = WaitEvent(client, id);
+      json e = WaitMemoryEvent(client, id);
       EXPECT_EQ(e.value("status", ""), "SUCCEEDED") << id << " " << e.dump();
       ++checked;
     }

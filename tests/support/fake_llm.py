@@ -29,14 +29,16 @@ conversation is slow in both phases.
 The request kind comes from the first line of the system message, as written by
 src/extract/llm_extractor.cc:
 
-"Task: engram.extract_facts.v1" (fact extraction). The user message is JSON
-{"messages": [{"role", "content", "time"?}, ...]}. For every message with role "user", in order,
-its content is split into sentences: a sentence ends at ".", "!" or "?" followed by whitespace or
-the end of the text, or at a line break. Each sentence, stripped of surrounding whitespace and kept
-with its final punctuation, becomes the fact "User said: <sentence>". Empty sentences are dropped;
-repeated ones are kept (the extractor removes duplicates). Assistant and system messages give no
-facts. Content: {"facts": [...]}.
-    "I like tea. I live in Oslo!"  ->  {"facts": ["User said: I like tea.", "User said: I live in Oslo!"]}
+"Task: engram.extract_facts.v2" (fact extraction). The user message is JSON
+{"messages": [{"index", "role", "content", "name"?, "time"?}, ...]}. For every message with role
+"user", in order, its content is split into sentences: a sentence ends at ".", "!" or "?" followed
+by whitespace or the end of the text, or at a line break. Each sentence, stripped of surrounding
+whitespace and kept with its final punctuation, becomes the fact "<name> said: <sentence>" ("User"
+when the message has no name), citing the message's index. Empty sentences are dropped; repeated
+ones are kept (the extractor removes duplicates). Assistant and system messages give no facts.
+Content: {"facts": [{"text", "sources"}, ...]}.
+    "I like tea. I live in Oslo!"  ->  {"facts": [{"text": "User said: I like tea.", "sources": [0]},
+                                                  {"text": "User said: I live in Oslo!", "sources": [0]}]}
 
 "Task: engram.reconcile_memories.v1" (update decision). The user message is JSON
 {"memories": [{"id", "text"}, ...], "facts": [{"index", "text"}, ...]}. For every fact, in order:
@@ -73,7 +75,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-EXTRACT_TASK = "Task: engram.extract_facts.v1"
+EXTRACT_TASK = "Task: engram.extract_facts.v2"
 RECONCILE_TASK = "Task: engram.reconcile_memories.v1"
 SKILLS_TASK = "Task: engram.extract_skills.v1"
 RERANK_TASK = "Task: engram.rerank_memories.v1"
@@ -126,7 +128,9 @@ def extract_facts(messages):
     facts = []
     for m in conversation:
         if isinstance(m, dict) and m.get("role") == "user":
-            facts.extend("User said: " + s for s in split_sentences(message_text(m)))
+            subject = m.get("name") or "User"
+            facts.extend({"text": f"{subject} said: {s}", "sources": [m.get("index")]}
+                         for s in split_sentences(message_text(m)))
     return {"facts": facts}
 
 

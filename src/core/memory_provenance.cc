@@ -1,0 +1,59 @@
+#include "core/memory_provenance.h"
+
+#include "common/json_reader.h"
+#include "common/time_util.h"
+#include "core/memory_shard.h"
+
+namespace engram {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) {
+  // Names come from clients: invalid UTF-8 becomes U+FFFD rather than make dump() throw.
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+// The one level of "replaced" kept: the old text and the event that wrote it, if known.
+json Replaced(const AgentMemory& old) {
+  json event_id = nullptr;
+  const json before = ProvenanceToJson(old.provenance_json);
+  if (before.is_object()) {
+    auto it = before.find("event_id");
+    if (it != before.end() && it->is_string()) event_id = *it;
+  }
+  return {{"text", old.text}, {"event_id", std::move(event_id)}};
+}
+
+}  // namespace
+
+std::string EventProvenance(const ProvenanceOrigin& origin, const AgentMemory* replaced) {
+  json messages = json::array();
+  if (origin.messages != nullptr) {
+    for (int32_t i : origin.sources) {
+      if (i < 0 || static_cast<size_t>(i) >= origin.messages->size()) continue;
+      const ConversationMessage& m = (*origin.messages)[i];
+      json item = {{"index", i}, {"role", m.role}};
+      if (!m.name.empty()) item["name"] = m.name;
+      item["timestamp"] = FormatIsoMicros(m.time_us);
+      messages.push_back(std::move(item));
+    }
+  }
+  json p = {{"source", origin.source}, {"event_id", origin.event_id}};
+  if (!origin.extractor.empty()) p["extractor"] = origin.extractor;
+  p["messages"] = std::move(messages);
+  if (replaced != nullptr) p["replaced"] = Replaced(*replaced);
+  return Dump(p);
+}
+
+std::string EditProvenance(const AgentMemory& replaced) {
+  return Dump({{"source", "api"}, {"replaced", Replaced(replaced)}});
+}
+
+json ProvenanceToJson(std::string_view stored) {
+  if (stored.empty()) return nullptr;
+  json j = ReadJsonOrDiscarded(stored, kStoredJsonLimits);
+  return j.is_object() ? j : json(nullptr);
+}
+
+}  // namespace engram

@@ -1,0 +1,53 @@
+// Provenance of agent memories: where a memory came from, kept beside it as a JSON object so
+// that a user can audit what Engram remembers (GET memory and history show it) and the extraction
+// benchmark can score it against the conversation's turns.
+//
+//   {"source": "extraction" | "verbatim" | "api",
+//    "event_id": "me-…",              // the add event that wrote it (absent for "api")
+//    "extractor": "rule-based",       // "extraction" only
+//    "messages": [{"index": 0, "role": "user", "name": "Caroline",
+//                  "timestamp": "2024-05-08T10:00:00.000000Z"}],
+//    "replaced": {"text": "…", "event_id": "me-…" | null}}   // after an UPDATE only
+//
+// "messages" are the add request's messages the memory was taken from: their index in the
+// request's `messages`, role, speaker name (absent when none) and time. An UPDATE by an event
+// records the fact's messages and the text it replaced; an edit through the API records
+// "source": "api" and the replaced text (the messages no longer describe the edited text). Only
+// one level of "replaced" is kept: the full chain is the memory's history.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extract/memory_extractor.h"
+
+namespace engram {
+
+struct AgentMemory;
+
+struct ProvenanceOrigin {
+  std::string_view source;     // "extraction" | "verbatim"
+  std::string_view event_id;   // the add event
+  std::string_view extractor;  // the extractor's name; "" for verbatim memories
+  // The request's messages (times already defaulted) and the indices the memory came from.
+  const std::vector<ConversationMessage>* messages = nullptr;
+  std::vector<int32_t> sources;
+};
+
+// The stored provenance (JSON text) of a memory an event writes; `replaced` is the memory an
+// UPDATE overwrites (nullptr for an ADD).
+std::string EventProvenance(const ProvenanceOrigin& origin, const AgentMemory* replaced);
+
+// The stored provenance of a memory whose text a client edited through the API.
+std::string EditProvenance(const AgentMemory& replaced);
+
+// The provenance to render: the stored object, or null when none was recorded (memories written
+// before provenance was kept) or the stored text is unreadable.
+nlohmann::json ProvenanceToJson(std::string_view stored);
+
+}  // namespace engram
