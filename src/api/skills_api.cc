@@ -183,16 +183,17 @@ Result<SkillSearchRequest> ParseSkillSearch(std::string_view body, const std::st
   return req;
 }
 
-Result<std::string> ParseSkillOwner(std::string_view query, const SkillApiLimits& limits) {
+Result<std::optional<std::string>> ParseSkillOwner(std::string_view query,
+                                                   const SkillApiLimits& limits) {
   auto params = ParseQueryString(query);
   if (!params.ok()) return params.status();
   auto it = params->find("user_id");
-  if (it == params->end()) return std::string();
+  if (it == params->end()) return std::optional<std::string>();
   if (it->second.size() > limits.max_id_bytes) {
     return Status::InvalidParameter(
         fmt::format("user_id is too long: at most {} bytes allowed", limits.max_id_bytes));
   }
-  return it->second;  // ParseQueryString has checked UTF-8
+  return std::optional<std::string>(it->second);  // ParseQueryString has checked UTF-8
 }
 
 Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::string& workspace,

@@ -3,6 +3,8 @@
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "api/router.h"
@@ -33,9 +35,10 @@ Result<SkillImportRequest> ParseSkillImport(std::string_view body, const std::st
                                             const SkillApiLimits& limits);
 Result<SkillSearchRequest> ParseSkillSearch(std::string_view body, const std::string& workspace,
                                             const SkillApiLimits& limits);
-// The `user_id` query parameter of GET and DELETE `skills/{skill_id}` ("" when absent: the
-// reference's calls carry none, and then only skills without an owner are visible).
-Result<std::string> ParseSkillOwner(std::string_view query, const SkillApiLimits& limits);
+// The `user_id` query parameter of GET and DELETE `skills/{skill_id}`: nullopt when absent (the
+// reference's calls carry none and act for the workspace), else the owner the call must match.
+Result<std::optional<std::string>> ParseSkillOwner(std::string_view query,
+                                                   const SkillApiLimits& limits);
 Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::string& workspace,
                                             const std::string& id, const SkillApiLimits& limits);
 

@@ -82,8 +82,9 @@ TEST(SkillsApiParseTest, UpdateIsPartialAndChecksFiles) {
 
 TEST(SkillsApiParseTest, OwnerOfGetAndDelete) {
   EXPECT_EQ(*ParseSkillOwner("user_id=u%201", kLimits), "u 1");
-  EXPECT_EQ(*ParseSkillOwner("", kLimits), "");  // the reference's calls: owner-less scope
-  EXPECT_EQ(*ParseSkillOwner("agent_id=a", kLimits), "");
+  EXPECT_EQ(*ParseSkillOwner("", kLimits), std::nullopt);  // the reference's calls: the workspace
+  EXPECT_EQ(*ParseSkillOwner("agent_id=a", kLimits), std::nullopt);
+  EXPECT_EQ(*ParseSkillOwner("user_id=", kLimits), "");  // named, empty: skills without an owner
   EXPECT_EQ(ParseSkillOwner("user_id=a&user_id=b", kLimits).status().code(),
             StatusCode::kInvalidParameter);
   auto r = ParseSkillOwner("user_id=" + std::string(kLimits.max_id_bytes + 1, 'u'), kLimits);

@@ -259,22 +259,23 @@ Result<std::vector<SkillHit>> SkillService::Search(const SkillSearchRequest& req
 namespace {
 
 // One answer for "no such skill" and "someone else's skill".
-Status SkillNotFound(const std::string& id, const std::string& user_id) {
-  if (user_id.empty()) {
-    return Status::NotFound(fmt::format(
-        "skill {} not found (without user_id only skills that have no owner are visible)", id));
-  }
+Status SkillNotFound(const std::string& id) {
   return Status::NotFound(fmt::format("skill {} not found", id));
+}
+
+// Whether a call naming `user_id` (or none: the workspace's view) may act on `owner`'s skill.
+bool MayActOn(const std::optional<std::string>& user_id, const std::string& owner) {
+  return !user_id || *user_id == owner;
 }
 
 }  // namespace
 
 Result<SkillRecord> SkillService::Get(const std::string& workspace, const std::string& id,
-                                      const std::string& user_id) {
+                                      const std::optional<std::string>& user_id) {
   auto skill = store_->GetSkill(workspace, id);
-  if (skill.status().code() == StatusCode::kNotFound) return SkillNotFound(id, user_id);
+  if (skill.status().code() == StatusCode::kNotFound) return SkillNotFound(id);
   if (!skill.ok()) return skill.status();
-  if (skill->owner != user_id) return SkillNotFound(id, user_id);
+  if (!MayActOn(user_id, skill->owner)) return SkillNotFound(id);
   return skill;
 }
 
@@ -287,9 +288,7 @@ Result<SkillRecord> SkillService::Update(const SkillUpdateRequest& request) {
   auto index = Index(request.workspace);
   if (!index.ok()) return index.status();
   auto summary = (*index)->Get(request.id);
-  if (!summary || summary->owner != request.user_id) {
-    return SkillNotFound(request.id, request.user_id);
-  }
+  if (!summary || summary->owner != request.user_id) return SkillNotFound(request.id);
   std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(request.workspace, summary->owner)]);
   // Re-read under the lock: a task or another update may have changed it meanwhile.
   auto current = store_->GetSkill(request.workspace, request.id);
@@ -342,11 +341,11 @@ Result<SkillRecord> SkillService::Update(const SkillUpdateRequest& request) {
 }
 
 Status SkillService::Delete(const std::string& workspace, const std::string& id,
-                            const std::string& user_id) {
+                            const std::optional<std::string>& user_id) {
   auto index = Index(workspace);
   if (!index.ok()) return index.status();
   auto summary = (*index)->Get(id);
-  if (!summary || summary->owner != user_id) return SkillNotFound(id, user_id);
+  if (!summary || !MayActOn(user_id, summary->owner)) return SkillNotFound(id);
   std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(workspace, summary->owner)]);
   SkillChangeBatch batch;
   batch.workspace = workspace;

@@ -119,18 +119,20 @@ class SkillService {
   // searches run on workers: one reads the version from the store first.)
   bool WorkspaceLoaded(const std::string& workspace) const;
 
-  // Ownership: every call that names a skill by id acts only on a skill `user_id` owns. A skill
-  // of another owner is kNotFound, the same answer as an unknown id, so ids do not leak. An empty
-  // user_id is the scope of skills without an owner (there is no "any owner" value).
+  // Ownership: the API key (limited to workspaces) is the principal and `user_id` a scope the
+  // caller may name. A call that names a user_id acts only on a skill that user owns: a skill of
+  // another owner is kNotFound, the same answer as an unknown id, so ids do not leak. A call that
+  // names none (nullopt) acts for the workspace, on any owner's skill.
   Result<SkillRecord> Get(const std::string& workspace, const std::string& id,
-                          const std::string& user_id);
+                          const std::optional<std::string>& user_id);
   // The replaced versions of a skill; call after Get or Update has checked the owner.
   Result<std::vector<SkillVersionRecord>> Versions(const std::string& workspace,
                                                    const std::string& id);
   // kNotFound unless request.user_id owns the skill; kConflict when the new name is taken.
   Result<SkillRecord> Update(const SkillUpdateRequest& request);
-  // kNotFound unless `user_id` owns the skill.
-  Status Delete(const std::string& workspace, const std::string& id, const std::string& user_id);
+  // kNotFound unless the skill exists and, when `user_id` is named, that user owns it.
+  Status Delete(const std::string& workspace, const std::string& id,
+                const std::optional<std::string>& user_id);
 
   size_t queued_tasks() const;
 

@@ -122,9 +122,9 @@ TEST_F(SkillServiceTest, UpdateChecksOwnerAndReindexes) {
   EXPECT_EQ(service_->Get("default", id, "u1").status().code(), StatusCode::kNotFound);
 }
 
-// A skill id names a skill only for its owner: anyone else, and a call without user_id, gets the
-// answer an unknown id gets, and nothing changes.
-TEST_F(SkillServiceTest, OnlyTheOwnerSeesUpdatesOrDeletesASkill) {
+// A call that names a user_id acts only on that user's skills: another user gets the answer an
+// unknown id gets, and nothing changes. A call that names none acts for the workspace.
+TEST_F(SkillServiceTest, ANamedUserActsOnlyOnItsOwnSkills) {
   ASSERT_TRUE(service_->Start().ok());
   SkillTaskRecord t = Wait(*service_->Add(HowTo("u1", "Delete the old key.")));
   const std::string id = t.skill_ids.at(0);
@@ -147,6 +147,14 @@ TEST_F(SkillServiceTest, OnlyTheOwnerSeesUpdatesOrDeletesASkill) {
   ASSERT_TRUE(mine.ok()) << mine.status().ToString();
   EXPECT_NE(mine->description, "taken over");
   EXPECT_EQ(mine->version, "1.0.0");
+  // The workspace's view: the skill, with its owner; then deleted without naming the owner.
+  auto any = service_->Get("default", id, std::nullopt);
+  ASSERT_TRUE(any.ok()) << any.status().ToString();
+  EXPECT_EQ(any->owner, "u1");
+  EXPECT_EQ(service_->Get("default", unknown, std::nullopt).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(service_->Delete("default", id, std::nullopt).ok());
+  EXPECT_EQ(service_->Get("default", id, "u1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->Delete("default", id, std::nullopt).code(), StatusCode::kNotFound);
 }
 
 TEST(NextSkillVersionTest, Bumps) {

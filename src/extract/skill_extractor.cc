@@ -152,6 +152,52 @@ std::vector<std::string> StepsOf(std::string_view text) {
   return numbered.size() >= bullets.size() ? numbered : bullets;
 }
 
+// Verbs that open an instruction ("Standardize the message …", "Unify login failures …"): a
+// closed list, since a sentence's first word alone cannot tell a verb from a name.
+bool IsInstructionVerb(std::string_view lower_word) {
+  static const std::set<std::string, std::less<>> kVerbs = {
+      "add",      "adjust",   "align",     "allow",       "apply",       "archive",   "avoid",
+      "back",     "build",    "call",      "change",      "check",       "clean",     "clear",
+      "click",    "close",    "commit",    "compile",     "configure",   "connect",   "consolidate",
+      "convert",  "copy",     "create",    "define",      "delete",      "deploy",    "disable",
+      "document", "download", "drop",      "edit",        "enable",      "ensure",    "export",
+      "extract",  "fix",      "format",    "generate",    "group",       "import",    "include",
+      "install",  "keep",     "limit",     "log",         "make",        "mark",      "merge",
+      "migrate",  "move",     "normalize", "normalise",   "open",        "pin",       "press",
+      "prefer",   "push",     "put",       "record",      "reduce",      "refactor",  "reject",
+      "remove",   "rename",   "reorder",   "replace",     "require",     "reset",     "restart",
+      "restore",  "retry",    "return",    "review",      "rewrite",     "rotate",    "run",
+      "save",     "schedule", "select",    "send",        "separate",    "set",       "share",
+      "show",     "sort",     "split",     "standardize", "standardise", "start",     "stop",
+      "store",    "switch",   "sync",      "tag",         "test",        "translate", "trim",
+      "turn",     "unify",    "uninstall", "unplug",      "update",      "upgrade",   "upload",
+      "use",      "validate", "verify",    "wrap",        "write"};
+  return kVerbs.find(lower_word) != kVerbs.end();
+}
+
+// Whether `sentence` opens with an instruction verb ("Please" and "You should" before it allowed).
+bool IsInstruction(std::string_view sentence) {
+  std::string lower = Lower(TrimAsciiSpace(sentence));
+  for (std::string_view lead : {"please ", "you should ", "you can "}) {
+    if (lower.rfind(lead, 0) == 0) lower.erase(0, lead.size());
+  }
+  size_t end = 0;
+  while (end < lower.size() && std::isalpha(static_cast<unsigned char>(lower[end]))) ++end;
+  return end > 0 && IsInstructionVerb(std::string_view(lower).substr(0, end));
+}
+
+// A reply that is itself an instruction ("Standardize the login failure message to … across
+// Android, iOS, and Web"): its instruction sentences, in order, when its first sentence is one.
+std::vector<std::string> DirectiveSteps(std::string_view text) {
+  std::vector<std::string> out;
+  std::vector<std::string_view> sentences = Sentences(text);
+  if (sentences.empty() || !IsInstruction(sentences.front())) return out;
+  for (std::string_view s : sentences) {
+    if (IsInstruction(s)) out.push_back(CleanStep(s));
+  }
+  return out;
+}
+
 // Request phrases stripped from the front of a goal sentence (lower-case, longest first).
 constexpr const char* kRequestPrefixes[] = {"can you show me how to",
                                             "could you show me how to",
@@ -310,24 +356,34 @@ Result<std::vector<SkillDraft>> BuiltinSkillExtractor::Extract(
   struct Segment {
     std::string request;
     std::vector<std::string> steps;
+    // The instruction sentences of the replies, for a goal that is itself an instruction.
+    std::vector<std::string> directives;
   };
   std::vector<Segment> segments;
   for (const ConversationMessage& m : messages) {
     if (TrimAsciiSpace(m.content).empty()) continue;
     if (m.role == "user") {
       // After the first, only requests open a new goal: "thanks!" or added details do not.
-      if (!segments.empty() && !IsRequest(m.content)) continue;
-      segments.push_back({m.content, {}});
+      if (!segments.empty() && !IsRequest(m.content) && !IsInstruction(m.content)) continue;
+      segments.push_back({m.content, {}, {}});
     } else if (m.role == "assistant" && !segments.empty()) {
       std::vector<std::string> steps = StepsOf(m.content);
       auto& s = segments.back().steps;
       s.insert(s.end(), steps.begin(), steps.end());
+      std::vector<std::string> directives = DirectiveSteps(m.content);
+      auto& d = segments.back().directives;
+      d.insert(d.end(), directives.begin(), directives.end());
     }
   }
   std::vector<SkillDraft> out;
   std::set<std::string> names;
-  for (const Segment& seg : segments) {
-    if (seg.steps.size() < min_steps_) continue;
+  for (Segment& seg : segments) {
+    // A goal stated as an instruction ("Unify login failure message across platforms") answered
+    // by instructions is a skill even with one step: the rule the conversation settled on.
+    if (seg.steps.size() < min_steps_) {
+      if (seg.directives.empty() || !IsInstruction(RequestSentence(seg.request))) continue;
+      seg.steps = seg.directives;
+    }
     SkillDraft d;
     d.goal = GoalOf(seg.request);
     if (d.goal.empty()) continue;

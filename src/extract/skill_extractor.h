@@ -52,7 +52,10 @@ class SkillExtractor {
 // assistant messages that follow give its steps, in this order of preference: numbered lines
 // ("1. ", "2) ", "Step 3:"), else bullet lines ("- ", "* "), else sentences opened by sequence
 // words (First, Then, Next, After that, Finally). Fenced code blocks are attached to the step
-// before them. A segment with at least min_steps steps becomes a skill.
+// before them. A segment with at least min_steps steps becomes a skill. So does a goal stated as an
+// instruction ("Unify login failure message across platforms") whose reply opens with one
+// ("Standardize the message to … across Android, iOS, and Web"): its instruction sentences are
+// the steps. Instructions are told by their first word, from a closed list of procedure verbs.
 class BuiltinSkillExtractor final : public SkillExtractor {
  public:
   explicit BuiltinSkillExtractor(size_t min_steps = 2) : min_steps_(min_steps) {}

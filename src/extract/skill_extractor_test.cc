@@ -61,6 +61,30 @@ TEST(BuiltinSkillExtractorTest, NoStepsNoSkill) {
   EXPECT_TRUE(skills->empty());
 }
 
+// The vendor reference's example: a goal stated as an instruction, answered by one instruction.
+TEST(BuiltinSkillExtractorTest, AnInstructionAnsweredByAnInstructionIsASkill) {
+  BuiltinSkillExtractor x;
+  auto skills = x.Extract(
+      Conv({{"user", "Unify login failure message across platforms"},
+            {"assistant",
+             "Standardize the login failure message to \"Login failed, please try again\" across "
+             "Android, iOS, and Web"}}));
+  ASSERT_TRUE(skills.ok());
+  ASSERT_EQ(skills->size(), 1u);
+  EXPECT_EQ((*skills)[0].name, "unify-login-failure-message-across-platforms");
+  ASSERT_EQ((*skills)[0].steps.size(), 1u);
+  EXPECT_EQ((*skills)[0].steps[0].rfind("Standardize the login failure message", 0), 0u);
+  // Not an instruction on either side: no skill.
+  for (auto [user, assistant] : std::vector<std::pair<std::string, std::string>>{
+           {"Unify login failure message across platforms", "Sounds like a good idea."},
+           {"Paris is lovely in spring.", "Visit the Louvre early in the morning."},
+           {"Can you recommend a coffee?", "Here are some Americano recommendations..."}}) {
+    auto none = x.Extract(Conv({{"user", user}, {"assistant", assistant}}));
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty()) << user << " / " << assistant;
+  }
+}
+
 TEST(SkillSlugTest, Slugs) {
   EXPECT_EQ(SkillSlug("Deploy the Web App!"), "deploy-the-web-app");
   EXPECT_EQ(SkillSlug("  --a__b  "), "a-b");

@@ -100,8 +100,10 @@ void AddGet(ToolRegistry& registry, SkillService* service, const SkillToolOption
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
       .ready = WorkspaceLoadedProbe(service),
       .handler = [service, budget](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
-        auto skill = service->Get(ctx.workspace, args.at("skill_id").get<std::string>(),
-                                  args.value("user_id", std::string()));
+        // No user_id: the workspace's view, as the REST get.
+        std::optional<std::string> user_id;
+        if (args.contains("user_id")) user_id = args.at("user_id").get<std::string>();
+        auto skill = service->Get(ctx.workspace, args.at("skill_id").get<std::string>(), user_id);
         if (!skill.ok()) return ServiceFailure("skill_get", skill.status());
         // SKILL.md first, then the others in path order, while they fit the budget.
         json files = json::object();

@@ -295,9 +295,10 @@ TEST_F(SkillApiTest, UpdateChecksTheOwnerReplacesFilesPerPathAndReindexes) {
   EXPECT_TRUE(IsError(client().Get(path + "?user_id=" + user), 404, "NotFound"));
 }
 
-// A skill id names a skill for its owner only: another user_id, or none, gets the 404 an unknown
-// id gets, and the skill stays as it was.
-TEST_F(SkillApiTest, GetAndDeleteOfAnotherUsersSkillAre404) {
+// A request that names a user_id acts only on that user's skills: another user_id gets the 404 an
+// unknown id gets, and the skill stays as it was. A request that names none (as the reference's
+// get and delete examples) acts for the workspace and sees the owner in the answer.
+TEST_F(SkillApiTest, GetAndDeleteNamingAnotherUserAre404AndNamingNoneActForTheWorkspace) {
   const std::string owner = UniqueId("u");
   const std::string other = UniqueId("u");
   json imported = Result(client().Post(
@@ -307,7 +308,7 @@ TEST_F(SkillApiTest, GetAndDeleteOfAnotherUsersSkillAre404) {
                  owner)));
   const std::string id = imported["data"][0]["id"];
   const std::string path = P3() + "/skills/" + id;
-  for (const std::string& query : {"?user_id=" + other, std::string()}) {
+  for (const std::string& query : {"?user_id=" + other, std::string("?user_id=")}) {
     SCOPED_TRACE(query);
     HttpResponse got = client().Get(path + query);
     EXPECT_TRUE(IsError(got, 404, "NotFound")) << got.Describe();
@@ -324,9 +325,14 @@ TEST_F(SkillApiTest, GetAndDeleteOfAnotherUsersSkillAre404) {
   json mine = Result(client().Get(path + "?user_id=" + owner));
   EXPECT_EQ(mine["files"]["references/creds.md"], "secret");
   EXPECT_EQ(mine["user_id"], owner);
+  json workspace_view = Result(client().Get(path));
+  EXPECT_EQ(workspace_view["user_id"], owner);
+  EXPECT_EQ(workspace_view["skill_id"], id);
   ASSERT_EQ(Search(client(), owner, "billing database").size(), 1u);
-  EXPECT_TRUE(Result(client().Delete(path + "?user_id=" + owner)).is_object());
+  EXPECT_TRUE(Result(client().Delete(path)).is_object());
   EXPECT_TRUE(IsError(client().Get(path + "?user_id=" + owner), 404, "NotFound"));
+  EXPECT_TRUE(IsError(client().Get(path), 404, "NotFound"));
+  EXPECT_TRUE(Search(client(), owner, "billing database").empty());
 }
 
 // VmRSS of a process in KiB, or -1 when /proc cannot tell.
