@@ -162,7 +162,12 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
   if (!user_id.ok()) return user_id.status();
   req.user_id = **user_id;
   auto top_k = GetInt(j, "top_k", "top_k", 1, limits.max_top_k, false);
-  if (!top_k.ok()) return top_k.status();
+  if (!top_k.ok()) {
+    // A number outside 1..max_top_k is a well-formed body with a value out of range: 422, as
+    // the Leaderboard's clients expect. A value of another type stays 400.
+    if (j.at("top_k").is_number_integer()) return Status::OutOfRange(top_k.status().message());
+    return top_k.status();
+  }
   req.top_k = static_cast<int>(top_k->value_or(10));
 
   auto o = j.find("options");
@@ -216,7 +221,8 @@ nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResul
     item["content"] = std::move(parts);
   }
   item["score"] = hit.score;
-  item["created_at"] = FormatIsoMicros(hit.time_us);
+  // Milliseconds, as JavaScript's toISOString writes them (what the Leaderboard's clients parse).
+  item["created_at"] = FormatIsoMillis(hit.time_us);
   return item;
 }
 
@@ -225,8 +231,9 @@ nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResul
 void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
                                LeaderboardApiLimits limits, LeaderboardServerInfo info) {
   const std::string ws = service->options().workspace;
-  // The platform probes {base}/health without credentials before a run; any 2xx passes. HEAD is
-  // answered as GET by the App.
+  // The platform probes {base}/health without credentials before a run. Some clients compare the
+  // whole body with {"status":"ok"}, so the version travels in a header. HEAD is answered as GET
+  // by the App.
   router.Add({.method = "GET",
               .pattern = "/leaderboard/health",
               .name = "leaderboard_health",
@@ -234,9 +241,11 @@ void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
               .handler = [service, version = info.version](
                              const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
                 Status st = service->CheckWritable();
-                return JsonResponse(st.ok() ? 200 : 503,
-                                    nlohmann::json{{"status", st.ok() ? "ok" : "unavailable"},
-                                                   {"version", version}});
+                HttpResponse r =
+                    JsonResponse(st.ok() ? 200 : 503,
+                                 nlohmann::json{{"status", st.ok() ? "ok" : "unavailable"}});
+                r.headers.emplace_back("X-Engram-Version", version);
+                return r;
               }});
   router.Add({.method = "DELETE",
               .pattern = "/leaderboard/users/{user_id}",

@@ -96,6 +96,12 @@ TEST(LeaderboardApiTest, SearchValidation) {
     auto r = ParseLeaderboardSearch(c.body, {});
     ASSERT_FALSE(r.ok()) << c.body;
     EXPECT_EQ(r.status().message(), c.message) << c.body;
+    // An integer top_k out of range is 422 (kOutOfRange); everything else here is 400.
+    const bool out_of_range =
+        std::string_view(c.message).find("between 1 and 100") != std::string_view::npos;
+    EXPECT_EQ(r.status().code(),
+              out_of_range ? StatusCode::kOutOfRange : StatusCode::kInvalidParameter)
+        << c.body;
   }
 }
 

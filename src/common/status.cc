@@ -24,6 +24,8 @@ int HttpStatusOf(StatusCode code) {
       return 413;
     case StatusCode::kUnsupportedMediaType:
       return 415;
+    case StatusCode::kOutOfRange:
+      return 422;
     case StatusCode::kThrottled:
       return 429;
     case StatusCode::kInternal:
@@ -58,6 +60,8 @@ const char* ApiCodeOf(StatusCode code) {
       return "PayloadTooLarge";
     case StatusCode::kUnsupportedMediaType:
       return "UnsupportedMediaType";
+    case StatusCode::kOutOfRange:
+      return "OutOfRange";
     case StatusCode::kThrottled:
       return "Throttling.RateQuota";
     case StatusCode::kInternal:

@@ -24,10 +24,11 @@ enum class StatusCode {
   kConflict,              // 409 Conflict
   kPayloadTooLarge,       // 413 PayloadTooLarge
   kUnsupportedMediaType,  // 415 UnsupportedMediaType (a Content-Encoding the server does not read)
-  kThrottled,             // 429 Throttling.RateQuota
-  kInternal,              // 500 InternalServerError
-  kNotImplemented,        // 501 NotImplemented (a feature of a compatible API Engram lacks)
-  kUnavailable,           // 503 ServiceUnavailable
+  kOutOfRange,      // 422 OutOfRange (a well-formed value outside its range, where an API asks 422)
+  kThrottled,       // 429 Throttling.RateQuota
+  kInternal,        // 500 InternalServerError
+  kNotImplemented,  // 501 NotImplemented (a feature of a compatible API Engram lacks)
+  kUnavailable,     // 503 ServiceUnavailable
 };
 
 class [[nodiscard]] Status {
@@ -40,6 +41,7 @@ class [[nodiscard]] Status {
     return {StatusCode::kInvalidParameter, std::move(m)};
   }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+  static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
   static Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
   static Status Forbidden(std::string m) { return {StatusCode::kForbidden, std::move(m)}; }
   static Status Unauthenticated(std::string m) {

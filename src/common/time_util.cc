@@ -74,6 +74,14 @@ std::string FormatIsoMicros(int64_t micros) {
   return buf;
 }
 
+std::string FormatIsoMillis(int64_t micros) {
+  // FormatIsoMicros floors to the second also before the epoch, so its fraction's first three
+  // digits are the floored millisecond.
+  std::string s = FormatIsoMicros(micros);
+  s.erase(s.size() - 4, 3);  // "…ss.mmmuuuZ" -> "…ss.mmmZ"
+  return s;
+}
+
 std::string FormatHumanMinute(int64_t micros) {
   Split s = SplitMicros(micros);
   static const char* kDays[] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};

@@ -15,6 +15,10 @@ int64_t NowMicros();
 // "2026-06-02T08:39:21.482047Z"
 std::string FormatIsoMicros(int64_t micros);
 
+// "2026-06-02T08:39:21.482Z": milliseconds, as JavaScript's Date.prototype.toISOString writes it
+// (truncated toward the earlier millisecond, as a Date holds whole milliseconds).
+std::string FormatIsoMillis(int64_t micros);
+
 // "2023-05-08 13:56 UTC" – the form shown to answering models next to a memory's text.
 std::string FormatHumanMinute(int64_t micros);
 

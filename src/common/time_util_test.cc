@@ -8,6 +8,13 @@ namespace {
 TEST(TimeUtilTest, FormatsIsoWithMicros) {
   EXPECT_EQ(FormatIsoMicros(0), "1970-01-01T00:00:00.000000Z");
   EXPECT_EQ(FormatIsoMicros(1704067200000000LL + 482047), "2024-01-01T00:00:00.482047Z");
+  // Milliseconds as JavaScript's toISOString writes them: the earlier millisecond, also before
+  // the epoch.
+  EXPECT_EQ(FormatIsoMillis(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatIsoMillis(1704067200000000LL + 482999), "2024-01-01T00:00:00.482Z");
+  EXPECT_EQ(FormatIsoMillis(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatIsoMillis(-1000), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatIsoMillis(-1001), "1969-12-31T23:59:59.998Z");
 }
 
 TEST(TimeUtilTest, FormatsHumanMinute) {
