@@ -28,7 +28,7 @@ def main(argv):
     if categories:
         argv = argv[1:]
     cols = ["dataset", "label", "system", "n", "R@1", "R@5", "R@10", "R@100", "All@10",
-            "R@2k tok", "search p50 ms", "search p99 ms"]
+            "R@2k tok", "results", "tokens", "search p50 ms", "search p99 ms"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     seen_fts = set()
@@ -44,6 +44,7 @@ def main(argv):
             cells = [doc.get("dataset", "?"), r["label"], r["system"], str(r["questions"]),
                      fmt(r.get("recall@1")), fmt(r.get("recall@5")), fmt(r.get("recall@10")),
                      fmt(r.get("recall@100")), fmt(r.get("all@10")), fmt(r.get("recall@2k_tokens")),
+                     fmt(r.get("results"), 1), fmt(r.get("tokens"), 0),
                      fmt_ms(r.get("search_ms_p50")), fmt_ms(r.get("search_ms_p99"))]
             print("| " + " | ".join(cells) + " |")
     if categories:

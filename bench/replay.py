@@ -371,6 +371,8 @@ class Scorer:
             row[f"recall@{b // 1000}k_tokens"] = \
                 sum(1 for g in gold if first_end.get(g, float("inf")) <= b) / len(gold)
         row["gold_ranks"] = [first_rank.get(g) for g in gold]
+        row["results"] = len(ranked)
+        row["tokens"] = cum  # what an answering model reads: every result's content
         self.rows.append(row)
 
     def summary(self):
@@ -378,7 +380,7 @@ class Scorer:
         out = {"label": self.label, "system": self.system, "questions": n}
         keys = [f"recall@{k}" for k in RECALL_KS] + [f"all@{k}" for k in ALL_KS] + \
                [f"recall@{b // 1000}k_tokens" for b in TOKEN_BUDGETS]
-        for k in keys:
+        for k in keys + ["results", "tokens"]:
             out[k] = (sum(r[k] for r in self.rows) / n) if n else None
         cats = {}
         for r in self.rows:

@@ -83,6 +83,7 @@ struct ServeOptions {
   double question_factor = 0.9;  // own-score factor of short turns that ask (end with "?")
   double reply_weight = 1.0;     // share of a short asking turn's score its reply inherits
   double window_share = 0.5;     // BM25 over conversation windows; 0 = each turn alone
+  double relevance_floor = 0.30;  // Leaderboard: cosine a turn without a query term needs
   double time_weight = 0.8;      // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;
   // Leaderboard and V4 memory search reranking: "none" or "llm" (the --llm-* endpoint reorders

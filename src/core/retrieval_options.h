@@ -53,6 +53,12 @@ struct RetrievalOptions {
   float time_weight = 0.8f;
   int time_days_before = 3;
   int time_days_after = 14;
+  // Leaderboard results need evidence of relevance: a turn is returned only if it (or its
+  // conversation window) shares a query term, or its cosine with the query is at least this
+  // (HybridQuery::relevance_floor), or it is the neighbour of such a turn. Without it every turn
+  // of a small scope comes back for any query, down to top_k. 0 off. 0.30 is the highest floor
+  // tried that costs the dev sets at most .002 of recall@100 (docs/benchmarks.md).
+  float relevance_floor = 0.30f;
 };
 
 // "hybrid" | "bm25" | "vector"; false on anything else.

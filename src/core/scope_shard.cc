@@ -168,6 +168,8 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
     query.lexical = &windows;
   }
   query.fusion = options.fusion;
+  // Without a query vector there is no cosine to check: BM25 alone returns only matched turns.
+  if (use_vectors) query.relevance_floor = options.relevance_floor;
   if (options.mode == RetrievalMode::kBm25 || !use_vectors) query.fusion.vector_weight = 0;
   if (options.mode == RetrievalMode::kVector) query.fusion.vector_weight = 1;
   std::function<float(DocId)> closeness;

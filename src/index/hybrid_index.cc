@@ -127,6 +127,27 @@ bool HybridIndex::SetVector(DocId d, std::string_view model, std::span<const flo
   return true;
 }
 
+namespace {
+
+// Keeps the results of `ranked` that are in `lexical` or whose cosine in `semantic` is at least
+// `floor`, in their order.
+void DropWithoutEvidence(const std::vector<ScoredDoc>& lexical,
+                         const std::vector<ScoredDoc>& semantic, float floor,
+                         std::vector<ScoredDoc>& ranked) {
+  std::vector<DocId> evidence;
+  evidence.reserve(lexical.size() + semantic.size());
+  for (const ScoredDoc& s : lexical) evidence.push_back(s.doc);
+  for (const ScoredDoc& s : semantic) {
+    if (s.score >= floor) evidence.push_back(s.doc);
+  }
+  std::sort(evidence.begin(), evidence.end());
+  std::erase_if(ranked, [&](const ScoredDoc& s) {
+    return !std::binary_search(evidence.begin(), evidence.end(), s.doc);
+  });
+}
+
+}  // namespace
+
 HybridHits HybridIndex::Search(const HybridQuery& q) const {
   HybridHits hits;
   if (q.k == 0 || (q.among != nullptr && q.among->empty())) return hits;
@@ -163,6 +184,9 @@ HybridHits HybridIndex::Search(const HybridQuery& q) const {
                    : vectors_.Search(q.vector.data(), per_retriever, q.admits);
   }
   hits.ranked = Fuse(lexical, semantic, q.k, q.fusion, q.prior, q.scale);
+  if (q.relevance_floor > 0 && !hits.ranked.empty()) {
+    DropWithoutEvidence(lexical, semantic, q.relevance_floor, hits.ranked);
+  }
   if (q.keep_cosines) {
     hits.cosines = std::move(semantic);
     std::sort(hits.cosines.begin(), hits.cosines.end(),

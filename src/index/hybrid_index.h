@@ -82,6 +82,11 @@ struct HybridQuery {
   const std::vector<ScoredDoc>* lexical = nullptr;
   bool use_bm25 = true;       // false: vectors only
   bool keep_cosines = false;  // fill HybridHits::cosines
+  // Evidence of relevance: when above 0, a fused result is kept only if the lexical list holds it
+  // (it shares a query term, or its window does) or its cosine with the query is at least this.
+  // Fusion still sees every candidate, so the results kept are ranked as they would be without
+  // it; only the tail of results nothing ties to the query goes.
+  float relevance_floor = 0;
 };
 
 struct HybridHits {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -65,6 +66,37 @@ TEST(HybridIndexTest, UpsertKeepsTheSlotAndRemoveFreesTheKey) {
   EXPECT_EQ(index.size(), 0u);
   EXPECT_TRUE(index.Search(q).ranked.empty());
   EXPECT_FALSE(index.Remove("x"));
+}
+
+// The relevance floor keeps what shares a query term or is close enough in meaning, in the order
+// fusion gave it, and drops the rest; without it every document with a vector comes back.
+TEST(HybridIndexTest, RelevanceFloorKeepsOnlyResultsWithEvidence) {
+  HybridIndex index(Options());
+  const std::vector<std::string> id_term{"zircon_parser_v9"}, other{"lunch"}, none{};
+  std::vector<float> near = Axis(0), halfway = Axis(0), far = Axis(1);
+  halfway[0] = halfway[1] = 0.70710678f;  // cosine 0.707 with Axis(0)
+  const DocId with_term = index.Add(Doc(id_term, far));
+  const DocId close = index.Add(Doc(other, near));
+  const DocId middling = index.Add(Doc(other, halfway));
+  const DocId unrelated = index.Add(Doc(none, far));
+  const std::vector<float> query_vector = Axis(0);
+  HybridQuery q;
+  q.terms = &id_term;
+  q.vector = query_vector;
+  q.k = 10;
+  const std::vector<DocId> all = Slots(index.Search(q));
+  EXPECT_EQ(all.size(), 4u);
+  q.relevance_floor = 0.8f;
+  const std::vector<DocId> kept = Slots(index.Search(q));
+  std::vector<DocId> expected;
+  for (DocId d : all) {
+    if (d == with_term || d == close) expected.push_back(d);
+  }
+  EXPECT_EQ(kept, expected) << "the term's document and the close one, in fused order";
+  q.relevance_floor = 0.5f;
+  EXPECT_EQ(Slots(index.Search(q)).size(), 3u);
+  EXPECT_NE(std::find(all.begin(), all.end(), unrelated), all.end());
+  EXPECT_NE(std::find(all.begin(), all.end(), middling), all.end());
 }
 
 TEST(HybridIndexTest, SlotsAreReusedOnlyWhenAsked) {

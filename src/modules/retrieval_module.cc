@@ -31,6 +31,7 @@ RetrievalOptions RetrievalFromFlags(const ServeOptions& options) {
   r.question_factor = static_cast<float>(options.question_factor);
   r.reply_score_factor = static_cast<float>(options.reply_weight);
   r.window_share = static_cast<float>(options.window_share);
+  r.relevance_floor = static_cast<float>(options.relevance_floor);
   r.time_weight = static_cast<float>(options.time_weight);
   r.neighbour_placement = options.neighbour_placement == "scored"
                               ? RetrievalOptions::NeighbourPlacement::kByScore

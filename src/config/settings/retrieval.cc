@@ -18,6 +18,7 @@ std::vector<OptionSpec> RetrievalSettings() {
       {.name = "question-factor", .field = &ServeOptions::question_factor, .help = "fraction of its score a short turn ending with a question mark keeps (1: off)", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},
       {.name = "reply-weight", .field = &ServeOptions::reply_weight, .help = "fraction of a short asking turn's score its reply inherits", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},
       {.name = "window-share", .field = &ServeOptions::window_share, .help = "share of a neighbouring turn's BM25 term scores a turn may use (0: each turn alone)", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},
+      {.name = "relevance-floor", .field = &ServeOptions::relevance_floor, .help = "Leaderboard: cosine with the query a turn sharing no query term needs to be returned (0: every candidate)", .tier = OptionTier::kAdvanced, .min = 0, .max = 1},
       {.name = "time-weight", .field = &ServeOptions::time_weight, .help = "boost of turns near the dates a query names, relative to the best score (0: off)", .tier = OptionTier::kAdvanced, .min = 0, .max = 5},
       {.name = "hnsw-threshold", .field = &ServeOptions::hnsw_threshold, .help = "vectors in a scope before an HNSW graph replaces the exact scan (0: never)", .tier = OptionTier::kAdvanced, .min = 0},
       {.name = "rerank", .field = &ServeOptions::rerank, .help = "reranking of Leaderboard and memory searches by the --llm-* endpoint (none: off)", .choices = {"none", "llm"}},
