@@ -7,6 +7,7 @@
 #include "api/envelope.h"
 #include "common/ascii.h"
 #include "common/ids.h"
+#include "server/request_target.h"
 
 namespace engram {
 
@@ -20,10 +21,26 @@ int64_t SteadyNowNs() {
       .count();
 }
 
+// The path routing sees: as sent, still percent-encoded (Router::Find decodes each segment after
+// splitting), or the decoded path for a request built without its target.
+std::string_view RoutingPath(const HttpRequest& request) {
+  return request.raw_target.empty() ? std::string_view(request.path) : RawPath(request.raw_target);
+}
+
+// A path or method for an error message: at most 200 bytes, control bytes (NUL included) shown
+// as '?', so a message never carries them back.
+std::string Printable(std::string_view s) {
+  std::string out(s.substr(0, 200));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
 }  // namespace
 
-App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics)
-    : router_(std::move(router)), auth_(auth), metrics_(metrics) {}
+App::App(Router router, const ApiKeyAuth* auth, Metrics* metrics, const RequestGuard* guard)
+    : router_(std::move(router)), auth_(auth), metrics_(metrics), guard_(guard) {}
 
 // HEAD is answered as GET without the body (the transport drops it).
 std::string_view App::RouteMethod(const HttpRequest& request) {
@@ -31,7 +48,7 @@ std::string_view App::RouteMethod(const HttpRequest& request) {
 }
 
 bool App::IsComputeBound(const HttpRequest& request) const {
-  const Route* route = router_.FindRoute(RouteMethod(request), request.path);
+  const Route* route = router_.FindRoute(RouteMethod(request), RoutingPath(request));
   return route != nullptr && route->compute_bound;
 }
 
@@ -39,17 +56,21 @@ bool App::RunsInline(const HttpRequest& request) const {
   // A large body takes long to parse (a few MB of JSON: tens of milliseconds), too long to hold
   // an I/O thread: it goes to the worker pool, and its answer is deferred all the same.
   if (request.body.size() > kMaxInlineBodyBytes) return false;
-  const Route* route = router_.FindRoute(RouteMethod(request), request.path);
+  const Route* route = router_.FindRoute(RouteMethod(request), RoutingPath(request));
   return route != nullptr && route->runs_inline;
 }
 
 Status App::Admit(const HttpRequest& request, const Router::Match& match) const {
+  // A browser page that may not call the server learns nothing, not even which routes exist.
+  if (guard_ != nullptr) ENGRAM_RETURN_IF_ERROR(guard_->Check(request));
   if (!match.route) {
     if (match.method_mismatch) {
-      return Status(StatusCode::kMethodNotAllowed,
-                    "method " + request.method + " is not allowed on " + request.path);
+      return Status(
+          StatusCode::kMethodNotAllowed,
+          "method " + Printable(request.method) + " is not allowed on " + Printable(request.path));
     }
-    return Status::NotFound("no route for " + request.method + " " + request.path);
+    return Status::NotFound("no route for " + Printable(request.method) + " " +
+                            Printable(request.path));
   }
   std::string workspace = match.route->fixed_workspace;
   bool chosen = false;  // named by the client (path or header): must be a well-formed name
@@ -81,6 +102,16 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
                         " is not supported; send the body uncompressed (identity)");
     }
   }
+  if (const std::string* te = request.Header("transfer-encoding")) {
+    // The transport reads chunked bodies only; a body in any other transfer coding would read as
+    // empty. RFC 9112 asks for 501 on a transfer coding the server does not understand.
+    const std::string_view coding = TrimAsciiSpace(*te);
+    if (!EqualsIgnoreAsciiCase(coding, "chunked") && !EqualsIgnoreAsciiCase(coding, "identity")) {
+      return Status(StatusCode::kNotImplemented,
+                    "Transfer-Encoding " + Printable(coding.substr(0, 32)) +
+                        " is not supported; send the body chunked or with a Content-Length");
+    }
+  }
   if (chosen && !IsValidWorkspaceName(workspace)) {
     return Status::InvalidParameter(
         "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
@@ -93,8 +124,19 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
   return Status::Ok();
 }
 
+std::optional<HttpResponse> App::Preflight(const HttpRequest& request) {
+  if (guard_ == nullptr) return std::nullopt;
+  std::optional<HttpResponse> answer = guard_->Preflight(request);
+  if (!answer) return std::nullopt;
+  RequestContext ctx;
+  ctx.start_ns = SteadyNowNs();
+  ctx.request_id = NewUuid();
+  return Finish(std::move(*answer), ctx, "cors_preflight", request.method, 0);
+}
+
 std::optional<HttpResponse> App::CheckBeforeBody(const HttpRequest& head) {
-  const auto match = router_.Find(RouteMethod(head), head.path);
+  if (auto preflight = Preflight(head)) return preflight;
+  const auto match = router_.Find(RouteMethod(head), RoutingPath(head));
   Status admitted = Admit(head, match);
   if (admitted.ok()) return std::nullopt;
   RequestContext ctx;
@@ -106,11 +148,12 @@ std::optional<HttpResponse> App::CheckBeforeBody(const HttpRequest& head) {
 }
 
 HttpResponse App::Handle(const HttpRequest& request) {
+  if (auto preflight = Preflight(request)) return std::move(*preflight);
   RequestContext ctx;
   ctx.start_ns = SteadyNowNs();
   ctx.request_id = NewUuid();
 
-  auto match = router_.Find(RouteMethod(request), request.path);
+  auto match = router_.Find(RouteMethod(request), RoutingPath(request));
   std::string route_name = match.route ? match.route->name : "unmatched";
   Result<HttpResponse> result = [&]() -> Result<HttpResponse> {
     ENGRAM_RETURN_IF_ERROR(Admit(request, match));
@@ -124,6 +167,7 @@ HttpResponse App::Handle(const HttpRequest& request) {
 
   HttpResponse response =
       result.ok() ? std::move(*result) : RenderError(match.route, result.status(), ctx);
+  if (guard_ != nullptr) guard_->AddCorsHeaders(request, response);
   if (response.deferred) {
     // The answer comes later: it gets its request id and is counted then.
     response.deferred = [this, start = std::move(response.deferred), ctx = std::move(ctx),

@@ -11,6 +11,7 @@
 
 #include "api/auth.h"
 #include "api/metrics.h"
+#include "api/request_guard.h"
 #include "api/router.h"
 #include "server/http_types.h"
 
@@ -18,7 +19,9 @@ namespace engram {
 
 class App {
  public:
-  App(Router router, const ApiKeyAuth* auth, Metrics* metrics);
+  // `guard` (may be null: no browser checks) is checked before anything else, also for unknown
+  // routes; it must outlive the App, as must `auth` and `metrics`.
+  App(Router router, const ApiKeyAuth* auth, Metrics* metrics, const RequestGuard* guard = nullptr);
 
   HttpResponse Handle(const HttpRequest& request);
   // The answer to a request from its head alone (no body read yet), or nullopt to read the body
@@ -37,8 +40,9 @@ class App {
  private:
   // The route method a request is matched under: its own, except HEAD, served as GET.
   static std::string_view RouteMethod(const HttpRequest& request);
-  // What every request passes before its handler runs: a route, a valid key, a body encoding the
-  // server reads, a well-formed workspace name and service id.
+  // What every request passes before its handler runs: the request guard (origin, host, a
+  // browser's body type), a route, a valid key, a body encoding the server reads, a well-formed
+  // workspace name and service id.
   Status Admit(const HttpRequest& request, const Router::Match& match) const;
   // A refusal in the route's error envelope (the Agentic Memory one without a route).
   static HttpResponse RenderError(const Route* route, const Status& status,
@@ -46,9 +50,12 @@ class App {
   // Adds the request id, counts the request and logs its figures (never its content).
   HttpResponse Finish(HttpResponse response, const RequestContext& ctx,
                       const std::string& route_name, const std::string& method, size_t in_bytes);
+  // The preflight answer or nullopt (see RequestGuard::Preflight).
+  std::optional<HttpResponse> Preflight(const HttpRequest& request);
   Router router_;
   const ApiKeyAuth* auth_;
   Metrics* metrics_;
+  const RequestGuard* guard_;
 };
 
 }  // namespace engram

@@ -151,6 +151,33 @@ TEST_F(AppTest, EncodedBodiesAre415NamingTheEncoding) {
   EXPECT_FALSE(app.CheckBeforeBody(r).has_value());
 }
 
+// A transfer coding the transport does not read would make the body read as empty: 501 naming it.
+TEST_F(AppTest, UnknownTransferCodingsAre501) {
+  HttpReply saved;
+  App app = MakeApp(&saved);
+  HttpRequest r = Post("/later/ws");
+  r.headers.emplace_back("transfer-encoding", "gzip");
+  auto refused = app.CheckBeforeBody(r);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 501);
+  EXPECT_NE(nlohmann::json::parse(refused->body)["message"].get<std::string>().find("gzip"),
+            std::string::npos);
+  r.headers.back().second = "Chunked";
+  EXPECT_FALSE(app.CheckBeforeBody(r).has_value());
+}
+
+// Error messages never carry a control byte of the request back (a NUL in a path).
+TEST_F(AppTest, NotFoundMessagesShowNoControlBytes) {
+  HttpReply saved;
+  App app = MakeApp(&saved);
+  HttpRequest r = Post(std::string("/no\0where\x01", 10));
+  HttpResponse answer = app.Handle(r);
+  EXPECT_EQ(answer.status, 404);
+  EXPECT_EQ(answer.body.find('\0'), std::string::npos);
+  EXPECT_EQ(answer.body.find("\\u0000"), std::string::npos) << answer.body;
+  EXPECT_NE(answer.body.find("/no?where?"), std::string::npos) << answer.body;
+}
+
 TEST_F(AppTest, HeadIsServedByTheGetRoute) {
   HttpReply saved;
   App app = MakeApp(&saved);

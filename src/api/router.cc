@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "server/request_target.h"
+
 namespace engram {
 
 double RequestContext::ElapsedMs() const {
@@ -79,9 +81,25 @@ const Route* Router::Resolve(std::string_view method, const std::vector<std::str
   return found;
 }
 
+namespace {
+
+// The path's segments, each percent-decoded (see Router::Find).
+std::vector<std::string> DecodedSegments(const std::vector<std::string_view>& raw) {
+  std::vector<std::string> out(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) PercentDecode(raw[i], out[i]);
+  return out;
+}
+
+std::vector<std::string_view> Views(const std::vector<std::string>& strings) {
+  return {strings.begin(), strings.end()};
+}
+
+}  // namespace
+
 Router::Match Router::Find(std::string_view method, std::string_view path) const {
   Match result;
-  const auto segs = Split(path);
+  const std::vector<std::string> decoded = DecodedSegments(Split(path));
+  const std::vector<std::string_view> segs = Views(decoded);
   size_t index = 0;
   result.route = Resolve(method, segs, &result.method_mismatch, &index);
   if (result.route) {  // the parameters of the route that names the path, and only of it
@@ -98,7 +116,8 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
 const Route* Router::FindRoute(std::string_view method, std::string_view path) const {
   bool mismatch = false;
   size_t index = 0;
-  return Resolve(method, Split(path), &mismatch, &index);
+  const std::vector<std::string> decoded = DecodedSegments(Split(path));
+  return Resolve(method, Views(decoded), &mismatch, &index);
 }
 
 }  // namespace engram

@@ -78,6 +78,9 @@ class Router {
     bool method_mismatch = false;  // path matched some route under another method
     std::unordered_map<std::string, std::string> params;
   };
+  // `path` is the request's path as sent (still percent-encoded, no query): it is split at its
+  // '/' first and each segment decoded after, so an id holding an encoded '/' ("team%2Falice")
+  // stays one parameter. Literal segments are compared decoded.
   Match Find(std::string_view method, std::string_view path) const;
   // Find's route without its parameters (null: none under this method).
   const Route* FindRoute(std::string_view method, std::string_view path) const;

@@ -38,6 +38,21 @@ TEST(RouterTest, MatchesLiteralAndParams) {
   EXPECT_NE(router.Find("POST", "/leaderboard/add/").route, nullptr);
 }
 
+// The path is split at its '/' before decoding: an encoded '/' stays inside its parameter, and
+// literal segments match in any encoding.
+TEST(RouterTest, SegmentsAreDecodedAfterSplitting) {
+  Router router;
+  router.Add(R("DELETE", "/leaderboard/users/{user_id}", "delete_user"));
+  auto m = router.Find("DELETE", "/leaderboard/users/team%2Falice");
+  ASSERT_NE(m.route, nullptr);
+  EXPECT_EQ(m.params["user_id"], "team/alice");
+  EXPECT_EQ(router.Find("DELETE", "/leaderboard/users/team/alice").route, nullptr);
+  auto spaced = router.Find("DELETE", "/leader%62oard/users/a%20b");
+  ASSERT_NE(spaced.route, nullptr);
+  EXPECT_EQ(spaced.params["user_id"], "a b");
+  EXPECT_NE(router.FindRoute("DELETE", "/leaderboard/users/x%2Fy"), nullptr);
+}
+
 TEST(RouterTest, TheMostSpecificPatternNamesThePath) {
   Router router;
   const std::string base = "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/";

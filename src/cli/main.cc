@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
         embed_similarity, std::cout, std::cerr);
   }
   if (serve_cmd->parsed()) {
-    engram::ApplyApiKeysFromEnvironment(serve);
+    engram::ApplyListsFromEnvironment(serve);
     spdlog::set_level(spdlog::level::from_str(serve.log_level));
     return engram::RunServe(std::move(serve));
   }

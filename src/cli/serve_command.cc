@@ -99,10 +99,9 @@ Status BuildModules(const ServeOptions& options, KernelFamily family, const ApiK
   ENGRAM_RETURN_IF_ERROR(Keep(
       SkillsModule::Build(options, {.store = store, .retrieval = retrieval, .embedder = embedder}),
       m.skills));
-  m.mcp = BuildMcpService(options, {.memories = m.memories.get(),
-                                    .knowledge = m.knowledge.get(),
-                                    .skills = m.skills.get(),
-                                    .dev_mode = auth.dev_mode()});
+  m.mcp = BuildMcpService(
+      options,
+      {.memories = m.memories.get(), .knowledge = m.knowledge.get(), .skills = m.skills.get()});
   return Status::Ok();
 }
 
@@ -209,7 +208,10 @@ int RunServe(ServeOptions options) {
     return StartExitCode(ready);
   }
   AddModuleMetrics(metrics, modules);
-  App app(std::move(router), &*auth, &metrics);
+  RequestGuard guard({.dev_mode = auth->dev_mode(),
+                      .allowed_origins = options.allowed_origins,
+                      .allowed_hosts = options.allowed_hosts});
+  App app(std::move(router), &*auth, &metrics, &guard);
   HttpServer server(
       TransportOptions(options, &app), [&app](const HttpRequest& r) { return app.Handle(r); },
       [&app](StatusCode code, const std::string& msg) {

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "config/option_table.h"
 
@@ -27,7 +29,7 @@ void AddServeOptions(CLI::App& serve, ServeOptions& options) {
             option = serve.add_option(flag, value, help);
           }
           option->group(group)->capture_default_str();
-          // The key list's variable is comma-separated (ApplyApiKeysFromEnvironment).
+          // List variables are comma-separated (ApplyListsFromEnvironment).
           if constexpr (!std::is_same_v<T, std::vector<std::string>>) {
             option->envname(OptionEnvName(spec));
           }
@@ -36,15 +38,23 @@ void AddServeOptions(CLI::App& serve, ServeOptions& options) {
   }
 }
 
-void ApplyApiKeysFromEnvironment(ServeOptions& options) {
-  if (!options.api_keys.empty()) return;
-  const char* env = std::getenv("ENGRAM_API_KEYS");
-  if (env == nullptr) return;
-  std::stringstream list(env);
-  for (std::string item; std::getline(list, item, ',');) {
-    if (!item.empty()) options.api_keys.push_back(item);  // a blank one is refused by Validate
+void ApplyListsFromEnvironment(ServeOptions& options) {
+  for (const OptionSpec& spec : ServeOptionTable()) {
+    using ListMember = std::vector<std::string> ServeOptions::*;
+    const ListMember* member = std::get_if<ListMember>(&spec.field);
+    if (member == nullptr) continue;
+    std::vector<std::string>& list = options.**member;
+    if (!list.empty()) continue;
+    const std::string name = OptionEnvName(spec);
+    const char* env = std::getenv(name.c_str());
+    if (env == nullptr) continue;
+    std::stringstream items(env);
+    for (std::string item; std::getline(items, item, ',');) {
+      if (!item.empty()) list.push_back(item);
+    }
+    // A key list set but empty is a mistake Validate names (an empty key), not development mode.
+    if (list.empty() && *member == &ServeOptions::api_keys) list.emplace_back();
   }
-  if (options.api_keys.empty()) options.api_keys.emplace_back();
 }
 
 }  // namespace engram

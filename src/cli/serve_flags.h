@@ -12,8 +12,10 @@ namespace engram {
 
 void AddServeOptions(CLI::App& serve, ServeOptions& options);
 
-// ENGRAM_API_KEYS (comma-separated) when no --api-key or config key was given. Set but empty is
-// kept as one empty key, which Validate refuses, rather than taken for "unset".
-void ApplyApiKeysFromEnvironment(ServeOptions& options);
+// The list settings from their environment variables (comma-separated: ENGRAM_API_KEYS,
+// ENGRAM_ALLOWED_ORIGINS, ...) when neither a flag nor the config file gave the list. An
+// ENGRAM_API_KEYS set but empty is kept as one empty key, which Validate refuses, rather than
+// taken for "unset".
+void ApplyListsFromEnvironment(ServeOptions& options);
 
 }  // namespace engram

@@ -71,7 +71,7 @@ ServeOptions Parse(std::vector<std::string> args) {
   AddServeOptions(*serve, options);
   std::reverse(args.begin(), args.end());
   app.parse(args);
-  ApplyApiKeysFromEnvironment(options);
+  ApplyListsFromEnvironment(options);
   return options;
 }
 

@@ -13,9 +13,11 @@ namespace engram {
 
 struct ServeOptions {
   // The process (config/settings/server.cc).
-  std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free port
-  std::string data_dir = "data";          // SQLite database and other state
-  std::vector<std::string> api_keys;      // "KEY" or "KEY:ws1:ws2"; none = development mode
+  std::string listen = "127.0.0.1:8080";     // HOST:PORT; port 0 picks a free port
+  std::string data_dir = "data";             // SQLite database and other state
+  std::vector<std::string> api_keys;         // "KEY" or "KEY:ws1:ws2"; none = development mode
+  std::vector<std::string> allowed_origins;  // browser origins that may call the server (CORS)
+  std::vector<std::string> allowed_hosts;    // Host names a development-mode server answers
   // A PostgreSQL URL (postgresql://user:password@host:port/db) makes PostgreSQL the store, shared
   // by every node given the same URL; empty: SQLite in data_dir.
   std::string store_url;
@@ -80,11 +82,11 @@ struct ServeOptions {
   int neighbours = 1;
   std::string neighbour_placement = "scored";  // "scored" (ranked by inherited score) or "after"
   double neighbour_weight = 0.9;
-  double question_factor = 0.9;  // own-score factor of short turns that ask (end with "?")
-  double reply_weight = 1.0;     // share of a short asking turn's score its reply inherits
-  double window_share = 0.5;     // BM25 over conversation windows; 0 = each turn alone
+  double question_factor = 0.9;   // own-score factor of short turns that ask (end with "?")
+  double reply_weight = 1.0;      // share of a short asking turn's score its reply inherits
+  double window_share = 0.5;      // BM25 over conversation windows; 0 = each turn alone
   double relevance_floor = 0.30;  // Leaderboard: cosine a turn without a query term needs
-  double time_weight = 0.8;      // boost of turns near dates the query names; 0 = off
+  double time_weight = 0.8;       // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;
   // Leaderboard and V4 memory search reranking: "none" or "llm" (the --llm-* endpoint reorders
   // the best rerank_candidates results; on any failure the search answers in its own order).

@@ -34,10 +34,15 @@ class FlakyStore final : public testing::ForwardingStore {
   std::atomic<int> fail_memory_loads{0};
   std::atomic<int> fail_skill_loads{0};
   std::atomic<int> fail_kb_finishes{0};
+  std::atomic<int> fail_memory_writes{0};  // an event's changes (and its end) cannot be written
 
   Result<std::vector<MemoryRecord>> LoadAgentMemories(std::string_view workspace) override {
     if (Take(fail_memory_loads)) return Unavailable();
     return base_->LoadAgentMemories(workspace);
+  }
+  Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override {
+    if (Take(fail_memory_writes)) return Unavailable();
+    return base_->ApplyMemoryChanges(std::move(batch));
   }
   Result<std::vector<SkillRecord>> LoadSkills(std::string_view workspace) override {
     if (Take(fail_skill_loads)) return Unavailable();
@@ -120,6 +125,20 @@ std::vector<std::string> Actions(const MemoryEventRecord& e) {
   if (!j.is_object() || !j.contains("events")) return out;
   for (const auto& ev : j["events"]) out.push_back(ev.value("event", ""));
   return out;
+}
+
+// An acknowledged event whose changes cannot be written (a full disk, a dropped connection)
+// waits and runs again; it succeeds once the store takes writes, instead of ending FAILED.
+TEST_F(MemoryServiceRetryTest, AnEventWhoseWriteFailsRunsAgainInsteadOfFailing) {
+  store_->fail_memory_writes = 3;
+  MemoryService service(store_.get(), &analyzer_, nullptr, &extractor_,
+                        {.event_workers = 1, .job_poll_interval = 100ms});
+  ASSERT_TRUE(service.Start().ok());
+  auto id = service.Add(Verbatim("alice waters the roof garden at dawn"));
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(WaitForEnd([&] { return service.GetEvent("w", *id)->status; }), JobStatus::kSucceeded);
+  EXPECT_EQ(store_->fail_memory_writes.load(), 0);
+  EXPECT_EQ(Actions(*service.GetEvent("w", *id)), std::vector<std::string>{"ADD"});
 }
 
 // Two events of one scope; the first cannot read its workspace twice. It runs again after the

@@ -246,6 +246,8 @@ void MemoryService::RetryLater(const MemoryEventRecord& event, size_t stripe) {
 
 void MemoryService::RunEvent(const MemoryEventRecord& event) {
   const auto started = std::chrono::steady_clock::now();
+  // The stripe a retry goes to (the event's scope once its request is read).
+  size_t stripe = 0;
   auto fail = [&](const Status& why) {
     MemoryChangeBatch batch;
     batch.workspace = event.workspace;
@@ -257,18 +259,21 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
     batch.finish_event = end;
     auto st = store_->ApplyMemoryChanges(std::move(batch));
     if (!st.ok()) {
+      // Still PENDING in the store: without another run it would stay so until a restart.
       spdlog::error("memory event {}: could not record failure: {}", event.id,
                     st.status().ToString());
+      return RetryLater(event, stripe);
     }
     spdlog::info("memory event {} failed ({})", event.id, ApiCodeOf(why.code()));
   };
   auto request = DecodeAddRequest(event.workspace, event.request_json);
   if (!request.ok()) return fail(request.status());
+  stripe = EventStripe(*request);
   auto shard = Shard(event.workspace);
   if (!shard.ok()) {
     // The store cannot be read: try again later rather than fail the event.
     spdlog::error("memory event {}: shard load failed: {}", event.id, shard.status().ToString());
-    return RetryLater(event, EventStripe(*request));
+    return RetryLater(event, stripe);
   }
   // RUNNING is not written to the store: it would cost every event an extra fsync, and after a
   // crash a PENDING and a RUNNING event are resumed alike. GetEvent reports it from running_ids_.
@@ -297,7 +302,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
       Status refreshed = (*shard)->Refresh(store_, event.workspace);
       if (!refreshed.ok()) {
         spdlog::error("memory event {}: shard refresh failed: {}", event.id, refreshed.ToString());
-        return RetryLater(event, EventStripe(*request));
+        return RetryLater(event, stripe);
       }
     }
     const int64_t planned_at = (*shard)->version();
@@ -328,6 +333,10 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
   }
   if (!outcome.ok()) {
     spdlog::error("memory event {}: store write failed: {}", event.id, outcome.status().ToString());
+    // The store cannot take writes now (disk full, I/O error, a dropped connection): the add was
+    // acknowledged, so it waits and runs again instead of failing; it finishes once the fault
+    // clears, without a restart.
+    if (outcome.status().code() == StatusCode::kUnavailable) return RetryLater(event, stripe);
     return fail(outcome.status());
   }
   ApplyToShard(**shard, *batch, *outcome);

@@ -55,30 +55,6 @@ bool AcceptsJson(std::string_view accept) {
   return false;
 }
 
-// "http://127.0.0.1:8080" -> host "127.0.0.1", authority "127.0.0.1:8080"; false if malformed.
-bool SplitOrigin(std::string_view origin, std::string* host, std::string* authority) {
-  const size_t scheme_end = origin.find("://");
-  if (scheme_end == std::string_view::npos) return false;
-  const std::string scheme = Lower(origin.substr(0, scheme_end));
-  if (scheme != "http" && scheme != "https") return false;
-  std::string_view rest = origin.substr(scheme_end + 3);
-  if (rest.empty() || rest.find_first_of("/?#@") != std::string_view::npos) return false;
-  *authority = Lower(rest);
-  if (rest.front() == '[') {
-    const size_t close = rest.find(']');
-    if (close == std::string_view::npos) return false;
-    *host = Lower(rest.substr(0, close + 1));
-  } else {
-    *host = Lower(rest.substr(0, rest.find(':')));
-  }
-  return !host->empty();
-}
-
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0 ||
-         (host.size() > 10 && host.compare(host.size() - 10, 10, ".localhost") == 0);
-}
-
 }  // namespace
 
 std::string PresentedCredential(const HttpRequest& request) {
@@ -103,32 +79,7 @@ HttpResponse HttpEndpoint::Refuse(int http_status, int code, const std::string& 
   return JsonBody(http_status, ErrorResponse(nullptr, code, message));
 }
 
-std::optional<HttpResponse> HttpEndpoint::CheckOrigin(const HttpRequest& request) const {
-  const std::string* origin = request.Header("origin");
-  if (origin == nullptr) return std::nullopt;  // not a browser: nothing to defend against here
-  const std::string_view value = TrimAsciiSpace(*origin);
-  std::string host, authority;
-  if (SplitOrigin(value, &host, &authority)) {
-    if (IsLoopbackHost(host)) return std::nullopt;
-    for (const std::string& allowed : options_.allowed_origins) {
-      if (EqualsIgnoreAsciiCase(allowed, value)) return std::nullopt;
-    }
-    // The server's own origin. Not in development mode: a rebound DNS name reaches the server
-    // with a matching Host, and without keys nothing else would stop the page.
-    if (!options_.dev_mode) {
-      if (const std::string* h = request.Header("host");
-          h && Lower(TrimAsciiSpace(*h)) == authority) {
-        return std::nullopt;
-      }
-    }
-  }
-  return Refuse(403, kTransportError,
-                "Forbidden: Origin " + std::string(value.substr(0, 200)) +
-                    " is not allowed to use this MCP endpoint");
-}
-
 HttpResponse HttpEndpoint::Get(const HttpRequest& request) {
-  if (auto refused = CheckOrigin(request)) return *refused;
   HttpResponse r = Refuse(405, kTransportError,
                           "Method Not Allowed: this server sends no server-initiated SSE stream; "
                           "POST messages, DELETE to end a session");
@@ -137,7 +88,6 @@ HttpResponse HttpEndpoint::Get(const HttpRequest& request) {
 }
 
 HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string& workspace) {
-  if (auto refused = CheckOrigin(request)) return *refused;
   const std::string* id = request.Header("mcp-session-id");
   if (id == nullptr || id->empty()) {
     return Refuse(400, kTransportError, "Bad Request: DELETE needs an Mcp-Session-Id header");
@@ -149,7 +99,6 @@ HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string&
 }
 
 HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& workspace) {
-  if (auto refused = CheckOrigin(request)) return *refused;
   const std::string* content_type = request.Header("content-type");
   if (content_type == nullptr || MediaType(*content_type) != "application/json") {
     return Refuse(415, kTransportError,

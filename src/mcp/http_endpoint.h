@@ -4,9 +4,8 @@
 //
 // What a request passes before its message is parsed (the HTTP layer has already checked the API
 // key for the request's workspace, see RegisterMcpRoutes):
-//   1. Origin: a browser's Origin must be a loopback origin or, when keys are configured, the
-//      server's own (the Host it was reached at) or one listed in allowed_origins; else 403. This
-//      is the transport's defence against DNS rebinding of a local server.
+//   1. Origin and Host: checked for every route by the API's RequestGuard (api/request_guard.h),
+//      the transport's defence against pages in a browser and DNS rebinding of a local server.
 //   2. POST: Content-Type application/json (else 415); an Accept header, when sent, must admit
 //      application/json (else 406).
 //   3. MCP-Protocol-Version, when sent, must be a supported revision and the session's (else 400).
@@ -34,10 +33,6 @@ struct HttpEndpointOptions {
   SessionTableOptions sessions;
   // Largest JSON-RPC message read (the HTTP body limit applies first).
   size_t max_message_bytes = 16 << 20;
-  // No keys configured: only loopback origins are accepted from browsers.
-  bool dev_mode = true;
-  // Origins ("https://app.example.com") accepted besides loopback and the server's own.
-  std::vector<std::string> allowed_origins;
 };
 
 class HttpEndpoint {
@@ -57,8 +52,6 @@ class HttpEndpoint {
  private:
   // A refusal of the transport: `http_status` with a JSON-RPC error that has a null id.
   static HttpResponse Refuse(int http_status, int code, const std::string& message);
-  // The Origin check (nullopt: accepted).
-  std::optional<HttpResponse> CheckOrigin(const HttpRequest& request) const;
   // Runs one message of an established session; nullopt when it needs no answer.
   std::optional<nlohmann::json> Dispatch(const Message& message, const Session& session);
   HttpResponse Initialize(const HttpRequest& request, const Message& message,

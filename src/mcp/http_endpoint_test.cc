@@ -37,7 +37,7 @@ class HttpEndpointTest : public ::testing::Test {
       : tools_(WithAProbedRead(TestTools())),
         protocol_(&tools_, ServerInfo{}),
         auth_(*ApiKeyAuth::FromSpecs({"k1", "k2:ws2"})),
-        endpoint_(&protocol_, HttpEndpointOptions{.dev_mode = false}),
+        endpoint_(&protocol_, HttpEndpointOptions{}),
         app_(Routes(), &auth_, &metrics_) {}
 
   Router Routes() {
@@ -179,31 +179,6 @@ TEST_F(HttpEndpointTest, RefusesBadHeaders) {
   HttpResponse get = app_.Handle(Request("GET", "/mcp", ""));
   EXPECT_EQ(get.status, 405);
   EXPECT_EQ(Header(get, "Allow"), "POST, DELETE");
-}
-
-TEST_F(HttpEndpointTest, ChecksTheOrigin) {
-  const std::string id = Open();
-  auto with_origin = [&](const std::string& origin, const std::string& host) {
-    HttpRequest r = Request("POST", "/mcp", Echo(1).dump());
-    r.headers.emplace_back("mcp-session-id", id);
-    r.headers.emplace_back("origin", origin);
-    r.headers.emplace_back("host", host);
-    return app_.Handle(r).status;
-  };
-  EXPECT_EQ(with_origin("https://evil.example", "mem.example:8080"), 403);
-  EXPECT_EQ(with_origin("null", "mem.example:8080"), 403);
-  EXPECT_EQ(with_origin("http://localhost:6274", "mem.example:8080"), 200);
-  EXPECT_EQ(with_origin("http://mem.example:8080", "mem.example:8080"), 200);  // its own
-}
-
-TEST_F(HttpEndpointTest, DevelopmentModeTakesOnlyLoopbackOrigins) {
-  HttpEndpoint dev(&protocol_, HttpEndpointOptions{.dev_mode = true});
-  HttpRequest r = Request("POST", "/mcp", "{}");
-  r.headers.emplace_back("origin", "http://rebound.example:8080");
-  r.headers.emplace_back("host", "rebound.example:8080");
-  EXPECT_EQ(dev.Post(r, "default").status, 403);
-  r.headers[r.headers.size() - 2].second = "http://127.0.0.1:8080";
-  EXPECT_EQ(dev.Post(r, "default").status, 400);  // past the origin: "{}" is no message
 }
 
 TEST_F(HttpEndpointTest, MalformedBodiesAreJsonRpcErrors) {

@@ -14,7 +14,6 @@ std::unique_ptr<mcp::McpService> BuildMcpService(const ServeOptions& options, Mc
   mcp_options.memory.limits = deps.memories->limits();
   mcp_options.knowledge = deps.knowledge->limits();
   mcp_options.skills.limits.max_zip_bytes = deps.skills->limits().max_zip_bytes;
-  mcp_options.http.dev_mode = deps.dev_mode;
   mcp_options.http.max_message_bytes = options.max_body_bytes;
   return std::make_unique<mcp::McpService>(deps.memories->service(), deps.knowledge->service(),
                                            deps.skills->service(), std::move(mcp_options));

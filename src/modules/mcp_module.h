@@ -18,7 +18,6 @@ struct McpModuleDeps {
   MemoryModule* memories = nullptr;
   KnowledgeModule* knowledge = nullptr;
   SkillsModule* skills = nullptr;
-  bool dev_mode = false;  // no API key configured: sessions need no key either
 };
 
 std::unique_ptr<mcp::McpService> BuildMcpService(const ServeOptions& options, McpModuleDeps deps);

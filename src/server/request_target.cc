@@ -20,7 +20,10 @@ void PercentDecode(std::string_view in, std::string& out) {
   }
 }
 
-void SplitTarget(std::string_view target, std::string& path, std::string& query) {
+namespace {
+
+// An absolute-form target ("http://host/p?q") reduced to its origin form ("/p?q").
+std::string_view OriginForm(std::string_view target) {
   if (!target.empty() && target.front() != '/') {
     const size_t scheme = target.find("://");
     if (scheme != std::string_view::npos) {
@@ -28,6 +31,18 @@ void SplitTarget(std::string_view target, std::string& path, std::string& query)
       target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
     }
   }
+  return target;
+}
+
+}  // namespace
+
+std::string_view RawPath(std::string_view target) {
+  target = OriginForm(target);
+  return target.substr(0, target.find('?'));
+}
+
+void SplitTarget(std::string_view target, std::string& path, std::string& query) {
+  target = OriginForm(target);
   const size_t q = target.find('?');
   if (q == std::string_view::npos) {
     query.clear();

@@ -18,4 +18,8 @@ void PercentDecode(std::string_view in, std::string& out);
 // ("http://host") becomes "/".
 void SplitTarget(std::string_view target, std::string& path, std::string& query);
 
+// The path of a request target as sent: still percent-encoded, without the query (absolute-form
+// targets reduced as SplitTarget does). Routing splits it at '/' before decoding its segments.
+std::string_view RawPath(std::string_view target);
+
 }  // namespace engram

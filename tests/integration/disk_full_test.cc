@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "test_util.h"
@@ -210,6 +211,50 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   EXPECT_EQ(server_->Output().find(before), std::string::npos);
   ExitInfo stopped_again = server_->Stop();
   EXPECT_EQ(stopped_again.exit_code, 0) << server_->Output();
+}
+
+constexpr size_t kRoomBytes = 48 * 1024;
+
+// An add answered 200 is durable in the intake journal; when applying it then fails for lack of
+// space, the event waits and runs again, and once space returns it succeeds, without a restart.
+TEST_F(DiskFullTest, AcknowledgedAddsFinishOnceSpaceReturns) {
+  StartServer();
+  ASSERT_TRUE(server_->running());
+  const std::string user = UniqueId("u");
+  // Some history first, so that applying an event needs new pages of the database.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(Add(user, "Warm-up memory number " + std::to_string(i) + " " + UniqueWord()).status,
+              200);
+  }
+  // Full but for a little room: the intake journal's small records still fit, the database's
+  // pages for applying them soon do not.
+  {
+    std::ofstream room(dir_ + "/room", std::ios::binary);
+    room << std::string(kRoomBytes, 'r');
+  }
+  Fill("filler");
+  Free("room");
+  std::vector<std::pair<std::string, std::string>> acknowledged;  // event id, word
+  for (int i = 0; i < 200; ++i) {
+    const std::string word = UniqueWord();
+    HttpResponse r =
+        Add(user, "Acknowledged on a full disk: " + word + " " + std::string(400, 'x'));
+    ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
+    if (r.status == 200) acknowledged.emplace_back(r.Json().value("event_id", ""), word);
+  }
+  std::this_thread::sleep_for(1s);  // the workers meet the full disk meanwhile
+  for (const auto& [id, word] : acknowledged) {
+    HttpResponse r = client_->Get(kPrefix + "/events/" + id);
+    EXPECT_EQ(r.status, 200) << r.Describe();
+    EXPECT_NE(r.Json().value("status", ""), "FAILED") << "an acknowledged add failed: " << r.body;
+  }
+  Free("filler");
+  for (const auto& [id, word] : acknowledged) {
+    EXPECT_EQ(WaitEvent(id), "SUCCEEDED") << id;
+    EXPECT_TRUE(Finds(user, word)) << word;
+  }
+  std::cout << "[ disk full ] " << acknowledged.size()
+            << " add(s) acknowledged on the full disk finished once space returned\n";
 }
 
 TEST_F(DiskFullTest, StartOnAFullDiskAfterACleanStopIsReadOnly) {

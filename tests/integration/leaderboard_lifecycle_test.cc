@@ -189,6 +189,22 @@ TEST_F(LeaderboardLifecycleTest, DeleteUserRemovesEverythingAndLeavesNoCopyOnDis
   EXPECT_EQ(client().Delete(encoded, kAuth).status, 200);
 }
 
+// Add accepts a user id holding '/', so delete must reach it: the path is routed before its
+// segments are decoded, and %2F stays inside the id.
+TEST_F(LeaderboardLifecycleTest, AUserIdWithASlashCanBeDeleted) {
+  const std::string user = "team/" + UniqueWord();
+  const std::string word = UniqueWord();
+  json body = AddBody(UniqueId("r"), user, "s", json::array({Message("slashed " + word)}));
+  ASSERT_TRUE(IsAddSuccess(Add(body), body));
+  ASSERT_EQ(Search(user, word).size(), 1u);
+  std::string encoded = "/leaderboard/users/team%2F" + user.substr(5);
+  HttpResponse del = client().Delete(encoded, kAuth);
+  ASSERT_EQ(del.status, 200) << del.Describe();
+  EXPECT_EQ(del.Json()["user_id"], user);
+  EXPECT_EQ(del.Json()["deleted"]["messages"], 1);
+  EXPECT_TRUE(Search(user, word).empty());
+}
+
 // A server with retention and idempotency TTL of about 2.6 s (fractions of a day).
 class LeaderboardExpiryTest : public SharedServerTest {
  protected:

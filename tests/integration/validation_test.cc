@@ -310,15 +310,15 @@ TEST_F(ValidationTest, MalformedHttpDoesNotHurtTheServer) {
   };
   std::vector<RawCase> raws = {
       {"garbage_request_line", "GARBAGE\r\n\r\n"},
-      {"bad_version", "GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"},
+      {"bad_version", "GET /healthz HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n"},
       {"header_without_colon", "GET /healthz HTTP/1.1\r\nHost x\r\n\r\n"},
       {"bad_content_length",
-       "POST /leaderboard/search HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}"},
+       "POST /leaderboard/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n{}"},
       {"bad_chunk_size",
-       "POST /leaderboard/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+       "POST /leaderboard/search HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
        "chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"},
-      {"huge_header",
-       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200 * 1024, 'h') + "\r\n\r\n"},
+      {"huge_header", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                          std::string(200 * 1024, 'h') + "\r\n\r\n"},
       {"nul_bytes", std::string("GET /\0\0\0 HTTP/1.1\r\n\r\n", 22)},
   };
   for (const RawCase& rc : raws) {
@@ -338,10 +338,10 @@ TEST_F(ValidationTest, MalformedHttpDoesNotHurtTheServer) {
     ASSERT_TRUE(s.Connect(port));
     std::string search = SearchBody(UniqueId("u"), "pipelined").dump();
     std::string req =
-        "POST /leaderboard/search HTTP/1.1\r\nHost: x\r\nContent-Type: "
+        "POST /leaderboard/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
         "application/json\r\nContent-Length: " +
         std::to_string(search.size()) + "\r\n\r\n" + search;
-    ASSERT_TRUE(s.Send(req + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(s.Send(req + "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
     std::string both = s.Receive(std::chrono::milliseconds(1500), /*stop_at_message_end=*/false);
     size_t second = both.find("HTTP/1.1", 1);
     EXPECT_EQ(RawStatus(both), 200) << both.substr(0, 300);
@@ -355,7 +355,7 @@ TEST_F(ValidationTest, MalformedHttpDoesNotHurtTheServer) {
     RawSocket s;
     ASSERT_TRUE(s.Connect(port));
     s.Send(
-        "POST /leaderboard/add HTTP/1.1\r\nHost: x\r\nContent-Type: "
+        "POST /leaderboard/add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
         "application/json\r\nContent-Length: 1000\r\n\r\n{\"req");
   }
   EXPECT_EQ(client().Get("/healthz").status, 200);
