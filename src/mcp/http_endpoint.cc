@@ -79,7 +79,7 @@ HttpResponse HttpEndpoint::Refuse(int http_status, int code, const std::string& 
   return JsonBody(http_status, ErrorResponse(nullptr, code, message));
 }
 
-HttpResponse HttpEndpoint::Get(const HttpRequest& request) {
+HttpResponse HttpEndpoint::Get(const HttpRequest& /*request*/) {
   HttpResponse r = Refuse(405, kTransportError,
                           "Method Not Allowed: this server sends no server-initiated SSE stream; "
                           "POST messages, DELETE to end a session");
