@@ -641,6 +641,29 @@ def wait_v4_events(client, sc, event_ids, timeout_s=1800.0):
     return done
 
 
+def post_v4_add(client, sink, body, wait_s):
+    """POST P4/memories/add. A 429 (the server's event queue is full; it drains while we wait) is
+    retried for up to wait_s seconds. Returns (event_id, ack_ms, error): `error` describes a
+    refused or failed request; an answer without PENDING and an event_id is an anomaly of `sink`,
+    returned with event_id None."""
+    deadline = time.perf_counter() + wait_s
+    while True:
+        try:
+            resp, dt = client.post_json(P4 + "/memories/add", body)
+            break
+        except HttpError as e:
+            if e.status == 429 and time.perf_counter() < deadline:
+                time.sleep(0.2)
+                continue
+            return None, None, str(e)
+        except OSError as e:
+            return None, None, str(e)
+    if not (isinstance(resp, dict) and resp.get("status") == "PENDING" and resp.get("event_id")):
+        sink.anomaly("add: not answered PENDING with an event_id", json.dumps(resp)[:300])
+        return None, dt * 1000, None
+    return resp["event_id"], dt * 1000, None
+
+
 def fill_v4(ds, client, sc, run_id, concurrency, chunk):
     """V4 adds (answered PENDING), then every event polled until SUCCEEDED: only then are the
     memories searchable. Checks that infer false stores one memory per distinct message."""
@@ -651,25 +674,10 @@ def fill_v4(ds, client, sc, run_id, concurrency, chunk):
     errors = []
 
     def add(body):
-        deadline = time.perf_counter() + 60
-        while True:
-            try:
-                resp, dt = client.post_json(P4 + "/memories/add", body)
-                break
-            except HttpError as e:
-                # 429: the server's event queue is full; it drains while we wait.
-                if e.status == 429 and time.perf_counter() < deadline:
-                    time.sleep(0.2)
-                    continue
-                errors.append(f"{body['metadata']['session_id']}: {e}")
-                return None, None
-            except OSError as e:
-                errors.append(f"{body['metadata']['session_id']}: {e}")
-                return None, None
-        if not (isinstance(resp, dict) and resp.get("status") == "PENDING" and resp.get("event_id")):
-            sc.anomaly("add: not answered PENDING with an event_id", json.dumps(resp)[:300])
-            return None, dt * 1000
-        return resp["event_id"], dt * 1000
+        eid, ms, error = post_v4_add(client, sc, body, wait_s=60)
+        if error:
+            errors.append(f"{body['metadata']['session_id']}: {error}")
+        return eid, ms
 
     t0 = time.perf_counter()
     acks = _post_all(adds, add, concurrency)

@@ -192,25 +192,11 @@ def wait_event(client, sink, eid, timeout_s):
 
 
 def post_add(client, sink, body):
-    """(event id, ack ms); 429 means the event queue is full: it drains while we wait."""
-    deadline = time.perf_counter() + 600
-    while True:
-        try:
-            resp, dt = client.post_json(P4 + "/memories/add", body)
-            break
-        except HttpError as e:
-            if e.status == 429 and time.perf_counter() < deadline:
-                time.sleep(0.2)
-                continue
-            sink.anomaly("add: error", str(e)[:300])
-            return None, None
-        except OSError as e:
-            sink.anomaly("add: error", str(e)[:300])
-            return None, None
-    if not (isinstance(resp, dict) and resp.get("status") == "PENDING" and resp.get("event_id")):
-        sink.anomaly("add: not answered PENDING with an event_id", json.dumps(resp)[:300])
-        return None, dt * 1000
-    return resp["event_id"], dt * 1000
+    """(event id, ack ms); a full event queue (429) drains while we wait, up to 600 s."""
+    eid, ms, error = replay.post_v4_add(client, sink, body, wait_s=600)
+    if error:
+        sink.anomaly("add: error", error[:300])
+    return eid, ms
 
 
 def replay_mode(client, sink, convs, run_id, mode, chunk, concurrency, event_timeout):

@@ -7,12 +7,6 @@
 namespace engram {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(ToLowerAscii(c));
-  return out;
-}
-
 std::string_view WithoutTrailingSlash(std::string_view s) {
   while (!s.empty() && s.back() == '/') s.remove_suffix(1);
   return s;
@@ -25,9 +19,9 @@ std::string HostOf(std::string_view authority) {
   if (authority.front() == '[') {
     const size_t close = authority.find(']');
     if (close == std::string_view::npos) return {};
-    return Lower(authority.substr(0, close + 1));
+    return LowerAscii(authority.substr(0, close + 1));
   }
-  return Lower(authority.substr(0, authority.find(':')));
+  return LowerAscii(authority.substr(0, authority.find(':')));
 }
 
 // A dotted-decimal IPv4 address whose first byte is 127.
@@ -60,11 +54,11 @@ std::string OriginAuthority(std::string_view origin) {
   origin = WithoutTrailingSlash(TrimAsciiSpace(origin));
   const size_t scheme_end = origin.find("://");
   if (scheme_end == std::string_view::npos) return {};
-  const std::string scheme = Lower(origin.substr(0, scheme_end));
+  const std::string scheme = LowerAscii(origin.substr(0, scheme_end));
   if (scheme != "http" && scheme != "https") return {};
   const std::string_view rest = origin.substr(scheme_end + 3);
   if (rest.empty() || rest.find_first_of("/?#@ \t") != std::string_view::npos) return {};
-  return Lower(rest);
+  return LowerAscii(rest);
 }
 
 bool IsJsonMediaType(std::string_view content_type) {
@@ -119,7 +113,7 @@ Status RequestGuard::Check(const HttpRequest& head) const {
     // A page this server served under a loopback name: same host and port as the request.
     const std::string authority = OriginAuthority(*origin);
     allowed = !authority.empty() && IsLoopbackHost(HostOf(authority)) &&
-              authority == Lower(TrimAsciiSpace(*host_header));
+              authority == LowerAscii(TrimAsciiSpace(*host_header));
   }
   if (!allowed) {
     return Status::Forbidden("Origin " + Clip(*origin) +

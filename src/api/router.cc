@@ -81,25 +81,22 @@ const Route* Router::Resolve(std::string_view method, const std::vector<std::str
   return found;
 }
 
-namespace {
-
-// The path's segments, each percent-decoded (see Router::Find).
-std::vector<std::string> DecodedSegments(const std::vector<std::string_view>& raw) {
-  std::vector<std::string> out(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) PercentDecode(raw[i], out[i]);
-  return out;
+std::vector<std::string_view> Router::DecodedSegments(std::string_view path,
+                                                      std::vector<std::string>& decoded) {
+  std::vector<std::string_view> segs = Split(path);
+  decoded.reserve(segs.size());  // no reallocation: views into it stay valid
+  for (std::string_view& seg : segs) {
+    if (seg.find('%') == std::string_view::npos) continue;
+    PercentDecode(seg, decoded.emplace_back());
+    seg = decoded.back();
+  }
+  return segs;
 }
-
-std::vector<std::string_view> Views(const std::vector<std::string>& strings) {
-  return {strings.begin(), strings.end()};
-}
-
-}  // namespace
 
 Router::Match Router::Find(std::string_view method, std::string_view path) const {
   Match result;
-  const std::vector<std::string> decoded = DecodedSegments(Split(path));
-  const std::vector<std::string_view> segs = Views(decoded);
+  std::vector<std::string> decoded;
+  const std::vector<std::string_view> segs = DecodedSegments(path, decoded);
   size_t index = 0;
   result.route = Resolve(method, segs, &result.method_mismatch, &index);
   if (result.route) {  // the parameters of the route that names the path, and only of it
@@ -116,8 +113,8 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
 const Route* Router::FindRoute(std::string_view method, std::string_view path) const {
   bool mismatch = false;
   size_t index = 0;
-  const std::vector<std::string> decoded = DecodedSegments(Split(path));
-  return Resolve(method, Views(decoded), &mismatch, &index);
+  std::vector<std::string> decoded;
+  return Resolve(method, DecodedSegments(path, decoded), &mismatch, &index);
 }
 
 }  // namespace engram

@@ -92,6 +92,10 @@ class Router {
     std::vector<std::string> segments;  // "{name}" marks a parameter
   };
   static std::vector<std::string_view> Split(std::string_view path);
+  // The path's segments, each percent-decoded. Only segments holding an escape are copied:
+  // `decoded` keeps their text, and the views point into it or into `path`.
+  static std::vector<std::string_view> DecodedSegments(std::string_view path,
+                                                       std::vector<std::string>& decoded);
   // The route that names the path (index into routes_), or null; *method_mismatch as in Match.
   const Route* Resolve(std::string_view method, const std::vector<std::string_view>& segs,
                        bool* method_mismatch, size_t* index) const;

@@ -3,6 +3,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace engram {
@@ -26,6 +27,13 @@ constexpr std::string_view TrimAsciiSpace(std::string_view s) {
 
 constexpr char ToLowerAscii(char c) {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// `s` with its ASCII letters in lower case (other bytes, UTF-8 included, unchanged).
+inline std::string LowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ToLowerAscii(c);
+  return out;
 }
 
 // The value of a hexadecimal digit (either case), or -1.

@@ -27,11 +27,7 @@ WordSet Words(std::string_view list) {
 // ---------------------------------------------------------------------------------------------
 // Text helpers (ASCII case folding: the word lists are English).
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string Lower(std::string_view s) { return LowerAscii(s); }
 
 // Curly apostrophes and quotes become ASCII so that one set of word lists covers both.
 std::string AsciiQuotes(std::string_view s) {

@@ -11,12 +11,6 @@ namespace engram {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool StartsWithWord(std::string_view lower, std::string_view word) {
   if (lower.substr(0, word.size()) != word) return false;
   return lower.size() == word.size() ||
@@ -61,7 +55,7 @@ std::string Capitalised(std::string_view s) {
 // "12. text", "3) text", "Step 4: text" -> "text"; nullopt otherwise.
 std::optional<std::string_view> NumberedItem(std::string_view line) {
   std::string_view s = TrimAsciiSpace(line);
-  std::string lower = Lower(s.substr(0, 5));
+  std::string lower = LowerAscii(s.substr(0, 5));
   if (lower.rfind("step", 0) == 0) {
     size_t i = 4;
     while (i < s.size() && s[i] == ' ') ++i;
@@ -138,7 +132,7 @@ std::vector<std::string> StepsOf(std::string_view text) {
                                    "finally", "second", "third", "lastly",     "once that is done"};
   std::vector<std::string> prose;
   for (std::string_view sentence : Sentences(text)) {
-    std::string lower = Lower(sentence);
+    std::string lower = LowerAscii(sentence);
     for (const char* m : kMarkers) {
       if (!StartsWithWord(lower, m)) continue;
       std::string_view rest = sentence.substr(std::string_view(m).size());
@@ -177,7 +171,7 @@ bool IsInstructionVerb(std::string_view lower_word) {
 
 // Whether `sentence` opens with an instruction verb ("Please" and "You should" before it allowed).
 bool IsInstruction(std::string_view sentence) {
-  std::string lower = Lower(TrimAsciiSpace(sentence));
+  std::string lower = LowerAscii(TrimAsciiSpace(sentence));
   for (std::string_view lead : {"please ", "you should ", "you can "}) {
     if (lower.rfind(lead, 0) == 0) lower.erase(0, lead.size());
   }
@@ -234,7 +228,7 @@ constexpr const char* kRequestPrefixes[] = {"can you show me how to",
                                             "lets"};
 
 bool IsRequest(std::string_view sentence) {
-  std::string lower = Lower(sentence);
+  std::string lower = LowerAscii(sentence);
   if (!sentence.empty() && sentence.back() == '?') return true;
   for (const char* p : kRequestPrefixes) {
     if (lower.find(p) != std::string::npos) return true;
@@ -257,7 +251,7 @@ std::string GoalOf(std::string_view user_text) {
   std::string goal(RequestSentence(user_text));
   for (bool again = true; again;) {
     again = false;
-    std::string lower = Lower(goal);
+    std::string lower = LowerAscii(goal);
     for (const char* p : kRequestPrefixes) {
       size_t at = lower.find(p);
       if (at != std::string::npos && at <= 2 && StartsWithWord(lower.substr(at), p)) {
@@ -272,7 +266,7 @@ std::string GoalOf(std::string_view user_text) {
     goal.pop_back();
   std::string_view g = TrimAsciiSpace(goal);
   for (std::string_view tail : {" please", ", please"}) {
-    if (g.size() > tail.size() && Lower(g.substr(g.size() - tail.size())) == tail) {
+    if (g.size() > tail.size() && LowerAscii(g.substr(g.size() - tail.size())) == tail) {
       g.remove_suffix(tail.size());
     }
   }
@@ -392,7 +386,8 @@ Result<std::vector<SkillDraft>> BuiltinSkillExtractor::Extract(
     d.description = "How to " + d.goal + ". Use when asked to " + d.goal + ".";
     d.triggers.push_back(d.goal);
     std::string request(RequestSentence(seg.request));
-    if (request.size() <= 200 && Lower(request) != Lower(d.goal)) d.triggers.push_back(request);
+    if (request.size() <= 200 && LowerAscii(request) != LowerAscii(d.goal))
+      d.triggers.push_back(request);
     d.tags = TagsOf(d.goal);
     d.steps = seg.steps;
     out.push_back(std::move(d));

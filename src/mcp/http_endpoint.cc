@@ -29,18 +29,10 @@ HttpResponse Empty(int status) {
   return r;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 // The media type of a header value without parameters, lower-cased: "application/json".
 std::string MediaType(std::string_view value) {
   const size_t semi = value.find(';');
-  return Lower(TrimAsciiSpace(value.substr(0, semi)));
+  return LowerAscii(TrimAsciiSpace(value.substr(0, semi)));
 }
 
 bool AcceptsJson(std::string_view accept) {

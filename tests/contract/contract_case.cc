@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/ascii.h"
+
 namespace engram::contract {
 namespace {
 
@@ -58,13 +60,6 @@ std::optional<std::vector<std::string>> ShellWords(std::string_view s, std::stri
   }
   if (in_word) words.push_back(std::move(word));
   return words;
-}
-
-std::string Trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
 }
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
@@ -213,7 +208,9 @@ std::optional<CurlRequest> ParseCurl(std::string_view command, std::string* erro
           *error = "header without a colon: " + *v;
           return std::nullopt;
         }
-        r.headers.emplace_back(Trim(v->substr(0, colon)), Trim(v->substr(colon + 1)));
+        const std::string_view header(*v);
+        r.headers.emplace_back(TrimAsciiSpace(header.substr(0, colon)),
+                               TrimAsciiSpace(header.substr(colon + 1)));
       } else {
         r.data = *v;
       }
@@ -253,15 +250,15 @@ std::optional<CaseFile> ParseCaseFile(std::string_view text, std::string* error)
   CaseFile file;
   size_t i = 0;
   auto skip_blank = [&]() {
-    while (i < lines.size() && (Trim(lines[i]).empty() || StartsWith(lines[i], "#"))) ++i;
+    while (i < lines.size() && (TrimAsciiSpace(lines[i]).empty() || StartsWith(lines[i], "#"))) ++i;
   };
   while (true) {
     skip_blank();
     if (i >= lines.size()) break;
-    const std::string line = Trim(lines[i]);
+    const std::string line(TrimAsciiSpace(lines[i]));
     if (StartsWith(line, "include ")) {
       if (!file.steps.empty()) return fail(i, "includes come before the steps");
-      file.includes.push_back(Trim(line.substr(8)));
+      file.includes.emplace_back(TrimAsciiSpace(std::string_view(line).substr(8)));
       ++i;
       continue;
     }
@@ -280,7 +277,7 @@ std::optional<CaseFile> ParseCaseFile(std::string_view text, std::string* error)
       ++i;
     }
     std::string curl;
-    for (; i < lines.size() && Trim(lines[i]) != "----"; ++i) {
+    for (; i < lines.size() && TrimAsciiSpace(lines[i]) != "----"; ++i) {
       if (StartsWith(lines[i], "#")) continue;
       curl += lines[i];
       curl += '\n';
@@ -307,7 +304,7 @@ std::optional<CaseFile> ParseCaseFile(std::string_view text, std::string* error)
         std::string value;
         std::getline(status_line, value);
         step.expect.until_path = path;
-        step.expect.until_value = json::parse(Trim(value), nullptr, false);
+        step.expect.until_value = json::parse(TrimAsciiSpace(value), nullptr, false);
         if (path.empty() || step.expect.until_value.is_discarded()) {
           return fail(i, "until PATH JSON-VALUE");
         }
@@ -315,7 +312,7 @@ std::optional<CaseFile> ParseCaseFile(std::string_view text, std::string* error)
       ++i;
     }
     for (; i < lines.size(); ++i) {
-      const std::string l = Trim(lines[i]);
+      const std::string l(TrimAsciiSpace(lines[i]));
       if (StartsWith(l, "#")) continue;
       std::vector<std::string>* list = StartsWith(l, "bind ")     ? &step.expect.binds
                                        : StartsWith(l, "any ")    ? &step.expect.any
@@ -327,12 +324,12 @@ std::optional<CaseFile> ParseCaseFile(std::string_view text, std::string* error)
       for (std::string& w : Rest(l, l.find(' ') + 1)) list->push_back(std::move(w));
     }
     std::string body;
-    for (; i < lines.size() && !EndsBody(Trim(lines[i])); ++i) {
+    for (; i < lines.size() && !EndsBody(TrimAsciiSpace(lines[i])); ++i) {
       if (StartsWith(lines[i], "#")) continue;
       body += lines[i];
       body += '\n';
     }
-    if (!Trim(body).empty()) {
+    if (!TrimAsciiSpace(body).empty()) {
       json parsed = json::parse(body, nullptr, false);
       if (parsed.is_discarded()) return fail(step.line - 1, "the expected body is not JSON");
       step.expect.body = std::move(parsed);
