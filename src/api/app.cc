@@ -94,6 +94,12 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
   } else if (match.route->auth == AuthMode::kAnyWorkspace) {
     ENGRAM_RETURN_IF_ERROR(auth_->CheckAnyWorkspace(request));
   }
+  if (!match.malformed_param.empty()) {
+    return Status::InvalidParameter(
+        match.malformed_param +
+        " in the path is malformed: percent escapes are %XX, and the decoded value is UTF-8 "
+        "without NUL characters");
+  }
   if (const std::string* encoding = request.Header("content-encoding")) {
     const std::string_view e = TrimAsciiSpace(*encoding);
     if (!e.empty() && !EqualsIgnoreAsciiCase(e, "identity")) {

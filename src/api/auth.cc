@@ -28,12 +28,21 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 
 bool IsValidWorkspaceName(const std::string& workspace) {
   if (workspace.empty() || workspace.size() > 64) return false;
+  // "." and ".." would name a directory's self and parent wherever a workspace names a directory.
+  if (workspace == "." || workspace == "..") return false;
   for (char c : workspace) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '-' || c == '_' || c == '.';
     if (!ok) return false;
   }
   return true;
+}
+
+bool ApiKeyAuth::limits_workspaces() const {
+  for (const Key& key : keys_) {
+    if (!key.workspaces.empty()) return true;
+  }
+  return false;
 }
 
 Result<ApiKeyAuth> ApiKeyAuth::FromSpecs(const std::vector<std::string>& specs) {

@@ -15,7 +15,8 @@
 
 namespace engram {
 
-// A workspace name a client may choose: 1-64 letters, digits, '-', '_' or '.'.
+// A workspace name a client may choose: 1-64 letters, digits, '-', '_' or '.', other than "."
+// and "..".
 bool IsValidWorkspaceName(const std::string& workspace);
 
 class ApiKeyAuth {
@@ -25,6 +26,8 @@ class ApiKeyAuth {
 
   // No keys: development mode (the server only listens on loopback then).
   bool dev_mode() const { return keys_.empty(); }
+  // Some key is limited to some workspaces (not every caller may reach every workspace).
+  bool limits_workspaces() const;
 
   // OK, kUnauthenticated (missing or unknown key) or kForbidden (key not valid for `workspace`).
   Status Check(const HttpRequest& request, const std::string& workspace) const;

@@ -24,7 +24,8 @@ bool Decode(std::string_view in, std::string* out) {
       *out += in[i];
     }
   }
-  return IsValidUtf8(*out);
+  // As in a JSON body (json_input.h): text never holds NUL characters.
+  return out->find('\0') == std::string::npos && IsValidUtf8(*out);
 }
 
 }  // namespace

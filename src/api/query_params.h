@@ -10,8 +10,9 @@
 
 namespace engram {
 
-// Decodes `query` (without '?'): '+' is a space, %XX escapes are decoded. A repeated name or a
-// malformed escape or non-UTF-8 value is kInvalidParameter naming the parameter.
+// Decodes `query` (without '?'): '+' is a space, %XX escapes are decoded. A repeated name, a
+// malformed escape, or a value that is not UTF-8 or holds a NUL is kInvalidParameter naming the
+// parameter.
 Result<std::map<std::string, std::string>> ParseQueryString(std::string_view query);
 
 }  // namespace engram

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/ascii.h"
+#include "common/utf8.h"
 #include "server/request_target.h"
 
 namespace engram {
@@ -36,6 +38,16 @@ void Router::Add(Route route) {
 namespace {
 bool IsParam(const std::string& segment) {
   return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+// What no id holds, and a body's JSON string could not carry either (see Match).
+bool WellFormedParam(std::string_view raw, std::string_view decoded) {
+  for (size_t i = raw.find('%'); i != std::string_view::npos; i = raw.find('%', i + 1)) {
+    if (i + 2 >= raw.size() || HexDigitValue(raw[i + 1]) < 0 || HexDigitValue(raw[i + 2]) < 0) {
+      return false;
+    }
+  }
+  return decoded.find('\0') == std::string_view::npos && IsValidUtf8(decoded);
 }
 }  // namespace
 
@@ -101,9 +113,14 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
   result.route = Resolve(method, segs, &result.method_mismatch, &index);
   if (result.route) {  // the parameters of the route that names the path, and only of it
     const auto& pattern = compiled_[index].segments;
+    const std::vector<std::string_view> raw = Split(path);
     for (size_t i = 0; i < pattern.size(); ++i) {
       if (IsParam(pattern[i])) {
-        result.params.emplace(pattern[i].substr(1, pattern[i].size() - 2), std::string(segs[i]));
+        std::string name = pattern[i].substr(1, pattern[i].size() - 2);
+        if (result.malformed_param.empty() && !WellFormedParam(raw[i], segs[i])) {
+          result.malformed_param = name;
+        }
+        result.params.emplace(std::move(name), std::string(segs[i]));
       }
     }
   }

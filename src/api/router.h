@@ -77,6 +77,9 @@ class Router {
     const Route* route = nullptr;  // null: no match
     bool method_mismatch = false;  // path matched some route under another method
     std::unordered_map<std::string, std::string> params;
+    // A parameter that cannot be an id: a malformed escape ('%' not followed by two hex digits),
+    // or a value that decodes to a NUL character or to bytes that are not UTF-8. Empty: none.
+    std::string malformed_param;
   };
   // `path` is the request's path as sent (still percent-encoded, no query): it is split at its
   // '/' first and each segment decoded after, so an id holding an encoded '/' ("team%2Falice")

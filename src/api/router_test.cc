@@ -53,6 +53,25 @@ TEST(RouterTest, SegmentsAreDecodedAfterSplitting) {
   EXPECT_NE(router.FindRoute("DELETE", "/leaderboard/users/x%2Fy"), nullptr);
 }
 
+// A parameter no id can be (a body's JSON string could not carry it either) is named, so the
+// request is refused 400 rather than taken literally.
+TEST(RouterTest, MalformedParametersAreNamed) {
+  Router router;
+  router.Add(R("DELETE", "/leaderboard/users/{user_id}", "delete_user"));
+  router.Add(R("GET", "/ws/{workspace}/memories/{memory_id}", "get"));
+  EXPECT_EQ(router.Find("DELETE", "/leaderboard/users/alice").malformed_param, "");
+  EXPECT_EQ(router.Find("DELETE", "/leaderboard/users/caf%C3%A9").malformed_param, "");
+  for (const char* bad :
+       {"/leaderboard/users/a%zz", "/leaderboard/users/a%2", "/leaderboard/users/%",
+        "/leaderboard/users/a%00b", "/leaderboard/users/%FF%FE"}) {
+    auto m = router.Find("DELETE", bad);
+    ASSERT_NE(m.route, nullptr) << bad;
+    EXPECT_EQ(m.malformed_param, "user_id") << bad;
+  }
+  EXPECT_EQ(router.Find("GET", "/ws/default/memories/m%00").malformed_param, "memory_id");
+  EXPECT_EQ(router.Find("GET", "/ws/d%zz/memories/m").malformed_param, "workspace");
+}
+
 TEST(RouterTest, TheMostSpecificPatternNamesThePath) {
   Router router;
   const std::string base = "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/";

@@ -24,6 +24,7 @@ const std::vector<OptionSpec>& Table() {
              MemorySettings(),
              KnowledgeSettings(),
              SkillSettings(),
+             McpSettings(),
              OcrSettings(),
              SeveralNodesSettings(),
          }) {

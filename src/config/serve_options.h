@@ -114,7 +114,10 @@ struct ServeOptions {
   std::string mem0_workspace = "default";  // workspace of requests naming no project
 
   // Knowledge bases (config/settings/knowledge.cc).
-  std::string import_dir;     // LOCAL documents are read only below it; empty: none can be
+  std::string import_dir;  // LOCAL documents are read only below it; empty: none can be
+  // "per-workspace" (each reads import_dir/<workspace>), "shared", or "auto": per-workspace when an
+  // API key is limited to some workspaces (a shared directory would cross that limit).
+  std::string import_dir_layout = "auto";
   bool remote_fetch = false;  // allow http(s):// document URLs (public addresses only)
   bool remote_fetch_allow_private = false;  // tests only: remote fetches may reach loopback etc.
   std::string oss_endpoint;  // S3-compatible endpoint for oss://bucket/key; empty: OSS disabled
@@ -132,6 +135,12 @@ struct ServeOptions {
   uint64_t skill_max_files = 256;
   uint64_t skill_max_bytes = 32ull << 20;
   int skill_workers = 1;  // threads running skill extraction tasks
+
+  // The MCP endpoint (config/settings/mcp.cc): Streamable HTTP session quotas and batch size.
+  uint64_t mcp_max_sessions = 10000;        // live sessions of all clients
+  uint64_t mcp_sessions_per_key = 1000;     // beyond: the key's least recently used one ends
+  uint64_t mcp_sessions_per_client = 1000;  // beyond: the address's least recently used one ends
+  uint64_t mcp_max_batch = 64;              // messages in one JSON-RPC batch (2025-03-26)
 
   // OCR of Leaderboard images (config/settings/ocr.cc).
   bool ocr = true;                // read the text of images so searches find it

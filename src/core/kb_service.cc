@@ -107,7 +107,7 @@ std::mutex& KbService::DocLock(const std::string& workspace, const std::string& 
 }
 
 Result<std::string> KbService::Upload(const KbUploadRequest& request) {
-  ENGRAM_RETURN_IF_ERROR(fetcher_->Validate(request.type, request.file_url));
+  ENGRAM_RETURN_IF_ERROR(fetcher_->Validate(request.type, request.file_url, request.workspace));
   if (queued_jobs() >= options_.max_queued) {
     return Status(StatusCode::kThrottled,
                   "too many documents are being processed; retry after a short wait");
@@ -198,7 +198,7 @@ Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const
 
 Result<std::vector<KbChunkRecord>> KbService::Ingest(const KbDocRecord& doc, std::string* content) {
   const DocSourceType type = doc.source_type == "OSS" ? DocSourceType::kOss : DocSourceType::kLocal;
-  auto fetched = fetcher_->Fetch(type, doc.file_url);
+  auto fetched = fetcher_->Fetch(type, doc.file_url, doc.workspace);
   if (!fetched.ok()) return fetched.status();
   auto doc_type = DetectDocType(fetched->bytes, fetched->name);
   if (!doc_type.ok()) return doc_type.status();

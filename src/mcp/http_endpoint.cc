@@ -173,6 +173,13 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
     if (body.empty()) {
       return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest, "Invalid Request: empty batch"));
     }
+    if (body.size() > options_.max_batch_messages) {
+      return JsonBody(400,
+                      ErrorResponse(nullptr, kInvalidRequest,
+                                    "Invalid Request: a batch holds at most " +
+                                        std::to_string(options_.max_batch_messages) +
+                                        " messages; this one has " + std::to_string(body.size())));
+    }
     json responses = json::array();
     for (const json& item : body) {
       Message message;
@@ -206,7 +213,7 @@ HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message&
   Protocol::Initialized init = protocol_->Initialize(message);
   if (init.protocol_version.empty()) return JsonBody(200, init.response);
   auto session = sessions_.Create(workspace, CredentialDigest(PresentedCredential(request)),
-                                  init.protocol_version);
+                                  request.remote_ip, init.protocol_version);
   if (!session.ok()) {
     HttpResponse r =
         JsonBody(503, ErrorResponse(message.id, kInternalError, session.status().message()));

@@ -14,7 +14,9 @@
 // Then the body: not JSON → -32700, not a JSON-RPC message → -32600, both with HTTP 400.
 // Notifications and responses are answered 202 with no body; requests 200 with the JSON-RPC
 // response (its errors included). Batches (JSON arrays) exist only in revision 2025-03-26 and are
-// refused (-32600) in sessions of later revisions; initialize is never batched.
+// refused (-32600) in sessions of later revisions; initialize is never batched. A batch holds at
+// most max_batch_messages messages (-32600 beyond), so that one request's work stays bounded: each
+// message runs under the limits of its tool, one after another on one worker.
 //
 // Thread-safety: Post, Delete and Get are safe to call concurrently. Ownership: does not own the
 // protocol engine; owns the session table.
@@ -33,6 +35,8 @@ struct HttpEndpointOptions {
   SessionTableOptions sessions;
   // Largest JSON-RPC message read (the HTTP body limit applies first).
   size_t max_message_bytes = 16 << 20;
+  // Messages one batch may hold.
+  size_t max_batch_messages = 64;
 };
 
 class HttpEndpoint {

@@ -254,5 +254,20 @@ TEST_F(HttpEndpointTest, BatchesIn20250326) {
   EXPECT_EQ(Send(id, json::array()).status, 400);
 }
 
+TEST_F(HttpEndpointTest, ABatchHoldsABoundedNumberOfMessages) {
+  const std::string id = Open("/mcp", "k1", "2025-03-26");
+  const size_t limit = HttpEndpointOptions{}.max_batch_messages;
+  json full = json::array();
+  for (size_t i = 0; i < limit; ++i) full.push_back(Echo(static_cast<int>(i), "x"));
+  HttpResponse ok = Send(id, full);
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(json::parse(ok.body).size(), limit);
+  full.push_back(Echo(static_cast<int>(limit), "x"));
+  HttpResponse refused = Send(id, full);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(json::parse(refused.body)["error"]["code"], kInvalidRequest);
+  EXPECT_NE(refused.body.find("at most"), std::string::npos) << refused.body;
+}
+
 }  // namespace
 }  // namespace engram::mcp

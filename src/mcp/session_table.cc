@@ -3,6 +3,8 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
+
 namespace engram::mcp {
 
 namespace {
@@ -35,14 +37,42 @@ bool SessionTable::Expired(const Entry& e, std::chrono::steady_clock::time_point
   return now - e.last_used > options_.idle_timeout;
 }
 
+namespace {
+
+void Decrement(std::unordered_map<std::string, size_t>& counts, const std::string& key) {
+  auto it = counts.find(key);
+  if (it != counts.end() && --it->second == 0) counts.erase(it);
+}
+
+}  // namespace
+
+SessionTable::Map::iterator SessionTable::Erase(Map::iterator it) {
+  Decrement(per_credential_, it->second.session.credential);
+  Decrement(per_client_, it->second.client);
+  return sessions_.erase(it);
+}
+
 void SessionTable::DropExpired(std::chrono::steady_clock::time_point now) {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
-    it = Expired(it->second, now) ? sessions_.erase(it) : std::next(it);
+    it = Expired(it->second, now) ? Erase(it) : std::next(it);
   }
   last_sweep_ = now;
 }
 
+void SessionTable::EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns) {
+  // A scan: this runs only for a key or address at its quota, and the table is bounded.
+  auto oldest = sessions_.end();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (owns(it->second) &&
+        (oldest == sessions_.end() || it->second.last_used < oldest->second.last_used)) {
+      oldest = it;
+    }
+  }
+  if (oldest != sessions_.end()) Erase(oldest);
+}
+
 Result<Session> SessionTable::Create(const std::string& workspace, const std::string& credential,
+                                     const std::string& client,
                                      const std::string& protocol_version) {
   unsigned char random[24];
   if (RAND_bytes(random, sizeof(random)) != 1) {
@@ -55,12 +85,23 @@ Result<Session> SessionTable::Create(const std::string& workspace, const std::st
   if (sessions_.size() >= options_.max_sessions || now - last_sweep_ > options_.idle_timeout) {
     DropExpired(now);
   }
+  if (auto it = per_credential_.find(credential);
+      it != per_credential_.end() &&
+      it->second >= std::max<size_t>(1, options_.max_per_credential)) {
+    EvictLeastRecentlyUsed([&](const Entry& e) { return e.session.credential == credential; });
+  }
+  if (auto it = per_client_.find(client);
+      it != per_client_.end() && it->second >= std::max<size_t>(1, options_.max_per_client)) {
+    EvictLeastRecentlyUsed([&](const Entry& e) { return e.client == client; });
+  }
   if (sessions_.size() >= options_.max_sessions) {
     return Status::Unavailable("too many open MCP sessions (" +
                                std::to_string(options_.max_sessions) +
                                "); end unused ones with DELETE or retry later");
   }
-  sessions_.emplace(session.id, Entry{session, now});
+  sessions_.emplace(session.id, Entry{session, client, now});
+  ++per_credential_[credential];
+  ++per_client_[client];
   return session;
 }
 
@@ -71,7 +112,7 @@ std::optional<Session> SessionTable::Find(const std::string& id, const std::stri
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return std::nullopt;
   if (Expired(it->second, now)) {
-    sessions_.erase(it);
+    Erase(it);
     return std::nullopt;
   }
   const Session& s = it->second.session;
@@ -94,7 +135,7 @@ bool SessionTable::Remove(const std::string& id, const std::string& workspace,
   const Session& s = it->second.session;
   if (s.workspace != workspace || s.credential != credential) return false;
   const bool live = !Expired(it->second, now);
-  sessions_.erase(it);
+  Erase(it);
   return live;
 }
 

@@ -8,7 +8,11 @@
 //
 // Bounded: at most max_sessions live at once. Sessions unused for idle_timeout expire (hosts
 // rarely send DELETE); when the table is full the expired ones are dropped, and if none has
-// expired a new session is refused (kUnavailable) rather than ending someone else's.
+// expired a new session is refused (kUnavailable) rather than ending someone else's. So that one
+// key (or one client address) cannot fill the table for everyone, each holds at most
+// max_per_credential (max_per_client) sessions: a new one beyond that ends the least recently used
+// session of the same key (address), never another's. Development mode has no key: every session
+// shares the empty credential, and the per-address quota is what separates clients.
 //
 // Ids are 192 random bits from OpenSSL's generator, as hex: unguessable, visible ASCII.
 //
@@ -30,6 +34,8 @@ namespace engram::mcp {
 
 struct SessionTableOptions {
   size_t max_sessions = 10000;
+  size_t max_per_credential = 1000;  // sessions one key holds
+  size_t max_per_client = 1000;      // sessions one client address holds
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(30)};
 };
 
@@ -46,9 +52,11 @@ class SessionTable {
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
   explicit SessionTable(SessionTableOptions options, Clock clock = nullptr);
 
-  // A new session; kUnavailable when max_sessions live and none has expired.
+  // A new session for `credential` (a digest) from `client` (its address); ends that key's or
+  // address's least recently used session when it is at its quota; kUnavailable when
+  // max_sessions live and none has expired.
   Result<Session> Create(const std::string& workspace, const std::string& credential,
-                         const std::string& protocol_version);
+                         const std::string& client, const std::string& protocol_version);
   // The live session `id` opened on `workspace` with `credential`, marked as used now; nullopt
   // when unknown, expired or opened otherwise.
   std::optional<Session> Find(const std::string& id, const std::string& workspace,
@@ -62,16 +70,24 @@ class SessionTable {
  private:
   struct Entry {
     Session session;
+    std::string client;
     std::chrono::steady_clock::time_point last_used;
   };
+  using Map = std::unordered_map<std::string, Entry>;
   bool Expired(const Entry& e, std::chrono::steady_clock::time_point now) const;
   void DropExpired(std::chrono::steady_clock::time_point now);  // under mu_
+  // Erases one session and its quota counts; returns the next entry. Under mu_.
+  Map::iterator Erase(Map::iterator it);
+  // Ends the least recently used session of which `owns` is true. Under mu_.
+  void EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns);
 
   const SessionTableOptions options_;
   const Clock clock_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> sessions_;   // guarded by mu_
-  std::chrono::steady_clock::time_point last_sweep_;  // guarded by mu_
+  Map sessions_;                                            // guarded by mu_
+  std::unordered_map<std::string, size_t> per_credential_;  // guarded by mu_
+  std::unordered_map<std::string, size_t> per_client_;      // guarded by mu_
+  std::chrono::steady_clock::time_point last_sweep_;        // guarded by mu_
 };
 
 // A fixed-size digest of a presented credential (SHA-256, hex), so the table keeps no keys.

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "api/auth.h"
 #include "api/metrics.h"
 #include "api/router.h"
 #include "extract/documents/doc_fetcher.h"
@@ -19,8 +20,14 @@ Result<std::unique_ptr<KnowledgeModule>> KnowledgeModule::Build(const ServeOptio
                                                                 KnowledgeModuleDeps deps) {
   std::unique_ptr<KnowledgeModule> m(new KnowledgeModule());
   m->limits_.max_top_k = options.max_top_k;
+  bool per_workspace = options.import_dir_layout == "per-workspace";
+  if (options.import_dir_layout == "auto") {
+    auto auth = ApiKeyAuth::FromSpecs(options.api_keys);
+    per_workspace = auth.ok() && auth->limits_workspaces();
+  }
   m->fetcher_ = std::make_unique<DocFetcher>(
       DocFetcherOptions{.import_dir = options.import_dir,
+                        .import_per_workspace = per_workspace,
                         .remote_fetch = options.remote_fetch,
                         .allow_private_addresses = options.remote_fetch_allow_private,
                         .max_bytes = options.kb_max_doc_bytes,
@@ -32,6 +39,10 @@ Result<std::unique_ptr<KnowledgeModule>> KnowledgeModule::Build(const ServeOptio
   if (!options.import_dir.empty() && !std::filesystem::is_directory(options.import_dir, ec)) {
     spdlog::warn("--import-dir {} is not a directory: LOCAL documents will fail",
                  options.import_dir);
+  } else if (!options.import_dir.empty()) {
+    spdlog::info("LOCAL documents: {}", per_workspace
+                                            ? "each workspace reads --import-dir/<workspace>"
+                                            : "every workspace reads --import-dir");
   }
   RetrievalModule& retrieval = *deps.retrieval;
   KbServiceOptions service;

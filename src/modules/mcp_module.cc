@@ -15,6 +15,10 @@ std::unique_ptr<mcp::McpService> BuildMcpService(const ServeOptions& options, Mc
   mcp_options.knowledge = deps.knowledge->limits();
   mcp_options.skills.limits.max_zip_bytes = deps.skills->limits().max_zip_bytes;
   mcp_options.http.max_message_bytes = options.max_body_bytes;
+  mcp_options.http.max_batch_messages = options.mcp_max_batch;
+  mcp_options.http.sessions.max_sessions = options.mcp_max_sessions;
+  mcp_options.http.sessions.max_per_credential = options.mcp_sessions_per_key;
+  mcp_options.http.sessions.max_per_client = options.mcp_sessions_per_client;
   return std::make_unique<mcp::McpService>(deps.memories->service(), deps.knowledge->service(),
                                            deps.skills->service(), std::move(mcp_options));
 }

@@ -223,6 +223,7 @@ class Session : public std::enable_shared_from_this<Session> {
       : core_(core),
         opts_(core.options()),
         stream_(std::move(socket)),
+        body_timer_(stream_.get_executor()),
         remote_ip_(std::move(remote_ip)),
         remote_is_loopback_(remote_is_loopback),
         reject_(std::move(reject)),
@@ -400,7 +401,18 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReadBody() {
     if (parser_->is_done()) return Dispatch();
     state_ = State::kReadingBody;
-    stream_.expires_after(opts_.body_timeout);  // for the whole body
+    // body_timeout for the whole body. When it passes, the read is cancelled and the client told
+    // 408 (within write_timeout, the stream's own deadline, which closes the socket if even the
+    // answer cannot be written).
+    stream_.expires_after(opts_.body_timeout + opts_.write_timeout);
+    body_timed_out_ = false;
+    body_timer_.expires_after(opts_.body_timeout);
+    body_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->state_ != State::kReadingBody) return;
+      self->body_timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
     ReadSomeBody();
   }
 
@@ -410,6 +422,7 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_read_some(
         stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
           if (self->state_ == State::kClosed) return;
+          if (ec && self->body_timed_out_) return self->FailBodyTimeout();
           if (ec) return self->OnReadError(ec);
           const size_t have = self->parser_->get().body().size();
           if (have > self->reserved_body_ && !self->ReserveBodyBytes(std::max<size_t>(
@@ -442,9 +455,24 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void RefuseBusy() {
+    body_timer_.cancel();
     parser_.reset();
     keep_alive_ = false;
     WriteResponse(core_.Busy("server is busy: too many request body bytes in flight"));
+  }
+
+  // The body did not arrive within body_timeout: 408, and the connection closes (its unread
+  // rest cannot be told from a next request). The envelope's code stays InvalidParameter: the
+  // error renderer speaks the APIs' codes, and none of them has one for a timeout.
+  void FailBodyTimeout() {
+    if (parser_ && parser_->is_header_done()) version_ = parser_->get().version();
+    parser_.reset();
+    keep_alive_ = false;
+    HttpResponse r = core_.RenderError(
+        StatusCode::kInvalidParameter,
+        "request body not received within " + std::to_string(opts_.body_timeout.count()) + " ms");
+    r.status = 408;
+    WriteResponse(std::move(r));
   }
 
   void OnReadError(beast::error_code ec) {
@@ -459,7 +487,7 @@ class Session : public std::enable_shared_from_this<Session> {
           "request body exceeds the limit of " + std::to_string(opts_.max_body_bytes) + " bytes");
     }
     // The peer went away (before or inside a request), a deadline passed, or Stop closed us:
-    // nobody is left to answer. (StatusCode has no 408; a timed-out request is simply closed.)
+    // nobody is left to answer (a body that stalls is answered 408 by FailBodyTimeout first).
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
         ec.category() != HttpErrorCategory()) {
       return Close();
@@ -468,6 +496,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Dispatch() {
+    body_timer_.cancel();
     auto& msg = parser_->get();
     // Trailers of a chunked body arrive after the head; keep-alive is decided by the head.
     req_.body = std::move(msg.body());
@@ -592,6 +621,7 @@ class Session : public std::enable_shared_from_this<Session> {
     last_ = std::move(r);  // kept for on_complete; the body is moved back after the write
 
     state_ = State::kWriting;
+    body_timer_.cancel();
     stream_.expires_after(opts_.write_timeout);
     http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
       self->OnWrite(ec);
@@ -635,6 +665,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     if (state_ == State::kClosed) return;
     state_ = State::kClosed;
+    body_timer_.cancel();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();  // cancels pending operations; their handlers see kClosed and return
@@ -643,6 +674,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Core& core_;
   const HttpServerOptions& opts_;
   beast::tcp_stream stream_;
+  net::steady_timer body_timer_;  // body_timeout of the request whose body is being read
+  bool body_timed_out_ = false;   // body_timer_ cancelled the body's read
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;

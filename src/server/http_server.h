@@ -36,7 +36,7 @@ struct HttpServerOptions {
   size_t max_header_bytes = 16 * 1024;  // request line + headers; beyond → 413, close
   size_t max_body_bytes = 64 * 1024 * 1024;         // declared or chunked; beyond → 413, close
   std::chrono::milliseconds header_timeout{10000};  // time to receive the full header
-  std::chrono::milliseconds body_timeout{60000};    // time to receive the body
+  std::chrono::milliseconds body_timeout{60000};  // time to receive the body; beyond → 408, close
   std::chrono::milliseconds idle_timeout{
       30000};  // keep-alive wait for the next request's first byte
   std::chrono::milliseconds write_timeout{30000};  // time to write one response

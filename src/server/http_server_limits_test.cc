@@ -150,6 +150,33 @@ TEST_F(HttpServerTest, SlowlorisDoesNotBlockAndIsCutOff) {
   }
 }
 
+TEST_F(HttpServerTest, ABodyThatStallsIsAnswered408AndClosed) {
+  std::atomic<int> calls{0};
+  HttpServerOptions o = TestOptions();
+  o.body_timeout = 300ms;
+  HttpServer server(
+      o,
+      [&](const HttpRequest& r) {
+        ++calls;
+        return Echo(r);
+      },
+      RenderError);
+  ASSERT_TRUE(server.Start().ok());
+  const int fd = Connect(server.port());
+  ASSERT_TRUE(SendAll(fd,
+                      "POST /x HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+                      "Content-Length: 100\r\n\r\n{\"half\":"));
+  const auto t0 = Clock::now();
+  std::string pending;
+  RawResponse r = ReadResponse(fd, pending);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 408) << r.head;
+  EXPECT_GE(MsSince(t0), 250);
+  EXPECT_TRUE(WaitClosed(fd, 2000));
+  ::close(fd);
+  EXPECT_EQ(calls.load(), 0);  // the handler never saw the half body
+}
+
 TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   HttpServerOptions o = TestOptions();
   o.idle_timeout = 300ms;

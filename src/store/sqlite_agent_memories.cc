@@ -320,6 +320,28 @@ Status SqliteStore::OpenIntakeJournal() {
   return Status::Ok();
 }
 
+Status SqliteStore::ShowIntakeJournal() {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options_.intake_journal_dir, ec)) return Status::Ok();
+  auto journal = IntakeJournal::Open({.dir = options_.intake_journal_dir, .sync = false});
+  if (!journal.ok()) return journal.status();
+  auto records = (*journal)->ReadLeftovers();
+  if (!records.ok()) return records.status();
+  std::lock_guard<std::mutex> lock(accepted_mu_);
+  for (const auto& record : *records) {
+    auto event = DecodeJournalEvent(record);
+    if (!event.ok()) return event.status();
+    const std::string id = event->id;
+    accepted_.try_emplace(id, Accepted{std::move(*event), IntakeJournal::kNoRecord});
+  }
+  if (!records->empty()) {
+    spdlog::info("intake journal: {} acknowledged event(s) wait for a writable start",
+                 records->size());
+  }
+  // The journal is closed without appending: its files stay for the next writable start.
+  return Status::Ok();
+}
+
 void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) {
   if (!journal_) return done(InsertEvent(event));
   // The journal record is the event's durable copy until the event ends: its row is written
@@ -363,7 +385,7 @@ Status SqliteStore::UpdateEventStatus(std::string_view id, JobStatus status,
 
 Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std::string_view id) {
   auto stored = ReadEvent(workspace, id);
-  if (stored.ok() || stored.status().code() != StatusCode::kNotFound || !journal_) return stored;
+  if (stored.ok() || stored.status().code() != StatusCode::kNotFound) return stored;
   {
     std::lock_guard<std::mutex> lock(accepted_mu_);
     auto it = accepted_.find(std::string(id));
@@ -421,7 +443,7 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
   // Events accepted through the intake journal have no row until they end: they are listed from
   // memory, once (an event that ended meanwhile is listed by its row).
   std::vector<MemoryEventRecord> accepted;
-  if (journal_) {
+  {
     std::lock_guard<std::mutex> lock(accepted_mu_);
     for (const auto& [id, a] : accepted_) {
       if (a.event.workspace == workspace) accepted.push_back(a.event);

@@ -257,6 +257,74 @@ TEST_F(DiskFullTest, AcknowledgedAddsFinishOnceSpaceReturns) {
             << " add(s) acknowledged on the full disk finished once space returned\n";
 }
 
+TEST_F(DiskFullTest, AcknowledgedAddsStayPendingThroughAReadOnlyStart) {
+  // Acknowledged events wait in the intake journal when the disk fills; the process is killed;
+  // the next start finds no room to store them in the database and opens it read-only. How much
+  // the killed run's WAL had already allocated decides whether their rows still fit: if they do,
+  // the start is writable (also correct: the events are rows then) and the case is set up again
+  // on an empty file system.
+  std::string user;
+  std::vector<std::pair<std::string, std::string>> acknowledged;  // event id, word
+  bool read_only = false;
+  for (int attempt = 0; attempt < 5 && !read_only; ++attempt) {
+    if (server_) server_->Stop();
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      std::filesystem::remove_all(entry.path());
+    }
+    StartServer();
+    ASSERT_TRUE(server_->running());
+    user = UniqueId("u");
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_EQ(Add(user, "Warm-up memory number " + std::to_string(i) + " " + UniqueWord()).status,
+                200);
+    }
+    {
+      std::ofstream room(dir_ + "/room", std::ios::binary);
+      room << std::string(kRoomBytes, 'r');
+    }
+    Fill("filler");
+    Free("room");
+    acknowledged.clear();
+    for (int i = 0; i < 100; ++i) {
+      const std::string word = UniqueWord();
+      HttpResponse r =
+          Add(user, "Acknowledged before the crash: " + word + " " + std::string(400, 'x'));
+      ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
+      if (r.status == 200) acknowledged.emplace_back(r.Json().value("event_id", ""), word);
+    }
+    ASSERT_FALSE(acknowledged.empty());
+    server_->Kill();
+    Fill("filler-2");  // whatever room the journal left
+    ASSERT_TRUE(server_->Start()) << server_->Output();
+    client_ = std::make_unique<HttpClient>(server_->BaseUrl());
+    read_only = server_->Output().find("serving reads, refusing writes") != std::string::npos;
+    size_t unfinished = 0;
+    for (const auto& [id, word] : acknowledged) {
+      HttpResponse r = client_->Get(kPrefix + "/events/" + id);
+      ASSERT_EQ(r.status, 200) << "an acknowledged event is unknown after a start on a full disk"
+                               << (read_only ? " (read-only): " : ": ") << r.Describe();
+      const std::string status = r.Json().value("status", "");
+      EXPECT_NE(status, "FAILED") << r.body;
+      if (status != "SUCCEEDED") ++unfinished;
+    }
+    EXPECT_GT(unfinished, 0u) << "no event was left unfinished: the case was not exercised";
+    std::cout << "[ disk full ] " << unfinished << " of " << acknowledged.size()
+              << " acknowledged add(s) read PENDING through a "
+              << (read_only ? "read-only" : "writable") << " start\n";
+  }
+  ASSERT_TRUE(read_only) << "no start on the full disk was read-only: " << server_->Output();
+
+  // Space returns; the next start stores the journal's events and runs them.
+  Free("filler-2");
+  Free("filler");
+  ASSERT_TRUE(server_->Restart()) << server_->Output();
+  client_ = std::make_unique<HttpClient>(server_->BaseUrl());
+  for (const auto& [id, word] : acknowledged) {
+    EXPECT_EQ(WaitEvent(id), "SUCCEEDED") << id;
+    EXPECT_TRUE(Finds(user, word)) << word;
+  }
+}
+
 TEST_F(DiskFullTest, StartOnAFullDiskAfterACleanStopIsReadOnly) {
   // A clean stop with space to spare checkpoints and removes the WAL and its index; a start on a
   // full disk cannot create them again, so the database is opened read-only.

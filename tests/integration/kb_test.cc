@@ -413,6 +413,68 @@ TEST(KbRestartTest, DocumentsAndChunksSurviveARestart) {
   fs::remove_all(dir, ec);
 }
 
+// A key limited to one workspace reads LOCAL documents only from that workspace's directory
+// (--import-dir-layout auto, with workspace-limited keys): a file put there for another workspace
+// stays unreadable, whatever path names it.
+TEST(KbImportDirTest, AWorkspaceLimitedKeyReadsOnlyItsWorkspacesDirectory) {
+  ENGRAM_REQUIRE_BINARY();
+  char templ[] = "/tmp/engram-kb-import-XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  const fs::path dir = templ;
+  fs::create_directories(dir / "alpha");
+  fs::create_directories(dir / "beta");
+  const std::string secret = UniqueWord();
+  WriteFile(dir / "alpha" / "plan.txt", "Alpha's plan mentions " + secret + ".");
+  WriteFile(dir / "shared.txt", "At the shared root: " + secret + ".");
+  ServerProcess server(
+      {.extra_args = {"--import-dir", dir.string(), "--api-key", "key-a:alpha", "--api-key",
+                      "key-b:beta", "--embedder", "none", "--retrieval", "bm25"}});
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  auto upload = [&](const std::string& ws, const std::string& key, const std::string& id,
+                    const std::string& url) {
+    return client.Post(
+        Kb("kb", ws) + "/docs",
+        json{{"type", "LOCAL"}, {"doc", {{"id", id}, {"title", id}, {"file_url", url}}}},
+        Headers{{"Authorization", "Bearer " + key}});
+  };
+  auto status_of = [&](const std::string& ws, const std::string& key, const std::string& id) {
+    json doc;
+    for (int i = 0; i < 300; ++i) {
+      doc = client.Get(Kb("kb", ws) + "/docs/" + id, {{"Authorization", "Bearer " + key}})
+                .Json()["result"];
+      if (doc.value("status", "") != "PROCESSING") break;
+      std::this_thread::sleep_for(30ms);
+    }
+    return doc.value("status", "");
+  };
+  HttpResponse own = upload("alpha", "key-a", "own", "plan.txt");
+  ASSERT_EQ(own.status, 200) << own.Describe();
+  EXPECT_EQ(status_of("alpha", "key-a", "own"), "SUCCESS");
+  // Workspace beta, by every name of alpha's file and of the shared root's.
+  for (const std::string& url :
+       {std::string("plan.txt"), std::string("alpha/plan.txt"), (dir / "alpha/plan.txt").string(),
+        "file://" + (dir / "alpha/plan.txt").string(), std::string("shared.txt"),
+        (dir / "shared.txt").string()}) {
+    const std::string id = "d" + std::to_string(std::hash<std::string>{}(url) % 100000);
+    HttpResponse r = upload("beta", "key-b", id, url);
+    if (r.status == 200) {
+      EXPECT_EQ(status_of("beta", "key-b", id), "FAIL") << url;
+    } else {
+      EXPECT_EQ(r.status, 400) << url << ": " << r.Describe();
+    }
+  }
+  HttpResponse hits = client.Post(Kb("kb", "beta") + "/search", json{{"query", secret}},
+                                  Headers{{"Authorization", "Bearer key-b"}});
+  if (hits.status != 404) {  // no document of beta's reached SUCCESS
+    ASSERT_EQ(hits.status, 200) << hits.Describe();
+    EXPECT_TRUE(hits.Json()["result"]["results"].empty()) << hits.body;
+  }
+  server.Stop();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 // Runs tests/support/fake_doc_server.py (remote documents and a fake S3 endpoint) over `root`;
 
 json UploadAndWaitOn(const HttpClient& client, const std::string& kb, const std::string& type,

@@ -66,6 +66,7 @@ std::vector<Case> BuildCases(const std::string& user, std::vector<std::string>* 
   };
 
   const std::string add_path(kAddPath), search_path(kSearchPath);
+  const std::string kV4 = "/v4/openapi/workspaces/default/memory/agentic-memory";
   const std::string kBad = "InvalidParameter";
   std::vector<Case> c = {
       {"add_bad_json", "POST", add_path, R"({"request_id": "x", "messages": [)", 400, kBad, "json"},
@@ -190,6 +191,14 @@ std::vector<Case> BuildCases(const std::string& user, std::vector<std::string>* 
       {"get_on_add", "GET", add_path, "", 405, "MethodNotAllowed", ""},
       {"get_on_search", "GET", search_path, "", 405, "MethodNotAllowed", ""},
       {"delete_on_add", "DELETE", add_path, "", 405, "MethodNotAllowed", ""},
+      // Ids that no add can store (a JSON string refuses NUL; an escape is %XX) are refused
+      // wherever an id is named: path, query string or body.
+      {"delete_user_nul", "DELETE", "/leaderboard/users/a%00b", "", 400, kBad, "user_id"},
+      {"delete_user_bad_escape", "DELETE", "/leaderboard/users/a%zzb", "", 400, kBad, "user_id"},
+      {"delete_user_not_utf8", "DELETE", "/leaderboard/users/%FF", "", 400, kBad, "user_id"},
+      {"v4_list_nul", "GET", kV4 + "/memories?user_id=a%00b", "", 400, kBad, "user_id"},
+      {"v4_list_bad_escape", "GET", kV4 + "/memories?user_id=a%zzb", "", 400, kBad, "user_id"},
+      {"v4_get_nul", "GET", kV4 + "/memories/m%00", "", 400, kBad, "memory_id"},
   };
   return c;
 }

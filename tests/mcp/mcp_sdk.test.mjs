@@ -140,7 +140,9 @@ describe('engram MCP server', { skip: SKIP || false }, () => {
   });
 
   test('knowledge_search finds a chunk of a document uploaded through the REST API', async () => {
-    fs.writeFileSync(path.join(server.importDir, 'handbook.md'),
+    // A key is limited to ws2, so each workspace reads its own import directory.
+    fs.mkdirSync(path.join(server.importDir, 'default'), { recursive: true });
+    fs.writeFileSync(path.join(server.importDir, 'default', 'handbook.md'),
       '# Handbook\n\nThe office espresso machine is descaled every Friday by the facilities team.\n');
     const up = await rest(server.base, 'POST', `${P3('default')}/knowledge-bases/kb1/docs`, KEY,
       { type: 'LOCAL', doc: { id: 'hb', title: 'Handbook', file_url: 'handbook.md' } });

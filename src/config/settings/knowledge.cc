@@ -7,6 +7,7 @@ std::vector<OptionSpec> KnowledgeSettings() {
   // clang-format off
   return {
       {.name = "import-dir", .field = &ServeOptions::import_dir, .help = "directory LOCAL knowledge-base documents are read from (nothing outside it; empty: none)"},
+      {.name = "import-dir-layout", .field = &ServeOptions::import_dir_layout, .help = "per-workspace: a workspace reads only --import-dir/<workspace>; shared: every workspace reads all of --import-dir; auto: per-workspace once an API key is limited to some workspaces, else shared", .choices = {"auto", "per-workspace", "shared"}},
       {.name = "remote-fetch", .field = &ServeOptions::remote_fetch, .help = "allow http(s):// knowledge-base document URLs (public addresses only)"},
       {.name = "remote-fetch-allow-private", .field = &ServeOptions::remote_fetch_allow_private, .help = "let remote fetches reach loopback and private addresses (for tests only)", .tier = OptionTier::kAdvanced},
       {.name = "oss-endpoint", .field = &ServeOptions::oss_endpoint, .help = "S3-compatible endpoint for oss://bucket/key documents"},

@@ -31,6 +31,8 @@ std::vector<OptionSpec> MemorySettings();
 std::vector<OptionSpec> KnowledgeSettings();
 // Skills: the limits of an imported skill ZIP, extraction threads.
 std::vector<OptionSpec> SkillSettings();
+// The MCP endpoint: session quotas and batch size.
+std::vector<OptionSpec> McpSettings();
 // OCR of the images sent with Leaderboard adds.
 std::vector<OptionSpec> OcrSettings();
 // Several nodes on one PostgreSQL store: connections, the node's name, job leases.

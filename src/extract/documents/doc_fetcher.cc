@@ -136,19 +136,43 @@ bool IsNonPublicAddress(const ::sockaddr* addr) {
   return true;  // unknown families are not fetched from
 }
 
+namespace {
+
+std::string RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+}  // namespace
+
 DocFetcher::DocFetcher(DocFetcherOptions options) : options_(std::move(options)) {
-  if (!options_.import_dir.empty()) {
-    char buf[PATH_MAX];
-    if (realpath(options_.import_dir.c_str(), buf) != nullptr) import_real_ = buf;
+  if (!options_.import_dir.empty() && !options_.import_per_workspace) {
+    shared_real_ = RealPath(options_.import_dir);
   }
 }
 
-Result<std::string> DocFetcher::LocalRelativePath(std::string_view file_url) const {
+Result<DocFetcher::ImportRoot> DocFetcher::RootFor(std::string_view workspace) const {
   if (options_.import_dir.empty()) {
     return Status::InvalidParameter(
         "LOCAL documents are read from the import directory, and none is configured (start the "
         "server with --import-dir DIR)");
   }
+  if (!options_.import_per_workspace) return ImportRoot{options_.import_dir, shared_real_};
+  // A workspace name is letters, digits, '-', '_' and '.'; "." and ".." would name the shared
+  // directory or its parent.
+  if (workspace.empty() || workspace == "." || workspace == ".." ||
+      workspace.find('/') != std::string_view::npos) {
+    return Status::InvalidParameter("this workspace has no import directory");
+  }
+  std::string configured = options_.import_dir;
+  if (configured.back() != '/') configured += '/';
+  configured += workspace;
+  ImportRoot root{configured, RealPath(configured)};
+  return root;
+}
+
+Result<std::string> DocFetcher::LocalRelativePath(std::string_view file_url,
+                                                  const ImportRoot& import) const {
   std::string path;
   if (StartsWith(file_url, "file://")) {
     std::string_view rest = file_url.substr(7);
@@ -177,7 +201,7 @@ Result<std::string> DocFetcher::LocalRelativePath(std::string_view file_url) con
   }
   if (path[0] == '/') {
     // An absolute path must lie inside the import directory (as configured or resolved).
-    for (const std::string& root : {options_.import_dir, import_real_}) {
+    for (const std::string& root : {import.configured, import.real}) {
       if (root.empty()) continue;
       std::string prefix = root.back() == '/' ? root : root + "/";
       if (StartsWith(path, prefix)) return path.substr(prefix.size());
@@ -188,7 +212,8 @@ Result<std::string> DocFetcher::LocalRelativePath(std::string_view file_url) con
   return path;
 }
 
-Status DocFetcher::Validate(DocSourceType type, std::string_view file_url) const {
+Status DocFetcher::Validate(DocSourceType type, std::string_view file_url,
+                            std::string_view workspace) const {
   if (type == DocSourceType::kOss) {
     if (!options_.oss.configured()) {
       return Status::InvalidParameter(
@@ -213,12 +238,15 @@ Status DocFetcher::Validate(DocSourceType type, std::string_view file_url) const
         "https://)",
         scheme));
   }
-  auto rel = LocalRelativePath(file_url);
+  auto root = RootFor(workspace);
+  if (!root.ok()) return root.status();
+  auto rel = LocalRelativePath(file_url, *root);
   return rel.ok() ? Status::Ok() : rel.status();
 }
 
-Result<FetchedDocument> DocFetcher::Fetch(DocSourceType type, std::string_view file_url) const {
-  ENGRAM_RETURN_IF_ERROR(Validate(type, file_url));
+Result<FetchedDocument> DocFetcher::Fetch(DocSourceType type, std::string_view file_url,
+                                          std::string_view workspace) const {
+  ENGRAM_RETURN_IF_ERROR(Validate(type, file_url, workspace));
   if (type == DocSourceType::kOss) {
     auto loc = ParseOssUrl(file_url);
     std::string endpoint = options_.oss.endpoint;
@@ -233,16 +261,21 @@ Result<FetchedDocument> DocFetcher::Fetch(DocSourceType type, std::string_view f
   if (IsHttpUrl(file_url)) {
     return FetchHttp(std::string(file_url), !options_.allow_private_addresses, "");
   }
-  auto rel = LocalRelativePath(file_url);
+  auto root = RootFor(workspace);
+  if (!root.ok()) return root.status();
+  auto rel = LocalRelativePath(file_url, *root);
   if (!rel.ok()) return rel.status();
-  return ReadLocal(*rel);
+  return ReadLocal(*rel, root->real);
 }
 
-Result<FetchedDocument> DocFetcher::ReadLocal(const std::string& relative) const {
-  if (import_real_.empty()) {
-    return Status::InvalidParameter("the import directory does not exist");
+Result<FetchedDocument> DocFetcher::ReadLocal(const std::string& relative,
+                                              const std::string& root) const {
+  if (root.empty()) {
+    return Status::InvalidParameter(options_.import_per_workspace
+                                        ? "the workspace's import directory does not exist"
+                                        : "the import directory does not exist");
   }
-  const std::string full = import_real_ + "/" + relative;
+  const std::string full = root + "/" + relative;
   // O_NONBLOCK: opening a FIFO must not wait for a writer. The real path is checked on the open
   // descriptor, so swapping a symlink in after a check cannot redirect the read.
   const int fd = open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -262,7 +295,7 @@ Result<FetchedDocument> DocFetcher::ReadLocal(const std::string& relative) const
   struct stat st;
   if (fstat(fd, &st) != 0) return Status::Internal("cannot stat the file");
   if (!S_ISREG(st.st_mode)) return Status::InvalidParameter("doc.file_url is not a regular file");
-  if (!StartsWith(real_path, import_real_ + "/")) {
+  if (!StartsWith(real_path, root + "/")) {
     return Status::InvalidParameter(
         "doc.file_url resolves (through a symlink) outside the import directory");
   }
