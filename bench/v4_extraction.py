@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Memory extraction quality of the V4 Agentic Memory API on LoCoMo: every conversation replayed
-through memories/add with infer true (extraction) and infer false (verbatim), plus the Leaderboard
-path, in one run against one server. Memories are scored through their `provenance` (the add's
-messages they came from), mapped back to dia_ids: coverage of the gold observations, evidence
-turns reached by memories/search, a hand-labelled precision sample, add and event timing.
+through memories/add with infer true (extraction, "x"), infer false (verbatim, "v") and infer false
+with one run_id per session (verbatim spread over scopes, "s"), plus the Leaderboard path, in one
+run against one server. Memories are scored through their `provenance` (the add's messages they
+came from), mapped back to dia_ids: coverage of the gold observations, evidence turns reached by
+memories/search, a hand-labelled precision sample, add and event timing. Every path is also scored
+without provenance: is the gold answer's wording contained in the first k results.
 
   python3 bench/v4_extraction.py --engram build/engram --json-out /tmp/v4x.json
   python3 bench/v4_extraction.py --engram build/engram --limit 1 --label-out /tmp/sample.jsonl
   python3 bench/v4_extraction.py --url http://127.0.0.1:8080 --api-key K --no-leaderboard
+  python3 bench/v4_extraction.py --engram build/engram --modes v,s
 
 bench/README.md (v4_extraction.py) defines every figure.
 """
@@ -34,9 +37,14 @@ from replay import CHUNK, P4, STOPWORDS, load_dataset  # noqa: E402
 
 TOP_K = 100
 KS = (10, 100)
+CONTAIN_KS = (5, 10, 20, 100)            # answer containment depths
 BUDGETS = (1000, 2000)
 THRESHOLDS = (0.0, 0.2, 0.3, 0.4, 0.5)   # 0.0 = the memory only has to cite an evidence turn
-MODES = {"x": True, "v": False}           # user id infix -> infer
+MODES = {"x": True, "v": False, "s": False}   # user id infix -> infer
+# modes whose sessions each get their own run_id under the conversation's user_id: a user's
+# memories spread over many scopes, as a client that opens a run per chat writes them
+RUN_PER_SESSION = frozenset("s")
+MODE_NAMES = {"x": "infer:true", "v": "infer:false", "s": "infer:false, run_id per session"}
 
 
 class Sink:
@@ -157,7 +165,7 @@ def uid(run_id, mode, key):
     return f"{run_id}-{mode}-{key}"
 
 
-def build_adds(conv, user_id, infer, chunk):
+def build_adds(conv, user_id, infer, chunk, run_per_session=False):
     """[(body, [(dia_id, speaker)] in the order of body.messages)] for one conversation."""
     adds = []
     for n, iso, ts, turns in conv.sessions:
@@ -165,10 +173,14 @@ def build_adds(conv, user_id, infer, chunk):
             part = turns[j:j + chunk]
             body = {"messages": [{"role": "user", "name": sp, "content": text, "timestamp": iso}
                                  for _, sp, text in part],
-                    "user_id": user_id, "infer": infer,
-                    # V4's session_id filter field; verbatim turns of one session are a conversation
-                    "metadata": {"session_id": f"{user_id}:s{n}"},
-                    "timestamp": ts}
+                    "user_id": user_id, "infer": infer, "timestamp": ts}
+            if run_per_session:
+                # each session a run, as a client that stores sessions as runs sends it: no
+                # session id of its own, searched by user_id across the runs
+                body["run_id"] = f"s{n}"
+            else:
+                # V4's session_id filter field; verbatim turns of one session are a conversation
+                body["metadata"] = {"session_id": f"{user_id}:s{n}"}
             adds.append((body, [(d, sp) for d, sp, _ in part]))
     return adds
 
@@ -203,7 +215,8 @@ def replay_mode(client, sink, convs, run_id, mode, chunk, concurrency, event_tim
     infer = MODES[mode]
     event_turns, ack_ms, done_ms, decisions = {}, [], [], Counter()
     lock = threading.Lock()
-    adds = {c.key: build_adds(c, uid(run_id, mode, c.key), infer, chunk) for c in convs}
+    adds = {c.key: build_adds(c, uid(run_id, mode, c.key), infer, chunk, mode in RUN_PER_SESSION)
+            for c in convs}
     n_adds = sum(len(a) for a in adds.values())
     n_msgs = sum(len(b["messages"]) for a in adds.values() for b, _ in a)
 
@@ -222,7 +235,7 @@ def replay_mode(client, sink, convs, run_id, mode, chunk, concurrency, event_tim
                     decisions.update(e.get("event") for e in ev.get("events") or []
                                      if isinstance(e, dict))
 
-    log(f"infer {str(infer).lower()}: {n_adds} adds ({n_msgs} messages, {len(convs)} users), "
+    log(f"{MODE_NAMES[mode]}: {n_adds} adds ({n_msgs} messages, {len(convs)} users), "
         f"{min(concurrency, len(convs))} conversation(s) at a time")
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as ex:
@@ -300,9 +313,26 @@ def coverage(convs, mems_by_conv):
                                              max(1, sum(b is not None for b in best_all)))}
 
 
+def answer_containment(answer, texts):
+    """{"contained@k": 1.0 | 0.0} per CONTAIN_KS: every content word of the gold answer is among
+    the content words of the first k texts (what a reader given k results could answer from,
+    whatever memory holds it); {} when the answer has no content word: the question is left out."""
+    gold = content_words(answer or "")
+    if not gold:
+        return {}
+    seen, done, out = set(), 0, {}
+    for k in CONTAIN_KS:
+        for text in texts[done:k]:
+            seen |= content_words(text)
+        done = k
+        out[f"contained@{k}"] = float(gold <= seen)
+    return out
+
+
 class Recall:
     """Per-question evidence-turn recall of one path: results in rank order, each with the turns it
-    reaches and its text (tokens = ceil(len / 4))."""
+    reaches and its text (tokens = ceil(len / 4)); and the gold answer's containment in the texts.
+    """
 
     def __init__(self):
         self.rows, self.search_ms, self.errors = [], [], 0
@@ -322,20 +352,28 @@ class Recall:
         for b in BUDGETS:
             row[f"recall@{b // 1000}k_tokens"] = \
                 sum(first_end.get(t, 1 << 62) <= b for t in g) / len(g)
+        row.update(answer_containment(q.answer, texts))
         self.rows.append(row)
 
     def summary(self):
         keys = [f"recall@{k}" for k in KS] + [f"recall@{b // 1000}k_tokens" for b in BUDGETS] + \
                ["tokens@10"]
+        ckeys = [f"contained@{k}" for k in CONTAIN_KS]
 
         def mean(rows, k):
             return sum(r[k] for r in rows) / len(rows) if rows else None
+
+        def containment(rows):
+            scored = [r for r in rows if ckeys[0] in r]
+            return {"answer_questions": len(scored), **{k: mean(scored, k) for k in ckeys}}
         cats = {}
         for r in self.rows:
             cats.setdefault(r["category"], []).append(r)
+        scored = containment(self.rows)
         return {"questions": len(self.rows), **{k: mean(self.rows, k) for k in keys},
+                **scored, "answer_skipped": len(self.rows) - scored["answer_questions"],
                 "per_category": {c: {"questions": len(rs), "recall@10": mean(rs, "recall@10"),
-                                     "recall@100": mean(rs, "recall@100")}
+                                     "recall@100": mean(rs, "recall@100"), **containment(rs)}
                                  for c, rs in sorted(cats.items())},
                 "search_ms_p50": percentile(self.search_ms, 50),
                 "search_ms_p99": percentile(self.search_ms, 99), "search_errors": self.errors}
@@ -361,6 +399,10 @@ def search_v4(client, sink, questions, run_id, mode, event_turns):
         for r in results:
             if isinstance(r, dict) and r.get("user_id") not in (None, user_id):
                 sink.anomaly("search: result of another user_id", str(r.get("id")))
+            # shows that the scope spread took effect (and that no other mode got a run_id)
+            if isinstance(r, dict) and bool(r.get("run_id")) != (mode in RUN_PER_SESSION):
+                sink.anomaly("search: run_id present unlike the add" if r.get("run_id") else
+                             "search: run_id missing unlike the add", str(r.get("id")))
         rec.score(q, [cited_turns(r, event_turns, sink) for r in results],
                   [replay.content_text(r.get("memory")) for r in results])
     return rec
@@ -368,16 +410,22 @@ def search_v4(client, sink, questions, run_id, mode, event_turns):
 
 class LeaderboardScorer(replay.Scorer):
     """replay.Scorer (its checks, latencies, anomalies) that also feeds our Recall, so the
-    Leaderboard figures use the same token estimate as the V4 ones. Results are matched to turns
-    by content (replay.match_result)."""
+    Leaderboard figures use the same token estimate and answer containment as the V4 ones.
+    Results are matched to turns by content (replay.match_result)."""
 
     def __init__(self, label):
         super().__init__(label, "engram")
         self.rec = Recall()
+        self.texts = {}   # qid -> its results' texts, which replay's score() is not given
+
+    def search(self, client, sc, q, user_id):
+        items, ms = replay.search_leaderboard(client, sc, q, user_id)
+        self.texts[q.qid] = [it["text"] for it in items]
+        return items, ms
 
     def score(self, q, ranked, lengths_chars):
-        # replay passes lengths only; a string of that length gives tokens() the same count
-        self.rec.score(q, ranked, ["x" * n for n in lengths_chars])
+        # a failed search scores ([], []) and left no texts
+        self.rec.score(q, ranked, self.texts.pop(q.qid, []))
         super().score(q, ranked, lengths_chars)
 
 
@@ -389,7 +437,7 @@ def run_leaderboard(client, ds, run_id, chunk, concurrency, local):
     n_msgs, check = replay.fill_leaderboard(ds, client, sc, run_id, concurrency, chunk)
     replay.record_fill(client, sc, before, t0, n_msgs, local)   # waits for the vectors
     check()
-    replay.search_all(ds, client, sc, run_id, 1, replay.search_leaderboard)
+    replay.search_all(ds, client, sc, run_id, 1, sc.search)
     s = sc.summary()
     sc.rec.search_ms = sc.search_ms
     out = sc.rec.summary()
@@ -436,41 +484,82 @@ def _row(cells):
     return "| " + " | ".join(cells) + " |"
 
 
-def markdown(res):
-    x, v, lb = res["modes"]["x"], res["modes"]["v"], res.get("leaderboard")
-    head = ["path", "memories", "mem/msg", "R@10", "R@100", "R@1k tok", "R@2k tok", "tok@10",
-            "ack p50/p99 ms", "all events s"]
-    paths = [(x["label"], x["memories"], x["memories_per_message"], x["search"], x["ack_ms_p50"],
-              x["ack_ms_p99"], x["events_seconds"]),
-             (v["label"], v["memories"], v["memories_per_message"], v["search"], v["ack_ms_p50"],
-              v["ack_ms_p99"], v["events_seconds"])]
+def _paths(res):
+    """(label, memories, mem/msg, search summary, ack p50, ack p99, all-events s) of every path
+    run: the V4 modes in run order, then the Leaderboard."""
+    paths = [(m["label"], m["memories"], m["memories_per_message"], m["search"], m["ack_ms_p50"],
+              m["ack_ms_p99"], m["events_seconds"]) for m in res["modes"].values()]
+    lb = res.get("leaderboard")
     if lb:   # a Leaderboard add answers once stored; "all events" = until the vectors are in
         paths.append((lb["label"], lb["add_messages"], 1.0, lb, lb["add_ms_p50"], lb["add_ms_p99"],
                       lb.get("fill_seconds") or lb["add_seconds"]))
+    return paths
+
+
+def _contained(s):
+    return " / ".join(f3(s.get(f"contained@{k}")) for k in CONTAIN_KS)
+
+
+def markdown(res):
+    paths = _paths(res)
+    first = paths[0][3]
+    head = ["path", "memories", "mem/msg", "R@10", "R@100", "R@1k tok", "R@2k tok",
+            "tok/answer"] + [f"AC@{k}" for k in CONTAIN_KS] + ["ack p50/p99 ms", "all events s"]
     lines = [f"### LoCoMo V4 extraction: {res['conversations']} conversation(s), "
-             f"{res['messages']} messages, {x['search']['questions']} questions", "",
+             f"{res['messages']} messages, {first['questions']} questions", "",
              _row(head), "|" + "---|" * len(head)]
     for name, n, mpm, s, a50, a99, secs in paths:
         lines.append(_row([name, str(n), f3(mpm)] + [f3(s[k]) for k in (
             "recall@10", "recall@100", "recall@1k_tokens", "recall@2k_tokens")] +
-            ["–" if s["tokens@10"] is None else f"{s['tokens@10']:.0f}", ms2(a50, a99), str(secs)]))
-    p, cov = res["precision"], x["coverage"]
-    prec = "not measured" if p["precision"] is None else \
-        f"{p['precision']:.3f} ({p['matched']} labelled)"
-    head = ["observations"] + [("cites evidence" if th == 0 else f"cov@{th:g}")
-                               for th in THRESHOLDS] + ["decisions infer:true",
-                                                        "decisions infer:false", "precision"]
-    lines += ["", _row(head), "|" + "---|" * len(head),
-              _row([str(cov["observations"])] + [f3(cov[f"coverage@{th:g}"]) for th in THRESHOLDS] +
-                   [json.dumps(x["decisions"]), json.dumps(v["decisions"]), prec])]
-    cats = x["search"]["per_category"]
-    lines += ["", "Recall@10 per category (questions):", "",
-              _row(["path"] + [f"{c} ({cats[c]['questions']})" for c in cats]),
-              "|" + "---|" * (len(cats) + 1)]
-    for name, _, _, s, *_ in paths:
-        lines.append(_row([name] + [f3(s["per_category"].get(c, {}).get("recall@10"))
-                                    for c in cats]))
+            ["–" if s["tokens@10"] is None else f"{s['tokens@10']:.0f}"] +
+            [f3(s[f"contained@{k}"]) for k in CONTAIN_KS] + [ms2(a50, a99), str(secs)]))
+    lines += ["", f"tok/answer = mean tokens of the first 10 results; AC@k = answer containment in "
+                  f"the first k results ({first['answer_questions']} questions, "
+                  f"{first['answer_skipped']} skipped: answer without a content word)"]
+    modes = res["modes"]
+    if "x" in modes:
+        p, cov = res["precision"], modes["x"]["coverage"]
+        prec = "not measured" if p["precision"] is None else \
+            f"{p['precision']:.3f} ({p['matched']} labelled)"
+        head = ["observations"] + [("cites evidence" if th == 0 else f"cov@{th:g}")
+                                   for th in THRESHOLDS] + ["precision"]
+        lines += ["", _row(head), "|" + "---|" * len(head),
+                  _row([str(cov["observations"])] +
+                       [f3(cov[f"coverage@{th:g}"]) for th in THRESHOLDS] + [prec])]
+    lines += ["", _row(["path", "event decisions"]), "|---|---|"] + \
+        [_row([m["label"], json.dumps(m["decisions"])]) for m in modes.values()]
+    cats = first["per_category"]
+    for title, cell in (("Recall@10", lambda c: f3(c.get("recall@10"))),
+                        ("Answer containment at " + " / ".join(map(str, CONTAIN_KS)), _contained)):
+        lines += ["", f"{title} per category (questions):", "",
+                  _row(["path"] + [f"{c} ({cats[c]['questions']})" for c in cats]),
+                  "|" + "---|" * (len(cats) + 1)]
+        for name, _, _, s, *_ in paths:
+            lines.append(_row([name] + [cell(s["per_category"].get(c, {})) for c in cats]))
     return "\n".join(lines)
+
+
+def print_goals(res):
+    """The lines a change is judged by, for the paths that ran."""
+    m, lb = res["modes"], res.get("leaderboard")
+    x, v = m.get("x"), m.get("v")
+    if x and v:
+        print(f"infer:true recall@10 vs infer:false recall@10: {f3(x['search']['recall@10'])} vs "
+              f"{f3(v['search']['recall@10'])}")
+        print(f"memories per message ratio (infer:true / infer:false): "
+              f"{f3(ratio(x['memories_per_message'], v['memories_per_message']))}")
+        print(f"tokens per answer (within top 10) ratio (infer:true / infer:false): "
+              f"{f3(ratio(x['search']['tokens@10'], v['search']['tokens@10']))}")
+    # the verbatim paths hold the same turns: one scope, one scope per session, the Leaderboard
+    verbatim = [(MODE_NAMES[k], m[k]["search"]) for k in ("v", "s") if k in m] + \
+        ([("leaderboard", lb)] if lb else [])
+    if len(verbatim) > 1:
+        print("verbatim recall@10: " + ", ".join(f"{n} {f3(s['recall@10'])}" for n, s in verbatim))
+    paths = [(MODE_NAMES[k], s["search"]) for k, s in m.items()] + \
+        ([("leaderboard", lb)] if lb else [])
+    print("answer containment@10: " + ", ".join(f"{n} {f3(s['contained@10'])}" for n, s in paths))
+    if x:
+        print(f"observation coverage at 0.3: {f3(x['coverage']['coverage@0.3'])}")
 
 
 def main():
@@ -492,6 +581,9 @@ def main():
                     help="conversations replayed at a time (default 4)")
     ap.add_argument("--event-timeout", type=float, default=600.0, help="seconds per event (600)")
     ap.add_argument("--no-leaderboard", action="store_true", help="skip the Leaderboard path")
+    ap.add_argument("--modes", default="x,v,s",
+                    help="V4 modes to run, in order (default x,v,s): x = infer true, v = infer "
+                         "false, s = infer false with one run_id per session")
     ap.add_argument("--label-sample", type=int, default=100, metavar="N",
                     help="extracted memories in the precision sample (default 100)")
     ap.add_argument("--label-out", metavar="FILE", help="write the sample as JSON lines to label")
@@ -501,6 +593,9 @@ def main():
     ap.add_argument("--json-out", metavar="FILE")
     ap.add_argument("--keep-data", action="store_true", help="keep the temp server data dir")
     args = ap.parse_args()
+    modes = list(dict.fromkeys(m.strip() for m in args.modes.split(",") if m.strip()))
+    if not modes or any(m not in MODES for m in modes):
+        ap.error(f"--modes: a comma-separated list of {', '.join(MODES)}, got {args.modes!r}")
 
     path = args.data_file or os.path.join(DEFAULT_DATA_DIR, "locomo_dev.json")
     if not os.path.exists(path):
@@ -518,9 +613,10 @@ def main():
     sink = Sink()
     res = {"dataset": "locomo", "data_file": path, "run_id": run_id, "label": args.label,
            "limit": args.limit, "chunk_messages": chunk, "top_k": TOP_K,
+           "contain_ks": list(CONTAIN_KS),
            "conversations": len(convs), "messages": n_msgs, "server_args": args.server_arg,
            "modes": {}, "notes": ds.notes + [f"{dropped_obs} observation(s) dropped"]}
-    server = None
+    server, extracted = None, []
     try:
         if args.engram:
             server = EngramServer(args.engram, api_key=args.api_key, extra_args=args.server_arg,
@@ -529,32 +625,38 @@ def main():
         url = server.url if server else args.url
         client = Client(url, args.api_key)
         turns, mems = {}, {}
-        for mode in MODES:
+        for mode in modes:
             turns[mode], res["modes"][mode] = replay_mode(client, sink, convs, run_id, mode, chunk,
                                                           args.concurrency, args.event_timeout)
             mems[mode] = {c.key: list_memories(client, sink, uid(run_id, mode, c.key)) for c in convs}
         extractor = Counter(
             (m.get("provenance") or {}).get("extractor") or "none"
-            for ms in mems["x"].values() for m in ms if isinstance(m, dict))
+            for ms in mems.get("x", {}).values() for m in ms if isinstance(m, dict))
         res["extractors"] = dict(extractor)
         ext_name = extractor.most_common(1)[0][0] if extractor else "none"
         for mode, m in res["modes"].items():
             m["label"] = f"{args.label} infer:true ({ext_name})" if MODES[mode] \
-                else f"{args.label} infer:false (verbatim)"
+                else f"{args.label} {MODE_NAMES[mode]} (verbatim)"
             m["memories"] = sum(len(v) for v in mems[mode].values())
             m["memories_per_message"] = m["memories"] / m["messages"] if m["messages"] else None
             m["sources"] = dict(Counter((r.get("provenance") or {}).get("source")
                                         for v in mems[mode].values() for r in v))
 
-        # coverage and the precision population, from the extracted memories' provenance
-        cited = {c.key: [(r.get("memory") or "", cited_turns(r, turns["x"], sink))
-                         for r in mems["x"][c.key]] for c in convs}
-        res["modes"]["x"]["coverage"] = coverage(
-            convs, {k: [(content_words(t), ids) for t, ids in v] for k, v in cited.items()})
-        res["modes"]["x"]["memories_citing_no_turn"] = sum(not ids for v in cited.values()
-                                                           for _, ids in v)
-        for mode in MODES:
-            log(f"searching {len(ds.questions)} questions, infer {str(MODES[mode]).lower()}")
+        if "x" in modes:   # coverage and the precision population, from extraction provenance
+            cited = {c.key: [(r.get("memory") or "", cited_turns(r, turns["x"], sink))
+                             for r in mems["x"][c.key]] for c in convs}
+            res["modes"]["x"]["coverage"] = coverage(
+                convs, {k: [(content_words(t), ids) for t, ids in v] for k, v in cited.items()})
+            res["modes"]["x"]["memories_citing_no_turn"] = sum(not ids for v in cited.values()
+                                                               for _, ids in v)
+            for i, c in enumerate(convs):
+                for r, (text, ids) in zip(mems["x"][c.key], cited[c.key]):
+                    if (r.get("provenance") or {}).get("source") == "extraction":
+                        extracted.append({"id": r.get("id"), "user_id": uid(run_id, "x", c.key),
+                                          "memory": text, "source_ids": ids, "conv_index": i,
+                                          "sources": [c.turn_text[d] for d in ids]})
+        for mode in modes:
+            log(f"searching {len(ds.questions)} questions, {MODE_NAMES[mode]}")
             res["modes"][mode]["search"] = search_v4(client, sink, ds.questions, run_id, mode,
                                                      turns[mode]).summary()
         if not args.no_leaderboard:
@@ -562,14 +664,6 @@ def main():
                 "127.0.0.1", "localhost", "::1")
             res["leaderboard"] = run_leaderboard(client, ds, run_id, chunk, args.concurrency, local)
             res["leaderboard"]["label"] = f"{args.label} leaderboard"
-
-        extracted = []
-        for i, c in enumerate(convs):
-            for r, (text, ids) in zip(mems["x"][c.key], cited[c.key]):
-                if (r.get("provenance") or {}).get("source") == "extraction":
-                    extracted.append({"id": r.get("id"), "user_id": uid(run_id, "x", c.key),
-                                      "memory": text, "source_ids": ids, "conv_index": i,
-                                      "sources": [c.turn_text[d] for d in ids]})
     finally:
         if server:
             if server.proc and server.proc.poll() is not None:
@@ -597,7 +691,6 @@ def main():
     res["anomalies"] = {k: {"count": n, "example": e} for k, (n, e) in sink.anomalies.items()}
     res["seconds"] = round(time.perf_counter() - t_start, 1)
 
-    x, v = res["modes"]["x"], res["modes"]["v"]
     print(markdown(res))
     print()
     lb_anomalies = (res.get("leaderboard") or {}).get("anomalies", {})
@@ -605,7 +698,9 @@ def main():
                                                   for k, a in lb_anomalies.items()]:
         print(f"  ANOMALY {k}: {a['count']}x, e.g. {a['example']}")
     p = res["precision"]
-    if not labels:
+    if "x" not in modes:
+        print("precision: not measured (infer:true not run)")
+    elif not labels:
         print("precision: not measured (no labels)")
     elif not matched:
         print(f"precision: not measured (none of {len(sample)} sampled memories matches one of "
@@ -613,13 +708,7 @@ def main():
     else:
         print(f"precision: {f3(p['precision'])} = {p['correct']} correct / {matched} labelled "
               f"({matched} of {len(sample)} sampled memories matched one of {len(labels)} labels)")
-    print(f"infer:true recall@10 vs infer:false recall@10: {f3(x['search']['recall@10'])} vs "
-          f"{f3(v['search']['recall@10'])}")
-    print(f"memories per message ratio (infer:true / infer:false): "
-          f"{f3(ratio(x['memories_per_message'], v['memories_per_message']))}")
-    print(f"tokens per answer (within top 10) ratio (infer:true / infer:false): "
-          f"{f3(ratio(x['search']['tokens@10'], v['search']['tokens@10']))}")
-    print(f"observation coverage at 0.3: {f3(x['coverage']['coverage@0.3'])}")
+    print_goals(res)
     print(f"run time {res['seconds']}s")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:

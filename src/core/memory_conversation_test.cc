@@ -90,6 +90,23 @@ TEST_F(MemoryConversationTest, ConversationsNeverCrossUsersSessionsOrFilters) {
   EXPECT_FALSE(Has(filtered, "m-4")) << "a neighbour the filter rejects is not returned";
 }
 
+TEST_F(MemoryConversationTest, ARunWithoutASessionIsAConversation) {
+  // Sessions stored as runs (no session id): the run is the conversation, and a search by user
+  // ranks across the user's runs.
+  MemoryRecord q = Turn(1, "alice", "", "Will you visit Lisbon in spring?", 10);
+  MemoryRecord reply = Turn(2, "alice", "", "Definitely, and some old friends.", 20);
+  MemoryRecord other_run = Turn(3, "alice", "", "Another run's turn.", 15);
+  MemoryRecord no_run = Turn(4, "alice", "", "A turn of no run.", 12);
+  q.run_id = reply.run_id = "r1";
+  other_run.run_id = "r2";
+  for (const MemoryRecord& r : {q, reply, other_run, no_run}) shard_.Upsert(r);
+  const auto ids = Ids("visit Lisbon", UserFilter("alice"));
+  EXPECT_TRUE(Has(ids, "m-1"));
+  EXPECT_TRUE(Has(ids, "m-2")) << "the run's next turn is the question's neighbour";
+  EXPECT_FALSE(Has(ids, "m-3")) << "another run's turn is not a neighbour";
+  EXPECT_FALSE(Has(ids, "m-4")) << "a turn of neither session nor run has no neighbours";
+}
+
 TEST_F(MemoryConversationTest, ExtractedMemoriesHaveNoNeighbours) {
   MemoryRecord a = Turn(1, "alice", "s1", "Alice plans to visit Lisbon.", 10);
   MemoryRecord b = Turn(2, "alice", "s1", "Alice owns a red bicycle.", 20);

@@ -373,10 +373,14 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     std::unordered_set<std::string> seen;
     for (size_t i = 0; i < messages.size(); ++i) {
       const auto& m = messages[i];
-      std::string text = Collapse(m.content);
+      // A named speaker's message keeps who said it ("Caroline: We adopted a puppy."), as a
+      // Leaderboard turn does: in a conversation of several people, a message without its
+      // speaker cannot answer "what did Caroline adopt?", to BM25 or to the model reading it.
+      std::string said_text = m.name.empty() ? m.content : m.name + ": " + m.content;
+      std::string text = Collapse(said_text);
       if (!text.empty() && seen.insert(text).second) {
-        extracted_facts.push_back({m.content, {static_cast<int32_t>(i)}});
-        said.try_emplace(m.content, Said{m.time_us, static_cast<int32_t>(i)});
+        extracted_facts.push_back({said_text, {static_cast<int32_t>(i)}});
+        said.try_emplace(std::move(said_text), Said{m.time_us, static_cast<int32_t>(i)});
       }
     }
   }

@@ -166,8 +166,8 @@ class MemoryShard {
     nlohmann::json metadata;  // parsed once, for filters
     bool asks = false;        // the text ends with a question mark (the question factor)
   };
-  // The conversation a verbatim memory belongs to: its scope ids and session id ("" for memories
-  // of no session and extracted ones, which have no neighbours).
+  // The conversation a verbatim memory belongs to: its scope ids and session id, or its run when
+  // it has no session id ("" for memories of neither, and extracted ones: no neighbours).
   static std::string ConversationKey(const AgentMemory& m);
   bool TurnBefore(DocId a, DocId b) const;
   // How many of `docs` (distinct) are live.

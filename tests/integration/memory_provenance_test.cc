@@ -124,6 +124,7 @@ TEST_F(MemoryProvenanceTest, VerbatimMemoriesCiteTheirMessageAndSpeaker) {
                  {"timestamp", 1715162400}});
   ASSERT_EQ(event["results"].size(), 2u) << event.dump();  // the repeat is the same memory
   json puppy = GetMemory(client(), event["events"][0]["memory_id"]);
+  EXPECT_EQ(puppy["memory"], "Caroline: We adopted a puppy.") << "a named speaker is kept";
   EXPECT_EQ(puppy["provenance"], json({{"source", "verbatim"},
                                        {"event_id", event["id"]},
                                        {"messages",
@@ -134,6 +135,7 @@ TEST_F(MemoryProvenanceTest, VerbatimMemoriesCiteTheirMessageAndSpeaker) {
   json reply = GetMemory(client(), event["events"][1]["memory_id"]);
   EXPECT_EQ(reply["provenance"]["messages"][0]["index"], 1);
   EXPECT_EQ(reply["provenance"]["messages"][0]["role"], "assistant");
+  EXPECT_EQ(reply["memory"], "Congratulations!") << "no name: the message as it was sent";
 }
 
 TEST_F(MemoryProvenanceTest, BadNamesAndTimestampsAreRefusedAndStoreNothing) {
