@@ -84,24 +84,39 @@ Result<std::vector<ExtractedFact>> RuleBasedExtractor::ExtractFacts(
       const size_t request = RequestStart(toks, question);
       if (question && request == toks.size()) continue;
       toks.resize(request);
-      if (std::any_of(toks.begin(), toks.end(),
-                      [](const Tok& t) { return HypotheticalWords().count(t.lower) > 0; })) {
+      // A condition or a wish states nothing ("If I had time I would sail"); a hedge keeps its
+      // doubt, so the patterns' plain facts do not apply, but the statement does ("I might move
+      // to Oslo" -> "Dana might move to Oslo").
+      bool hedged = false;
+      if (std::any_of(toks.begin(), toks.end(), [&](const Tok& t) {
+            if (HypotheticalWords().count(t.lower) == 0) return false;
+            if (HedgeWords().count(t.lower) > 0) return !(hedged = true);
+            return true;
+          })) {
         continue;
       }
+      auto keep = [&](const Rewrite& r) {
+        const std::string named = NameSpeaker(r.fact, subject);
+        std::string fact = r.resolve_dates
+                               ? rule_extract::ResolveRelativeDates(named, message.time_us, r.past)
+                               : named;
+        // "User smokes" is too bare to keep; "Jon Snow smokes" no less so.
+        if (SplitWords(fact).size() < 2 + SplitWords(subject).size()) return false;
+        add(std::move(fact), {source});
+        return true;
+      };
+      bool read = false;  // some clause of the sentence became a fact
       for (const Clause& clause : SplitClauses(toks)) {
         greeted = greeted || clause.greeting;
-        if (clause.toks.size() < 2) continue;
+        if (clause.toks.size() < 2 || hedged) continue;
         std::optional<Rewrite> r;
         if (clause.toks[0].lower == "i") r = RewriteI(clause.toks, greeted);
         if (clause.toks[0].lower == "my") r = RewriteMy(clause.toks);
-        if (!r) continue;
-        const std::string named = NameSpeaker(r->fact, subject);
-        std::string fact = r->resolve_dates
-                               ? rule_extract::ResolveRelativeDates(named, message.time_us, r->past)
-                               : named;
-        // "User smokes" is too bare to keep; "Jon Snow smokes" no less so.
-        if (SplitWords(fact).size() < 2 + SplitWords(subject).size()) continue;
-        add(std::move(fact), {source});
+        if (r) read = keep(*r) || read;
+      }
+      // What no pattern reads is kept as the speaker's statement.
+      if (!read && options_.keep_statements) {
+        if (auto r = RewriteStatement(toks)) keep(*r);
       }
     }
     if (facts.size() == before && sentences.size() == 1 && !last_question.empty()) {

@@ -6,9 +6,13 @@
 //   "my sister Mia lives in Rome"           -> "User's sister Mia lives in Rome"
 //   "I'm going to visit Tokyo next month"   -> "User plans to visit Tokyo in June 2024"
 //   "I bought a Tesla yesterday"            -> "User bought a Tesla on 2024-05-07"
-// Relative dates are made absolute from the message's time (UTC). Questions, hypotheticals,
-// greetings, small talk and clauses that only make sense in context ("I love it") produce nothing:
-// a wrong memory costs more than a missing one. Assistant and system messages never produce facts;
+// A sentence about the speaker that no pattern reads is kept as a statement in the third person
+// when it carries at least three content words ("I went to a support group yesterday" -> "User
+// went to a support group on 2024-05-07"; see keep_statements), hedges included ("I might move to
+// Oslo" -> "User might move to Oslo"). Relative dates are made absolute from the message's time
+// (UTC). Questions, conditions, greetings, thanks, reactions, errands of the moment and clauses
+// that only make sense in context ("I love it", "I met her") produce nothing. Assistant and system
+// messages never produce facts, except the assistant's recommendations and commitments;
 // the assistant's last question only gives a short user answer its meaning ("What's your favorite
 // color?" / "Blue").
 //
@@ -51,6 +55,10 @@ struct RuleBasedExtractorOptions {
   size_t max_fact_chars = 240;
   // Sentences longer than this many bytes are skipped (pasted documents, code, logs).
   size_t max_sentence_chars = 600;
+  // A sentence about the speaker that no pattern reads, with at least three content words, is
+  // kept as a statement in the third person ("I went to a support group yesterday" -> "User went
+  // to a support group on 2024-05-07"). Off: only the patterns' canonical facts.
+  bool keep_statements = true;
 };
 
 class RuleBasedExtractor final : public MemoryExtractor {

@@ -80,6 +80,7 @@ const WordSet& NonFactPast();
 const WordSet& JobNouns();
 const WordSet& SingleValued();
 const WordSet& HypotheticalWords();
+const WordSet& HedgeWords();  // the hypothetical words that only state doubt ("might")
 const WordSet& ContextWords();
 const WordSet& Fillers();
 
@@ -132,6 +133,9 @@ struct Rewrite {
   bool resolve_dates = true;
 };
 
+// Anything from t[from] on about "you" or the task at hand (the error, the docs, this option) is
+// about this conversation, not about the speaker.
+bool IsAboutTheConversation(const std::vector<Tok>& t, size_t from);
 // A clause starting with "I" (t[0]).
 std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting);
 // A clause starting with "my" (t[0]).
@@ -140,6 +144,19 @@ std::optional<Rewrite> RewriteMy(const std::vector<Tok>& t);
 size_t MyClauseVerb(const std::vector<Tok>& t);
 // A short answer to the assistant's last question ("What's your favorite color?" / "Blue").
 std::optional<std::string> AnswerFact(std::string_view question, std::string_view answer);
+
+// ---------------------------------------------------------------------------------------------
+// Statements (rule_based_statements.cc): a sentence no pattern reads, about the speaker (a
+// first-person word) and with at least three content words, in the third person ("I went to a
+// support group yesterday" -> "User went to a support group yesterday"); nothing for reactions,
+// thanks and sentences about the listener.
+std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& sentence);
+// The word after a first-person singular subject, made to agree with a third-person one ("am" ->
+// "is", "love" -> "loves"); past, modal and other unchanging forms, and words that do not look
+// like a verb, as written.
+std::string AgreeWithThirdPerson(const Tok& verb);
+// An adverb that may stand between "I" and its verb ("I really love", "I usually run").
+bool IsAdverbBeforeVerb(std::string_view lower);
 
 // ---------------------------------------------------------------------------------------------
 // Speakers (rule_based_speakers.cc). Patterns write facts about "User" and render the speaker's own

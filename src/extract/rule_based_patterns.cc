@@ -33,12 +33,17 @@ std::string Render(const std::vector<Tok>& t, size_t from, size_t to) {
       to -= 3, more = true;
   }
   std::string out;
+  bool agree = false;  // the next verb follows an "I" inside the clause ("every hike I take")
   for (size_t k = from; k < to; ++k) {
     std::string word = t[k].text;
     const std::string& l = t[k].lower;
+    if (agree && !IsAdverbBeforeVerb(l)) {
+      word = AgreeWithThirdPerson(t[k]);
+      agree = false;
+    }
     if (l == "my" || l == "mine") word = std::string(kSpeakerMark) + "'s";
     if (l == "me" || l == "i") word = std::string(kSpeakerMark);
-    if (l == "am" && k > from && t[k - 1].lower == "i") word = "is";
+    agree = agree || l == "i";
     if (l == "myself") word = "themselves";
     if (!out.empty()) out += ' ';
     out += word;
@@ -61,15 +66,7 @@ std::optional<Rewrite> Make(std::string head, const std::vector<Tok>& t, size_t 
     return Rewrite{std::move(head), past};
   }
   if (IsContextDependent(t, from, t.size())) return std::nullopt;
-  // Anything about "you" or the task at hand (the error, the docs, this option) is about this
-  // conversation, not about the user.
-  static const WordSet kConversation = Words(
-      "you your yours yourself u error errors bug bugs warning warnings exception traceback "
-      "output snippet script docs documentation prompt answer answers response reply message "
-      "option options example article tests config list");
-  for (size_t k = from; k < t.size(); ++k) {
-    if (kConversation.count(t[k].lower) > 0) return std::nullopt;
-  }
+  if (IsAboutTheConversation(t, from)) return std::nullopt;
   std::string rest = Render(t, from, t.size());
   if (rest.empty() && !allow_empty) return std::nullopt;
   return Rewrite{head + (rest.empty() ? "" : " " + rest), past};
@@ -173,6 +170,17 @@ std::optional<Rewrite> RewriteAm(const std::vector<Tok>& t, size_t k, bool greet
 }  // namespace
 
 // A clause starting with "I" (t[0]).
+bool IsAboutTheConversation(const std::vector<Tok>& t, size_t from) {
+  static const WordSet kConversation = Words(
+      "you your yours yourself u error errors bug bugs warning warnings exception traceback "
+      "output snippet script docs documentation prompt answer answers response reply message "
+      "option options example article tests config list");
+  for (size_t k = from; k < t.size(); ++k) {
+    if (kConversation.count(t[k].lower) > 0) return true;
+  }
+  return false;
+}
+
 std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting) {
   size_t k = 1;
   std::string adverbs;  // kept adverbs of frequency, " usually"

@@ -171,6 +171,11 @@ const WordSet& SingleValued() {
 }
 
 // Words that make a clause hypothetical, uncertain or about someone else's view.
+const WordSet& HedgeWords() {
+  static const WordSet s = Words("maybe perhaps probably possibly might");
+  return s;
+}
+
 const WordSet& HypotheticalWords() {
   static const WordSet s = Words(
       "if unless suppose supposing imagine hypothetically maybe perhaps probably possibly might "

@@ -1,0 +1,151 @@
+// Statements: what a speaker's sentence says about themselves when no fact pattern reads it.
+//
+// The patterns (rule_based_patterns.cc) write canonical facts the reconciler can compare ("User
+// lives in Paris"), and know a few dozen predicates. Most of what people tell each other is
+// outside them ("I went to a support group yesterday and it was powerful"); dropping it loses the
+// memory. A sentence about the speaker (a first-person word) that carries at least three content
+// words is kept, rewritten in the third person: "I" / "me" / "my" become the speaker, the verb
+// after "I" agrees ("I love" -> "loves", "I'm" -> "is", "I have" -> "has"), "we" / "us" / "our"
+// become the speaker "and others" ("our" the speaker's). Reactions, thanks, questions and sentences
+// about the listener carry too few content words of their own, or start with "you", and are
+// dropped.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extract/rule_based_internal.h"
+
+namespace engram {
+namespace rule_extract_internal {
+
+namespace {
+
+// Words that say nothing on their own: function words, auxiliaries, pronouns, intensifiers and
+// the vocabulary of reactions ("so", "really", "glad", "awesome"). A sentence needs three content
+// words besides them to be kept.
+const WordSet& NonContentWords() {
+  static const WordSet s = Words(
+      "a an the and or but so if then than that this these those it its it's is am are was were "
+      "be been being do does did doing have has had having will would can could should shall may "
+      "might must not no yes i me my mine myself we us our ours ourselves you your yours yourself "
+      "he him his she her hers they them their theirs there here what which who whom whose when "
+      "where why how all any some each every both either neither one ones to of in on at by for "
+      "with about from into onto up down out over under again also just only really very too "
+      "much many more most such same other own well still even ever never always quite pretty "
+      "lot lots bit thing things something anything everything nothing stuff way kind sort "
+      "as like get got gets getting go going gone make made let know think thought feel felt "
+      "glad happy great good nice cool awesome amazing wonderful fantastic lovely sweet proud "
+      "sure thanks thank wow oh hey hi hello yeah yep okay ok sounds sound totally definitely "
+      "absolutely super soon now today tomorrow yesterday tonight");
+  return s;
+}
+
+bool IsModal(std::string_view w) {
+  static const WordSet s = Words("will would can could should shall may might must");
+  return s.count(w) > 0;
+}
+
+bool IsAlphaWord(std::string_view w) {
+  if (w.empty()) return false;
+  for (char c : w) {
+    if (!std::isalpha(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+bool IsFirstPerson(std::string_view lower) {
+  static const WordSet s = Words("i me my mine myself we us our ours ourselves");
+  return s.count(lower) > 0;
+}
+
+}  // namespace
+
+bool IsAdverbBeforeVerb(std::string_view lower) {
+  static const WordSet s = Words("also really just still never always");
+  return DroppedAdverbs().count(lower) > 0 || KeptAdverbs().count(lower) > 0 || s.count(lower) > 0;
+}
+
+std::string AgreeWithThirdPerson(const Tok& verb) {
+  const std::string& v = verb.lower;
+  if (v == "am") return "is";
+  if (v == "have") return "has";
+  if (v == "do") return "does";
+  if (v == "were") return "was";
+  if (v == "was" || v == "did" || v == "had" || IsModal(v) || !IsAlphaWord(v)) return verb.text;
+  if (IrregularPast().count(v) > 0 || NonFactPast().count(v) > 0) return verb.text;
+  if (v.size() > 3 && ((EndsWith(v, "ed") && !EndsWith(v, "eed")) || EndsWith(v, "ing"))) {
+    return verb.text;
+  }
+  if (v.size() > 2 && v.back() == 's' && !EndsWith(v, "ss")) return verb.text;  // "was", "goes"
+  return ThirdPerson(v);
+}
+
+std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& sentence) {
+  size_t from = 0;
+  while (from < sentence.size() && Fillers().count(sentence[from].lower) > 0) ++from;
+  const size_t n = sentence.size() - from;
+  if (n < 4) return std::nullopt;
+  const std::string& first = sentence[from].lower;
+  // About the listener ("You did great"), or a reaction to what they said ("That sounds fun").
+  if (first == "you" || first == "your" || ContextWords().count(first) > 0) return std::nullopt;
+  size_t content = 0;
+  bool about_speaker = false;
+  bool past = false;
+  for (size_t k = from; k < sentence.size(); ++k) {
+    const std::string& w = sentence[k].lower;
+    about_speaker = about_speaker || IsFirstPerson(w);
+    past = past || IrregularPast().count(w) > 0 ||
+           (w.size() > 3 && EndsWith(w, "ed") && !EndsWith(w, "eed"));
+    if (w.size() >= 3 && NonContentWords().count(w) == 0 && IsWordChar(w[0])) ++content;
+  }
+  if (!about_speaker || content < 3) return std::nullopt;
+  if (IsAboutTheConversation(sentence, from)) return std::nullopt;
+  // The verb after a leading "I" (past its adverbs) and what follows it.
+  size_t verb = from + 1;
+  while (verb < sentence.size() && IsAdverbBeforeVerb(sentence[verb].lower)) ++verb;
+  if (first == "i" && verb + 1 < sentence.size()) {
+    const std::string& v = sentence[verb].lower;
+    const std::string& next = sentence[verb + 1].lower;
+    // "I met her", "I love it": the object is someone or something of the conversation.
+    static const WordSet kReferences = Words("it him her them this that these those one");
+    if (kReferences.count(next) > 0) return std::nullopt;
+    // "I need to …", "I have to …", "I'm going to the store": an errand of the moment.
+    if ((v == "need" || v == "have") && next == "to") return std::nullopt;
+    if (v == "am" && next == "going" && verb + 2 < sentence.size() &&
+        sentence[verb + 2].lower == "to") {
+      return std::nullopt;
+    }
+  }
+
+  std::string out;
+  bool agree = false;  // the next verb follows "I"
+  for (size_t k = from; k < sentence.size(); ++k) {
+    const Tok& t = sentence[k];
+    const std::string& l = t.lower;
+    std::string word = t.text;
+    if (l == "i") {
+      word = k == from ? "User" : std::string(kSpeakerMark);
+      agree = true;
+    } else if (l == "me") {
+      word = std::string(kSpeakerMark);
+    } else if (l == "myself" || l == "ourselves") {
+      word = "themselves";
+    } else if (l == "my" || l == "mine") {
+      word = std::string(kSpeakerMark) + "'s";
+    } else if (l == "we" || l == "us") {
+      word = (k == from ? std::string("User") : std::string(kSpeakerMark)) + " and others";
+    } else if (l == "our" || l == "ours") {
+      word = std::string(kSpeakerMark) + "'s";  // shared, and the speaker's
+    } else if (agree && !IsAdverbBeforeVerb(l)) {
+      word = AgreeWithThirdPerson(t);
+      agree = false;
+    }
+    if (!out.empty()) out += ' ';
+    out += word;
+    if (k + 1 < sentence.size()) out += t.trail;
+  }
+  return Rewrite{std::move(out), past};
+}
+
+}  // namespace rule_extract_internal
+}  // namespace engram
