@@ -128,6 +128,15 @@ const std::vector<GrammarCase>& Cases() {
        {"Dana signed up for a photography workshop in July 2026"}},
       {"I cooked a spicy curry for my roommates on Tuesday.",
        {"Dana cooked a spicy curry for Dana's roommates on 2026-06-09"}},
+      // Chat drops the subject; a determiner is not a reference to the conversation.
+      {"Took a cooking class in Lisbon last month.",
+       {"Dana took a cooking class in Lisbon in May 2026"}},
+      {"Just finished knitting a sweater for my niece.",
+       {"Dana just finished knitting a sweater for Dana's niece"}},
+      {"Been volunteering at the food bank on weekends.",
+       {"Dana has been volunteering at the food bank on weekends"}},
+      {"I made this lamp from driftwood and old rope.",
+       {"Dana made this lamp from driftwood and old rope"}},
   };
   return cases;
 }

@@ -33,7 +33,7 @@ const WordSet& NonContentWords() {
       "with about from into onto up down out over under again also just only really very too "
       "much many more most such same other own well still even ever never always quite pretty "
       "lot lots bit thing things something anything everything nothing stuff way kind sort "
-      "as like get got gets getting go going gone make made let know think thought feel felt "
+      "as like get got gets getting go going gone let know think thought feel felt "
       "glad happy great good nice cool awesome amazing wonderful fantastic lovely sweet proud "
       "sure thanks thank wow oh hey hi hello yeah yep okay ok sounds sound totally definitely "
       "absolutely super soon now today tomorrow yesterday tonight");
@@ -80,9 +80,47 @@ std::string AgreeWithThirdPerson(const Tok& verb) {
   return ThirdPerson(v);
 }
 
-std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& sentence) {
+namespace {
+
+// Chat drops the subject: "Took a short trip to Rome last week", "Been busy volunteering". A
+// sentence that starts with a past form (or "been") is the speaker's: "I" is put back ("I have"
+// before "been").
+std::vector<Tok> WithElidedSubject(const std::vector<Tok>& sentence, size_t from) {
+  size_t at = from;  // past adverbs: "Just started doing aerial yoga"
+  while (at < sentence.size() && IsAdverbBeforeVerb(sentence[at].lower)) ++at;
+  if (at >= sentence.size()) return sentence;
+  const std::string& w = sentence[at].lower;
+  const bool been = w == "been";
+  const bool past = IrregularPast().count(w) > 0 || w == "had" ||
+                    (w.size() > 3 && EndsWith(w, "ed") && !EndsWith(w, "eed"));
+  if (!been && !past) return sentence;
+  std::vector<Tok> out(sentence.begin(), sentence.begin() + static_cast<std::ptrdiff_t>(from));
+  out.push_back(Tok{"I", "i", ""});
+  if (been) out.push_back(Tok{"have", "have", ""});
+  const size_t moved = out.size();
+  out.insert(out.end(), sentence.begin() + static_cast<std::ptrdiff_t>(from), sentence.end());
+  out[moved].text = out[moved].lower;  // no longer the sentence's first word
+  return out;
+}
+
+// A reference to someone or something of the conversation used as the whole object ("I met her
+// at the conference", "I love it"), not as a determiner ("I made this bowl").
+bool IsReferenceObject(const std::vector<Tok>& t, size_t k) {
+  static const WordSet kReferences = Words("it him her them this that these those one");
+  static const WordSet kAfterObject = Words(
+      "at in on with for to from by about after before during yesterday today tonight last "
+      "again too so very a lot because and but or when while since until");
+  if (k >= t.size() || kReferences.count(t[k].lower) == 0) return false;
+  if (k + 1 >= t.size() || !t[k].trail.empty()) return true;
+  return kAfterObject.count(t[k + 1].lower) > 0;
+}
+
+}  // namespace
+
+std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& said) {
   size_t from = 0;
-  while (from < sentence.size() && Fillers().count(sentence[from].lower) > 0) ++from;
+  while (from < said.size() && Fillers().count(said[from].lower) > 0) ++from;
+  const std::vector<Tok> sentence = WithElidedSubject(said, from);
   const size_t n = sentence.size() - from;
   if (n < 4) return std::nullopt;
   const std::string& first = sentence[from].lower;
@@ -106,9 +144,7 @@ std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& sentence) {
   if (first == "i" && verb + 1 < sentence.size()) {
     const std::string& v = sentence[verb].lower;
     const std::string& next = sentence[verb + 1].lower;
-    // "I met her", "I love it": the object is someone or something of the conversation.
-    static const WordSet kReferences = Words("it him her them this that these those one");
-    if (kReferences.count(next) > 0) return std::nullopt;
+    if (IsReferenceObject(sentence, verb + 1)) return std::nullopt;
     // "I need to …", "I have to …", "I'm going to the store": an errand of the moment.
     if ((v == "need" || v == "have") && next == "to") return std::nullopt;
     if (v == "am" && next == "going" && verb + 2 < sentence.size() &&
