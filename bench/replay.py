@@ -580,13 +580,26 @@ def fill_leaderboard(ds, client, sc, run_id, concurrency, chunk):
     log(f"adding {len(chunks)} chunks ({n_msgs} messages, {len(ds.users)} users) "
         f"with {concurrency} concurrent clients")
     errors = []
+    throttled = [0]
 
     def add(body):
-        try:
-            resp, dt = client.post_json("/leaderboard/add", body)
-        except (HttpError, OSError) as e:
-            errors.append(f"{body['request_id']}: {e}")
-            return None
+        # A 429 (vectors of earlier adds still being computed; nothing was stored) is retried with
+        # the same request_id, as the Leaderboard's client does, for up to 600 s.
+        deadline = time.perf_counter() + 600
+        while True:
+            try:
+                resp, dt = client.post_json("/leaderboard/add", body)
+                break
+            except HttpError as e:
+                if e.status == 429 and time.perf_counter() < deadline:
+                    throttled[0] += 1
+                    time.sleep(0.2)
+                    continue
+                errors.append(f"{body['request_id']}: {e}")
+                return None
+            except OSError as e:
+                errors.append(f"{body['request_id']}: {e}")
+                return None
         ok = isinstance(resp, dict) and resp.get("success") is True
         if not ok:
             sc.anomaly("add: success is not true", json.dumps(resp)[:300])
@@ -602,6 +615,7 @@ def fill_leaderboard(ds, client, sc, run_id, concurrency, chunk):
     for e in errors[:5]:
         log("add error:", e)
     sc.extra.update({"add_chunks": len(chunks), "add_messages": n_msgs,
+                     "add_throttled": throttled[0],
                      "add_seconds": round(add_s, 2),
                      "add_messages_per_s": round(n_msgs / add_s, 1) if add_s else None})
     return n_msgs, lambda: check_leaderboard_retry(client, sc, chunks)

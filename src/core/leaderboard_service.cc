@@ -203,6 +203,17 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   // not pay for loading it.
   auto shard = shards_->Get(options_.workspace, request.user_id);
   if (!shard.ok()) return shard.status();
+  // The vectors of earlier adds are computed in the background; while too much of them waits, an
+  // add is refused (nothing stored; 429 with Retry-After) rather than held.
+  if (embedder_ != nullptr && vectors_ != nullptr) {
+    size_t bytes = 0;
+    for (const auto& m : batch.memories) bytes += m.text.size();
+    if (!batch.memories.empty() && !vectors_->AdmitFresh(batch.memories.size(), bytes)) {
+      return Status(StatusCode::kThrottled,
+                    "the vectors of earlier adds are still being computed; retry the same "
+                    "request after a short wait");
+    }
+  }
   auto outcome = store_->Add(std::move(batch));
   if (!outcome.ok()) return outcome.status();
   if (outcome->duplicate) {

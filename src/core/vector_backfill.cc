@@ -41,17 +41,24 @@ bool VectorBackfill::Shutdown(std::chrono::milliseconds grace) {
   return cv_.wait_for(lock, grace, [this] { return running_ == 0; });
 }
 
+bool VectorBackfill::AdmitFresh(size_t count, size_t bytes) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return room_cv_.wait_for(lock, options_.admission_wait, [&] {
+    return stopping_ || pending_fresh_ == 0 ||
+           (pending_fresh_ + count <= options_.max_pending_fresh &&
+            pending_fresh_bytes_ + bytes <= options_.max_pending_fresh_bytes);
+  });
+}
+
 void VectorBackfill::EnqueueFresh(std::shared_ptr<ScopeShard> shard,
                                   std::vector<std::pair<int64_t, std::string>> items) {
   if (items.empty()) return;
   const size_t n = items.size();
   const size_t bytes = TextBytes(items);
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    room_cv_.wait(lock, [&] {
-      return stopping_ || pending_fresh_ == 0 || pending_fresh_ + n <= options_.max_pending_fresh;
-    });
+    std::lock_guard<std::mutex> lock(mu_);
     pending_fresh_ += n;
+    pending_fresh_bytes_ += bytes;
     pending_ += n;
   }
   shard->AddPendingVectors(n, bytes);
@@ -194,10 +201,13 @@ void VectorBackfill::Run() {
     // Pending counts drop whether or not the pass succeeded, so waiting searches never hang.
     size_t done = 0;
     size_t done_fresh = 0;
+    size_t done_fresh_bytes = 0;
     for (const auto& job : pass) {
       if (job.fresh) {
-        job.shard->DonePendingVectors(job.items.size(), TextBytes(job.items));
+        const size_t bytes = TextBytes(job.items);
+        job.shard->DonePendingVectors(job.items.size(), bytes);
         done_fresh += job.items.size();
+        done_fresh_bytes += bytes;
       }
       done += job.items.size();
     }
@@ -205,6 +215,7 @@ void VectorBackfill::Run() {
     pending_ -= done;
     if (done_fresh > 0) {
       pending_fresh_ -= done_fresh;
+      pending_fresh_bytes_ -= done_fresh_bytes;
       room_cv_.notify_all();
     }
   }

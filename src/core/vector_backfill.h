@@ -42,10 +42,14 @@ struct VectorBackfillOptions {
   // long texts stays short and the fresh vectors it carries are not held back for long.
   size_t max_batch_bytes = 32 << 10;
   int threads = 2;
-  // Fresh memories allowed to wait for a vector. Beyond it, adds wait (backpressure): the lag a
-  // search may have to wait out stays bounded, and a sustained write load cannot grow the queue
-  // without limit.
-  size_t max_pending_fresh = 128;
+  // Fresh memories, and bytes of their text, allowed to wait for a vector. An add that would go
+  // beyond either waits up to admission_wait for room (AdmitFresh), and is refused after that: a
+  // sustained write load cannot grow the queue without limit, and no add is held long. Bytes
+  // count because the model's cost grows with a text's length (a 20 KB source file is ~50 model
+  // windows, a chat turn one).
+  size_t max_pending_fresh = 1024;
+  size_t max_pending_fresh_bytes = 4 << 20;
+  std::chrono::milliseconds admission_wait{1000};
   int nice = 10;  // background work, as JobQueue's workers: requests get the CPU first
 };
 
@@ -61,8 +65,13 @@ class VectorBackfill {
                  VectorBackfillOptions options = {});
   ~VectorBackfill();
 
-  // Fresh memories of `shard` (seq, text); the shard is told they are pending. Blocks while more
-  // than max_pending_fresh fresh memories wait. Fresh work runs before backfill work.
+  // Whether `count` fresh memories of `bytes` of text may be queued: true at once while the
+  // pending fresh work is within max_pending_fresh and max_pending_fresh_bytes (or there is none),
+  // else once it drains, waiting at most admission_wait; false when it did not drain in time. An
+  // add asks before it writes, so a refused add stores nothing.
+  bool AdmitFresh(size_t count, size_t bytes);
+  // Fresh memories of `shard` (seq, text); the shard is told they are pending. Never blocks (the
+  // add was admitted). Fresh work runs before backfill work.
   void EnqueueFresh(std::shared_ptr<ScopeShard> shard,
                     std::vector<std::pair<int64_t, std::string>> items);
   // Every memory of `shard` that lacks a vector of the current model.
@@ -106,6 +115,7 @@ class VectorBackfill {
   std::deque<Job> backfill_;         // guarded by mu_
   size_t pending_ = 0;               // guarded by mu_; all queued memories
   size_t pending_fresh_ = 0;         // guarded by mu_
+  size_t pending_fresh_bytes_ = 0;   // guarded by mu_
   bool stopping_ = false;            // guarded by mu_
   size_t storing_ = 0;               // guarded by mu_; workers inside a store call
   size_t running_ = 0;               // guarded by mu_; workers not yet exited

@@ -248,6 +248,33 @@ TEST_F(VectorBackfillTest, FreshWorkRunsBeforeBackfillAndIsNeverMixedWithIt) {
   ExpectOwnVectors("old2", 2);
 }
 
+// While too many bytes of text wait for vectors, an add is held at most admission_wait and then
+// refused (kThrottled, nothing stored); once the backlog drains, adds are taken again.
+TEST_F(VectorBackfillTest, AnAddBeyondTheBacklogWaitsBrieflyThenIsRefusedAndStoresNothing) {
+  Start({.max_pending_fresh_bytes = 100, .admission_wait = std::chrono::milliseconds(200)});
+  embedder_.Hold();
+  Add(*service_, "first", {Memo(0)});
+  embedder_.WaitEntered();  // the worker holds memo-0 inside the model: its bytes are pending
+  Add(*service_, "second", {Memo(1), Memo(2)});  // within the limit (memo-0 is ~30 bytes)
+  const std::string long_text = Memo(3) + std::string(200, 'x');
+  const auto began = std::chrono::steady_clock::now();
+  auto refused = service_->Add(Req("third", {long_text}));
+  const auto held = std::chrono::steady_clock::now() - began;
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kThrottled);
+  EXPECT_GE(held, std::chrono::milliseconds(150));
+  EXPECT_LT(held, std::chrono::seconds(5));
+  auto nothing = store_->LoadScope("leaderboard", "third");
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_TRUE(nothing->empty());
+  embedder_.Release();
+  WaitDrained();
+  // An empty backlog takes any add, however long.
+  Add(*service_, "third", {long_text});
+  WaitDrained();
+  ExpectOwnVectors("third", 1);
+}
+
 TEST_F(VectorBackfillTest, ShutdownDiscardsThePassInProgressAndTheQueue) {
   Start({});
   embedder_.Hold();
