@@ -107,10 +107,17 @@ TEST_F(MemoryConversationTest, ARunWithoutASessionIsAConversation) {
   EXPECT_FALSE(Has(ids, "m-4")) << "a turn of neither session nor run has no neighbours";
 }
 
-TEST_F(MemoryConversationTest, ExtractedMemoriesHaveNoNeighbours) {
+TEST_F(MemoryConversationTest, ExtractedMemoriesFollowTheirMessagesTimes) {
+  // Extracted facts (infer: true) carry the time of the messages they came from: in a session,
+  // they are a conversation in that order; without a message time, they have no neighbours.
   MemoryRecord a = Turn(1, "alice", "s1", "Alice plans to visit Lisbon.", 10);
   MemoryRecord b = Turn(2, "alice", "s1", "Alice owns a red bicycle.", 20);
-  a.role = b.role = "";  // extracted facts (infer: true)
+  a.role = b.role = "";
+  shard_.Upsert(a);
+  shard_.Upsert(b);
+  EXPECT_TRUE(Has(Ids("visit Lisbon", UserFilter("alice")), "m-2"));
+  a.source_ts_us.reset();
+  b.source_ts_us.reset();
   shard_.Upsert(a);
   shard_.Upsert(b);
   EXPECT_EQ(Ids("visit Lisbon", UserFilter("alice")), std::vector<std::string>{"m-1"});

@@ -546,6 +546,18 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     if (auto s = said.find(d.text); s != said.end()) {
       r.source_ts_us = s->second.time_us;
       r.position = s->second.position;
+    } else if (d.fact >= 0 && static_cast<size_t>(d.fact) < extracted_facts.size() &&
+               !extracted_facts[d.fact].sources.empty()) {
+      // An extracted fact happened when its messages were said, not when the add ran: the date
+      // prior and the order of a conversation use that time (the latest of its messages).
+      int64_t latest = 0;
+      for (int32_t i : extracted_facts[d.fact].sources) {
+        if (i >= 0 && static_cast<size_t>(i) < messages.size()) {
+          latest = std::max(latest, messages[i].time_us);
+        }
+      }
+      if (latest > 0) r.source_ts_us = latest;
+      r.position = extracted_facts[d.fact].sources.front();
     }
     r.text = d.text;
     r.metadata_json = req.metadata_json;

@@ -86,9 +86,10 @@ MemoryShard::MemoryShard(const Analyzer* analyzer, MemoryShardOptions options)
 
 std::string MemoryShard::ConversationKey(const AgentMemory& m) {
   // A run is one session of an agent with a user (mem0's run_id): without a session id of its
-  // own, a verbatim memory's run is its conversation, so a user whose sessions are stored as runs
+  // own, a memory's run is its conversation, so a user whose sessions are stored as runs
   // gets the same conversation steps as one who names each session in metadata.
-  if (m.role != kVerbatimRole || (m.session_id.empty() && m.run_id.empty())) return "";
+  if ((m.role != kVerbatimRole && !m.source_ts_us) || (m.session_id.empty() && m.run_id.empty()))
+    return "";
   // Every scope id is part of the key, so a conversation never links two users' turns.
   std::string key;
   for (const std::string* part : {&m.user_id, &m.agent_id, &m.run_id, &m.app_id, &m.session_id}) {

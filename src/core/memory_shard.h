@@ -48,7 +48,8 @@ struct AgentMemory {
   int64_t updated_at_us = 0;
   std::optional<int64_t> expires_at_us;
   // A verbatim memory (added with infer: false) is one message of a conversation: its role is
-  // kVerbatimRole and source_ts_us the message's time.
+  // kVerbatimRole and source_ts_us the message's time. An extracted one's source_ts_us is the
+  // time of the latest message it came from (unset for memories stored before that was kept).
   std::string role;
   std::optional<int64_t> source_ts_us;
   // Where it came from (see core/memory_provenance.h); empty when unknown.
@@ -166,8 +167,9 @@ class MemoryShard {
     nlohmann::json metadata;  // parsed once, for filters
     bool asks = false;        // the text ends with a question mark (the question factor)
   };
-  // The conversation a verbatim memory belongs to: its scope ids and session id, or its run when
-  // it has no session id ("" for memories of neither, and extracted ones: no neighbours).
+  // The conversation a memory belongs to: its scope ids and session id, or its run when it has no
+  // session id; "" (no neighbours) for memories of neither, and for extracted ones that carry no
+  // message time (a verbatim memory's time is its message's; an extracted one's its messages').
   static std::string ConversationKey(const AgentMemory& m);
   bool TurnBefore(DocId a, DocId b) const;
   // How many of `docs` (distinct) are live.
