@@ -120,7 +120,8 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
   }
   if (chosen && !IsValidWorkspaceName(workspace)) {
     return Status::InvalidParameter(
-        "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.'");
+        "workspace_name must be 1-64 characters of letters, digits, '-', '_' or '.', other than "
+        "\".\" and \"..\"");
   }
   if (auto it = match.params.find("service_id");
       it != match.params.end() && it->second != kServiceId) {

@@ -205,16 +205,22 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   if (!shard.ok()) return shard.status();
   // The vectors of earlier adds are computed in the background; while too much of them waits, an
   // add is refused (nothing stored; 429 with Retry-After) rather than held.
-  if (embedder_ != nullptr && vectors_ != nullptr) {
-    size_t bytes = 0;
-    for (const auto& m : batch.memories) bytes += m.text.size();
-    if (!batch.memories.empty() && !vectors_->AdmitFresh(batch.memories.size(), bytes)) {
+  const bool queues_vectors = embedder_ != nullptr && vectors_ != nullptr;
+  size_t reserved_count = 0;
+  size_t reserved_bytes = 0;
+  if (queues_vectors && !batch.memories.empty()) {
+    for (const auto& m : batch.memories) reserved_bytes += m.text.size();
+    if (!vectors_->AdmitFresh(batch.memories.size(), reserved_bytes)) {
       return Status(StatusCode::kThrottled,
                     "the vectors of earlier adds are still being computed; retry the same "
                     "request after a short wait");
     }
+    reserved_count = batch.memories.size();
   }
   auto outcome = store_->Add(std::move(batch));
+  if (!outcome.ok() || outcome->duplicate) {
+    if (reserved_count > 0) vectors_->ReleaseFresh(reserved_count, reserved_bytes);
+  }
   if (!outcome.ok()) return outcome.status();
   if (outcome->duplicate) {
     if (outcome->existing.body_hash != request.body_hash) {
@@ -225,11 +231,11 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
   }
   // Searchable before we answer: the very next search must see this write.
   (*shard)->Apply(outcome->stored);
-  if (embedder_ != nullptr && vectors_ != nullptr && !outcome->stored.empty()) {
+  if (queues_vectors) {
     std::vector<std::pair<int64_t, std::string>> items;
     items.reserve(outcome->stored.size());
     for (const auto& m : outcome->stored) items.emplace_back(m.seq, m.text);
-    vectors_->EnqueueFresh(*shard, std::move(items));
+    vectors_->EnqueueFresh(*shard, std::move(items), reserved_count, reserved_bytes);
   }
   return request.response_json;
 }

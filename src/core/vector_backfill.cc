@@ -43,22 +43,37 @@ bool VectorBackfill::Shutdown(std::chrono::milliseconds grace) {
 
 bool VectorBackfill::AdmitFresh(size_t count, size_t bytes) {
   std::unique_lock<std::mutex> lock(mu_);
-  return room_cv_.wait_for(lock, options_.admission_wait, [&] {
+  const bool room = room_cv_.wait_for(lock, options_.admission_wait, [&] {
     return stopping_ || pending_fresh_ == 0 ||
            (pending_fresh_ + count <= options_.max_pending_fresh &&
             pending_fresh_bytes_ + bytes <= options_.max_pending_fresh_bytes);
   });
+  if (room) {
+    pending_fresh_ += count;
+    pending_fresh_bytes_ += bytes;
+  }
+  return room;
+}
+
+void VectorBackfill::ReleaseFresh(size_t count, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_fresh_ -= std::min(count, pending_fresh_);
+  pending_fresh_bytes_ -= std::min(bytes, pending_fresh_bytes_);
+  room_cv_.notify_all();
 }
 
 void VectorBackfill::EnqueueFresh(std::shared_ptr<ScopeShard> shard,
-                                  std::vector<std::pair<int64_t, std::string>> items) {
-  if (items.empty()) return;
+                                  std::vector<std::pair<int64_t, std::string>> items,
+                                  size_t reserved_count, size_t reserved_bytes) {
+  if (items.empty()) return ReleaseFresh(reserved_count, reserved_bytes);
   const size_t n = items.size();
   const size_t bytes = TextBytes(items);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_fresh_ += n;
-    pending_fresh_bytes_ += bytes;
+    // The reservation becomes the queued work (the same memories, normally the same sizes).
+    pending_fresh_ = pending_fresh_ - std::min(reserved_count, pending_fresh_) + n;
+    pending_fresh_bytes_ =
+        pending_fresh_bytes_ - std::min(reserved_bytes, pending_fresh_bytes_) + bytes;
     pending_ += n;
   }
   shard->AddPendingVectors(n, bytes);

@@ -68,12 +68,17 @@ class VectorBackfill {
   // Whether `count` fresh memories of `bytes` of text may be queued: true at once while the
   // pending fresh work is within max_pending_fresh and max_pending_fresh_bytes (or there is none),
   // else once it drains, waiting at most admission_wait; false when it did not drain in time. An
-  // add asks before it writes, so a refused add stores nothing.
+  // add asks before it writes, so a refused add stores nothing. On true the room is reserved (so
+  // concurrent adds cannot all pass one check): EnqueueFresh takes the reservation over, and
+  // ReleaseFresh gives it back when nothing is queued after all.
   bool AdmitFresh(size_t count, size_t bytes);
-  // Fresh memories of `shard` (seq, text); the shard is told they are pending. Never blocks (the
-  // add was admitted). Fresh work runs before backfill work.
+  void ReleaseFresh(size_t count, size_t bytes);
+  // Fresh memories of `shard` (seq, text), admitted with a reservation of `reserved_count`
+  // memories and `reserved_bytes`; the shard is told they are pending. Never blocks. Fresh work
+  // runs before backfill work.
   void EnqueueFresh(std::shared_ptr<ScopeShard> shard,
-                    std::vector<std::pair<int64_t, std::string>> items);
+                    std::vector<std::pair<int64_t, std::string>> items, size_t reserved_count,
+                    size_t reserved_bytes);
   // Every memory of `shard` that lacks a vector of the current model.
   void EnqueueBackfill(std::shared_ptr<ScopeShard> shard);
 

@@ -137,6 +137,12 @@ const std::vector<GrammarCase>& Cases() {
        {"Dana has been volunteering at the food bank on weekends"}},
       {"I made this lamp from driftwood and old rope.",
        {"Dana made this lamp from driftwood and old rope"}},
+      // Words between "I" and its verb are not inflected.
+      {"I personally think board games are better than video games.",
+       {"Dana personally thinks board games are better than video games"}},
+      {"I too love jazz festivals in the summer.", {"Dana too loves jazz festivals in the summer"}},
+      {"I, too, volunteer at the library on Saturdays.",
+       {"Dana, too, volunteers at the library on Saturdays"}},
   };
   return cases;
 }

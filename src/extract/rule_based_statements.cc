@@ -61,8 +61,11 @@ bool IsFirstPerson(std::string_view lower) {
 }  // namespace
 
 bool IsAdverbBeforeVerb(std::string_view lower) {
-  static const WordSet s = Words("also really just still never always");
-  return DroppedAdverbs().count(lower) > 0 || KeptAdverbs().count(lower) > 0 || s.count(lower) > 0;
+  static const WordSet s = Words("also really just still never always too");
+  // "-ly" words ("personally", "finally"), but not the verbs "reply", "apply", "rely".
+  const bool ly = lower.size() > 4 && EndsWith(lower, "ly") && !EndsWith(lower, "ply");
+  return DroppedAdverbs().count(lower) > 0 || KeptAdverbs().count(lower) > 0 ||
+         s.count(lower) > 0 || ly;
 }
 
 std::string AgreeWithThirdPerson(const Tok& verb) {
@@ -71,6 +74,10 @@ std::string AgreeWithThirdPerson(const Tok& verb) {
   if (v == "have") return "has";
   if (v == "do") return "does";
   if (v == "were") return "was";
+  // Not a verb after all: "I and my wife", "I, too", "I at least".
+  static const WordSet kNotVerbs =
+      Words("and or but nor so the a an to of in on at for with as by from than then");
+  if (kNotVerbs.count(v) > 0) return verb.text;
   if (v == "was" || v == "did" || v == "had" || IsModal(v) || !IsAlphaWord(v)) return verb.text;
   if (IrregularPast().count(v) > 0 || NonFactPast().count(v) > 0) return verb.text;
   if (v.size() > 3 && ((EndsWith(v, "ed") && !EndsWith(v, "eed")) || EndsWith(v, "ing"))) {
@@ -160,7 +167,7 @@ std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& said) {
     const std::string& l = t.lower;
     std::string word = t.text;
     if (l == "i") {
-      word = k == from ? "User" : std::string(kSpeakerMark);
+      word = std::string(kSpeakerMark);
       agree = true;
     } else if (l == "me") {
       word = std::string(kSpeakerMark);
@@ -169,7 +176,7 @@ std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& said) {
     } else if (l == "my" || l == "mine") {
       word = std::string(kSpeakerMark) + "'s";
     } else if (l == "we" || l == "us") {
-      word = (k == from ? std::string("User") : std::string(kSpeakerMark)) + " and others";
+      word = std::string(kSpeakerMark) + " and others";
     } else if (l == "our" || l == "ours") {
       word = std::string(kSpeakerMark) + "'s";  // shared, and the speaker's
     } else if (agree && !IsAdverbBeforeVerb(l)) {

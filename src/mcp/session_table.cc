@@ -59,7 +59,7 @@ void SessionTable::DropExpired(std::chrono::steady_clock::time_point now) {
   last_sweep_ = now;
 }
 
-void SessionTable::EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns) {
+bool SessionTable::EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns) {
   // A scan: this runs only for a key or address at its quota, and the table is bounded.
   auto oldest = sessions_.end();
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
@@ -68,7 +68,9 @@ void SessionTable::EvictLeastRecentlyUsed(const std::function<bool(const Entry&)
       oldest = it;
     }
   }
-  if (oldest != sessions_.end()) Erase(oldest);
+  if (oldest == sessions_.end()) return false;
+  Erase(oldest);
+  return true;
 }
 
 Result<Session> SessionTable::Create(const std::string& workspace, const std::string& credential,
@@ -85,14 +87,23 @@ Result<Session> SessionTable::Create(const std::string& workspace, const std::st
   if (sessions_.size() >= options_.max_sessions || now - last_sweep_ > options_.idle_timeout) {
     DropExpired(now);
   }
+  // Development mode has no key: the per-key quota would be one global quota there.
   if (auto it = per_credential_.find(credential);
-      it != per_credential_.end() &&
+      !credential.empty() && it != per_credential_.end() &&
       it->second >= std::max<size_t>(1, options_.max_per_credential)) {
     EvictLeastRecentlyUsed([&](const Entry& e) { return e.session.credential == credential; });
   }
   if (auto it = per_client_.find(client);
       it != per_client_.end() && it->second >= std::max<size_t>(1, options_.max_per_client)) {
-    EvictLeastRecentlyUsed([&](const Entry& e) { return e.client == client; });
+    // Behind a proxy or NAT many keys share an address: a key ends only its own sessions there.
+    // An address full of other keys' sessions refuses the new one instead.
+    if (!EvictLeastRecentlyUsed([&](const Entry& e) {
+          return e.client == client && e.session.credential == credential;
+        })) {
+      return Status::Unavailable("too many open MCP sessions from this address (" +
+                                 std::to_string(options_.max_per_client) +
+                                 "); end unused ones with DELETE or retry later");
+    }
   }
   if (sessions_.size() >= options_.max_sessions) {
     return Status::Unavailable("too many open MCP sessions (" +

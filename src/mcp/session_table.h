@@ -10,9 +10,12 @@
 // rarely send DELETE); when the table is full the expired ones are dropped, and if none has
 // expired a new session is refused (kUnavailable) rather than ending someone else's. So that one
 // key (or one client address) cannot fill the table for everyone, each holds at most
-// max_per_credential (max_per_client) sessions: a new one beyond that ends the least recently used
-// session of the same key (address), never another's. Development mode has no key: every session
-// shares the empty credential, and the per-address quota is what separates clients.
+// max_per_credential (max_per_client) sessions: a new one beyond a key's quota ends that key's
+// least recently used session; beyond an address's quota, the least recently used session of the
+// same key from that address, and if that key has none there (the address is a proxy full of
+// other keys' sessions), the new one is refused. No quota ends another key's session. Development
+// mode has no key: the per-key quota does not apply, and the per-address quota separates
+// clients.
 //
 // Ids are 192 random bits from OpenSSL's generator, as hex: unguessable, visible ASCII.
 //
@@ -52,9 +55,9 @@ class SessionTable {
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
   explicit SessionTable(SessionTableOptions options, Clock clock = nullptr);
 
-  // A new session for `credential` (a digest) from `client` (its address); ends that key's or
-  // address's least recently used session when it is at its quota; kUnavailable when
-  // max_sessions live and none has expired.
+  // A new session for `credential` (a digest) from `client` (its address); at a quota, ends the
+  // key's least recently used session (see above); kUnavailable when an address's quota is held
+  // by other keys, or when max_sessions live and none has expired.
   Result<Session> Create(const std::string& workspace, const std::string& credential,
                          const std::string& client, const std::string& protocol_version);
   // The live session `id` opened on `workspace` with `credential`, marked as used now; nullopt
@@ -78,8 +81,9 @@ class SessionTable {
   void DropExpired(std::chrono::steady_clock::time_point now);  // under mu_
   // Erases one session and its quota counts; returns the next entry. Under mu_.
   Map::iterator Erase(Map::iterator it);
-  // Ends the least recently used session of which `owns` is true. Under mu_.
-  void EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns);
+  // Ends the least recently used session of which `owns` is true; false when there is none.
+  // Under mu_.
+  bool EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns);
 
   const SessionTableOptions options_;
   const Clock clock_;

@@ -97,5 +97,29 @@ TEST_F(SessionTableTest, AClientAddressAtItsQuotaEndsItsOwnLeastRecentlyUsedSess
   EXPECT_EQ(t.size(), 3u);
 }
 
+TEST_F(SessionTableTest, KeysSharingAnAddressNeverEndEachOthersSessions) {
+  // A proxy: every key arrives from one address.
+  SessionTable t({.max_sessions = 100, .max_per_client = 3, .idle_timeout = 10min},
+                 [this] { return now_; });
+  const std::string a = CredentialDigest("a");
+  const std::string b = CredentialDigest("b");
+  auto b_session = t.Create("ws", b, "10.0.0.1", "v");
+  for (int i = 0; i < 2; ++i) {
+    now_ += 1s;
+    ASSERT_TRUE(t.Create("ws", a, "10.0.0.1", "v").ok());
+  }
+  // The address is at its quota: a's own oldest session makes room, b's stays.
+  for (int i = 0; i < 10; ++i) {
+    now_ += 1s;
+    ASSERT_TRUE(t.Create("ws", a, "10.0.0.1", "v").ok());
+  }
+  EXPECT_TRUE(t.Find(b_session->id, "ws", b));
+  // A key with no session at a full address is refused rather than ending another key's.
+  auto refused = t.Create("ws", CredentialDigest("c"), "10.0.0.1", "v");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(t.Find(b_session->id, "ws", b));
+}
+
 }  // namespace
 }  // namespace engram::mcp

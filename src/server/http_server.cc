@@ -422,7 +422,8 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_read_some(
         stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
           if (self->state_ == State::kClosed) return;
-          if (ec && self->body_timed_out_) return self->FailBodyTimeout();
+          // The timer may have fired after this read completed (nothing left to cancel).
+          if (self->body_timed_out_ && !self->parser_->is_done()) return self->FailBodyTimeout();
           if (ec) return self->OnReadError(ec);
           const size_t have = self->parser_->get().body().size();
           if (have > self->reserved_body_ && !self->ReserveBodyBytes(std::max<size_t>(

@@ -285,6 +285,24 @@ Status SqliteStore::InsertEvent(const MemoryEventRecord& event) {
       [&event](sqlite3* db) -> Status { return InsertEventRow(db, event, OnConflict::kFail); });
 }
 
+namespace {
+
+// The events an earlier run left in the journal, decoded.
+Result<std::vector<MemoryEventRecord>> JournalLeftovers(const IntakeJournal& journal) {
+  auto records = journal.ReadLeftovers();
+  if (!records.ok()) return records.status();
+  std::vector<MemoryEventRecord> events;
+  for (const auto& record : *records) {
+    auto event = DecodeJournalEvent(record);
+    // Only a record that passed its checksum gets here: one that does not decode is a bug.
+    if (!event.ok()) return event.status();
+    events.push_back(std::move(*event));
+  }
+  return events;
+}
+
+}  // namespace
+
 Status SqliteStore::OpenIntakeJournal() {
   std::error_code ec;
   std::filesystem::create_directories(options_.intake_journal_dir, ec);
@@ -295,51 +313,48 @@ Status SqliteStore::OpenIntakeJournal() {
   auto journal =
       IntakeJournal::Open({.dir = options_.intake_journal_dir, .sync = options_.synchronous_full});
   if (!journal.ok()) return journal.status();
-  auto records = (*journal)->ReadLeftovers();
-  if (!records.ok()) return records.status();
-  if (!records->empty()) {
+  auto events = JournalLeftovers(**journal);
+  if (!events.ok()) return events.status();
+  if (!events->empty()) {
     // Events acknowledged and not ended before the last stop (an ended one whose record was not
     // released yet is already stored: OR IGNORE leaves its row as it is).
-    std::vector<MemoryEventRecord> events;
-    for (const auto& record : *records) {
-      auto event = DecodeJournalEvent(record);
-      // Only a record that passed its checksum gets here: one that does not decode is a bug.
-      if (!event.ok()) return event.status();
-      events.push_back(std::move(*event));
-    }
     ENGRAM_RETURN_IF_ERROR(Submit([&events](sqlite3* db) -> Status {
-      for (const auto& e : events) {
+      for (const auto& e : *events) {
         ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, e, OnConflict::kIgnore));
       }
       return Status::Ok();
     }));
-    spdlog::info("intake journal: {} event(s) read back", events.size());
+    spdlog::info("intake journal: {} event(s) read back", events->size());
   }
   ENGRAM_RETURN_IF_ERROR((*journal)->DropLeftovers());
   journal_ = std::move(*journal);
   return Status::Ok();
 }
 
-Status SqliteStore::ShowIntakeJournal() {
+void SqliteStore::ShowIntakeJournal() {
+  // Reads go on whatever the journal holds: a journal that cannot be read is reported, not fatal.
   std::error_code ec;
-  if (!std::filesystem::is_directory(options_.intake_journal_dir, ec)) return Status::Ok();
+  if (!std::filesystem::is_directory(options_.intake_journal_dir, ec)) return;
   auto journal = IntakeJournal::Open({.dir = options_.intake_journal_dir, .sync = false});
-  if (!journal.ok()) return journal.status();
-  auto records = (*journal)->ReadLeftovers();
-  if (!records.ok()) return records.status();
-  std::lock_guard<std::mutex> lock(accepted_mu_);
-  for (const auto& record : *records) {
-    auto event = DecodeJournalEvent(record);
-    if (!event.ok()) return event.status();
-    const std::string id = event->id;
-    accepted_.try_emplace(id, Accepted{std::move(*event), IntakeJournal::kNoRecord});
+  auto events = journal.ok() ? JournalLeftovers(**journal)
+                             : Result<std::vector<MemoryEventRecord>>(journal.status());
+  if (!events.ok()) {
+    spdlog::warn(
+        "intake journal: cannot read it on a read-only start ({}); its events show up "
+        "at the next writable start",
+        events.status().ToString());
+    return;
   }
-  if (!records->empty()) {
+  std::lock_guard<std::mutex> lock(accepted_mu_);
+  for (auto& event : *events) {
+    const std::string id = event.id;
+    accepted_.try_emplace(id, Accepted{std::move(event), IntakeJournal::kNoRecord});
+  }
+  if (!events->empty()) {
     spdlog::info("intake journal: {} acknowledged event(s) wait for a writable start",
-                 records->size());
+                 events->size());
   }
   // The journal is closed without appending: its files stay for the next writable start.
-  return Status::Ok();
 }
 
 void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) {

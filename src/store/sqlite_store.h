@@ -139,7 +139,7 @@ class SqliteStore final : public Store {
   Status OpenIntakeJournal();
   // Read-only start: the events an earlier run left in the intake journal are shown as they were
   // acknowledged (GetEvent, ListEvents), and stay in the journal for the next writable start.
-  Status ShowIntakeJournal();
+  void ShowIntakeJournal();
   Status Submit(WriteFn fn);  // blocks until committed (or failed)
   Result<MemoryEventRecord> ReadEvent(std::string_view workspace, std::string_view id);
   // An accepted event ended (its row is committed): its journal record is released.
