@@ -30,6 +30,13 @@ def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
 
+def write_json(path, obj):
+    """A benchmark's --json-out file."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1)
+    log(f"wrote {path}")
+
+
 def percentile(values, p):
     """Nearest-rank percentile (p in 0..100) of a list of numbers; None when empty."""
     if not values:

@@ -28,7 +28,8 @@ import urllib.parse
 from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log, percentile  # noqa: E402
+from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  # noqa: E402
+                      percentile, write_json)
 from replay import DATASET_FILES, load_dataset  # noqa: E402
 
 P3 = "/v3/openapi/workspaces/default/memory/agentic-memory"
@@ -448,9 +449,7 @@ def main():
                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": [s]}
         if args.per_question:
             out["per_question"] = rep.rows
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(out, f, indent=1)
-        log(f"wrote {args.json_out}")
+        write_json(args.json_out, out)
     return 0
 
 

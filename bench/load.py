@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, _f, dir_bytes, log,  # noqa: E402
-                      percentile, require_loopback, rss_kib)
+                      percentile, require_loopback, rss_kib, write_json)
 from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -394,9 +394,7 @@ def main():
 
     print_report(result)
     if args.json_out:
-        with open(args.json_out, "w") as f:
-            json.dump(result, f, indent=1)
-        log(f"wrote {args.json_out}")
+        write_json(args.json_out, result)
     return 0
 
 

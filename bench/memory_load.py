@@ -41,7 +41,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, _f, dir_bytes, log,  # noqa: E402
-                      percentile, require_loopback, rss_kib)
+                      percentile, require_loopback, rss_kib, write_json)
 from load import message, query, run_python, run_wrk  # noqa: E402
 from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
@@ -451,9 +451,7 @@ def main():
 
     print_report(result)
     if args.json_out:
-        with open(args.json_out, "w") as f:
-            json.dump(result, f, indent=1)
-        log(f"wrote {args.json_out}")
+        write_json(args.json_out, result)
     return 0
 
 

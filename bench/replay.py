@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  # noqa: E402
-                      percentile)
+                      percentile, write_json)
 
 CHUNK = 20          # messages per leaderboard add
 TOP_K = 100         # leaderboard search depth
@@ -1058,9 +1058,7 @@ def main():
                "rows": sums}
         if args.per_question:
             out["per_question"] = {s.system: s.rows for s in summaries}
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(out, f, indent=1)
-        log(f"wrote {args.json_out}")
+        write_json(args.json_out, out)
     return 0
 
 

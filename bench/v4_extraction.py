@@ -32,7 +32,8 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import replay  # noqa: E402
-from benchlib import DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log, percentile  # noqa: E402
+from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  # noqa: E402
+                      percentile, write_json)
 from replay import CHUNK, P4, STOPWORDS, load_dataset  # noqa: E402
 
 TOP_K = 100
@@ -711,9 +712,7 @@ def main():
     print_goals(res)
     print(f"run time {res['seconds']}s")
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(res, f, indent=1)
-        log(f"wrote {args.json_out}")
+        write_json(args.json_out, res)
     return 0
 
 

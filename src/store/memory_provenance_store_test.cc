@@ -3,6 +3,8 @@
 // reopen.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "common/ids.h"
 #include "store_backends.h"
 
@@ -11,16 +13,22 @@ namespace {
 
 class MemoryProvenanceStoreTest : public testing::StoreBackendTest {};
 
-TEST_P(MemoryProvenanceStoreTest, ProvenanceIsKeptWithTheMemoryAndEachHistoryRow) {
-  auto store = OpenStore();
-  ASSERT_NE(store, nullptr);
+// A new memory of user "u" with `text` and `provenance`.
+MemoryChange Insert(const std::string& text, const std::string& provenance) {
   MemoryChange add;
   add.op = MemoryChange::Op::kInsert;
   add.record.id = NewId("m");
   add.record.user_id = "u";
-  add.record.text = "User lives in Paris";
+  add.record.text = text;
+  add.record.provenance_json = provenance;
+  return add;
+}
+
+TEST_P(MemoryProvenanceStoreTest, ProvenanceIsKeptWithTheMemoryAndEachHistoryRow) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  MemoryChange add = Insert("User lives in Paris", R"({"source":"extraction","event_id":"me-1"})");
   add.record.created_at_us = add.record.updated_at_us = 10;
-  add.record.provenance_json = R"({"source":"extraction","event_id":"me-1"})";
   MemoryChange legacy = add;  // written without provenance
   legacy.record.id = NewId("m");
   legacy.record.text = "User likes tea";
@@ -68,12 +76,7 @@ TEST_P(MemoryProvenanceStoreTest, ProvenanceIsKeptWithTheMemoryAndEachHistoryRow
 TEST_P(MemoryProvenanceStoreTest, AnUpdateReplacesTheProvenanceTheMemoryIsLoadedWith) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  MemoryChange add;
-  add.op = MemoryChange::Op::kInsert;
-  add.record.id = NewId("m");
-  add.record.user_id = "u";
-  add.record.text = "User likes tea";
-  add.record.provenance_json = R"({"source":"verbatim"})";
+  const MemoryChange add = Insert("User likes tea", R"({"source":"verbatim"})");
   auto outcome = store->ApplyMemoryChanges({.workspace = "w", .changes = {add}});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   MemoryChange up;

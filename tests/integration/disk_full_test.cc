@@ -25,6 +25,8 @@ using namespace std::chrono_literals;
 
 const std::string kPrefix = "/v4/openapi/workspaces/default/memory/agentic-memory";
 const std::string kV3Health = "/v3/openapi/workspaces/default/memory/agentic-memory/health";
+// Room left on a full disk: the intake journal's records of a few dozen adds.
+constexpr size_t kRoomBytes = 48 * 1024;
 
 class DiskFullTest : public ::testing::Test {
  protected:
@@ -116,6 +118,34 @@ class DiskFullTest : public ::testing::Test {
              << "healthz " << z.status << ", V3 health " << v3.status << " " << v3.body;
     }
     return ::testing::AssertionSuccess();
+  }
+  // Acknowledged events: (event id, word).
+  using Acknowledged = std::vector<std::pair<std::string, std::string>>;
+  // Some history for `user` first, so that applying an event needs new pages of the database;
+  // then the disk full but for a little room, where the intake journal's small records still fit
+  // and the database's pages for applying them soon do not; then `attempts` adds, each 200 or
+  // 503. Returns the acknowledged ones (the file "filler" holds the disk full).
+  Acknowledged AcknowledgeOnANearlyFullDisk(const std::string& user, int attempts,
+                                            const std::string& text) {
+    Acknowledged acknowledged;
+    for (int i = 0; i < 20; ++i) {
+      HttpResponse r = Add(user, "Warm-up memory number " + std::to_string(i) + " " + UniqueWord());
+      EXPECT_EQ(r.status, 200) << r.Describe();
+      if (r.status != 200) return acknowledged;
+    }
+    {
+      std::ofstream room(dir_ + "/room", std::ios::binary);
+      room << std::string(kRoomBytes, 'r');
+    }
+    Fill("filler");
+    Free("room");
+    for (int i = 0; i < attempts; ++i) {
+      const std::string word = UniqueWord();
+      HttpResponse r = Add(user, text + word + " " + std::string(400, 'x'));
+      EXPECT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
+      if (r.status == 200) acknowledged.emplace_back(r.Json().value("event_id", ""), word);
+    }
+    return acknowledged;
   }
   template <typename Fn>
   static bool Within(std::chrono::milliseconds limit, Fn&& fn) {
@@ -213,35 +243,15 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   EXPECT_EQ(stopped_again.exit_code, 0) << server_->Output();
 }
 
-constexpr size_t kRoomBytes = 48 * 1024;
-
 // An add answered 200 is durable in the intake journal; when applying it then fails for lack of
 // space, the event waits and runs again, and once space returns it succeeds, without a restart.
 TEST_F(DiskFullTest, AcknowledgedAddsFinishOnceSpaceReturns) {
   StartServer();
   ASSERT_TRUE(server_->running());
   const std::string user = UniqueId("u");
-  // Some history first, so that applying an event needs new pages of the database.
-  for (int i = 0; i < 20; ++i) {
-    ASSERT_EQ(Add(user, "Warm-up memory number " + std::to_string(i) + " " + UniqueWord()).status,
-              200);
-  }
-  // Full but for a little room: the intake journal's small records still fit, the database's
-  // pages for applying them soon do not.
-  {
-    std::ofstream room(dir_ + "/room", std::ios::binary);
-    room << std::string(kRoomBytes, 'r');
-  }
-  Fill("filler");
-  Free("room");
-  std::vector<std::pair<std::string, std::string>> acknowledged;  // event id, word
-  for (int i = 0; i < 200; ++i) {
-    const std::string word = UniqueWord();
-    HttpResponse r =
-        Add(user, "Acknowledged on a full disk: " + word + " " + std::string(400, 'x'));
-    ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
-    if (r.status == 200) acknowledged.emplace_back(r.Json().value("event_id", ""), word);
-  }
+  const Acknowledged acknowledged =
+      AcknowledgeOnANearlyFullDisk(user, 200, "Acknowledged on a full disk: ");
+  ASSERT_FALSE(HasFailure());
   std::this_thread::sleep_for(1s);  // the workers meet the full disk meanwhile
   for (const auto& [id, word] : acknowledged) {
     HttpResponse r = client_->Get(kPrefix + "/events/" + id);
@@ -264,7 +274,7 @@ TEST_F(DiskFullTest, AcknowledgedAddsStayPendingThroughAReadOnlyStart) {
   // the start is writable (also correct: the events are rows then) and the case is set up again
   // on an empty file system.
   std::string user;
-  std::vector<std::pair<std::string, std::string>> acknowledged;  // event id, word
+  Acknowledged acknowledged;
   bool read_only = false;
   for (int attempt = 0; attempt < 5 && !read_only; ++attempt) {
     if (server_) server_->Stop();
@@ -274,24 +284,8 @@ TEST_F(DiskFullTest, AcknowledgedAddsStayPendingThroughAReadOnlyStart) {
     StartServer();
     ASSERT_TRUE(server_->running());
     user = UniqueId("u");
-    for (int i = 0; i < 20; ++i) {
-      ASSERT_EQ(Add(user, "Warm-up memory number " + std::to_string(i) + " " + UniqueWord()).status,
-                200);
-    }
-    {
-      std::ofstream room(dir_ + "/room", std::ios::binary);
-      room << std::string(kRoomBytes, 'r');
-    }
-    Fill("filler");
-    Free("room");
-    acknowledged.clear();
-    for (int i = 0; i < 100; ++i) {
-      const std::string word = UniqueWord();
-      HttpResponse r =
-          Add(user, "Acknowledged before the crash: " + word + " " + std::string(400, 'x'));
-      ASSERT_TRUE(r.status == 200 || r.status == 503) << r.Describe();
-      if (r.status == 200) acknowledged.emplace_back(r.Json().value("event_id", ""), word);
-    }
+    acknowledged = AcknowledgeOnANearlyFullDisk(user, 100, "Acknowledged before the crash: ");
+    ASSERT_FALSE(HasFailure());
     ASSERT_FALSE(acknowledged.empty());
     server_->Kill();
     Fill("filler-2");  // whatever room the journal left
