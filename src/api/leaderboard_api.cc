@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -196,13 +197,24 @@ std::string DatedText(int64_t time_us, const std::string& text) {
   return "[" + FormatHumanMinute(time_us) + "] " + text;
 }
 
+std::string ExcerptHeader(const LeaderboardExcerpt& excerpt) {
+  std::string header =
+      fmt::format("lines {}-{} of {} of a {} KB {} message", excerpt.first_line, excerpt.last_line,
+                  excerpt.lines, std::max<uint32_t>(1, (excerpt.bytes + 512) / 1024), excerpt.role);
+  if (excerpt.first_line > 1 && !excerpt.title.empty()) {
+    header += " that begins \"" + excerpt.title + "\"";
+  }
+  return header + ":\n";
+}
+
 namespace {
 
 nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResult& result) {
   nlohmann::json item;
   item["id"] = hit.id;
   if (hit.parts.empty()) {
-    item["content"] = DatedText(hit.time_us, hit.text);
+    item["content"] =
+        DatedText(hit.time_us, hit.excerpt ? ExcerptHeader(*hit.excerpt) + hit.text : hit.text);
   } else {
     nlohmann::json parts = nlohmann::json::array();
     parts.push_back({{"type", "text"}, {"text", "[" + FormatHumanMinute(hit.time_us) + "]"}});

@@ -35,6 +35,11 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
 // The text shown for a memory: "[2023-05-08 (Mon) 13:56 UTC] <original text>".
 std::string DatedText(int64_t time_us, const std::string& text);
 
+// The line before an excerpt of a long message, so the answer model knows where it is from:
+// "lines 120-178 of 612 of a 21 KB user message that begins \"File: stdio.h\":\n" (without the
+// title when the excerpt starts at the message's first line, which then shows it).
+std::string ExcerptHeader(const LeaderboardExcerpt& excerpt);
+
 // What the health route reports about the server.
 struct LeaderboardServerInfo {
   std::string version;  // as `engram version` prints it

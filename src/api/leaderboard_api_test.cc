@@ -109,6 +109,23 @@ TEST(LeaderboardApiTest, DatedText) {
   EXPECT_EQ(DatedText(1704067200000000LL, "hello"), "[2024-01-01 (Mon) 00:00 UTC] hello");
 }
 
+TEST(LeaderboardApiTest, ExcerptHeaderNamesTheLinesTheMessageAndItsFirstLine) {
+  LeaderboardExcerpt e{.role = "user",
+                       .title = "File: /usr/include/stdio.h",
+                       .first_line = 120,
+                       .last_line = 178,
+                       .lines = 612,
+                       .bytes = 21900};
+  EXPECT_EQ(ExcerptHeader(e),
+            "lines 120-178 of 612 of a 21 KB user message that begins \"File: "
+            "/usr/include/stdio.h\":\n");
+  // From the first line on, the excerpt shows the title itself.
+  e.first_line = 1;
+  e.role = "assistant";
+  e.bytes = 300;
+  EXPECT_EQ(ExcerptHeader(e), "lines 1-178 of 612 of a 1 KB assistant message:\n");
+}
+
 }  // namespace
 }  // namespace engram
 

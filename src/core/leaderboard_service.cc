@@ -9,6 +9,7 @@
 #include "common/ids.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "core/passage_vectors.h"
 #include "extract/ocr/image_text.h"
 #include "index/question_form.h"
 
@@ -192,7 +193,7 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
     std::vector<std::string> texts;
     texts.reserve(batch.memories.size());
     for (const auto& m : batch.memories) texts.push_back(m.text);
-    auto vectors = embedder_->EmbedBatch(texts);
+    auto vectors = EmbedPassages(*embedder_, texts);
     if (!vectors.ok()) return vectors.status();
     for (size_t i = 0; i < batch.memories.size(); ++i) {
       batch.memories[i].vector = std::move((*vectors)[i]);
@@ -282,6 +283,15 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     hit.text = std::move(h.doc.text);
     hit.score = h.score;
     hit.time_us = h.doc.time_us;
+    if (const auto& shape = h.doc.shape;
+        shape && (h.doc.begin > 0 || h.doc.begin + hit.text.size() < shape->bytes)) {
+      hit.excerpt = LeaderboardExcerpt{.role = h.doc.role,
+                                       .title = shape->title,
+                                       .first_line = h.doc.first_line,
+                                       .last_line = h.doc.last_line,
+                                       .lines = shape->lines,
+                                       .bytes = shape->bytes};
+    }
     if (!h.doc.parts_json.empty()) {
       hit.parts = PartsFromStoredJson(h.doc.parts_json);
       for (const auto& p : hit.parts) {

@@ -75,9 +75,20 @@ struct LeaderboardSearchRequest {
   int top_k = 10;
 };
 
+// Where a result cut from a long message sits in it (index/passages.h).
+struct LeaderboardExcerpt {
+  std::string role;         // of the message
+  std::string title;        // the message's first non-blank line (often its file name)
+  uint32_t first_line = 0;  // 1-based lines of the message the result's text spans
+  uint32_t last_line = 0;
+  uint32_t lines = 0;  // of the whole message
+  uint32_t bytes = 0;  // of the whole message
+};
+
 struct LeaderboardHit {
   std::string id;
-  std::string text;
+  std::string text;                           // the message, or the excerpt of it that matched
+  std::optional<LeaderboardExcerpt> excerpt;  // set when `text` is a part of the message
   std::vector<ContentPart> parts;  // non-empty when the memory was sent as a ContentPart array
   float score = 0;
   int64_t time_us = 0;

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 
+#include "common/utf8.h"
 #include "core/conversation_ranking.h"
+#include "core/passage_vectors.h"
 #include "index/question_form.h"
 #include "index/windowed_bm25.h"
 
@@ -65,47 +68,116 @@ Status ScopeShard::Refresh(MessageStore* store, std::string_view workspace,
 
 void ScopeShard::Apply(const std::vector<MemoryRecord>& records) {
   // Analysis is the expensive part: do it before taking the writer lock so searches keep running.
-  std::vector<std::vector<std::string>> terms;
-  terms.reserve(records.size());
-  for (const auto& r : records) terms.push_back(analyzer_->Analyze(r.text));
+  std::vector<Prepared> prepared(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::string& text = records[i].text;
+    Prepared& p = prepared[i];
+    p.spans = SplitPassages(text);
+    p.terms.reserve(p.spans.size());
+    for (const PassageSpan& span : p.spans) {
+      p.terms.push_back(analyzer_->Analyze(std::string_view(text).substr(span.begin, span.size())));
+    }
+  }
   std::unique_lock<std::shared_mutex> lock(mu_);
-  ApplyLocked(records, terms);
+  ApplyLocked(records, prepared);
 }
 
 bool ScopeShard::TurnBefore(DocId a, DocId b) const {
   const ShardDoc& x = docs_[a];
   const ShardDoc& y = docs_[b];
   if (x.time_us != y.time_us) return x.time_us < y.time_us;
-  return x.seq < y.seq;
+  if (x.seq != y.seq) return x.seq < y.seq;
+  return x.passage < y.passage;
 }
 
+namespace {
+
+size_t CountLines(std::string_view text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::shared_ptr<const MessageShape> ShapeOf(std::string_view text, size_t passages) {
+  auto shape = std::make_shared<MessageShape>();
+  shape->title = MessageTitle(text);
+  shape->passages = static_cast<uint32_t>(passages);
+  const size_t newlines = CountLines(text);
+  shape->lines = static_cast<uint32_t>(newlines + (text.empty() || text.back() == '\n' ? 0 : 1));
+  shape->bytes = static_cast<uint32_t>(text.size());
+  return shape;
+}
+
+}  // namespace
+
 void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
-                             const std::vector<std::vector<std::string>>& terms) {
+                             const std::vector<Prepared>& prepared) {
   for (size_t i = 0; i < records.size(); ++i) {
     const MemoryRecord& r = records[i];
     if (const std::optional<DocId> present = index_.Find(r.id)) {
-      index_.SetVector(*present, r.vector_model, r.vector);
+      SetMessageVectorsLocked(*present, r.vector_model, r.vector);
       continue;
     }
-    const DocId slot = index_.Upsert(
-        r.id,
-        HybridDoc{
-            .terms = &terms[i], .vector = r.vector, .vector_model = r.vector_model, .seq = r.seq});
-    ShardDoc d;
-    d.id = r.id;
-    d.seq = r.seq;
-    d.text = r.text;
-    d.parts_json = r.parts_json;
-    d.session_id = r.session_id;
-    d.role = r.role;
-    d.has_source_time = r.source_ts_us.has_value();
-    d.time_us = r.source_ts_us.value_or(r.created_at_us);
-    d.position = r.position;
-    d.asks = EndsWithQuestion(d.text);
-    if (docs_.size() < index_.slot_count()) docs_.resize(index_.slot_count());
-    docs_[slot] = std::move(d);
-    // Chunks of one conversation may arrive out of order: the turn goes to its place.
-    turns_.Insert(slot, r.session_id, [this](DocId a, DocId b) { return TurnBefore(a, b); });
+    const std::vector<PassageSpan>& spans = prepared[i].spans;
+    const size_t n = spans.size();
+    std::shared_ptr<const MessageShape> shape;
+    if (n > 1) {
+      shape = ShapeOf(r.text, n);
+      has_passages_ = true;
+    }
+    uint32_t line = 1;
+    for (size_t j = 0; j < n; ++j) {
+      const PassageSpan span = spans[j];
+      HybridDoc doc{.terms = &prepared[i].terms[j],
+                    .vector = n == 1 ? std::span<const float>(r.vector)
+                                     : PassageVector(r.vector, n, j, index_.dim()),
+                    .vector_model = r.vector_model};
+      DocId slot;
+      if (j == 0) {
+        doc.seq = r.seq;
+        slot = index_.Upsert(r.id, doc);
+      } else {
+        // Slots are never reused in this index, so a message's passages are consecutive.
+        slot = index_.Add(doc);
+      }
+      ShardDoc d;
+      d.id = r.id;
+      d.seq = r.seq;
+      d.text = n == 1 ? r.text : r.text.substr(span.begin, span.size());
+      if (j == 0) d.parts_json = r.parts_json;  // the first passage's, for the whole message
+      d.session_id = r.session_id;
+      d.role = r.role;
+      d.has_source_time = r.source_ts_us.has_value();
+      d.time_us = r.source_ts_us.value_or(r.created_at_us);
+      d.position = r.position;
+      d.asks = EndsWithQuestion(d.text);
+      if (shape) {
+        d.shape = shape;
+        d.passage = static_cast<uint32_t>(j);
+        d.begin = span.begin;
+        const auto newlines = static_cast<uint32_t>(CountLines(d.text));
+        d.first_line = line;
+        d.last_line = line + newlines - (!d.text.empty() && d.text.back() == '\n' ? 1 : 0);
+        line += newlines;
+      }
+      if (docs_.size() < index_.slot_count()) docs_.resize(index_.slot_count());
+      docs_[slot] = std::move(d);
+      // Chunks of one conversation may arrive out of order: the turn goes to its place.
+      turns_.Insert(slot, r.session_id, [this](DocId a, DocId b) { return TurnBefore(a, b); });
+    }
+    ++messages_;
+  }
+}
+
+void ScopeShard::SetMessageVectorsLocked(DocId first, std::string_view model,
+                                         std::span<const float> stored) {
+  const ShardDoc& d = docs_[first];
+  if (!d.shape) {
+    index_.SetVector(first, model, stored);
+    return;
+  }
+  const size_t n = d.shape->passages;
+  for (size_t j = 0; j < n; ++j) {
+    const std::span<const float> v = PassageVector(stored, n, j, index_.dim());
+    if (!v.empty()) index_.SetVector(first + static_cast<DocId>(j), model, v);
   }
 }
 
@@ -113,7 +185,7 @@ void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   for (const auto& u : updates) {
     if (const std::optional<DocId> d = index_.FindSeq(u.seq))
-      index_.SetVector(*d, u.model, u.vector);
+      SetMessageVectorsLocked(*d, u.model, u.vector);
   }
 }
 
@@ -142,7 +214,17 @@ std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const 
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::pair<int64_t, std::string>> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
-    if (!index_.HasVector(d)) out.emplace_back(docs_[d].seq, docs_[d].text);
+    const ShardDoc& doc = docs_[d];
+    // A message's passages get their vectors together, in one stored vector.
+    if (doc.passage != 0 || index_.HasVector(d)) continue;
+    if (!doc.shape) {
+      out.emplace_back(doc.seq, doc.text);
+      continue;
+    }
+    std::string text;
+    text.reserve(doc.shape->bytes);
+    for (DocId p = d; p < d + doc.shape->passages; ++p) text += docs_[p].text;
+    out.emplace_back(doc.seq, std::move(text));
   }
   return out;
 }
@@ -182,7 +264,10 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   const std::function<TurnFacts(DocId)> facts = [this](DocId d) {
     return TurnFacts{docs_[d].text.size(), docs_[d].asks};
   };
-  auto ranked = WithNeighbours(fused, k, options, turns_, docs_.size(), facts);
+  // Passages of one message merge into one result: ask for more, so k messages remain.
+  const size_t wanted = has_passages_ ? 2 * k : k;
+  auto ranked = WithNeighbours(fused, wanted, options, turns_, docs_.size(), facts);
+  if (has_passages_) return ExcerptsLocked(ranked, k);
 
   std::vector<ShardHit> hits;
   hits.reserve(ranked.size());
@@ -190,9 +275,62 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   return hits;
 }
 
+std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& ranked,
+                                                 size_t k) const {
+  // Each message's excerpt: its best passage and its passage range [lo, hi].
+  struct Excerpt {
+    DocId first;
+    DocId best;
+    uint32_t lo, hi;
+    float score;
+  };
+  std::vector<Excerpt> excerpts;
+  std::unordered_map<DocId, size_t> of_message;  // first passage -> excerpts index
+  for (const ScoredDoc& s : ranked) {
+    const ShardDoc& d = docs_[s.doc];
+    const DocId first = s.doc - d.passage;
+    auto found = of_message.find(first);
+    if (found == of_message.end()) {
+      if (excerpts.size() == k) continue;
+      of_message.emplace(first, excerpts.size());
+      excerpts.push_back({first, s.doc, d.passage, d.passage, s.score});
+      continue;
+    }
+    // Another passage of a message already in the answer: it joins that message's excerpt (with
+    // the passages between them) when the excerpt stays within kMaxExcerptBytes.
+    Excerpt& e = excerpts[found->second];
+    const uint32_t lo = std::min(e.lo, d.passage);
+    const uint32_t hi = std::max(e.hi, d.passage);
+    const ShardDoc& a = docs_[first + lo];
+    const ShardDoc& b = docs_[first + hi];
+    if (b.begin + b.text.size() - a.begin <= kMaxExcerptBytes) {
+      e.lo = lo;
+      e.hi = hi;
+    }
+  }
+  std::vector<ShardHit> hits;
+  hits.reserve(excerpts.size());
+  for (const Excerpt& e : excerpts) {
+    ShardHit hit{docs_[e.best], e.score};
+    hit.doc.parts_json = docs_[e.first].parts_json;
+    if (e.lo != e.hi) {
+      const ShardDoc& a = docs_[e.first + e.lo];
+      hit.doc.text.clear();
+      for (uint32_t p = e.lo; p <= e.hi; ++p) hit.doc.text += docs_[e.first + p].text;
+      hit.doc.passage = e.lo;
+      hit.doc.begin = a.begin;
+      hit.doc.first_line = a.first_line;
+      hit.doc.last_line = docs_[e.first + e.hi].last_line;
+      hit.doc.asks = EndsWithQuestion(hit.doc.text);
+    }
+    hits.push_back(std::move(hit));
+  }
+  return hits;
+}
+
 size_t ScopeShard::size() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return docs_.size();
+  return messages_;
 }
 
 size_t ScopeShard::MemoryBytes() const {
@@ -201,6 +339,7 @@ size_t ScopeShard::MemoryBytes() const {
   for (const auto& d : docs_) {
     bytes += sizeof(ShardDoc) + d.id.capacity() + d.text.capacity() + d.parts_json.capacity() +
              d.session_id.capacity() + d.role.capacity();
+    if (d.shape && d.passage == 0) bytes += sizeof(MessageShape) + d.shape->title.capacity();
   }
   return bytes;
 }

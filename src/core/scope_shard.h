@@ -16,7 +16,9 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -24,13 +26,23 @@
 #include "core/retrieval_options.h"
 #include "index/analyzer.h"
 #include "index/hybrid_index.h"
+#include "index/passages.h"
 #include "index/query_dates.h"
 #include "index/turn_order.h"
 #include "store/message_store.h"
 
 namespace engram {
 
-// What a shard keeps of a memory: enough to rank it and render it without a store read.
+// What the passages of one long message share (index/passages.h), for a result's context.
+struct MessageShape {
+  std::string title;  // MessageTitle
+  uint32_t passages = 0;
+  uint32_t lines = 0;  // lines of the whole message
+  uint32_t bytes = 0;  // bytes of the whole message
+};
+
+// What a shard keeps of a memory, or of one passage of a long memory: enough to rank it and
+// render it without a store read.
 struct ShardDoc {
   std::string id;
   int64_t seq = 0;
@@ -42,10 +54,20 @@ struct ShardDoc {
   bool has_source_time = false;
   int32_t position = 0;
   bool asks = false;  // the text ends with a question mark (RetrievalOptions::question_factor)
+  // A passage of a long message (null `shape`: the document is the whole message). The passages
+  // of a message hold consecutive slots, the first under the message's id and seq.
+  std::shared_ptr<const MessageShape> shape;
+  uint32_t passage = 0;     // index among the message's passages
+  uint32_t begin = 0;       // byte offset of `text` in the message
+  uint32_t first_line = 0;  // 1-based lines of the message that `text` spans
+  uint32_t last_line = 0;
 };
 
 struct ShardHit {
-  ShardDoc doc;  // a copy, so the caller may use it after the lock is released
+  // A copy, so the caller may use it after the lock is released. For a long message, an excerpt:
+  // the matching passage with the adjacent passages that also matched, up to kMaxExcerptBytes
+  // (text, begin, first_line and last_line describe the excerpt).
+  ShardDoc doc;
   float score = 0;
 };
 
@@ -91,20 +113,30 @@ class ScopeShard {
   std::vector<std::pair<int64_t, std::string>> MissingVectors() const;
 
   // Ranked hits for a query: analysed terms, its vector (empty: BM25 only) and the dates it names
-  // (see ParseQueryDates).
+  // (see ParseQueryDates). Passages of long messages are ranked on their own; a message appears
+  // at most once, as an excerpt of its passages that ranked.
   std::vector<ShardHit> Search(const std::vector<std::string>& terms,
                                const std::vector<float>& query_vector, size_t k,
                                const RetrievalOptions& options,
                                const std::optional<TimeRange>& dates = std::nullopt) const;
 
+  // Messages (not passages).
   size_t size() const;
   size_t MemoryBytes() const;
 
  private:
-  void ApplyLocked(const std::vector<MemoryRecord>& records,
-                   const std::vector<std::vector<std::string>>& terms);
+  // A record's passages and their analysed terms, prepared outside the lock.
+  struct Prepared {
+    std::vector<PassageSpan> spans;
+    std::vector<std::vector<std::string>> terms;  // per passage
+  };
+  void ApplyLocked(const std::vector<MemoryRecord>& records, const std::vector<Prepared>& prepared);
+  // Sets the vectors of the message whose first passage is `first` from its stored vector.
+  void SetMessageVectorsLocked(DocId first, std::string_view model, std::span<const float> stored);
   // Position of a doc in its session's turn order.
   bool TurnBefore(DocId a, DocId b) const;
+  // The best `k` messages of `ranked` (passages), each once, as excerpts.
+  std::vector<ShardHit> ExcerptsLocked(const std::vector<ScoredDoc>& ranked, size_t k) const;
 
   const Analyzer* analyzer_;
   ShardOptions options_;
@@ -120,6 +152,8 @@ class ScopeShard {
   mutable std::shared_mutex mu_;
   HybridIndex index_;  // guarded by mu_: documents by id and seq (never removed: dense slots)
   std::vector<ShardDoc> docs_;  // guarded by mu_; by index_ slot
+  size_t messages_ = 0;         // guarded by mu_
+  bool has_passages_ = false;   // guarded by mu_: some message is more than one passage
   // Each session's turns in conversation order (message time, then write order).
   TurnOrder turns_;  // guarded by mu_
 };

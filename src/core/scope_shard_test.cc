@@ -273,5 +273,94 @@ TEST_F(ScopeShardTest, ReportsAndAcceptsMissingVectors) {
   EXPECT_TRUE(shard.MissingVectors().empty());
 }
 
+// A source file of `functions` C functions of about 400 bytes each, with a file name on top.
+std::string SourceFile(int functions) {
+  std::string text = "File: src/engine.c\n\n";
+  for (int i = 0; i < functions; ++i) {
+    text += "int function_" + std::to_string(i) + "(int a, int b) {\n";
+    for (int line = 0; line < 10; ++line) {
+      text += "  total = compute(a, b, " + std::to_string(line) + ") + total;\n";
+    }
+    text += "  return total;\n}\n\n";
+  }
+  return text;
+}
+
+size_t Lines(std::string_view text) { return std::count(text.begin(), text.end(), '\n'); }
+
+TEST_F(ScopeShardTest, LongMessagesAreSearchedAsPassagesAndReturnedOnceAsExcerpts) {
+  ScopeShard shard(&analyzer_, opts_);
+  const std::string source = SourceFile(60);
+  ASSERT_GT(SplitPassages(source).size(), 5u);
+  shard.Apply({Rec(1, "s", 10, "can you look at the engine code"), Rec(2, "s", 20, source),
+               Rec(3, "s", 30, "thanks, compute looks right")});
+  EXPECT_EQ(shard.size(), 3u);  // messages, not passages
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+
+  // One function's name: the passage that defines it, with the message's place.
+  auto hits = shard.Search(analyzer_.AnalyzeQuery("function_37"), {}, 5, opts);
+  ASSERT_FALSE(hits.empty());
+  const ShardDoc& d = hits[0].doc;
+  EXPECT_EQ(d.id, "m-2");
+  EXPECT_NE(d.text.find("int function_37("), std::string::npos);
+  EXPECT_LE(d.text.size(), kMaxExcerptBytes);
+  ASSERT_TRUE(d.shape);
+  EXPECT_EQ(d.shape->title, "File: src/engine.c");
+  EXPECT_EQ(d.shape->bytes, source.size());
+  EXPECT_EQ(d.shape->lines, Lines(source));
+  // The lines it names are the lines it holds.
+  EXPECT_EQ(source.substr(d.begin, d.text.size()), d.text);
+  EXPECT_EQ(d.first_line, Lines(source.substr(0, d.begin)) + 1);
+  EXPECT_EQ(d.last_line, d.first_line + Lines(d.text) - 1);
+
+  // A word in every passage: the message still comes once, beside the chat turns.
+  hits = shard.Search(analyzer_.AnalyzeQuery("compute total"), {}, 10, opts);
+  std::map<std::string, int> seen;
+  for (const auto& h : hits) {
+    ++seen[h.doc.id];
+    EXPECT_LE(h.doc.text.size(), kMaxExcerptBytes);
+  }
+  for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << id;
+  EXPECT_EQ(seen.count("m-2"), 1u);
+  EXPECT_EQ(seen.count("m-3"), 1u);
+}
+
+TEST_F(ScopeShardTest, PassagesTakeTheirVectorsFromTheMessagesStoredVector) {
+  const std::string source = SourceFile(40);
+  const size_t n = SplitPassages(source).size();
+  ASSERT_GT(n, 2u);
+  // One vector per passage, concatenated: every passage has its own, nothing is missing.
+  std::vector<float> stored;
+  for (size_t i = 0; i < n; ++i) {
+    stored.push_back(i == 5 ? 1.f : 0.f);
+    stored.push_back(i == 5 ? 0.f : 1.f);
+  }
+  {
+    ScopeShard shard(&analyzer_, opts_);
+    shard.Apply({Rec(1, "s", 10, source, stored), Rec(2, "s", 20, "short turn", {0.f, 1.f})});
+    EXPECT_TRUE(shard.MissingVectors().empty());
+    RetrievalOptions opts;
+    opts.mode = RetrievalMode::kVector;
+    opts.neighbours = 0;
+    opts.relevance_floor = 0;
+    auto hits = shard.Search({}, {1.f, 0.f}, 1, opts);
+    ASSERT_EQ(hits.size(), 1u);
+    EXPECT_EQ(hits[0].doc.passage, 5u);  // the passage whose vector matches
+  }
+  {
+    // A whole-message vector fits none of the passages: the message is embedded again, whole
+    // text, and its passages take the vectors that come back.
+    ScopeShard shard(&analyzer_, opts_);
+    shard.Apply({Rec(1, "s", 10, source, {1.f, 0.f})});
+    auto missing = shard.MissingVectors();
+    ASSERT_EQ(missing.size(), 1u);
+    EXPECT_EQ(missing[0].first, 1);
+    EXPECT_EQ(missing[0].second, source);
+    shard.ApplyVectors({{.seq = 1, .model = "test", .vector = stored}});
+    EXPECT_TRUE(shard.MissingVectors().empty());
+  }
+}
+
 }  // namespace
 }  // namespace engram

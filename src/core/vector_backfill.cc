@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "common/thread_util.h"
+#include "core/passage_vectors.h"
 
 namespace engram {
 
@@ -151,7 +152,8 @@ void VectorBackfill::Process(std::vector<Job>& pass) {
   for (const auto& job : pass) {
     for (const auto& it : job.items) texts.push_back(it.second);
   }
-  auto vectors = embedder_->EmbedBatch(texts);
+  // A long message gets a vector per passage, stored together (core/passage_vectors.h).
+  auto vectors = EmbedPassages(*embedder_, texts);
   if (!vectors.ok()) {
     // The memories stay without vectors; the next shard load retries them.
     spdlog::warn("vector backfill: embedding {} texts failed: {}", texts.size(),

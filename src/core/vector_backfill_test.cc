@@ -20,11 +20,13 @@ namespace {
 
 constexpr int kDim = 32;
 
-// The vector of "memo-<i> ...": one-hot at i, so a vector handed to the wrong memory (another
-// text, another scope) is told apart from the right one.
+// The vector of "memo-<i> ..." (the first line that starts so): one-hot at i, so a vector
+// handed to the wrong memory (another text, another scope) is told apart from the right one.
 std::vector<float> VectorOf(const std::string& text) {
   std::vector<float> v(kDim, 0.0f);
-  const size_t i = text.rfind("memo-", 0) == 0 ? std::stoul(text.substr(5)) : 0;
+  size_t at = text.rfind("memo-", 0) == 0 ? 0 : text.find("\nmemo-");
+  if (at != std::string::npos && at > 0) ++at;
+  const size_t i = at == std::string::npos ? 0 : std::stoul(text.substr(at + 5));
   v[i % kDim] = 1.0f;
   return v;
 }
@@ -295,6 +297,44 @@ TEST_F(VectorBackfillTest, ShutdownDiscardsThePassInProgressAndTheQueue) {
     ASSERT_EQ(records->size(), 1u);
     EXPECT_TRUE((*records)[0].vector.empty()) << user << ": written after Shutdown";
   }
+}
+
+TEST_F(VectorBackfillTest, ALongMessageGetsAVectorPerPassageStoredTogether) {
+  Start({});
+  // memo-<i> at the head of each passage: each passage's vector differs from the others.
+  std::string text = "harbour notes\n";
+  for (int i = 0; text.size() < 5 * kTargetPassageBytes; ++i) {
+    std::string paragraph = Memo(i) + "\n";
+    while (paragraph.size() < kTargetPassageBytes - 100) paragraph += "the tide came in slowly\n";
+    text += paragraph + "\n";
+  }
+  const std::vector<PassageSpan> spans = SplitPassages(text);
+  ASSERT_GT(spans.size(), 3u);
+  Add(*service_, "long", {text, Memo(1)});
+  WaitDrained();
+  // One pass embeds the passages (after the first, with the message's first line) and the short
+  // message; the store keeps them concatenated.
+  std::vector<std::string> expected;
+  for (const auto& s : spans) {
+    expected.push_back((s.begin == 0 ? "" : "harbour notes\n") + text.substr(s.begin, s.size()));
+  }
+  expected.push_back(Memo(1));
+  EXPECT_EQ(embedder_.passes(), (std::vector<std::vector<std::string>>{expected}));
+  auto records = store_->LoadScope("leaderboard", "long");
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 2u);
+  std::vector<float> joined;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const std::vector<float> v = VectorOf(expected[i]);
+    EXPECT_EQ(v, VectorOf(Memo(static_cast<int>(i))));
+    joined.insert(joined.end(), v.begin(), v.end());
+  }
+  EXPECT_EQ((*records)[0].vector, joined);
+  // A cold load of the scope reads them back: no passage lacks its vector.
+  ShardRegistry cold(store_.get(), &analyzer_, shard_options_, nullptr);
+  auto shard = cold.Get("leaderboard", "long");
+  ASSERT_TRUE(shard.ok());
+  EXPECT_TRUE((*shard)->MissingVectors().empty());
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 // user isolation, idempotency and multimodal content (docs/api/README.md, section 2).
 #include <latch>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "common/codec.h"
 #include "common/time_util.h"
+#include "index/passages.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -525,6 +527,59 @@ TEST(LongMessageTest, SearchOfTheSameUserIsNotStalled) {
                                  << resp.seconds << " s";
     EXPECT_EQ(CountContaining(data, word), 1) << resp.body.substr(0, 300);
   }
+  server.Kill();
+}
+
+TEST(LongMessageTest, ASourceFileIsSearchedByPassageAndAnsweredWithExcerpts) {
+  // A whole source file in one message: a query naming one function gets the passage that
+  // defines it (at most 8 KB, with the file's place), the message once however many of its
+  // passages match, and the same after a kill -9 and a cold load from the store.
+  ENGRAM_REQUIRE_BINARY();
+  ServerProcess server;
+  ASSERT_TRUE(server.Start());
+  const std::string user = UniqueId("eval:run:code:conv");
+  std::string source = "File: src/engine.c\n\n";
+  for (int i = 0; i < 80; ++i) {
+    source += "static int frobnicate_" + std::to_string(i) + "(struct engine *e, int depth) {\n";
+    for (int line = 0; line < 8; ++line) {
+      source += "  e->total += engine_step(e, depth, " + std::to_string(line) + ");\n";
+    }
+    source += "  return e->total;\n}\n\n";
+  }
+  ASSERT_GT(source.size(), 4 * kMaxExcerptBytes);
+  {
+    HttpClient client(server.BaseUrl());
+    json add = AddBody(
+        UniqueId("eval:run:code"), user, "s",
+        json::array({Message("Here is the engine, please review it.", kJan1),
+                     Message(source, kJan1 + 60000),
+                     Message("The engine steps look right to me.", kJan1 + 120000, "assistant")}));
+    ASSERT_TRUE(IsAddSuccess(client.Post(kAddPath, add), add));
+  }
+  const std::string kb = std::to_string((source.size() + 512) / 1024);
+  auto check = [&](const HttpClient& client) {
+    json data = CheckSearchShape(
+        client.Post(kSearchPath, SearchBody(user, "frobnicate_57 depth", 100)), 100);
+    ASSERT_FALSE(data.empty());
+    const std::string first = ContentText(data[0]["content"]);
+    EXPECT_NE(first.find("static int frobnicate_57(struct engine *e, int depth) {"),
+              std::string::npos)
+        << first.substr(0, 300);
+    EXPECT_EQ(first.rfind("[2024-01-01 (Mon) 00:01 UTC] lines ", 0), 0u) << first.substr(0, 200);
+    EXPECT_NE(first.find(" of a " + kb + " KB user message that begins \"File: src/engine.c\":\n"),
+              std::string::npos)
+        << first.substr(0, 200);
+    std::set<std::string> ids;
+    for (const auto& item : data) {
+      EXPECT_LE(ContentText(item["content"]).size(), 8192u);
+      EXPECT_TRUE(ids.insert(item["id"].get<std::string>()).second)
+          << "a message twice in one answer: " << item["id"];
+    }
+  };
+  check(HttpClient(server.BaseUrl()));
+  server.Kill();
+  ASSERT_TRUE(server.Restart());
+  check(HttpClient(server.BaseUrl()));
   server.Kill();
 }
 
