@@ -267,7 +267,13 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   // Passages of one message merge into one result: ask for more, so k messages remain.
   const size_t wanted = has_passages_ ? 2 * k : k;
   auto ranked = WithNeighbours(fused, wanted, options, turns_, docs_.size(), facts);
-  if (has_passages_) return ExcerptsLocked(ranked, k);
+  if (has_passages_) {
+    // Which part of a message to show is chosen by the query's words, as a snippet is: the
+    // lexical ranking (conversation windows, else plain BM25) names each message's best passage.
+    std::vector<ScoredDoc> plain;
+    if (windows.empty() && query.use_bm25) plain = index_.bm25().Search(terms, candidates);
+    return ExcerptsLocked(ranked, windows.empty() ? plain : windows, k);
+  }
 
   std::vector<ShardHit> hits;
   hits.reserve(ranked.size());
@@ -276,13 +282,14 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
 }
 
 std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& ranked,
+                                                 const std::vector<ScoredDoc>& lexical,
                                                  size_t k) const {
-  // Each message's excerpt: its best passage and its passage range [lo, hi].
+  // The answer's messages, in the order of their best passage, with their ranked passages.
   struct Excerpt {
     DocId first;
-    DocId best;
-    uint32_t lo, hi;
     float score;
+    std::vector<uint32_t> passages;  // ranked passages of the message, best first
+    uint32_t lo = 0, hi = 0;         // the excerpt: passages [lo, hi]
   };
   std::vector<Excerpt> excerpts;
   std::unordered_map<DocId, size_t> of_message;  // first passage -> excerpts index
@@ -292,34 +299,46 @@ std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& r
     auto found = of_message.find(first);
     if (found == of_message.end()) {
       if (excerpts.size() == k) continue;
-      of_message.emplace(first, excerpts.size());
-      excerpts.push_back({first, s.doc, d.passage, d.passage, s.score});
-      continue;
+      found = of_message.emplace(first, excerpts.size()).first;
+      excerpts.push_back({first, s.score, {}});
     }
-    // Another passage of a message already in the answer: it joins that message's excerpt (with
-    // the passages between them) when the excerpt stays within kMaxExcerptBytes.
-    Excerpt& e = excerpts[found->second];
-    const uint32_t lo = std::min(e.lo, d.passage);
-    const uint32_t hi = std::max(e.hi, d.passage);
+    excerpts[found->second].passages.push_back(d.passage);
+  }
+  // Each message's passage that matches the query's words best (lexical lists are best first).
+  std::unordered_map<DocId, uint32_t> best_lexical;  // first passage -> passage
+  for (const ScoredDoc& s : lexical) {
+    const ShardDoc& d = docs_[s.doc];
+    const DocId first = s.doc - d.passage;
+    if (of_message.count(first) != 0) best_lexical.try_emplace(first, d.passage);
+  }
+  const auto bytes = [this](DocId first, uint32_t lo, uint32_t hi) {
     const ShardDoc& a = docs_[first + lo];
     const ShardDoc& b = docs_[first + hi];
-    if (b.begin + b.text.size() - a.begin <= kMaxExcerptBytes) {
-      e.lo = lo;
-      e.hi = hi;
-    }
-  }
+    return b.begin + b.text.size() - a.begin;
+  };
   std::vector<ShardHit> hits;
   hits.reserve(excerpts.size());
-  for (const Excerpt& e : excerpts) {
-    ShardHit hit{docs_[e.best], e.score};
+  for (Excerpt& e : excerpts) {
+    // Centred on that passage (else the best ranked one), joined by the other ranked passages,
+    // with those between them, while the excerpt stays within kMaxExcerptBytes.
+    const auto lexical_best = best_lexical.find(e.first);
+    const uint32_t centre =
+        lexical_best != best_lexical.end() ? lexical_best->second : e.passages.front();
+    e.lo = e.hi = centre;
+    for (const uint32_t p : e.passages) {
+      const uint32_t lo = std::min(e.lo, p);
+      const uint32_t hi = std::max(e.hi, p);
+      if (bytes(e.first, lo, hi) <= kMaxExcerptBytes) {
+        e.lo = lo;
+        e.hi = hi;
+      }
+    }
+    const ShardDoc& a = docs_[e.first + e.lo];
+    ShardHit hit{a, e.score};
     hit.doc.parts_json = docs_[e.first].parts_json;
     if (e.lo != e.hi) {
-      const ShardDoc& a = docs_[e.first + e.lo];
       hit.doc.text.clear();
       for (uint32_t p = e.lo; p <= e.hi; ++p) hit.doc.text += docs_[e.first + p].text;
-      hit.doc.passage = e.lo;
-      hit.doc.begin = a.begin;
-      hit.doc.first_line = a.first_line;
       hit.doc.last_line = docs_[e.first + e.hi].last_line;
       hit.doc.asks = EndsWithQuestion(hit.doc.text);
     }

@@ -135,8 +135,10 @@ class ScopeShard {
   void SetMessageVectorsLocked(DocId first, std::string_view model, std::span<const float> stored);
   // Position of a doc in its session's turn order.
   bool TurnBefore(DocId a, DocId b) const;
-  // The best `k` messages of `ranked` (passages), each once, as excerpts.
-  std::vector<ShardHit> ExcerptsLocked(const std::vector<ScoredDoc>& ranked, size_t k) const;
+  // The best `k` messages of `ranked` (passages), each once, as excerpts centred on the passage
+  // of the message that ranks first in `lexical` (the query's words), else on its best ranked.
+  std::vector<ShardHit> ExcerptsLocked(const std::vector<ScoredDoc>& ranked,
+                                       const std::vector<ScoredDoc>& lexical, size_t k) const;
 
   const Analyzer* analyzer_;
   ShardOptions options_;

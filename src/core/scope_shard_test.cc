@@ -362,5 +362,30 @@ TEST_F(ScopeShardTest, PassagesTakeTheirVectorsFromTheMessagesStoredVector) {
   }
 }
 
+TEST_F(ScopeShardTest, AnExcerptShowsThePassageThatHoldsTheQuerysWords) {
+  // The vectors favour the file's first passage; the query's identifier is far into the file.
+  // The message ranks by its best passage, and its excerpt is where the identifier is.
+  const std::string source = SourceFile(60);
+  const auto spans = SplitPassages(source);
+  std::vector<float> stored;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    stored.push_back(i == 0 ? 1.f : 0.f);
+    stored.push_back(i == 0 ? 0.f : 1.f);
+  }
+  ScopeShard shard(&analyzer_, opts_);
+  shard.Apply({Rec(1, "s", 10, source, stored)});
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kHybrid;
+  opts.relevance_floor = 0;
+  for (float window_share : {0.5f, 0.f}) {
+    opts.window_share = window_share;
+    auto hits = shard.Search(analyzer_.AnalyzeQuery("function_41"), {1.f, 0.f}, 3, opts);
+    ASSERT_EQ(hits.size(), 1u);
+    EXPECT_NE(hits[0].doc.text.find("int function_41("), std::string::npos)
+        << "window share " << window_share << ": lines " << hits[0].doc.first_line << "-"
+        << hits[0].doc.last_line;
+  }
+}
+
 }  // namespace
 }  // namespace engram
