@@ -79,6 +79,7 @@ struct ServeOptions {
   std::string retrieval = "hybrid";
   std::string fusion = "zscore";
   double vector_weight = 0.5;
+  double identifier_vector_weight = 0.1;
   int neighbours = 1;
   std::string neighbour_placement = "scored";  // "scored" (ranked by inherited score) or "after"
   double neighbour_weight = 0.9;

@@ -269,7 +269,8 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
   }
   LeaderboardSearchResult result;
   auto hits = (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),
-                               options_.retrieval, ParseQueryDates(request.query));
+                               ForQuery(options_.retrieval, NamesCodeIdentifier(request.query)),
+                               ParseQueryDates(request.query));
   if (rerank_.enabled()) {
     // The options of a multiple-choice question tell the reranker what to look for.
     std::string question = request.query;

@@ -131,6 +131,60 @@ TEST_F(LeaderboardServiceTest, QueryIsEmbeddedWithoutItsQuestionMark) {
   EXPECT_EQ(embedder.seen().back(), "Where did they go");
 }
 
+// The vectors of a code search gone wrong: every text looks alike to the model except the one
+// that holds the identifier (it mentions "frame").
+class LookalikeEmbedder : public Embedder {
+ public:
+  const std::string& model_id() const override { return id_; }
+  int dimension() const override { return 2; }
+  Result<std::vector<std::vector<float>>> EmbedBatch(
+      const std::vector<std::string>& texts) const override {
+    std::vector<std::vector<float>> out;
+    for (const auto& t : texts) {
+      out.push_back(t.find("frame") != std::string::npos && t.find("Which") == std::string::npos
+                        ? std::vector<float>{0.0f, 1.0f}
+                        : std::vector<float>{1.0f, 0.0f});
+    }
+    return out;
+  }
+
+ private:
+  std::string id_ = "lookalike";
+};
+
+TEST_F(LeaderboardServiceTest, AQueryNamingAnIdentifierLeansOnItsWords) {
+  LookalikeEmbedder embedder;
+  ShardRegistry registry(store_.get(), &analyzer_,
+                         ShardOptions{.vectors = {.dim = 2}, .vector_model = "lookalike"});
+  auto first_of = [&](float identifier_weight, const std::string& query) {
+    LeaderboardOptions options;
+    options.retrieval.identifier_vector_weight = identifier_weight;
+    options.retrieval.neighbours = 0;
+    LeaderboardService service(store_.get(), &registry, &analyzer_, &embedder, nullptr, options);
+    auto r = service.Search({.query = query, .user_id = "u", .top_k = 3});
+    EXPECT_TRUE(r.ok());
+    return r.ok() && !r->hits.empty() ? r->hits[0].text : std::string();
+  };
+  {
+    LeaderboardService service(store_.get(), &registry, &analyzer_, &embedder, nullptr);
+    int i = 0;
+    for (const char* text :
+         {"int draw_frame_fast(struct canvas *c);", "int draw_line(struct canvas *c);",
+          "int draw_text(struct canvas *c);", "int draw_circle(struct canvas *c);",
+          "int draw_image(struct canvas *c);", "void canvas_flush(struct canvas *c);"}) {
+      const std::string rid = "r" + std::to_string(i++);
+      ASSERT_TRUE(service.Add(Req(rid, "u", text, rid)).ok());
+    }
+  }
+  const std::string query = "Which header declares draw_frame_fast and its canvas?";
+  // With the usual weight the model's lookalikes outrank the declaration; leaning on the words
+  // (the identifier weight) brings it first. A query without an identifier keeps the usual one.
+  EXPECT_NE(first_of(0.5f, query), "int draw_frame_fast(struct canvas *c);");
+  EXPECT_EQ(first_of(0.1f, query), "int draw_frame_fast(struct canvas *c);");
+  EXPECT_EQ(first_of(0.1f, "Which header declares drawing on a canvas?"),
+            first_of(0.5f, "Which header declares drawing on a canvas?"));
+}
+
 }  // namespace
 }  // namespace engram
 

@@ -117,6 +117,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.threshold = request.threshold;
   query.now_us = NowMicros();
   query.dates = ParseQueryDates(request.query);
+  query.names_identifier = NamesCodeIdentifier(request.query);
   auto hits = (*shard)->Search(query);
   if (hits.ok() && rerank_.enabled()) {
     rerank_.Apply(request.query, &*hits,

@@ -430,7 +430,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     }
     return v == kAdmitted;
   };
-  const RetrievalOptions& ranking = options_.retrieval;
+  const RetrievalOptions ranking = ForQuery(options_.retrieval, query.names_identifier);
   // Neighbours and the question factor pick the k from all fused candidates. Without any
   // conversation in the workspace there are no neighbours, and the question factor is a per-hit
   // factor that fusion applies before it keeps the k (the same ranking, without the widening).

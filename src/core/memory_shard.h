@@ -110,6 +110,9 @@ struct MemoryQuery {
   // false: BM25 and vectors fused, nothing else (finding a new fact's most similar memories,
   // where a neighbouring turn is not similar).
   bool conversation_steps = true;
+  // The query names a code identifier (NamesCodeIdentifier): ranked with
+  // RetrievalOptions::identifier_vector_weight.
+  bool names_identifier = false;
 };
 
 class MemoryShard {

@@ -18,6 +18,10 @@ enum class RetrievalMode {
 struct RetrievalOptions {
   RetrievalMode mode = RetrievalMode::kHybrid;
   FusionOptions fusion;
+  // fusion.vector_weight for a query that names a code identifier (NamesCodeIdentifier): the
+  // sentence encoder places passages of other files that look alike near such a query, while
+  // BM25 finds the identifier itself (ForQuery).
+  float identifier_vector_weight = 0.1f;
   // Candidates taken from each retriever before fusion (at least k).
   size_t candidates = 200;
   // Each ranked hit is followed by up to this many turns before and after it in its session:
@@ -63,5 +67,12 @@ struct RetrievalOptions {
 
 // "hybrid" | "bm25" | "vector"; false on anything else.
 bool ParseRetrievalMode(const std::string& text, RetrievalMode* mode);
+
+// The options a query ranks with: the identifier weight on the vector side when it names a code
+// identifier (NamesCodeIdentifier(query), from index/question_form.h).
+inline RetrievalOptions ForQuery(RetrievalOptions options, bool names_identifier) {
+  if (names_identifier) options.fusion.vector_weight = options.identifier_vector_weight;
+  return options;
+}
 
 }  // namespace engram

@@ -20,6 +20,10 @@ bool DropQuestionMark(std::string_view* s) {
   return false;
 }
 
+bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool IsAlnum(char c) { return IsLower(c) || IsUpper(c) || (c >= '0' && c <= '9'); }
+
 }  // namespace
 
 bool EndsWithQuestion(std::string_view text) {
@@ -28,6 +32,25 @@ bool EndsWithQuestion(std::string_view text) {
     text.remove_suffix(1);
   }
   return DropQuestionMark(&text);
+}
+
+bool NamesCodeIdentifier(std::string_view query) {
+  int case_steps = 0;  // lower-to-upper steps in the current word
+  for (size_t i = 0; i < query.size(); ++i) {
+    const char c = query[i];
+    const char prev = i > 0 ? query[i - 1] : ' ';
+    const char next = i + 1 < query.size() ? query[i + 1] : ' ';
+    if (c == '_' && IsAlnum(prev) && IsAlnum(next)) return true;
+    if (c == ':' && next == ':' && IsAlnum(prev) && i + 2 < query.size() && IsAlnum(query[i + 2])) {
+      return true;
+    }
+    if (!IsAlnum(c)) {
+      case_steps = 0;
+      continue;
+    }
+    if (IsUpper(c) && IsLower(prev) && ++case_steps >= 2) return true;
+  }
+  return false;
 }
 
 std::string_view WithoutQuestionMark(std::string_view query) {

@@ -29,5 +29,18 @@ TEST(QuestionFormTest, WithoutQuestionMark) {
   EXPECT_EQ(WithoutQuestionMark(""), "");
 }
 
+TEST(QuestionFormTest, NamesCodeIdentifier) {
+  for (const char* q :
+       {"Which header declares glDetachShader?", "what does frobnicate_57 return",
+        "std::vector growth", "where is CMS_SignerInfo_get0_signature declared", "getUserName"}) {
+    EXPECT_TRUE(NamesCodeIdentifier(q)) << q;
+  }
+  for (const char* q : {"When did Caroline go to the LGBTQ support group?", "my new iPhone",
+                        "videos on YouTube", "a snake_", "_private", "plain words: no code",
+                        "McDonald's", "", "a::", "PlayStation games"}) {
+    EXPECT_FALSE(NamesCodeIdentifier(q)) << q;
+  }
+}
+
 }  // namespace
 }  // namespace engram

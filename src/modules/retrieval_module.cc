@@ -26,6 +26,7 @@ RetrievalOptions RetrievalFromFlags(const ServeOptions& options) {
                     : options.fusion == "zscore" ? FusionMethod::kZScore
                                                  : FusionMethod::kScoreSum;
   r.fusion.vector_weight = static_cast<float>(options.vector_weight);
+  r.identifier_vector_weight = static_cast<float>(options.identifier_vector_weight);
   r.neighbours = options.neighbours;
   r.neighbour_score_factor = static_cast<float>(options.neighbour_weight);
   r.question_factor = static_cast<float>(options.question_factor);
