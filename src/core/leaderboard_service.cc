@@ -154,11 +154,32 @@ Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request
   }
 }
 
+namespace {
+
+// The answer to a request whose request_id is already stored: the first answer for the same body,
+// 409 for another.
+Result<std::string> AnswerOfRetry(const LeaderboardAddRequest& request,
+                                  const IdempotencyRecord& stored) {
+  if (stored.body_hash != request.body_hash) {
+    return Status::Conflict("request_id " + request.request_id +
+                            " was already used with a different body");
+  }
+  return stored.response_json;
+}
+
+}  // namespace
+
 Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& request) {
   const int64_t now = NowMicros();
   AddBatch batch;
   batch.idempotency = IdempotencyRecord{"leaderboard:" + request.request_id, request.body_hash,
                                         request.response_json, request.user_id};
+  // A retry of a stored request is answered before any work or wait: it must not be refused for
+  // lack of room in the vector queue (429) when it would store nothing. The write below checks
+  // again, in its transaction, for a retry that races this one.
+  auto stored = store_->FindIdempotency(request.user_id, batch.idempotency->key);
+  if (!stored.ok()) return stored.status();
+  if (*stored) return AnswerOfRetry(request, **stored);
   batch.images = request.images;
   batch.memories.reserve(request.messages.size());
   std::map<std::string, std::string> image_text;  // OCR results of this request, by image hash
@@ -223,13 +244,7 @@ Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& reque
     if (reserved_count > 0) vectors_->ReleaseFresh(reserved_count, reserved_bytes);
   }
   if (!outcome.ok()) return outcome.status();
-  if (outcome->duplicate) {
-    if (outcome->existing.body_hash != request.body_hash) {
-      return Status::Conflict("request_id " + request.request_id +
-                              " was already used with a different body");
-    }
-    return outcome->existing.response_json;
-  }
+  if (outcome->duplicate) return AnswerOfRetry(request, outcome->existing);
   // Searchable before we answer: the very next search must see this write.
   (*shard)->Apply(outcome->stored);
   if (queues_vectors) {

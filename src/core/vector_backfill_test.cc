@@ -337,5 +337,28 @@ TEST_F(VectorBackfillTest, ALongMessageGetsAVectorPerPassageStoredTogether) {
   EXPECT_TRUE((*shard)->MissingVectors().empty());
 }
 
+TEST_F(VectorBackfillTest, ARetryOfAStoredAddIsAnsweredAtOnceWhileTheBacklogIsFull) {
+  Start({.max_pending_fresh_bytes = 100, .admission_wait = std::chrono::milliseconds(200)});
+  embedder_.Hold();
+  Add(*service_, "first", {Memo(0)});
+  embedder_.WaitEntered();
+  Add(*service_, "second", {Memo(1), Memo(2)});  // stored; the backlog is now full
+  const auto began = std::chrono::steady_clock::now();
+  auto retry = service_->Add(Req("second", {Memo(1), Memo(2)}));
+  const auto took = std::chrono::steady_clock::now() - began;
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();  // its first answer, not 429
+  EXPECT_EQ(*retry, "{}");
+  EXPECT_LT(took, std::chrono::milliseconds(150)) << "the retry waited for room it does not need";
+  // The same request_id with another body is still a conflict, also at once.
+  LeaderboardAddRequest other = Req("second", {Memo(1), Memo(2)});
+  other.body_hash = "another body";
+  auto conflict = service_->Add(other);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict);
+  embedder_.Release();
+  WaitDrained();
+  ExpectOwnVectors("second", 2);  // stored once
+}
+
 }  // namespace
 }  // namespace engram

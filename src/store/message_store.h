@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,11 @@ class MessageStore : public virtual MemoryVectors {
     (void)workspace, (void)user_id, (void)since;
     return Status::Internal("LoadScopeSince: this store is not shared");
   }
+
+  // The idempotency record of `key` for `user_id`, if one is stored. A read: an add checks it
+  // before it waits for room in a queue, so a retry of a stored request answers at once.
+  virtual Result<std::optional<IdempotencyRecord>> FindIdempotency(std::string_view user_id,
+                                                                   std::string_view key) = 0;
 
   // Images by hash; missing hashes are skipped.
   virtual Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) = 0;

@@ -162,6 +162,25 @@ Result<ScopeDelta> PgStore::LoadScopeSince(std::string_view workspace, std::stri
   return delta;
 }
 
+Result<std::optional<IdempotencyRecord>> PgStore::FindIdempotency(std::string_view user_id,
+                                                                  std::string_view key) {
+  std::optional<IdempotencyRecord> found;
+  if (HasNul(user_id) || HasNul(key)) return found;  // never stored
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    auto rows = txn.exec_params(
+        "SELECT body_hash, response FROM idempotency WHERE user_id = $1 AND key = $2",
+        std::string(user_id), std::string(key));
+    found.reset();
+    if (!rows.empty()) {
+      found = IdempotencyRecord{std::string(key), rows[0][0].as<std::string>(),
+                                rows[0][1].as<std::string>(), std::string(user_id)};
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return found;
+}
+
 Result<std::vector<ImageBlob>> PgStore::GetImages(const std::vector<std::string>& sha256s) {
   std::vector<ImageBlob> out;
   if (sha256s.empty()) return out;

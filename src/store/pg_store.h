@@ -102,6 +102,8 @@ class PgStore final : public Store {
   Result<ScopeDelta> LoadAgentMemoriesSince(std::string_view workspace,
                                             int64_t since) override;  // pg_agent_memories.cc
 
+  Result<std::optional<IdempotencyRecord>> FindIdempotency(std::string_view user_id,
+                                                           std::string_view key) override;
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   // pg_store.cc.
   int AddChangeListener(std::function<void(const std::string& scope_key)> fn) override;

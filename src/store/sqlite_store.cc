@@ -381,6 +381,28 @@ Status SqliteStore::PutVectors(const std::vector<VectorUpdate>& updates) {
   });
 }
 
+Result<std::optional<IdempotencyRecord>> SqliteStore::FindIdempotency(std::string_view user_id,
+                                                                      std::string_view key) {
+  sqlite3* db = AcquireReader();
+  std::optional<IdempotencyRecord> found;
+  Status st;
+  {
+    sqlite::Stmt q(db, "SELECT body_hash, response FROM idempotency WHERE user_id = ? AND key = ?");
+    st = q.prepare_status();
+    if (st.ok()) {
+      q.Bind(1, user_id);
+      q.Bind(2, key);
+      if (q.Step(&st)) {
+        found = IdempotencyRecord{std::string(key), q.ColumnText(0), q.ColumnText(1),
+                                  std::string(user_id)};
+      }
+    }
+  }
+  ReleaseReader(db);
+  if (!st.ok()) return st;
+  return found;
+}
+
 Result<std::vector<ImageBlob>> SqliteStore::GetImages(const std::vector<std::string>& sha256s) {
   sqlite3* db = AcquireReader();
   std::vector<ImageBlob> out;

@@ -109,6 +109,8 @@ class SqliteStore final : public Store {
                                                   std::string_view kb_id) override;
   Result<std::vector<KbDocRecord>> UnfinishedKbDocs() override;
   // MessageStore again: images, the writability probe; and the store's figures.
+  Result<std::optional<IdempotencyRecord>> FindIdempotency(std::string_view user_id,
+                                                           std::string_view key) override;
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   Status CheckWritable() override;
   Stats GetStats() override;

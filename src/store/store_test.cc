@@ -72,6 +72,14 @@ TEST_P(StoreTest, IdempotencyKeyStoresOnce) {
   EXPECT_EQ(second->existing.body_hash, "hash1");
   EXPECT_EQ(second->existing.response_json, "{\"ok\":1}");
   EXPECT_EQ(store->LoadScope("w", "u")->size(), 1u);
+  // The record can be read without writing: per user, by key.
+  auto found = store->FindIdempotency("", "lb:r1");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->body_hash, "hash1");
+  EXPECT_EQ((*found)->response_json, "{\"ok\":1}");
+  EXPECT_FALSE(store->FindIdempotency("", "lb:r2")->has_value());
+  EXPECT_FALSE(store->FindIdempotency("another user", "lb:r1")->has_value());
 }
 
 TEST_P(StoreTest, ConcurrentWritersAreGroupCommitted) {

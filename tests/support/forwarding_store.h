@@ -130,6 +130,10 @@ class ForwardingStore : public Store {
   }
   void RemoveChangeListener(int id) override { base_->RemoveChangeListener(id); }
 
+  Result<std::optional<IdempotencyRecord>> FindIdempotency(std::string_view user_id,
+                                                           std::string_view key) override {
+    return base_->FindIdempotency(user_id, key);
+  }
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override {
     return base_->GetImages(sha256s);
   }
