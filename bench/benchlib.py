@@ -51,6 +51,22 @@ def _f(v, d=2):
     return "–" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
 
 
+def metrics_text(client):
+    """The server's /metrics text (Prometheus format), or None when it cannot be read."""
+    try:
+        status, text, _ = client.request("GET", "/metrics")
+    except OSError:
+        return None
+    return text if status == 200 and isinstance(text, str) else None
+
+
+def metric_sum(text, name):
+    """The sum of metric `name`'s samples over all its label sets in a /metrics text (a gauge
+    without labels: its value); None when the text has no sample of it."""
+    vals = re.findall(rf"^{re.escape(name)}(?:{{[^}}]*}})?\s+([\d.eE+-]+)", text or "", re.M)
+    return sum(float(v) for v in vals) if vals else None
+
+
 def rss_kib(pid):
     """VmRSS of a process in KiB (None when unknown)."""
     try:

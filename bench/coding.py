@@ -40,7 +40,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, _f, dir_bytes, log,  # noqa: E402
-                      percentile, rss_kib, write_json)
+                      metric_sum, metrics_text, percentile, rss_kib, write_json)
 
 MIN_FILE, MAX_FILE = 1024, 80 * 1024     # whole files sent: 1-80 KB
 BIG_RESULT = 8192                        # "results over 8 KiB" threshold (bytes)
@@ -601,18 +601,9 @@ def latency_queries(corpus, sessions, n, seed):
 # Server interaction
 
 def vector_queue(client):
-    """The server's count of memories waiting for a vector (engram_vector_queue; else any gauge
-    whose name holds "vector" and "pending"), or None when /metrics reports neither."""
-    try:
-        status, text, _ = client.request("GET", "/metrics")
-    except OSError:
-        return None
-    if status != 200 or not isinstance(text, str):
-        return None
-    m = re.search(r"^engram_vector_queue(?:\{[^}]*\})?\s+([\d.eE+-]+)", text, re.M)
-    if not m:
-        m = re.search(r"^(?=[^#\s]*vector)(?=[^#\s]*pending)\S+\s+([\d.eE+-]+)", text, re.M)
-    return float(m.group(1)) if m else None
+    """The server's count of memories waiting for a vector (engram_vector_queue), or None when
+    /metrics does not report it."""
+    return metric_sum(metrics_text(client), "engram_vector_queue")
 
 
 def ingest(client, user_id, sessions, chunk, clients):

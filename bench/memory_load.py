@@ -31,7 +31,6 @@ import datetime
 import json
 import os
 import random
-import re
 import shutil
 import sys
 import tempfile
@@ -41,7 +40,8 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (Client, EngramServer, HttpError, _f, dir_bytes, log,  # noqa: E402
-                      percentile, require_loopback, rss_kib, write_json)
+                      metric_sum, metrics_text, percentile, require_loopback, rss_kib,
+                      write_json)
 from load import message, query, run_python, run_wrk  # noqa: E402
 from open_loop import print_open_loop_table, run_open_loop  # noqa: E402
 
@@ -153,14 +153,7 @@ def check_event(ev):
 
 
 def metric(client, name):
-    try:
-        status, text, _ = client.request("GET", "/metrics")
-    except OSError:
-        return None
-    if status != 200 or not isinstance(text, str):
-        return None
-    m = re.search(rf"^{re.escape(name)}\s+([\d.eE+-]+)", text, re.M)
-    return float(m.group(1)) if m else None  # gauges are integers, but Prometheus allows 1e3
+    return metric_sum(metrics_text(client), name)
 
 
 def scope_total(client, user):

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  # noqa: E402
-                      percentile, write_json)
+                      metric_sum, metrics_text, percentile, write_json)
 
 CHUNK = 20          # messages per leaderboard add
 TOP_K = 100         # leaderboard search depth
@@ -535,18 +535,12 @@ EMBED_METRICS = ("engram_embed_seconds_total", "engram_embed_texts_total",
 def model_counters(client):
     """{metric: summed over lanes} of the model's work (/metrics), plus engram_vector_queue;
     None when the server does not report them (an older build, or no embedder)."""
-    try:
-        status, text, _ = client.request("GET", "/metrics")
-    except OSError:
-        return None
-    if status != 200 or not isinstance(text, str):
-        return None
+    text = metrics_text(client)
     out = {}
     for name in EMBED_METRICS + ("engram_vector_queue",):
-        vals = re.findall(rf"^{name}(?:{{[^}}]*}})?\s+([\d.eE+-]+)", text, re.M)
-        if not vals:
+        out[name] = metric_sum(text, name)
+        if out[name] is None:
             return None
-        out[name] = sum(float(v) for v in vals)
     return out
 
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -99,16 +100,25 @@ TEST_F(LeaderboardServiceTest, RestartRebuildsFromStore) {
   EXPECT_EQ(Count("u", "volcano"), 1u);
 }
 
-// Records the texts it is asked to embed; every vector is the same unit vector.
+// Records the texts it is asked to embed; each text's vector is `vector_of(text)`, by default the
+// same unit vector for all.
 class RecordingEmbedder : public Embedder {
  public:
+  using VectorOf = std::function<std::vector<float>(const std::string&)>;
+  explicit RecordingEmbedder(VectorOf vector_of =
+                                 [](const std::string&) {
+                                   return std::vector<float>{1.0f, 0.0f};
+                                 })
+      : vector_of_(std::move(vector_of)) {}
   const std::string& model_id() const override { return id_; }
   int dimension() const override { return 2; }
   Result<std::vector<std::vector<float>>> EmbedBatch(
       const std::vector<std::string>& texts) const override {
     std::lock_guard<std::mutex> lock(mu_);
     seen_.insert(seen_.end(), texts.begin(), texts.end());
-    return std::vector<std::vector<float>>(texts.size(), {1.0f, 0.0f});
+    std::vector<std::vector<float>> out;
+    for (const auto& t : texts) out.push_back(vector_of_(t));
+    return out;
   }
   std::vector<std::string> seen() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -117,6 +127,7 @@ class RecordingEmbedder : public Embedder {
 
  private:
   std::string id_ = "recording";
+  VectorOf vector_of_;
   mutable std::mutex mu_;
   mutable std::vector<std::string> seen_;
 };
@@ -131,31 +142,16 @@ TEST_F(LeaderboardServiceTest, QueryIsEmbeddedWithoutItsQuestionMark) {
   EXPECT_EQ(embedder.seen().back(), "Where did they go");
 }
 
-// The vectors of a code search gone wrong: every text looks alike to the model except the one
-// that holds the identifier (it mentions "frame").
-class LookalikeEmbedder : public Embedder {
- public:
-  const std::string& model_id() const override { return id_; }
-  int dimension() const override { return 2; }
-  Result<std::vector<std::vector<float>>> EmbedBatch(
-      const std::vector<std::string>& texts) const override {
-    std::vector<std::vector<float>> out;
-    for (const auto& t : texts) {
-      out.push_back(t.find("frame") != std::string::npos && t.find("Which") == std::string::npos
-                        ? std::vector<float>{0.0f, 1.0f}
-                        : std::vector<float>{1.0f, 0.0f});
-    }
-    return out;
-  }
-
- private:
-  std::string id_ = "lookalike";
-};
-
 TEST_F(LeaderboardServiceTest, AQueryNamingAnIdentifierLeansOnItsWords) {
-  LookalikeEmbedder embedder;
+  // The vectors of a code search gone wrong: every text looks alike to the model except the one
+  // that holds the identifier (it mentions "frame").
+  RecordingEmbedder embedder([](const std::string& t) {
+    return t.find("frame") != std::string::npos && t.find("Which") == std::string::npos
+               ? std::vector<float>{0.0f, 1.0f}
+               : std::vector<float>{1.0f, 0.0f};
+  });
   ShardRegistry registry(store_.get(), &analyzer_,
-                         ShardOptions{.vectors = {.dim = 2}, .vector_model = "lookalike"});
+                         ShardOptions{.vectors = {.dim = 2}, .vector_model = "recording"});
   auto first_of = [&](float identifier_weight, const std::string& query) {
     LeaderboardOptions options;
     options.retrieval.identifier_vector_weight = identifier_weight;

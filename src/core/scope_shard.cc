@@ -289,7 +289,6 @@ std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& r
     DocId first;
     float score;
     std::vector<uint32_t> passages;  // ranked passages of the message, best first
-    uint32_t lo = 0, hi = 0;         // the excerpt: passages [lo, hi]
   };
   std::vector<Excerpt> excerpts;
   std::unordered_map<DocId, size_t> of_message;  // first passage -> excerpts index
@@ -318,28 +317,24 @@ std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& r
   };
   std::vector<ShardHit> hits;
   hits.reserve(excerpts.size());
-  for (Excerpt& e : excerpts) {
-    // Centred on that passage (else the best ranked one), joined by the other ranked passages,
-    // with those between them, while the excerpt stays within kMaxExcerptBytes.
+  for (const Excerpt& e : excerpts) {
+    // Passages [lo, hi]: centred on that passage (else the best ranked one), joined by the other
+    // ranked passages, with those between them, while the excerpt stays within kMaxExcerptBytes.
     const auto lexical_best = best_lexical.find(e.first);
-    const uint32_t centre =
-        lexical_best != best_lexical.end() ? lexical_best->second : e.passages.front();
-    e.lo = e.hi = centre;
+    uint32_t lo = lexical_best != best_lexical.end() ? lexical_best->second : e.passages.front();
+    uint32_t hi = lo;
     for (const uint32_t p : e.passages) {
-      const uint32_t lo = std::min(e.lo, p);
-      const uint32_t hi = std::max(e.hi, p);
-      if (bytes(e.first, lo, hi) <= kMaxExcerptBytes) {
-        e.lo = lo;
-        e.hi = hi;
+      if (bytes(e.first, std::min(lo, p), std::max(hi, p)) <= kMaxExcerptBytes) {
+        lo = std::min(lo, p);
+        hi = std::max(hi, p);
       }
     }
-    const ShardDoc& a = docs_[e.first + e.lo];
-    ShardHit hit{a, e.score};
+    ShardHit hit{docs_[e.first + lo], e.score};
     hit.doc.parts_json = docs_[e.first].parts_json;
-    if (e.lo != e.hi) {
+    if (lo != hi) {
       hit.doc.text.clear();
-      for (uint32_t p = e.lo; p <= e.hi; ++p) hit.doc.text += docs_[e.first + p].text;
-      hit.doc.last_line = docs_[e.first + e.hi].last_line;
+      for (uint32_t p = lo; p <= hi; ++p) hit.doc.text += docs_[e.first + p].text;
+      hit.doc.last_line = docs_[e.first + hi].last_line;
       hit.doc.asks = EndsWithQuestion(hit.doc.text);
     }
     hits.push_back(std::move(hit));

@@ -23,6 +23,17 @@ std::string SeqArray(const std::vector<VectorUpdate>& updates) {
   return out + "}";
 }
 
+// The idempotency record of `key` for `user_id`, as `txn` sees it.
+std::optional<IdempotencyRecord> ReadIdempotency(pqxx::transaction_base& txn,
+                                                 const std::string& user_id,
+                                                 const std::string& key) {
+  auto rows = txn.exec_params(
+      "SELECT body_hash, response FROM idempotency WHERE user_id = $1 AND key = $2", user_id, key);
+  if (rows.empty()) return std::nullopt;
+  return IdempotencyRecord{key, rows[0][0].as<std::string>(), rows[0][1].as<std::string>(),
+                           user_id};
+}
+
 }  // namespace
 
 Result<AddOutcome> PgStore::Add(AddBatch batch) {
@@ -64,12 +75,10 @@ Result<AddOutcome> PgStore::Add(AddBatch batch) {
           idem.user_id, idem.key, idem.body_hash, idem.response_json);
       if (inserted.empty()) {
         // READ COMMITTED: this statement sees the row the winner committed.
-        auto existing = txn.exec_params1(
-            "SELECT body_hash, response FROM idempotency WHERE user_id = $1 AND key = $2",
-            idem.user_id, idem.key);
+        auto existing = ReadIdempotency(txn, idem.user_id, idem.key);
+        if (!existing) return Status::Internal("idempotency record vanished after a conflict");
         outcome.duplicate = true;
-        outcome.existing = {idem.key, existing[0].as<std::string>(), existing[1].as<std::string>(),
-                            idem.user_id};
+        outcome.existing = std::move(*existing);
         return Status::Ok();  // nothing else was written
       }
     }
@@ -167,14 +176,7 @@ Result<std::optional<IdempotencyRecord>> PgStore::FindIdempotency(std::string_vi
   std::optional<IdempotencyRecord> found;
   if (HasNul(user_id) || HasNul(key)) return found;  // never stored
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    auto rows = txn.exec_params(
-        "SELECT body_hash, response FROM idempotency WHERE user_id = $1 AND key = $2",
-        std::string(user_id), std::string(key));
-    found.reset();
-    if (!rows.empty()) {
-      found = IdempotencyRecord{std::string(key), rows[0][0].as<std::string>(),
-                                rows[0][1].as<std::string>(), std::string(user_id)};
-    }
+    found = ReadIdempotency(txn, std::string(user_id), std::string(key));
     return Status::Ok();
   });
   if (!st.ok()) return st;

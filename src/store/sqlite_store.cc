@@ -36,6 +36,23 @@ Status OpenConnection(const std::string& path, bool read_only, sqlite3** out) {
   return Status::Ok();
 }
 
+// The idempotency record of `key` for `user_id` on `db` (the writer inside an add's transaction,
+// or a reader).
+Result<std::optional<IdempotencyRecord>> ReadIdempotency(sqlite3* db, std::string_view user_id,
+                                                         std::string_view key) {
+  sqlite::Stmt q(db, "SELECT body_hash, response FROM idempotency WHERE user_id = ? AND key = ?");
+  ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+  q.Bind(1, user_id);
+  q.Bind(2, key);
+  Status step;
+  if (q.Step(&step)) {
+    return std::optional<IdempotencyRecord>(IdempotencyRecord{
+        std::string(key), q.ColumnText(0), q.ColumnText(1), std::string(user_id)});
+  }
+  ENGRAM_RETURN_IF_ERROR(step);
+  return std::optional<IdempotencyRecord>();
+}
+
 }  // namespace
 
 SqliteStore::SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
@@ -276,19 +293,13 @@ Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
   AddOutcome outcome;
   Status st = Submit([&batch, &outcome](sqlite3* db) -> Status {
     if (batch.idempotency) {
-      sqlite::Stmt q(db,
-                     "SELECT body_hash, response FROM idempotency WHERE user_id = ? AND key = ?");
-      ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-      q.Bind(1, batch.idempotency->user_id);
-      q.Bind(2, batch.idempotency->key);
-      Status step;
-      if (q.Step(&step)) {
+      auto existing = ReadIdempotency(db, batch.idempotency->user_id, batch.idempotency->key);
+      if (!existing.ok()) return existing.status();
+      if (*existing) {
         outcome.duplicate = true;
-        outcome.existing = {batch.idempotency->key, q.ColumnText(0), q.ColumnText(1),
-                            batch.idempotency->user_id};
+        outcome.existing = std::move(**existing);
         return Status::Ok();
       }
-      ENGRAM_RETURN_IF_ERROR(step);
     }
     if (!batch.images.empty()) {
       sqlite::Stmt ins(db, "INSERT OR IGNORE INTO images(sha256, mime, bytes) VALUES(?, ?, ?)");
@@ -384,22 +395,8 @@ Status SqliteStore::PutVectors(const std::vector<VectorUpdate>& updates) {
 Result<std::optional<IdempotencyRecord>> SqliteStore::FindIdempotency(std::string_view user_id,
                                                                       std::string_view key) {
   sqlite3* db = AcquireReader();
-  std::optional<IdempotencyRecord> found;
-  Status st;
-  {
-    sqlite::Stmt q(db, "SELECT body_hash, response FROM idempotency WHERE user_id = ? AND key = ?");
-    st = q.prepare_status();
-    if (st.ok()) {
-      q.Bind(1, user_id);
-      q.Bind(2, key);
-      if (q.Step(&st)) {
-        found = IdempotencyRecord{std::string(key), q.ColumnText(0), q.ColumnText(1),
-                                  std::string(user_id)};
-      }
-    }
-  }
+  auto found = ReadIdempotency(db, user_id, key);
   ReleaseReader(db);
-  if (!st.ok()) return st;
   return found;
 }
 
