@@ -7,14 +7,19 @@
 //   "I'm going to visit Tokyo next month"   -> "User plans to visit Tokyo in June 2024"
 //   "I bought a Tesla yesterday"            -> "User bought a Tesla on 2024-05-07"
 // A sentence about the speaker that no pattern reads is kept as a statement in the third person
-// when it carries at least three content words ("I went to a support group yesterday" -> "User
+// when it carries at least two content words ("I went to a support group yesterday" -> "User
 // went to a support group on 2024-05-07"; see keep_statements), hedges included ("I might move to
-// Oslo" -> "User might move to Oslo"). Relative dates are made absolute from the message's time
-// (UTC). Questions, conditions, greetings, thanks, reactions, errands of the moment and clauses
-// that only make sense in context ("I love it", "I met her") produce nothing. Assistant and system
-// messages never produce facts, except the assistant's recommendations and commitments;
-// the assistant's last question only gives a short user answer its meaning ("What's your favorite
-// color?" / "Blue").
+// Oslo" -> "User might move to Oslo"); one about anything else, with three, is reported as the
+// speaker's ("The stories were so inspiring" -> "Caroline said the stories were so inspiring").
+// Between named speakers "you" is the one who spoke just before ("I'm proud of you" -> "Melanie
+// is proud of Caroline"). A speaker's statements over neighbouring turns are joined into one
+// memory, after the fact they follow (see consolidate_chars); the facts the patterns read stay
+// one each, so that Reconcile can compare them. Relative dates are made absolute from the
+// message's time (UTC). Questions, conditions, greetings, thanks, reactions, errands of the
+// moment and clauses that only make sense in context ("I love it", "I met her") produce nothing.
+// Assistant and system messages never produce facts, except the assistant's recommendations and
+// commitments; the assistant's last question only gives a short user answer its meaning ("What's
+// your favorite color?" / "Blue").
 //
 // Reconcile parses each fact and each candidate memory into subject, predicate, object, polarity
 // and (for single-valued attributes such as residence, employer, job, name, age, "favorite X") a
@@ -59,6 +64,14 @@ struct RuleBasedExtractorOptions {
   // kept as a statement in the third person ("I went to a support group yesterday" -> "User went
   // to a support group on 2024-05-07"). Off: only the patterns' canonical facts.
   bool keep_statements = true;
+  // Statements of one speaker are joined into one memory while the joined text stays within this
+  // many bytes and each next statement comes at most `consolidate_turn_gap` messages after the
+  // last one it joins (the same turn, or the speaker's next turn of a two-party conversation):
+  // "Caroline went to a support group on 2023-05-07. The support group made Caroline feel
+  // accepted". Facts the patterns read stay single, so Reconcile can still update them. 0 joins
+  // nothing.
+  size_t consolidate_chars = 600;
+  int32_t consolidate_turn_gap = 2;
 };
 
 class RuleBasedExtractor final : public MemoryExtractor {

@@ -165,5 +165,81 @@ TEST(RuleBasedGrammarTest, EverydaySentencesBecomeGrammaticalThirdPersonFacts) {
   EXPECT_GE(Cases().size() - silent, 45u);
 }
 
+// Two named people talking (each message a turn, "Caroline" and "Melanie" alternating): what one
+// says of the other names them, what they say of anything else is reported as theirs, greetings
+// and reactions to the other are dropped, and a speaker's statements over neighbouring turns
+// share one memory that cites each turn.
+struct TurnsCase {
+  std::vector<std::string> turns;
+  std::vector<std::string> facts;
+};
+
+TEST(RuleBasedGrammarTest, NamedSpeakersAreReportedJoinedAndNamedForYou) {
+  const std::vector<TurnsCase> cases = {
+      // "you" is whoever spoke just before; the name that only addresses them goes.
+      {{"Hi Melanie! Guess what, I ran a charity race for mental health last Saturday.",
+        "Wow, Caroline! I'm really impressed by you and your training."},
+       {"Caroline ran a charity race for mental health on 2026-06-13",
+        "Melanie is really impressed by Caroline and Caroline's training"}},
+      // What is not about the speaker is reported; a reaction to the listener is not.
+      {{"The transgender stories at the meeting were so inspiring.",
+        "Glad you found such a helpful group!"},
+       {"Caroline said the transgender stories at the meeting were so inspiring"}},
+      // An annotation of what the speaker did is theirs, without "said".
+      {{"Here is the bowl from my class. [shares a photo: a blue bowl on a wooden table]"},
+       {"Caroline said here is the bowl from Caroline's class. Caroline [shares a photo: a blue "
+        "bowl on a wooden table]"}},
+      // Statements over the speaker's neighbouring turns join the event they follow.
+      {{"Last Friday I went to a council meeting for adoption.", "How was it?",
+        "It was emotional, so many people wanted to give children a loving home."},
+       {"Caroline went to a council meeting for adoption on 2026-06-12. Caroline said it was "
+        "emotional, so many people wanted to give children a loving home"}},
+      // A stated wish is kept; a condition is not.
+      {{"I'd love to volunteer at the animal shelter this summer.",
+        "If I had more time I would join you."},
+       {"Caroline would love to volunteer at the animal shelter this summer"}},
+      // Few words are enough about oneself, unless they point back into the talk.
+      {{"We've got a pup and a kitty.", "My sister lives there."},
+       {"Caroline and others have got a pup and a kitty"}},
+  };
+  const int64_t monday = *ParseIsoToMicros("2026-06-15T10:00:00Z");
+  RuleBasedExtractor extractor;
+  for (const TurnsCase& c : cases) {
+    std::vector<ConversationMessage> messages;
+    for (size_t i = 0; i < c.turns.size(); ++i) {
+      messages.push_back({"user", c.turns[i], monday, i % 2 == 0 ? "Caroline" : "Melanie"});
+    }
+    auto facts = extractor.ExtractFacts(messages);
+    ASSERT_TRUE(facts.ok());
+    EXPECT_EQ(FactTexts(*facts), c.facts) << c.turns[0];
+  }
+}
+
+TEST(RuleBasedGrammarTest, JoinedStatementsCiteEveryTurnAndStopAtTheLimit) {
+  const int64_t t = *ParseIsoToMicros("2026-06-15T10:00:00Z");
+  const std::vector<ConversationMessage> talk = {
+      {"user", "Last Friday I went to a council meeting for adoption.", t, "Caroline"},
+      {"user", "How was it?", t, "Melanie"},
+      {"user", "It was emotional, so many people wanted to give children a loving home.", t,
+       "Caroline"}};
+  auto joined = RuleBasedExtractor().ExtractFacts(talk);
+  ASSERT_TRUE(joined.ok());
+  ASSERT_EQ(joined->size(), 1u);
+  EXPECT_EQ((*joined)[0].sources, (std::vector<int32_t>{0, 2}));
+
+  RuleBasedExtractorOptions apart;
+  apart.consolidate_chars = 0;
+  auto single = RuleBasedExtractor(apart).ExtractFacts(talk);
+  ASSERT_TRUE(single.ok());
+  ASSERT_EQ(single->size(), 2u);
+  EXPECT_EQ((*single)[1].sources, (std::vector<int32_t>{2}));
+
+  RuleBasedExtractorOptions near;
+  near.consolidate_turn_gap = 1;  // the speaker's next turn is two messages on
+  auto gap = RuleBasedExtractor(near).ExtractFacts(talk);
+  ASSERT_TRUE(gap.ok());
+  EXPECT_EQ(gap->size(), 2u);
+}
+
 }  // namespace
 }  // namespace engram

@@ -19,6 +19,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "extract/memory_extractor.h"
+
 namespace engram {
 namespace rule_extract_internal {
 
@@ -80,7 +82,11 @@ const WordSet& NonFactPast();
 const WordSet& JobNouns();
 const WordSet& SingleValued();
 const WordSet& HypotheticalWords();
-const WordSet& HedgeWords();  // the hypothetical words that only state doubt ("might")
+// After "would", a wish the speaker states ("I'd love to", "I would rather"), not a condition.
+const WordSet& StatedWishes();
+// The hypothetical words that only state doubt or a stance ("might", "would"): the statement is
+// kept with them, the patterns' plain facts are not.
+const WordSet& HedgeWords();
 const WordSet& ContextWords();
 const WordSet& Fillers();
 
@@ -136,6 +142,8 @@ struct Rewrite {
 // Anything from t[from] on about "you" or the task at hand (the error, the docs, this option) is
 // about this conversation, not about the speaker.
 bool IsAboutTheConversation(const std::vector<Tok>& t, size_t from);
+// The same, except that "you" and its forms are allowed (they name a known listener).
+bool IsAboutTheTask(const std::vector<Tok>& t, size_t from);
 // A clause starting with "I" (t[0]).
 std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting);
 // A clause starting with "my" (t[0]).
@@ -149,8 +157,13 @@ std::optional<std::string> AnswerFact(std::string_view question, std::string_vie
 // Statements (rule_based_statements.cc): a sentence no pattern reads, about the speaker (a
 // first-person word) and with at least three content words, in the third person ("I went to a
 // support group yesterday" -> "User went to a support group yesterday"); nothing for reactions,
-// thanks and sentences about the listener.
-std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& sentence);
+// thanks and sentences about the listener. What is not about the speaker, or starts with a word
+// that points back into the conversation ("It made me think"), is reported: "Caroline said the
+// stories were inspiring". `listener` names whom "you" is when the conversation says so (the
+// other named speaker): "I'm proud of you" -> "Caroline is proud of Melanie"; empty, a sentence
+// that mentions "you" is about the conversation and yields nothing.
+std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& sentence,
+                                        std::string_view listener = {});
 // The word after a first-person singular subject, made to agree with a third-person one ("am" ->
 // "is", "love" -> "loves"); past, modal and other unchanging forms, and words that do not look
 // like a verb, as written.
@@ -188,6 +201,30 @@ std::string NameSpeaker(std::string_view fact, std::string_view speaker);
 std::optional<std::string> AssistantFact(const std::vector<Tok>& t, std::string_view addressee);
 // True when a user's sentence asks for recommendations, suggestions, ideas or a reminder.
 bool AsksForAdvice(const std::vector<Tok>& t);
+
+// ---------------------------------------------------------------------------------------------
+// Joining a speaker's statements into fewer, fuller memories (rule_based_consolidate.cc).
+
+// A fact as ExtractFacts found it, before statements are joined.
+struct FactDraft {
+  ExtractedFact fact;
+  std::string subject;     // whom it is about: the speaker's name, "User", "The assistant"
+  bool joinable = false;   // may share a memory: not a fact that KeepsItsOwnMemory
+  bool statement = false;  // a kept sentence no pattern read: it joins the open memory
+};
+
+// A fact Reconcile updates or deletes by its parts: a single-valued attribute ("Caroline lives in
+// Paris"), a preference, a negation or a retraction. It keeps a memory of its own.
+bool KeepsItsOwnMemory(std::string_view fact);
+
+// The drafts in order, with each statement appended to the open memory of the same subject (the
+// last joinable fact's) when its first source is at most `max_turn_gap` messages after that
+// memory's last source and the joined text stays within `max_chars` bytes ("Caroline went to a
+// support group on 2023-05-07. The support group made Caroline feel accepted"). Facts the patterns
+// read never join each other: each stays the atomic fact Reconcile compares, and those that
+// KeepsItsOwnMemory are joined by nothing. `max_chars` 0 joins nothing.
+std::vector<ExtractedFact> ConsolidateStatements(std::vector<FactDraft> drafts, size_t max_chars,
+                                                 int32_t max_turn_gap);
 
 }  // namespace rule_extract_internal
 }  // namespace engram

@@ -170,15 +170,23 @@ std::optional<Rewrite> RewriteAm(const std::vector<Tok>& t, size_t k, bool greet
 }  // namespace
 
 // A clause starting with "I" (t[0]).
-bool IsAboutTheConversation(const std::vector<Tok>& t, size_t from) {
-  static const WordSet kConversation = Words(
-      "you your yours yourself u error errors bug bugs warning warnings exception traceback "
-      "output snippet script docs documentation prompt answer answers response reply message "
-      "option options example article tests config list");
+bool IsAboutTheTask(const std::vector<Tok>& t, size_t from) {
+  static const WordSet kTask = Words(
+      "error errors bug bugs warning warnings exception traceback output snippet script docs "
+      "documentation prompt answer answers response reply message option options example article "
+      "tests config list");
   for (size_t k = from; k < t.size(); ++k) {
-    if (kConversation.count(t[k].lower) > 0) return true;
+    if (kTask.count(t[k].lower) > 0) return true;
   }
   return false;
+}
+
+bool IsAboutTheConversation(const std::vector<Tok>& t, size_t from) {
+  static const WordSet kListener = Words("you your yours yourself u");
+  for (size_t k = from; k < t.size(); ++k) {
+    if (kListener.count(t[k].lower) > 0) return true;
+  }
+  return IsAboutTheTask(t, from);
 }
 
 std::optional<Rewrite> RewriteI(const std::vector<Tok>& t, bool greeting) {

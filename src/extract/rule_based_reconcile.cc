@@ -198,6 +198,15 @@ Parsed Parse(std::string_view text) {
 
 enum class Match { kNone, kSame, kUpdate, kDelete };
 
+}  // namespace
+
+bool rule_extract_internal::KeepsItsOwnMemory(std::string_view fact) {
+  const Parsed p = Parse(fact);
+  return p.ok && (!p.slot.empty() || p.preference || p.negative || p.retraction);
+}
+
+namespace {
+
 // "paris" and "paris france" name the same place; "san diego" and "san francisco" do not.
 bool SameValue(const std::string& a, const std::string& b) {
   const std::string& shorter = a.size() <= b.size() ? a : b;

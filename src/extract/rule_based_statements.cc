@@ -53,6 +53,14 @@ bool IsAlphaWord(std::string_view w) {
   return true;
 }
 
+// A sentence's first word that is not a name, so that "Caroline said the stories …" reads on
+// lower case: a function word, or a verb or adverb form ("Making a difference is …").
+bool StartsLowerCase(std::string_view lower) {
+  return NonContentWords().count(lower) > 0 || ContextWords().count(lower) > 0 ||
+         (lower.size() > 4 &&
+          (EndsWith(lower, "ing") || EndsWith(lower, "ed") || EndsWith(lower, "ly")));
+}
+
 bool IsFirstPerson(std::string_view lower) {
   static const WordSet s = Words("i me my mine myself we us our ours ourselves");
   return s.count(lower) > 0;
@@ -122,33 +130,79 @@ bool IsReferenceObject(const std::vector<Tok>& t, size_t k) {
   return kAfterObject.count(t[k + 1].lower) > 0;
 }
 
+// The listener's name where it only addresses them: "Caroline, that's great", "Thanks,
+// Caroline", "I agree, Mel" (between punctuation or the sentence's ends).
+std::vector<Tok> WithoutVocatives(const std::vector<Tok>& t, std::string_view listener) {
+  if (listener.empty()) return t;
+  std::string name(listener.substr(0, listener.find(' ')));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<Tok> out;
+  out.reserve(t.size());
+  for (size_t k = 0; k < t.size(); ++k) {
+    const bool opens = k == 0 || !t[k - 1].trail.empty() || Fillers().count(t[k - 1].lower) > 0;
+    const bool closes = k + 1 == t.size() || !t[k].trail.empty();
+    if (t[k].lower == name && opens && closes) {
+      // The punctuation that closed the word before the name closes the clause still.
+      if (!out.empty() && out.back().trail.empty()) out.back().trail = t[k].trail;
+      continue;
+    }
+    out.push_back(t[k]);
+  }
+  return out;
+}
+
+// First words of a reaction: "Glad it worked out", "Love the necklace", "Wishing you the best".
+const WordSet& Reactions() {
+  static const WordSet s = Words(
+      "glad wow congrats congratulations bet wishing respect keep love loving cheers sorry hope "
+      "hoping good great nice cool awesome amazing wonderful fantastic lovely sweet sounds looks "
+      "can't cannot");
+  return s;
+}
+
 }  // namespace
 
-std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& said) {
+std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& with_vocatives,
+                                        std::string_view listener) {
+  const std::vector<Tok> said = WithoutVocatives(with_vocatives, listener);
   size_t from = 0;
   while (from < said.size() && Fillers().count(said[from].lower) > 0) ++from;
   const std::vector<Tok> sentence = WithElidedSubject(said, from);
   const size_t n = sentence.size() - from;
   if (n < 4) return std::nullopt;
   const std::string& first = sentence[from].lower;
-  // About the listener ("You did great"), or a reaction to what they said ("That sounds fun").
-  if (first == "you" || first == "your" || ContextWords().count(first) > 0) return std::nullopt;
+  // About the listener ("You did great").
+  if (first == "you" || first == "your") return std::nullopt;
   size_t content = 0;
   bool about_speaker = false;
   bool past = false;
+  bool points_back = false;  // "it", "there", "her", … after the first word
   for (size_t k = from; k < sentence.size(); ++k) {
     const std::string& w = sentence[k].lower;
     about_speaker = about_speaker || IsFirstPerson(w);
     past = past || IrregularPast().count(w) > 0 ||
            (w.size() > 3 && EndsWith(w, "ed") && !EndsWith(w, "eed"));
     if (w.size() >= 3 && NonContentWords().count(w) == 0 && IsWordChar(w[0])) ++content;
+    const bool names_listener = !listener.empty() && (w == "you" || w == "yours");
+    points_back = points_back || (k > from && ContextWords().count(w) > 0 && !names_listener);
   }
-  if (!about_speaker || content < 3) return std::nullopt;
-  if (IsAboutTheConversation(sentence, from)) return std::nullopt;
+  // What someone says of themselves needs less to be worth keeping ("We've got a pup and a kitty")
+  // than what they say of anything else, unless a word of it points into the conversation ("My
+  // sister lives there").
+  if (content < 2 || (content < 3 && (!about_speaker || points_back))) return std::nullopt;
+  if (listener.empty() ? IsAboutTheConversation(sentence, from) : IsAboutTheTask(sentence, from)) {
+    return std::nullopt;
+  }
+  // What the speaker says about something else, or about what was just said ("The stories were
+  // so inspiring", "It made me reflect on how far I have come"), is reported as theirs: the
+  // speaker's words, attributed ("Caroline said the stories were so inspiring").
+  const bool reported = !about_speaker || ContextWords().count(first) > 0;
+  // A reaction to what the listener said or showed is theirs to remember, not the speaker's.
+  if (reported && Reactions().count(first) > 0) return std::nullopt;
   // The verb after a leading "I" (past its adverbs) and what follows it.
   size_t verb = from + 1;
   while (verb < sentence.size() && IsAdverbBeforeVerb(sentence[verb].lower)) ++verb;
-  if (first == "i" && verb + 1 < sentence.size()) {
+  if (!reported && first == "i" && verb + 1 < sentence.size()) {
     const std::string& v = sentence[verb].lower;
     const std::string& next = sentence[verb + 1].lower;
     if (IsReferenceObject(sentence, verb + 1)) return std::nullopt;
@@ -179,14 +233,33 @@ std::optional<Rewrite> RewriteStatement(const std::vector<Tok>& said) {
       word = std::string(kSpeakerMark) + " and others";
     } else if (l == "our" || l == "ours") {
       word = std::string(kSpeakerMark) + "'s";  // shared, and the speaker's
+    } else if (l == "you" || l == "u" || l == "yourself") {
+      word = std::string(listener);
+      agree = l != "yourself";
+    } else if (l == "your" || l == "yours") {
+      word = std::string(listener) + "'s";
+    } else if (agree && l == "are") {
+      word = "is";
+      agree = false;
     } else if (agree && !IsAdverbBeforeVerb(l)) {
       word = AgreeWithThirdPerson(t);
       agree = false;
     }
+    if (k == from && reported && word == t.text && StartsLowerCase(l)) word = l;
     if (!out.empty()) out += ' ';
     out += word;
-    if (k + 1 < sentence.size()) out += t.trail;
+    if (k + 1 < sentence.size()) {
+      out += t.trail;
+    } else {
+      // The sentence's end drops its full stop but closes what it opened: "(…)", "[…]", "\"…\"".
+      for (char c : t.trail) {
+        if (c == ')' || c == ']' || c == '"') out += c;
+      }
+    }
   }
+  // "[shares a photo: …]": an annotation of what the speaker did, not words they said.
+  const bool annotation = !sentence[from].text.empty() && sentence[from].text[0] == '[';
+  if (reported) out = std::string(kSpeakerMark) + (annotation ? " " : " said ") + out;
   return Rewrite{std::move(out), past};
 }
 

@@ -172,7 +172,12 @@ const WordSet& SingleValued() {
 
 // Words that make a clause hypothetical, uncertain or about someone else's view.
 const WordSet& HedgeWords() {
-  static const WordSet s = Words("maybe perhaps probably possibly might");
+  static const WordSet s = Words("maybe perhaps probably possibly might would could should");
+  return s;
+}
+
+const WordSet& StatedWishes() {
+  static const WordSet s = Words("love like prefer enjoy rather");
   return s;
 }
 
