@@ -141,6 +141,9 @@ const std::vector<GrammarCase>& Cases() {
       {"I personally think board games are better than video games.",
        {"Dana personally thinks board games are better than video games"}},
       {"I too love jazz festivals in the summer.", {"Dana too loves jazz festivals in the summer"}},
+      // "I and …" is a compound subject, not the end of a clause.
+      {"I and my wife went hiking in the Alps last week.",
+       {"Dana and Dana's wife went hiking in the Alps in the week of 2026-06-08"}},
       {"I, too, volunteer at the library on Saturdays.",
        {"Dana, too, volunteers at the library on Saturdays"}},
   };

@@ -155,9 +155,11 @@ std::vector<Clause> SplitClauses(const std::vector<Tok>& t) {
   std::vector<Clause> out(1);
   size_t clause_start = 0;
   for (size_t k = 0; k < t.size(); ++k) {
-    // "My husband and I are moving": "and I" joins subjects here, not clauses.
-    const bool short_subject =
-        out.back().toks.size() <= 3 && !out.back().toks.empty() && out.back().toks[0].lower == "my";
+    // "My husband and I are moving", "I and my wife went hiking": "and" joins subjects here, not
+    // clauses.
+    const bool short_subject = !out.back().toks.empty() &&
+                               ((out.back().toks.size() <= 3 && out.back().toks[0].lower == "my") ||
+                                (out.back().toks.size() == 1 && out.back().toks[0].lower == "i"));
     const bool conj = kConjunctions.count(t[k].lower) > 0 && StartsClause(t, k + 1) &&
                       !(short_subject && t[k].lower == "and");
     const bool after_punct = k > 0 && StartsClause(t, k) &&
