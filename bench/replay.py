@@ -35,8 +35,9 @@ from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  #
 CHUNK = 20          # messages per leaderboard add
 TOP_K = 100         # leaderboard search depth
 RECALL_KS = (1, 5, 10, 20, 50, 100)
-ALL_KS = (10, 100)
-TOKEN_BUDGETS = (1000, 2000, 4000)
+ALL_KS = (10, 50, 100)
+TOKEN_BUDGETS = (1000, 2000, 4000, 8000, 16000)
+ANSWER_MODEL_TOKENS = 117760  # the prefix of the results the Leaderboard's answer model reads
 CHARS_PER_TOKEN = 4.0
 
 DATASET_FILES = {
@@ -66,7 +67,7 @@ class Session:
 
 
 class User:
-    __slots__ = ("key", "sessions", "by_content", "ts_by_content")
+    __slots__ = ("key", "sessions", "by_content", "ts_by_content", "by_prefix")
 
     def __init__(self, key, sessions):
         self.key, self.sessions = key, sessions
@@ -79,10 +80,24 @@ class User:
                 if m.turn not in lst:
                     lst.append(m.turn)
                 self.ts_by_content.setdefault(m.content, set()).add(s.ts_ms)
+        # first line (PREFIX chars at most) -> the contents that begin with it, for excerpts
+        self.by_prefix = {}
+        for c in self.by_content:
+            if isinstance(c, str) and c.strip():
+                self.by_prefix.setdefault(_line_key(c), []).append(c)
 
     def messages(self):
         for s in self.sessions:
             yield from s.messages
+
+
+PREFIX = 64
+_ROLE_LABEL = re.compile(r"^(user|assistant|system|tool|developer): ")
+_DATE_PREFIX = re.compile(r"^\[[^\]\n]*\] ")
+
+
+def _line_key(text):
+    return text.split("\n", 1)[0][:PREFIX]
 
 
 class Question:
@@ -319,16 +334,40 @@ def content_text(c):
 def match_result(user, content):
     """Gold units a returned content stands for: strip the "[<date>] " prefix (everything up to
     the first "] "), look the rest up among the texts sent for this user; fall back to the whole
-    content. Returns (turn list, whether the date prefix was present)."""
+    content; else read it as an excerpt of several turns (match_excerpt). Returns (turn list,
+    whether the date prefix was present, the sent texts it holds)."""
     if content.startswith("[") and "] " in content:
         rest = content.split("] ", 1)[1]
         hit = user.by_content.get(rest)
         if hit is not None:
-            return hit, True, rest
+            return hit, True, [rest]
     hit = user.by_content.get(content)
     if hit is not None:
-        return hit, False, content
-    return None, False, None
+        return hit, False, [content]
+    return match_excerpt(user, content)
+
+
+def match_excerpt(user, content):
+    """A result that shows a run of turns, one a line, each line begun by an optional "[<date>] "
+    and an optional role label: every sent text that begins at the start of a line and is there
+    whole. Returns (turns in order, whether it began with a date, the texts) or (None, False,
+    None) when no sent text is found."""
+    turns, texts, pos = [], [], 0
+    for line in content.split("\n"):
+        start = pos
+        pos += len(line) + 1
+        m = _DATE_PREFIX.match(line)
+        if m:
+            line, start = line[m.end():], start + m.end()
+        m = _ROLE_LABEL.match(line)
+        for skip in ((0, m.end()) if m else (0,)):
+            for c in user.by_prefix.get(_line_key(line[skip:]), ()):
+                if content.startswith(c, start + skip) and c not in texts:
+                    texts.append(c)
+                    turns += [t for t in user.by_content[c] if t not in turns]
+    if not texts:
+        return None, False, None
+    return turns, content.startswith("["), texts
 
 
 class Scorer:
@@ -382,14 +421,19 @@ class Scorer:
                [f"recall@{b // 1000}k_tokens" for b in TOKEN_BUDGETS]
         for k in keys + ["results", "tokens"]:
             out[k] = (sum(r[k] for r in self.rows) / n) if n else None
+        tokens = [r["tokens"] for r in self.rows]
+        out["tokens_p50"] = percentile(tokens, 50)
+        out["tokens_p95"] = percentile(tokens, 95)
+        out["over_answer_model_prefix"] = \
+            (sum(t > ANSWER_MODEL_TOKENS for t in tokens) / n) if n else None
         cats = {}
         for r in self.rows:
             cats.setdefault(r["category"], []).append(r)
         out["per_category"] = {
             c: {"questions": len(rs),
-                "recall@10": sum(r["recall@10"] for r in rs) / len(rs),
-                "recall@100": sum(r["recall@100"] for r in rs) / len(rs),
-                "recall@2k_tokens": sum(r["recall@2k_tokens"] for r in rs) / len(rs)}
+                **{k: sum(r[k] for r in rs) / len(rs)
+                   for k in ("recall@10", "recall@50", "recall@100", "all@10", "all@50", "all@100",
+                             "recall@2k_tokens")}}
             for c, rs in sorted(cats.items())}
         for name, vals in (("add_ms", self.add_ms), ("search_ms", self.search_ms)):
             out[f"{name}_p50"] = percentile(vals, 50)
@@ -827,13 +871,13 @@ def score_results(sc, q, items):
             if not had_prefix:
                 sc.results_no_prefix += 1
             created = _iso_to_ms(item["created_at"])
+            times = set().union(*(q.user.ts_by_content.get(t, set()) for t in orig))
             if created is None:
                 sc.anomaly("search: created_at missing or not ISO 8601",
                            str(item["created_at"])[:100])
-            elif created not in q.user.ts_by_content.get(orig, ()):
+            elif created not in times:
                 sc.anomaly("search: created_at differs from the message timestamp",
-                           f"{item['created_at']} vs "
-                           f"{sorted(q.user.ts_by_content.get(orig, ()))[:3]} (ms)")
+                           f"{item['created_at']} vs {sorted(times)[:3]} (ms)")
         ranked.append(turns)
         lengths.append(len(text))
     sc.score(q, ranked, lengths)
@@ -898,7 +942,9 @@ def fmt_ms(a, b):
 def markdown(ds_name, summaries):
     lines = [f"### {ds_name}: {summaries[0]['questions'] if summaries else 0} questions", ""]
     head = (["label", "system", "n"] + [f"R@{k}" for k in RECALL_KS] + [f"All@{k}" for k in ALL_KS] +
-            [f"R@{b // 1000}k tok" for b in TOKEN_BUDGETS] + ["add p50/p99 ms", "search p50/p99 ms"])
+            [f"R@{b // 1000}k tok" for b in TOKEN_BUDGETS] +
+            ["tokens p50/p95", f"> {ANSWER_MODEL_TOKENS:,} tok", "add p50/p99 ms",
+             "search p50/p99 ms"])
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for s in summaries:
@@ -906,18 +952,22 @@ def markdown(ds_name, summaries):
         cells += [fmt(s[f"recall@{k}"]) for k in RECALL_KS]
         cells += [fmt(s[f"all@{k}"]) for k in ALL_KS]
         cells += [fmt(s[f"recall@{b // 1000}k_tokens"]) for b in TOKEN_BUDGETS]
+        cells += [f"{fmt(s.get('tokens_p50'), 0)} / {fmt(s.get('tokens_p95'), 0)}",
+                  fmt(s.get("over_answer_model_prefix"))]
         cells += [fmt_ms(s["add_ms_p50"], s["add_ms_p99"]), fmt_ms(s["search_ms_p50"], s["search_ms_p99"])]
         lines.append("| " + " | ".join(cells) + " |")
     cats = sorted({c for s in summaries for c in s["per_category"]})
     if cats:
-        lines += ["", "Recall@10 per category (questions):", ""]
+        lines += ["", "Per category (questions): recall@10 / recall@100 / all evidence@100", ""]
         head = ["label", "system"] + [f"{c} ({summaries[0]['per_category'].get(c, {}).get('questions', 0)})"
                                       for c in cats]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
         for s in summaries:
-            cells = [s["label"], s["system"]] + [fmt(s["per_category"].get(c, {}).get("recall@10"))
-                                                 for c in cats]
+            cells = [s["label"], s["system"]]
+            for c in cats:
+                pc = s["per_category"].get(c, {})
+                cells.append(" / ".join(fmt(pc.get(k)) for k in ("recall@10", "recall@100", "all@100")))
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -207,31 +207,108 @@ std::string ExcerptHeader(const LeaderboardExcerpt& excerpt) {
   return header + ":\n";
 }
 
+bool StartsWithSpeakerLabel(std::string_view text) {
+  const size_t colon = text.find(": ");
+  if (colon == 0 || colon == std::string_view::npos || colon > 40) return false;
+  size_t words = 0;
+  bool word_start = true;
+  for (char c : text.substr(0, colon)) {
+    if (c == ' ') {
+      word_start = true;
+      continue;
+    }
+    if (word_start) {
+      if (c < 'A' || c > 'Z') return false;
+      ++words;
+      word_start = false;
+    } else if (!std::isalpha(static_cast<unsigned char>(c)) && c != '-' && c != '\'' && c != '.') {
+      return false;
+    }
+  }
+  return words >= 1 && words <= 3;
+}
+
 namespace {
+
+// The line a turn of an excerpt begins with: its date when it differs from the previous turn's
+// (`minute` carries it along), and its role unless the text names its speaker.
+std::string TurnHeader(const LeaderboardTurn& turn, std::string& minute) {
+  std::string header;
+  if (std::string m = FormatHumanMinute(turn.time_us); m != minute) {
+    header = "[" + m + "] ";
+    minute = std::move(m);
+  }
+  const bool labelled = turn.parts.empty() ? StartsWithSpeakerLabel(turn.text)
+                                           : !turn.parts.front().is_image &&
+                                                 StartsWithSpeakerLabel(turn.parts.front().text);
+  if (!labelled) header += turn.role + ": ";
+  return header;
+}
+
+}  // namespace
+
+std::string TurnsText(const std::vector<LeaderboardTurn>& turns) {
+  std::string text;
+  std::string minute;
+  for (const LeaderboardTurn& t : turns) {
+    if (!text.empty()) text += '\n';
+    text += TurnHeader(t, minute);
+    text += t.text;
+  }
+  return text;
+}
+
+namespace {
+
+// A stored ContentPart as the API answers it (images inline as data: URLs).
+void AppendPart(const ContentPart& p, const LeaderboardSearchResult& result,
+                nlohmann::json& parts) {
+  if (!p.is_image) {
+    parts.push_back({{"type", "text"}, {"text", p.text}});
+    return;
+  }
+  auto img = result.images.find(p.image_sha256);
+  if (img == result.images.end()) return;  // cannot happen unless the store lost it
+  parts.push_back(
+      {{"type", "image_url"},
+       {"image_url",
+        {{"url", "data:" + img->second.mime + ";base64," + Base64Encode(img->second.bytes)}}}});
+}
+
+nlohmann::json RenderContent(const LeaderboardHit& hit, const LeaderboardSearchResult& result) {
+  if (hit.turns.empty()) {
+    if (hit.parts.empty()) {
+      return DatedText(hit.time_us,
+                       hit.excerpt ? ExcerptHeader(*hit.excerpt) + hit.text : hit.text);
+    }
+    nlohmann::json parts = nlohmann::json::array();
+    parts.push_back({{"type", "text"}, {"text", "[" + FormatHumanMinute(hit.time_us) + "]"}});
+    for (const auto& p : hit.parts) AppendPart(p, result, parts);
+    return parts;
+  }
+  const bool multimodal = std::any_of(hit.turns.begin(), hit.turns.end(),
+                                      [](const LeaderboardTurn& t) { return !t.parts.empty(); });
+  if (!multimodal) return TurnsText(hit.turns);
+  // A turn sent as a ContentPart array keeps its parts (images included); each turn begins with
+  // a text part carrying its header (and its text, when it was sent as text).
+  nlohmann::json parts = nlohmann::json::array();
+  std::string minute;
+  for (const LeaderboardTurn& t : hit.turns) {
+    std::string header = TurnHeader(t, minute);
+    if (t.parts.empty()) {
+      parts.push_back({{"type", "text"}, {"text", header + t.text}});
+      continue;
+    }
+    if (!header.empty()) parts.push_back({{"type", "text"}, {"text", header}});
+    for (const auto& p : t.parts) AppendPart(p, result, parts);
+  }
+  return parts;
+}
 
 nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResult& result) {
   nlohmann::json item;
   item["id"] = hit.id;
-  if (hit.parts.empty()) {
-    item["content"] =
-        DatedText(hit.time_us, hit.excerpt ? ExcerptHeader(*hit.excerpt) + hit.text : hit.text);
-  } else {
-    nlohmann::json parts = nlohmann::json::array();
-    parts.push_back({{"type", "text"}, {"text", "[" + FormatHumanMinute(hit.time_us) + "]"}});
-    for (const auto& p : hit.parts) {
-      if (!p.is_image) {
-        parts.push_back({{"type", "text"}, {"text", p.text}});
-        continue;
-      }
-      auto img = result.images.find(p.image_sha256);
-      if (img == result.images.end()) continue;  // cannot happen unless the store lost it
-      parts.push_back(
-          {{"type", "image_url"},
-           {"image_url",
-            {{"url", "data:" + img->second.mime + ";base64," + Base64Encode(img->second.bytes)}}}});
-    }
-    item["content"] = std::move(parts);
-  }
+  item["content"] = RenderContent(hit, result);
   item["score"] = hit.score;
   // Milliseconds, as JavaScript's toISOString writes them (what the Leaderboard's clients parse).
   item["created_at"] = FormatIsoMillis(hit.time_us);

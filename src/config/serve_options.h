@@ -103,6 +103,13 @@ struct ServeOptions {
   uint64_t max_request_image_bytes = 30ull << 20;  // decoded images per request
   double leaderboard_retention_days = 0;           // users idle longer are deleted; 0: never
   double leaderboard_idempotency_ttl_days = 7;     // request_id records kept this long; 0: forever
+  // What a search result shows: "turns" (the matched turn) or "excerpts" (it with the turns of
+  // its session around it; RetrievalOptions::excerpts).
+  std::string leaderboard_results = "excerpts";
+  int excerpt_turns_before = 5;
+  int excerpt_turns_after = 5;
+  uint64_t excerpt_max_bytes = 8192;     // context stops where a result would exceed this
+  uint64_t answer_max_bytes = 96 << 10;  // and where the answer's results would exceed this
 
   // V4 memories and the mem0-compatible API (config/settings/memories.cc).
   // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible

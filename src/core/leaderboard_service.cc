@@ -314,6 +314,17 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
         if (p.is_image) wanted.push_back(p.image_sha256);
       }
     }
+    for (ShardDoc& d : h.turns) {
+      LeaderboardTurn turn{
+          .role = std::move(d.role), .text = std::move(d.text), .time_us = d.time_us};
+      if (!d.parts_json.empty()) {
+        turn.parts = PartsFromStoredJson(d.parts_json);
+        for (const auto& p : turn.parts) {
+          if (p.is_image) wanted.push_back(p.image_sha256);
+        }
+      }
+      hit.turns.push_back(std::move(turn));
+    }
     result.hits.push_back(std::move(hit));
   }
   if (!wanted.empty()) {

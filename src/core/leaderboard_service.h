@@ -85,6 +85,14 @@ struct LeaderboardExcerpt {
   uint32_t bytes = 0;  // of the whole message
 };
 
+// A turn of a result that shows a run of its session's turns (RetrievalOptions::excerpts).
+struct LeaderboardTurn {
+  std::string role;
+  std::string text;
+  std::vector<ContentPart> parts;  // non-empty when the turn was sent as a ContentPart array
+  int64_t time_us = 0;
+};
+
 struct LeaderboardHit {
   std::string id;
   std::string text;                           // the message, or the excerpt of it that matched
@@ -92,6 +100,9 @@ struct LeaderboardHit {
   std::vector<ContentPart> parts;  // non-empty when the memory was sent as a ContentPart array
   float score = 0;
   int64_t time_us = 0;
+  // The turns the result shows, in conversation order, this hit's own among them; empty when
+  // it shows this hit alone (text, parts).
+  std::vector<LeaderboardTurn> turns;
 };
 
 struct LeaderboardSearchResult {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "core/conversation_excerpts.h"
 #include "index/fusion.h"
 
 namespace engram {
@@ -63,6 +64,12 @@ struct RetrievalOptions {
   // of a small scope comes back for any query, down to top_k. 0 off. 0.30 is the highest floor
   // tried that costs the dev sets at most .002 of recall@100 (docs/benchmarks.md).
   float relevance_floor = 0.30f;
+  // Leaderboard results as conversation excerpts (core/conversation_excerpts.h): each result is
+  // its matched turn with the turns of its session around it, adjacent hits merged, no turn
+  // twice. Off: a result is one turn. Scopes that hold long messages (passages) answer with
+  // excerpts of those messages either way.
+  bool excerpts = false;
+  ExcerptOptions excerpt;
 };
 
 // "hybrid" | "bm25" | "vector"; false on anything else.

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/utf8.h"
+#include "core/conversation_excerpts.h"
 #include "core/conversation_ranking.h"
 #include "core/passage_vectors.h"
 #include "index/question_form.h"
@@ -264,8 +265,10 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   const std::function<TurnFacts(DocId)> facts = [this](DocId d) {
     return TurnFacts{docs_[d].text.size(), docs_[d].asks};
   };
-  // Passages of one message merge into one result: ask for more, so k messages remain.
-  const size_t wanted = has_passages_ ? 2 * k : k;
+  // Passages of one message merge into one result, and a hit that an earlier excerpt shows adds
+  // none: ask for more, so k results remain.
+  const bool excerpts = options.excerpts && !has_passages_;
+  const size_t wanted = has_passages_ || excerpts ? 2 * k : k;
   auto ranked = WithNeighbours(fused, wanted, options, turns_, docs_.size(), facts);
   if (has_passages_) {
     // Which part of a message to show is chosen by the query's words, as a snippet is: the
@@ -276,8 +279,21 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   }
 
   std::vector<ShardHit> hits;
-  hits.reserve(ranked.size());
-  for (const auto& s : ranked) hits.push_back({docs_[s.doc], s.score});
+  if (!excerpts) {
+    hits.reserve(ranked.size());
+    for (const auto& s : ranked) hits.push_back({docs_[s.doc], s.score});
+    return hits;
+  }
+  const auto bytes = [this](DocId d) { return docs_[d].text.size(); };
+  for (ConversationExcerpt& e : AssembleExcerpts(ranked, k, turns_, bytes, options.excerpt)) {
+    ShardHit hit{docs_[e.turns[e.anchor]], e.score};
+    if (e.turns.size() > 1) {
+      hit.anchor = e.anchor;
+      hit.turns.reserve(e.turns.size());
+      for (DocId t : e.turns) hit.turns.push_back(docs_[t]);
+    }
+    hits.push_back(std::move(hit));
+  }
   return hits;
 }
 

@@ -69,6 +69,10 @@ struct ShardHit {
   // (text, begin, first_line and last_line describe the excerpt).
   ShardDoc doc;
   float score = 0;
+  // With RetrievalOptions::excerpts: the run of consecutive turns of doc's session the result
+  // shows, in conversation order, doc among them at `anchor`; empty when it shows doc alone.
+  std::vector<ShardDoc> turns;
+  size_t anchor = 0;
 };
 
 struct ShardOptions {

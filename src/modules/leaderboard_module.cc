@@ -39,6 +39,11 @@ Result<std::unique_ptr<LeaderboardModule>> LeaderboardModule::Build(const ServeO
   LeaderboardOptions lb;
   lb.workspace = options.leaderboard_workspace;
   lb.retrieval = retrieval.retrieval();
+  lb.retrieval.excerpts = options.leaderboard_results == "excerpts";
+  lb.retrieval.excerpt = {.turns_before = static_cast<size_t>(options.excerpt_turns_before),
+                          .turns_after = static_cast<size_t>(options.excerpt_turns_after),
+                          .max_result_bytes = options.excerpt_max_bytes,
+                          .answer_max_bytes = options.answer_max_bytes};
   lb.rerank_candidates = retrieval.rerank_candidates();
   m->service_ = std::make_unique<LeaderboardService>(
       deps.store, m->shards_.get(), retrieval.analyzer(), deps.embedder, retrieval.backfill(), lb);

@@ -28,7 +28,8 @@ class LeaderboardLifecycleTest : public SharedServerTest {
  protected:
   ServerOptions Options() const override {
     ServerOptions o;
-    o.extra_args = {"--api-key", "lk1"};
+    // One turn per result, so that each returned message can be checked on its own.
+    o.extra_args = {"--api-key", "lk1", "--leaderboard-results", "turns"};
     return o;
   }
   HttpResponse Add(const json& body) { return client().Post(kAddPath, body, kAuth); }

@@ -18,8 +18,13 @@ using nlohmann::json;
 constexpr int64_t kJan1 = 1704067200000;  // 2024-01-01T00:00:00Z (a Monday), Unix ms
 constexpr int64_t kHourMs = 3600 * 1000;
 
+// One turn per result: these tests check each returned turn against what was sent
+// (leaderboard_excerpts_test.cc covers the results that show several turns).
 class LeaderboardTest : public SharedServerTest {
  protected:
+  ServerOptions Options() const override {
+    return {.extra_args = {"--leaderboard-results", "turns"}};
+  }
   // Adds `messages` for `user` in one request and asserts success.
   json AddOk(std::string_view user, json messages) {
     json body = AddBody(UniqueId("eval:run:locomo_refined:conv-0:chunk"), user,

@@ -37,7 +37,13 @@ std::string RenderPng(const std::string& text) {
   return png;
 }
 
-class OcrTest : public SharedServerTest {};
+// One turn per result: the image's own turn is what the test looks for.
+class OcrTest : public SharedServerTest {
+ protected:
+  ServerOptions Options() const override {
+    return {.extra_args = {"--leaderboard-results", "turns"}};
+  }
+};
 
 TEST_F(OcrTest, WordShownOnlyInAnImageIsFound) {
   ENGRAM_REQUIRE_BINARY();

@@ -30,8 +30,9 @@ class RerankTest : public ::testing::Test {
     ENGRAM_REQUIRE_BINARY();
     llm_ = std::make_unique<PythonFake>("fake_llm.py");
     if (llm_->port() == 0) GTEST_SKIP() << "python3 or tests/support/fake_llm.py not available";
-    const std::vector<std::string> common = {"--embedder", "none",         "--retrieval",
-                                             "bm25",       "--neighbours", "0"};
+    const std::vector<std::string> common = {
+        "--embedder",   "none", "--retrieval",           "bm25",
+        "--neighbours", "0",    "--leaderboard-results", "turns"};
     plain_ = std::make_unique<ServerProcess>(ServerOptions{.extra_args = common});
     std::vector<std::string> rerank = common;
     for (const char* a : {"--rerank", "llm", "--llm-model", "fake", "--rerank-candidates", "3",

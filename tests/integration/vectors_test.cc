@@ -56,7 +56,8 @@ TEST(VectorsTest, ModelChangeReembedsInTheBackgroundAndKeepsServing) {
   // 2. Same data with the built-in model, vector-only retrieval: the memory has no vector yet, so
   // it is embedded in the background; the server answers meanwhile, and soon finds it.
   ServerProcess with_model(
-      {.extra_args = {"--retrieval", "vector"}, .data_dir = bm25_only.data_dir()});
+      {.extra_args = {"--retrieval", "vector", "--leaderboard-results", "turns"},
+       .data_dir = bm25_only.data_dir()});
   with_model.KeepDataDir(false);
   ASSERT_TRUE(with_model.Start());
   HttpClient client(with_model.BaseUrl());
@@ -82,7 +83,8 @@ TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
   const std::string user = UniqueId("eval:run:precision");
   std::string data_dir;
   {
-    ServerProcess fp32({.extra_args = {"--retrieval", "vector", "--embed-precision", "fp32"}});
+    ServerProcess fp32({.extra_args = {"--retrieval", "vector", "--embed-precision", "fp32",
+                                       "--leaderboard-results", "turns"}});
     fp32.KeepDataDir(true);
     ASSERT_TRUE(fp32.Start());
     data_dir = fp32.data_dir();
@@ -96,7 +98,8 @@ TEST(VectorsTest, PrecisionChangeReembedsOnceWithTheNewModelId) {
     ASSERT_TRUE(fp32.Stop().exited);
   }
   for (int run = 0; run < 2; ++run) {
-    ServerProcess int8({.extra_args = {"--retrieval", "vector", "--embed-precision", "int8"},
+    ServerProcess int8({.extra_args = {"--retrieval", "vector", "--embed-precision", "int8",
+                                       "--leaderboard-results", "turns"},
                         .data_dir = data_dir});
     int8.KeepDataDir(run == 0);
     ASSERT_TRUE(int8.Start());
