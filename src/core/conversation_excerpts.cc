@@ -39,44 +39,32 @@ std::vector<ConversationExcerpt> AssembleExcerpts(const std::vector<ScoredDoc>& 
     Building b{{hit.doc}, hit.doc, hit.score, own};
     answer_bytes += own;
     // Context before, then after; each side stops at a turn already shown (it belongs to an
-    // earlier, better result) and at the budgets.
-    DocId first = hit.doc;
-    for (size_t i = 0; i < options.turns_before; ++i) {
-      const DocId p = order.prev(first);
-      if (p == TurnOrder::kNone || shown.count(p) != 0 || !fits(b.bytes, bytes(p))) break;
-      b.turns.push_front(p);
-      b.bytes += bytes(p);
-      answer_bytes += bytes(p);
-      first = p;
-    }
-    DocId last = hit.doc;
-    for (size_t i = 0; i < options.turns_after; ++i) {
-      const DocId n = order.next(last);
-      if (n == TurnOrder::kNone || shown.count(n) != 0 || !fits(b.bytes, bytes(n))) break;
-      b.turns.push_back(n);
-      b.bytes += bytes(n);
-      answer_bytes += bytes(n);
-      last = n;
-    }
+    // earlier, better result) and at the budgets. Returns the excerpt's turn at that end.
+    const auto take = [&](size_t turns, bool before) {
+      DocId edge = hit.doc;
+      for (size_t i = 0; i < turns; ++i) {
+        const DocId t = before ? order.prev(edge) : order.next(edge);
+        if (t == TurnOrder::kNone || shown.count(t) != 0 || !fits(b.bytes, bytes(t))) break;
+        before ? b.turns.push_front(t) : b.turns.push_back(t);
+        b.bytes += bytes(t);
+        answer_bytes += bytes(t);
+        edge = t;
+      }
+      return edge;
+    };
+    const DocId first = take(options.turns_before, true);
+    const DocId last = take(options.turns_after, false);
     // Touching an earlier excerpt (its last turn just before ours, or its first just after):
     // one excerpt, at the earlier one's rank, if it stays within the result budget.
-    size_t into = built.size();
-    if (const DocId p = order.prev(first); p != TurnOrder::kNone) {
-      auto it = shown.find(p);
-      if (it != shown.end() && built[it->second].turns.back() == p &&
-          built[it->second].bytes + b.bytes <= options.max_result_bytes) {
-        into = it->second;
-      }
-    }
-    if (into == built.size()) {
-      if (const DocId n = order.next(last); n != TurnOrder::kNone) {
-        auto it = shown.find(n);
-        if (it != shown.end() && built[it->second].turns.front() == n &&
-            built[it->second].bytes + b.bytes <= options.max_result_bytes) {
-          into = it->second;
-        }
-      }
-    }
+    const auto touching = [&](DocId beyond, bool its_last) {
+      auto it = beyond == TurnOrder::kNone ? shown.end() : shown.find(beyond);
+      if (it == shown.end()) return built.size();
+      const Building& e = built[it->second];
+      const bool adjacent = (its_last ? e.turns.back() : e.turns.front()) == beyond;
+      return adjacent && e.bytes + b.bytes <= options.max_result_bytes ? it->second : built.size();
+    };
+    size_t into = touching(order.prev(first), true);
+    if (into == built.size()) into = touching(order.next(last), false);
     if (into == built.size()) {
       for (DocId t : b.turns) shown.emplace(t, into);
       built.push_back(std::move(b));
