@@ -74,7 +74,9 @@ TEST_F(LeaderboardExcerptsTest, AResultShowsTheTurnsAroundItsMatchInOrderWithSpe
       }
     }
     EXPECT_LE(found, 1u) << "turn " << i << " shown twice";
-    if (i >= 1 && i <= 11) EXPECT_EQ(found, 1u) << "turn " << i << " missing";
+    if (i >= 1 && i <= 11) {
+      EXPECT_EQ(found, 1u) << "turn " << i << " missing";
+    }
   }
   EXPECT_TRUE(std::is_sorted(shown.begin(), shown.end())) << data[0]["content"];
   EXPECT_EQ(std::set<size_t>(shown.begin(), shown.end()).size(), shown.size());
