@@ -114,6 +114,19 @@ int CountContaining(const nlohmann::json& data, std::string_view needle) {
   return n;
 }
 
+int CountOccurrences(const nlohmann::json& data, std::string_view needle) {
+  int n = 0;
+  for (const auto& item : data) {
+    if (!item.is_object() || !item.contains("content")) continue;
+    const std::string text = ContentText(item["content"]);
+    for (size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + needle.size())) {
+      ++n;
+    }
+  }
+  return n;
+}
+
 ::testing::AssertionResult IsJsonResponse(const HttpResponse& resp) {
   if (resp.status == 0) return ::testing::AssertionFailure() << "no response: " << resp.error;
   if (resp.Header("x-request-id").empty()) {

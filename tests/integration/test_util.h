@@ -70,6 +70,9 @@ nlohmann::json SearchData(const HttpClient& client, std::string_view user_id,
 std::string ContentText(const nlohmann::json& content);
 // How many items of a search `data` array have `needle` in their text.
 int CountContaining(const nlohmann::json& data, std::string_view needle);
+// How many times `needle` appears in the text of a search `data` array's items (a result that
+// shows several turns counts each).
+int CountOccurrences(const nlohmann::json& data, std::string_view needle);
 
 // Every response: X-Request-Id header present, Content-Type application/json, body is JSON.
 ::testing::AssertionResult IsJsonResponse(const HttpResponse& resp);
