@@ -13,6 +13,7 @@
 #include "common/ascii.h"
 #include "common/codec.h"
 #include "common/time_util.h"
+#include "extract/rule_based_extractor.h"
 
 namespace engram {
 
@@ -207,27 +208,6 @@ std::string ExcerptHeader(const LeaderboardExcerpt& excerpt) {
   return header + ":\n";
 }
 
-bool StartsWithSpeakerLabel(std::string_view text) {
-  const size_t colon = text.find(": ");
-  if (colon == 0 || colon == std::string_view::npos || colon > 40) return false;
-  size_t words = 0;
-  bool word_start = true;
-  for (char c : text.substr(0, colon)) {
-    if (c == ' ') {
-      word_start = true;
-      continue;
-    }
-    if (word_start) {
-      if (c < 'A' || c > 'Z') return false;
-      ++words;
-      word_start = false;
-    } else if (!std::isalpha(static_cast<unsigned char>(c)) && c != '-' && c != '\'' && c != '.') {
-      return false;
-    }
-  }
-  return words >= 1 && words <= 3;
-}
-
 namespace {
 
 // The line a turn of an excerpt begins with: its date when it differs from the previous turn's
@@ -238,9 +218,10 @@ std::string TurnHeader(const LeaderboardTurn& turn, std::string& minute) {
     header = "[" + m + "] ";
     minute = std::move(m);
   }
-  const bool labelled = turn.parts.empty() ? StartsWithSpeakerLabel(turn.text)
-                                           : !turn.parts.front().is_image &&
-                                                 StartsWithSpeakerLabel(turn.parts.front().text);
+  const bool labelled =
+      turn.parts.empty()
+          ? rule_extract::NamesItsSpeaker(turn.text)
+          : !turn.parts.front().is_image && rule_extract::NamesItsSpeaker(turn.parts.front().text);
   if (!labelled) header += turn.role + ": ";
   return header;
 }

@@ -41,13 +41,9 @@ std::string DatedText(int64_t time_us, const std::string& text);
 // title when the excerpt starts at the message's first line, which then shows it).
 std::string ExcerptHeader(const LeaderboardExcerpt& excerpt);
 
-// Whether a message's text begins by naming its speaker ("Caroline: …", "Dr. Mia Wong: …"): one
-// to three capitalised words and ": ".
-bool StartsWithSpeakerLabel(std::string_view text);
-
 // The text of a result that shows a run of turns (RetrievalOptions::excerpts): a turn a line,
 // each begun by its date when it differs from the turn before ("[2023-05-08 (Mon) 13:56 UTC] ")
-// and by its role unless its text names its speaker ("user: ").
+// and by its role unless its text names its speaker (rule_extract::NamesItsSpeaker; "user: ").
 std::string TurnsText(const std::vector<LeaderboardTurn>& turns);
 
 // What the health route reports about the server.

@@ -308,21 +308,20 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
                                        .lines = shape->lines,
                                        .bytes = shape->bytes};
     }
-    if (!h.doc.parts_json.empty()) {
-      hit.parts = PartsFromStoredJson(h.doc.parts_json);
-      for (const auto& p : hit.parts) {
+    // A stored ContentPart array, its images added to those to read.
+    const auto parts_of = [&wanted](const std::string& json) {
+      std::vector<ContentPart> parts = PartsFromStoredJson(json);
+      for (const auto& p : parts) {
         if (p.is_image) wanted.push_back(p.image_sha256);
       }
-    }
+      return parts;
+    };
+    // An excerpt is shown from its turns, the hit's own among them.
+    if (h.turns.empty() && !h.doc.parts_json.empty()) hit.parts = parts_of(h.doc.parts_json);
     for (ShardDoc& d : h.turns) {
       LeaderboardTurn turn{
           .role = std::move(d.role), .text = std::move(d.text), .time_us = d.time_us};
-      if (!d.parts_json.empty()) {
-        turn.parts = PartsFromStoredJson(d.parts_json);
-        for (const auto& p : turn.parts) {
-          if (p.is_image) wanted.push_back(p.image_sha256);
-        }
-      }
+      if (!d.parts_json.empty()) turn.parts = parts_of(d.parts_json);
       hit.turns.push_back(std::move(turn));
     }
     result.hits.push_back(std::move(hit));

@@ -97,7 +97,9 @@ struct LeaderboardHit {
   std::string id;
   std::string text;                           // the message, or the excerpt of it that matched
   std::optional<LeaderboardExcerpt> excerpt;  // set when `text` is a part of the message
-  std::vector<ContentPart> parts;  // non-empty when the memory was sent as a ContentPart array
+  // Non-empty when the memory was sent as a ContentPart array and the result shows it alone
+  // (otherwise its parts are those of its turn in `turns`).
+  std::vector<ContentPart> parts;
   float score = 0;
   int64_t time_us = 0;
   // The turns the result shows, in conversation order, this hit's own among them; empty when

@@ -17,14 +17,14 @@
 namespace engram {
 namespace rule_extract_internal {
 
-namespace {
-
 void MergeSources(std::vector<int32_t>& into, const std::vector<int32_t>& from) {
   for (int32_t s : from) {
     auto at = std::lower_bound(into.begin(), into.end(), s);
     if (at == into.end() || *at != s) into.insert(at, s);
   }
 }
+
+namespace {
 
 // "the hard work starts …" continues a memory as "The hard work starts …".
 std::string AsSentence(std::string text) {

@@ -28,11 +28,7 @@ Result<std::vector<ExtractedFact>> RuleBasedExtractor::ExtractFacts(
     auto [it, fresh] = seen.try_emplace(rule_extract::NormalizeForComparison(fact), drafts.size());
     if (!fresh) {
       // Said again: the repetition is evidence too.
-      std::vector<int32_t>& known = drafts[it->second].fact.sources;
-      for (int32_t s : sources) {
-        auto at = std::lower_bound(known.begin(), known.end(), s);
-        if (at == known.end() || *at != s) known.insert(at, s);
-      }
+      MergeSources(drafts[it->second].fact.sources, sources);
       return;
     }
     if (drafts.size() >= max_drafts) {

@@ -111,6 +111,11 @@ std::vector<std::string> SplitSentences(std::string_view text);
 // are re-joined with single spaces; time_us <= 0 leaves the expressions as they are.
 std::string ResolveRelativeDates(std::string_view text, int64_t time_us, bool past);
 
+// Whether `content` begins by naming whoever says it ("Caroline: …", "Mia Wong: …", "User:
+// …"): the speaker prefix ExtractFacts reads (one to three capitalised name words, a colon and a
+// space), not a label such as "Note:" or a date ("Monday:").
+bool NamesItsSpeaker(std::string_view content);
+
 // Comparison key of a fact or memory text: lower case, contractions expanded, punctuation and the
 // articles a / an / the dropped, single spaces. "The user DOESN'T like  coffee." -> "user does not
 // like coffee".

@@ -104,6 +104,18 @@ TEST(NormalizeForComparisonTest, FoldsCaseContractionsPunctuationAndArticles) {
   EXPECT_EQ(NormalizeForComparison("  ...  "), "");
 }
 
+TEST(RuleBasedExtractorTest, NamesItsSpeaker) {
+  using rule_extract::NamesItsSpeaker;
+  EXPECT_TRUE(NamesItsSpeaker("Caroline: I adopted a dog."));
+  EXPECT_TRUE(NamesItsSpeaker("Mia Wong: See you."));
+  EXPECT_TRUE(NamesItsSpeaker("User: hi"));
+  EXPECT_FALSE(NamesItsSpeaker("Note: buy milk"));
+  EXPECT_FALSE(NamesItsSpeaker("Monday: gym"));
+  EXPECT_FALSE(NamesItsSpeaker("caroline: lower case"));
+  EXPECT_FALSE(NamesItsSpeaker("A line that names no speaker."));
+  EXPECT_FALSE(NamesItsSpeaker("Caroline:no space"));
+}
+
 TEST(RuleBasedExtractorTest, OnlyUserMessagesProduceFacts) {
   RuleBasedExtractor extractor;
   const int64_t t = Wednesday();

@@ -213,6 +213,9 @@ struct FactDraft {
   bool statement = false;  // a kept sentence no pattern read: it joins the open memory
 };
 
+// `from` added to the sorted message indices `into`, each once.
+void MergeSources(std::vector<int32_t>& into, const std::vector<int32_t>& from);
+
 // A fact Reconcile updates or deletes by its parts: a single-valued attribute ("Caroline lives in
 // Paris"), a preference, a negation or a retraction. It keeps a memory of its own.
 bool KeepsItsOwnMemory(std::string_view fact);

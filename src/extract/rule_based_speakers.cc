@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/ascii.h"
+#include "extract/rule_based_extractor.h"
 #include "extract/rule_based_internal.h"
 
 namespace engram {
@@ -97,6 +98,15 @@ Speaker ResolveSpeaker(std::string_view name, std::string_view content) {
   out.content = std::string(TrimAsciiSpace(content.substr(colon + 1)));
   return out;
 }
+
+}  // namespace rule_extract_internal
+
+bool rule_extract::NamesItsSpeaker(std::string_view content) {
+  // ResolveSpeaker takes the prefix off exactly when it names the speaker.
+  return rule_extract_internal::ResolveSpeaker({}, content).content.size() != content.size();
+}
+
+namespace rule_extract_internal {
 
 std::string NameSpeaker(std::string_view fact, std::string_view speaker) {
   std::string out;

@@ -134,8 +134,7 @@ bool IsReferenceObject(const std::vector<Tok>& t, size_t k) {
 // Caroline", "I agree, Mel" (between punctuation or the sentence's ends).
 std::vector<Tok> WithoutVocatives(const std::vector<Tok>& t, std::string_view listener) {
   if (listener.empty()) return t;
-  std::string name(listener.substr(0, listener.find(' ')));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = Lower(listener.substr(0, listener.find(' ')));
   std::vector<Tok> out;
   out.reserve(t.size());
   for (size_t k = 0; k < t.size(); ++k) {
