@@ -23,7 +23,8 @@ struct RetrievalOptions {
   // sentence encoder places passages of other files that look alike near such a query, while
   // BM25 finds the identifier itself (ForQuery).
   float identifier_vector_weight = 0.1f;
-  // Candidates taken from each retriever before fusion (at least k).
+  // Candidates taken from each retriever before fusion: at least k, and with excerpts at least k
+  // times the turns an excerpt may show, since each excerpt absorbs the ranked turns it shows.
   size_t candidates = 200;
   // Each ranked hit is followed by up to this many turns before and after it in its session:
   // answers often sit in the reply to (or the question before) the best-matching turn.

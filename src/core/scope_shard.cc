@@ -235,7 +235,12 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const RetrievalOptions& options,
                                          const std::optional<TimeRange>& dates) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  const size_t candidates = std::max(k, options.candidates);
+  const bool excerpts = options.excerpts && !has_passages_;
+  // An excerpt shows up to 1 + turns_before + turns_after turns, so k excerpts can absorb that
+  // many ranked turns: fewer candidates run out before k results.
+  const size_t per_result =
+      excerpts ? 1 + options.excerpt.turns_before + options.excerpt.turns_after : 1;
+  const size_t candidates = std::max(k * per_result, options.candidates);
   const bool use_vectors = !query_vector.empty() && options.mode != RetrievalMode::kBm25 &&
                            static_cast<int>(query_vector.size()) == index_.dim();
   HybridQuery query;
@@ -267,8 +272,7 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   };
   // Passages of one message merge into one result, and a hit that an earlier excerpt shows adds
   // none: ask for more, so k results remain.
-  const bool excerpts = options.excerpts && !has_passages_;
-  const size_t wanted = has_passages_ || excerpts ? 2 * k : k;
+  const size_t wanted = has_passages_ ? 2 * k : excerpts ? candidates : k;
   auto ranked = WithNeighbours(fused, wanted, options, turns_, docs_.size(), facts);
   if (has_passages_) {
     // Which part of a message to show is chosen by the query's words, as a snippet is: the
