@@ -1,5 +1,8 @@
 #include "common/kernel_family.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -9,9 +12,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace engram {
 
@@ -41,6 +45,20 @@ Result<KernelFamily> ParseKernelFamily(std::string_view name) {
                                   "\" (auto, scalar, avx2, avxvnni, avx512 or neon)");
 }
 
+#if defined(__x86_64__)
+namespace {
+
+// AVX-VNNI is CPUID leaf 7, sub-leaf 1, EAX bit 4. Read directly: not every compiler that builds
+// Engram knows the "avxvnni" name for __builtin_cpu_supports (clang 14 does not).
+bool CpuHasAvxVnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (eax & (1u << 4)) != 0;
+}
+
+}  // namespace
+#endif
+
 bool CpuSupportsKernelFamily(KernelFamily family) {
   switch (family) {
     case KernelFamily::kScalar:
@@ -50,7 +68,7 @@ bool CpuSupportsKernelFamily(KernelFamily family) {
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case KernelFamily::kAvxVnni:
-      return CpuSupportsKernelFamily(KernelFamily::kAvx2) && __builtin_cpu_supports("avxvnni");
+      return CpuSupportsKernelFamily(KernelFamily::kAvx2) && CpuHasAvxVnni();
     case KernelFamily::kAvx512:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx512f");
@@ -88,6 +106,9 @@ KernelFamily BestKernelFamily() {
 }
 
 bool CpuHasArmDotProduct() {
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
@@ -122,13 +143,13 @@ Result<KernelFamily> KernelFamilyFromEnvironment() {
 namespace {
 
 // The process's family once chosen or first used; the kernels cache their tables after that.
-std::mutex family_mu;
-std::optional<KernelFamily> selected_family;
+Mutex family_mu;
+std::optional<KernelFamily> selected_family GUARDED_BY(family_mu);
 
 }  // namespace
 
 KernelFamily SelectedKernelFamily() {
-  std::lock_guard<std::mutex> lock(family_mu);
+  MutexLock lock(&family_mu);
   if (!selected_family) {
     Result<KernelFamily> family = KernelFamilyFromEnvironment();
     if (!family.ok()) {
@@ -144,7 +165,7 @@ KernelFamily SelectedKernelFamily() {
 
 Status ChooseKernelFamily(KernelFamily family) {
   if (Status runs = CheckCpuRunsKernelFamily(family); !runs.ok()) return runs;
-  std::lock_guard<std::mutex> lock(family_mu);
+  MutexLock lock(&family_mu);
   if (selected_family && *selected_family != family) {
     return Status::Conflict(std::string("kernel family already ") +
                             KernelFamilyName(*selected_family));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/kernel_family.h"
 #include "embed/simd_kernels_internal.h"
 
 namespace engram {
@@ -153,9 +154,9 @@ const KernelTable* Avx2Int8Kernels() {
 
 const KernelTable* AvxVnniInt8Kernels() {
   static const KernelTable* table = [] {
-    __builtin_cpu_init();
-    return Avx2Kernels() != nullptr && __builtin_cpu_supports("avxvnni") ? &kAvxVnniInt8Table
-                                                                         : nullptr;
+    return Avx2Kernels() != nullptr && CpuSupportsKernelFamily(KernelFamily::kAvxVnni)
+               ? &kAvxVnniInt8Table
+               : nullptr;
   }();
   return table;
 }

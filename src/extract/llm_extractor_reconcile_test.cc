@@ -222,7 +222,7 @@ TEST(LlmExtractorTest, MalformedReconcileOutputIsAnError) {
       {json::array({add(0), add(1), add(2)}), "not a JSON object"},
   };
   for (const auto& [answer, what] : cases) {
-    FakeLlm fake([&](const json&, int) { return JsonCompletion(answer); });
+    FakeLlm fake([&answer = answer](const json&, int) { return JsonCompletion(answer); });
     auto extractor = MakeExtractor(TestOptions(fake.base_url()));
     auto decisions = extractor->Reconcile(ThreeFacts());
     ASSERT_FALSE(decisions.ok()) << answer.dump();

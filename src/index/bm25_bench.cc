@@ -195,7 +195,7 @@ void PrintLatencies() {
   for (auto& [name, values] : latencies_us) {
     if (values.empty()) continue;
     std::sort(values.begin(), values.end());
-    auto at = [&values](double p) {
+    auto at = [&values = values](double p) {
       return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
     };
     std::printf("%-52s %8.1f %8.1f %8.1f %8.1f\n", name.c_str(), at(0.5), at(0.9), at(0.99),
