@@ -22,7 +22,7 @@ void AppendLabelledMetric(std::string& out, std::string_view type, std::string_v
 
 void Metrics::ObserveRequest(const std::string& route, const std::string& method, int status,
                              double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++requests_[{route, method, status}];
   Histogram& h = latency_[route];
   for (size_t i = 0; i < kBuckets.size(); ++i) {
@@ -33,7 +33,7 @@ void Metrics::ObserveRequest(const std::string& route, const std::string& method
 }
 
 void Metrics::AddGaugeSource(GaugeSource source) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   gauges_.push_back(std::move(source));
 }
 
@@ -41,7 +41,7 @@ std::string Metrics::Render() const {
   std::string out;
   std::vector<GaugeSource> gauges;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     out += "# HELP engram_http_requests_total HTTP requests by route, method and status.\n";
     out += "# TYPE engram_http_requests_total counter\n";
     for (const auto& [key, n] : requests_) {

@@ -7,12 +7,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace engram {
 
@@ -37,7 +38,8 @@ class Metrics {
   using GaugeSource = std::function<void(std::string& out)>;
   void AddGaugeSource(GaugeSource source);
 
-  std::string Render() const;
+  // Runs the gauge sources without the lock held.
+  std::string Render() const EXCLUDES(mu_);
 
  private:
   struct Histogram {
@@ -45,10 +47,10 @@ class Metrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // guarded by mu_
-  std::map<std::string, Histogram> latency_;                                // guarded by mu_
-  std::vector<GaugeSource> gauges_;                                         // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
+  std::map<std::string, Histogram> latency_ GUARDED_BY(mu_);
+  std::vector<GaugeSource> gauges_ GUARDED_BY(mu_);
 };
 
 }  // namespace engram

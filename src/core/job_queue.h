@@ -25,17 +25,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_util.h"
 
 namespace engram {
@@ -69,7 +68,7 @@ class JobQueue {
   // `poll` (may be empty) runs every options.poll_interval on a thread of its own.
   void Start(Options options, std::function<void(Job&)> run, std::function<void()> idle = {},
              std::function<void()> poll = {}) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!workers_.empty() || stopping_) return;
     options_ = options;
     run_ = std::move(run);
@@ -92,10 +91,10 @@ class JobQueue {
 
   void Push(Job job, std::optional<size_t> stripe = std::nullopt) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       queue_.push_back({std::move(job), stripe, Clock::time_point::min()});
     }
-    cv_.notify_one();
+    cv_.Signal();
   }
 
   // Queues `job` to run once `delay` has passed, ahead of the jobs of `stripe` already queued
@@ -103,7 +102,7 @@ class JobQueue {
   void PushAfter(Job job, std::chrono::milliseconds delay,
                  std::optional<size_t> stripe = std::nullopt) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       Entry entry{std::move(job), stripe, Clock::now() + delay};
       auto at = queue_.end();
       if (stripe) {
@@ -113,37 +112,37 @@ class JobQueue {
       queue_.insert(at, std::move(entry));
     }
     // A waiting worker wakes to wait for the new due time instead of its earlier deadline.
-    cv_.notify_one();
+    cv_.Signal();
   }
 
   // How long a job that ran and must run again after a passing store error waits (PushAfter; see
   // "Delayed jobs" above): min(options.poll_interval, kJobRetryPause).
   std::chrono::milliseconds retry_pause() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return std::min(options_.poll_interval, kJobRetryPause);
   }
 
   void Shutdown() {
     std::vector<std::thread> workers;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
       workers.swap(workers_);
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     for (auto& w : workers) {
       if (w.joinable()) w.join();
     }
   }
 
   bool stopping() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return stopping_;
   }
 
   // Jobs queued (delayed ones included) plus jobs running (0 = idle).
   size_t pending() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return queue_.size() + running_;
   }
 
@@ -160,7 +159,8 @@ class JobQueue {
   // its stripe runs, is still queued or is delayed; a delayed job waits for its due time. Sets
   // *next_due to the earliest due time still ahead (unchanged when none).
   std::optional<Entry> TakeRunnableLocked(Clock::time_point now,
-                                          std::optional<Clock::time_point>* next_due) {
+                                          std::optional<Clock::time_point>* next_due)
+      REQUIRES(mu_) {
     std::set<size_t> waiting;
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       const bool due = it->due <= now;
@@ -183,11 +183,16 @@ class JobQueue {
   }
 
   void PollLoop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_; })) {
-      lock.unlock();
+    MutexLock lock(&mu_);
+    for (;;) {
+      const auto due = Clock::now() + options_.poll_interval;
+      // Until `due` or Shutdown; a signal for a pushed or finished job is not one for this loop.
+      bool signalled = true;
+      while (!stopping_ && signalled) signalled = cv_.WaitUntil(&mu_, due);
+      if (stopping_) return;
+      lock.Unlock();
       poll_();
-      lock.lock();
+      lock.Lock();
     }
   }
 
@@ -197,7 +202,7 @@ class JobQueue {
     for (;;) {
       std::optional<Entry> entry;
       {
-        std::unique_lock<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         for (;;) {
           if (stopping_) return;
           const auto now = Clock::now();
@@ -205,47 +210,47 @@ class JobQueue {
           entry = TakeRunnableLocked(now, &wake);
           if (entry) break;
           if (has_idle && now >= next_idle) {
-            lock.unlock();
+            lock.Unlock();
             idle_();
             next_idle = Clock::now() + options_.idle_interval;
-            lock.lock();
+            lock.Lock();
             continue;
           }
           if (has_idle && (!wake || next_idle < *wake)) wake = next_idle;
           // Woken early by a push, a finished job or Shutdown; the loop checks again.
           if (wake) {
-            cv_.wait_until(lock, *wake);
+            cv_.WaitUntil(&mu_, *wake);
           } else {
-            cv_.wait(lock);
+            cv_.Wait(&mu_);
           }
         }
       }
       run_(entry->job);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         Release(*entry);
       }
       // A finished job may let a waiting job of its stripe run.
-      cv_.notify_all();
+      cv_.SignalAll();
     }
   }
 
-  void Release(const Entry& entry) {  // requires mu_
+  void Release(const Entry& entry) REQUIRES(mu_) {
     --running_;
     if (entry.stripe) busy_.erase(*entry.stripe);
   }
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  Options options_;                   // set in Start, then read-only
-  std::function<void(Job&)> run_;     // set in Start, then read-only
-  std::function<void()> idle_;        // set in Start, then read-only
-  std::function<void()> poll_;        // set in Start, then read-only
-  std::deque<Entry> queue_;           // guarded by mu_; delayed entries included
-  std::set<size_t> busy_;             // guarded by mu_: stripes with a running job
-  size_t running_ = 0;                // guarded by mu_
-  bool stopping_ = false;             // guarded by mu_
-  std::vector<std::thread> workers_;  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  Options options_;                          // set in Start, then read-only
+  std::function<void(Job&)> run_;            // set in Start, then read-only
+  std::function<void()> idle_;               // set in Start, then read-only
+  std::function<void()> poll_;               // set in Start, then read-only
+  std::deque<Entry> queue_ GUARDED_BY(mu_);  // delayed entries included
+  std::set<size_t> busy_ GUARDED_BY(mu_);    // stripes with a running job
+  size_t running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
 };
 
 }  // namespace engram

@@ -41,7 +41,7 @@ KbService::~KbService() { Shutdown(); }
 
 Status KbService::Start() {
   {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     if (started_) return Status::Ok();
     started_ = true;
   }
@@ -100,8 +100,8 @@ bool KbService::KnowledgeBaseLoaded(const std::string& workspace, const std::str
   return shards_.Loaded(ShardKey(workspace, kb_id));
 }
 
-std::mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,
-                               const std::string& id) {
+Mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,
+                          const std::string& id) {
   const std::string key = workspace + '\x1f' + kb_id + '\x1f' + id;
   return doc_locks_[std::hash<std::string>{}(key) % kStripes];
 }
@@ -123,7 +123,7 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   doc.status = JobStatus::kPending;
   doc.created_at_us = doc.updated_at_us = NowMicros();
   {
-    std::lock_guard<std::mutex> lock(DocLock(doc.workspace, doc.kb_id, doc.id));
+    MutexLock lock(&DocLock(doc.workspace, doc.kb_id, doc.id));
     auto shard = Shard(doc.workspace, doc.kb_id);
     if (!shard.ok()) return shard.status();
     ENGRAM_RETURN_IF_ERROR(store_->PutKbDoc(doc));
@@ -138,7 +138,7 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
 }
 
 void KbService::MaskFinishing(KbDocRecord& doc) const {
-  std::lock_guard<std::mutex> lock(running_mu_);
+  MutexLock lock(&running_mu_);
   if (finishing_.count(FinishingKey(doc.workspace, doc.kb_id, doc.id))) {
     doc.status = JobStatus::kRunning;
     doc.content.clear();
@@ -166,7 +166,7 @@ Result<std::vector<KbDocRecord>> KbService::List(const std::string& workspace,
 
 Status KbService::Delete(const std::string& workspace, const std::string& kb_id,
                          const std::string& id) {
-  std::lock_guard<std::mutex> lock(DocLock(workspace, kb_id, id));
+  MutexLock lock(&DocLock(workspace, kb_id, id));
   auto shard = Shard(workspace, kb_id);
   if (!shard.ok()) return shard.status();
   auto deleted = store_->DeleteKbDoc(workspace, kb_id, id);
@@ -254,18 +254,18 @@ void KbService::RunJob(KbDocRecord doc) {
   }
   static const std::vector<KbChunkRecord> kNone;
   const std::vector<KbChunkRecord>& rows = chunks.ok() ? *chunks : kNone;
-  std::lock_guard<std::mutex> lock(DocLock(doc.workspace, doc.kb_id, doc.id));
+  MutexLock lock(&DocLock(doc.workspace, doc.kb_id, doc.id));
   auto shard = Shard(doc.workspace, doc.kb_id);
   const std::string key = FinishingKey(doc.workspace, doc.kb_id, doc.id);
   {
-    std::lock_guard<std::mutex> finishing(running_mu_);
+    MutexLock finishing(&running_mu_);
     finishing_.insert(key);
   }
   struct Done {
     KbService* self;
     const std::string& key;
     ~Done() {
-      std::lock_guard<std::mutex> finishing(self->running_mu_);
+      MutexLock finishing(&self->running_mu_);
       self->finishing_.erase(key);
     }
   } done{this, key};

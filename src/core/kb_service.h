@@ -24,16 +24,15 @@
 
 #include <array>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/job_queue.h"
 #include "core/kb_shard.h"
 #include "core/shard_budget.h"
@@ -106,8 +105,7 @@ class KbService {
 
  private:
   Result<std::shared_ptr<KbShard>> Shard(const std::string& workspace, const std::string& kb_id);
-  std::mutex& DocLock(const std::string& workspace, const std::string& kb_id,
-                      const std::string& id);
+  Mutex& DocLock(const std::string& workspace, const std::string& kb_id, const std::string& id);
   void RunJob(KbDocRecord doc);
   // Queues `doc`'s ingestion again to run after a short pause: its end could not be stored.
   // Holds no worker meanwhile.
@@ -126,13 +124,13 @@ class KbService {
   ShardCache<KbShard> shards_;  // keyed "workspace<US>kb_id", under options_.budget
 
   static constexpr size_t kStripes = 64;
-  std::array<std::mutex, kStripes> doc_locks_;
+  std::array<Mutex, kStripes> doc_locks_;
 
-  mutable std::mutex running_mu_;
-  bool started_ = false;  // guarded by running_mu_
+  mutable Mutex running_mu_;
+  bool started_ GUARDED_BY(running_mu_) = false;
   // Documents whose end state is being committed and put into the shard ("ws\x1fkb\x1fid"):
   // reported PROCESSING until both are done, so a client that sees SUCCESS finds the chunks.
-  std::set<std::string> finishing_;  // guarded by running_mu_
+  std::set<std::string> finishing_ GUARDED_BY(running_mu_);
   // Declared last: destroyed (workers joined) before the members the jobs use.
   JobQueue<KbDocRecord> jobs_;
 

@@ -20,7 +20,7 @@ KbShard::KbShard(const Analyzer* analyzer, KbShardOptions options)
 
 Status KbShard::EnsureLoaded(KbStore* store, const std::string& workspace,
                              const std::string& kb_id) {
-  std::lock_guard<std::mutex> lock(load_mu_);
+  MutexLock lock(&load_mu_);
   if (loaded_) return Status::Ok();
   auto chunks = store->LoadKbChunks(workspace, kb_id);
   if (!chunks.ok()) return chunks.status();
@@ -28,7 +28,7 @@ Status KbShard::EnsureLoaded(KbStore* store, const std::string& workspace,
   terms.reserve(chunks->size());
   for (const auto& c : *chunks)
     terms.push_back(analyzer_->Analyze(KbIndexedText(c.heading, c.text)));
-  std::unique_lock<std::shared_mutex> write(mu_);
+  WriterLock write(&mu_);
   for (size_t i = 0; i < chunks->size(); ++i) AddLocked((*chunks)[i], terms[i]);
   loaded_ = true;
   return Status::Ok();
@@ -58,19 +58,19 @@ void KbShard::ReplaceDoc(const std::string& doc_id, const std::vector<KbChunkRec
   terms.reserve(chunks.size());
   for (const auto& c : chunks)
     terms.push_back(analyzer_->Analyze(KbIndexedText(c.heading, c.text)));
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   RemoveDocLocked(doc_id);
   for (size_t i = 0; i < chunks.size(); ++i) AddLocked(chunks[i], terms[i]);
 }
 
 void KbShard::RemoveDoc(const std::string& doc_id) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   RemoveDocLocked(doc_id);
 }
 
 std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
                                    const std::vector<float>& vector, size_t k) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<KbHit> hits;
   HybridQuery query;
   query.terms = &terms;
@@ -87,7 +87,7 @@ std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
 }
 
 size_t KbShard::MemoryBytes() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   // Strings beyond the small-string buffer and hash nodes with their bucket arrays
   // (common/memory_bytes.h).
   size_t bytes = index_.MemoryBytes() + chunks_.capacity() * sizeof(Chunk);
@@ -104,7 +104,7 @@ size_t KbShard::MemoryBytes() const {
 }
 
 size_t KbShard::chunk_count() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return index_.size();
 }
 

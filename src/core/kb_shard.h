@@ -11,12 +11,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
@@ -71,18 +70,18 @@ class KbShard {
     std::string text;
     int position = 0;
   };
-  void RemoveDocLocked(const std::string& doc_id);
-  void AddLocked(const KbChunkRecord& c, const std::vector<std::string>& terms);
+  void RemoveDocLocked(const std::string& doc_id) REQUIRES(mu_);
+  void AddLocked(const KbChunkRecord& c, const std::vector<std::string>& terms) REQUIRES(mu_);
 
   const Analyzer* analyzer_;
   KbShardOptions options_;
-  std::mutex load_mu_;
+  Mutex load_mu_;
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
 
-  mutable std::shared_mutex mu_;
-  HybridIndex index_;          // guarded by mu_; chunk slots are reused once a document leaves
-  std::vector<Chunk> chunks_;  // guarded by mu_; by index_ slot
-  std::unordered_map<std::string, std::vector<DocId>> by_doc_;  // guarded by mu_
+  mutable SharedMutex mu_;
+  HybridIndex index_ GUARDED_BY(mu_);          // chunk slots are reused once a document leaves
+  std::vector<Chunk> chunks_ GUARDED_BY(mu_);  // by index_ slot
+  std::unordered_map<std::string, std::vector<DocId>> by_doc_ GUARDED_BY(mu_);
 };
 
 // The text a chunk is indexed (and embedded) under: its section heading, then its text.

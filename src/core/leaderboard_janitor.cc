@@ -43,20 +43,24 @@ void LeaderboardJanitor::Start() {
 
 void LeaderboardJanitor::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void LeaderboardJanitor::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
-    lock.unlock();
+    lock.Unlock();
     SweepOnce();
-    lock.lock();
-    cv_.wait_for(lock, interval_, [this] { return stopping_; });
+    lock.Lock();
+    // Until the interval passes or Stop.
+    const auto deadline = std::chrono::steady_clock::now() + interval_;
+    while (!stopping_) {
+      if (!cv_.WaitUntil(&mu_, deadline)) break;
+    }
   }
 }
 

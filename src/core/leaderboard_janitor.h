@@ -15,12 +15,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "core/leaderboard_service.h"
 
 namespace engram {
@@ -70,9 +69,9 @@ class LeaderboardJanitor {
   LeaderboardJanitorOptions options_;
   std::chrono::milliseconds interval_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 
   std::atomic<int64_t> purged_users_{0};

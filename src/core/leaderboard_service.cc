@@ -125,7 +125,7 @@ Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request
     std::shared_future<Result<std::string>> waiting;
     std::string waiting_hash;
     {
-      std::lock_guard<std::mutex> lock(inflight_mu_);
+      MutexLock lock(&inflight_mu_);
       auto it = inflight_.find(key);
       if (it != inflight_.end()) {
         waiting = it->second.result;
@@ -147,7 +147,7 @@ Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request
     Result<std::string> result = DoAdd(request);
     promise.set_value(result);
     {
-      std::lock_guard<std::mutex> lock(inflight_mu_);
+      MutexLock lock(&inflight_mu_);
       inflight_.erase(key);
     }
     return result;

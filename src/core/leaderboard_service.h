@@ -27,11 +27,11 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/rerank_stage.h"
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
@@ -185,9 +185,9 @@ class LeaderboardService {
   const ImageTextExtractor* ocr_ = nullptr;
   RerankStage rerank_{"leaderboard search"};
 
-  std::mutex inflight_mu_;
-  // By user_id and request_id (a unit separator between them); guarded by inflight_mu_.
-  std::map<std::string, InFlight> inflight_;
+  Mutex inflight_mu_;
+  // By user_id and request_id (a unit separator between them).
+  std::map<std::string, InFlight> inflight_ GUARDED_BY(inflight_mu_);
 };
 
 // Serialises parts for storage ({"type":"text"|"image", ...}) and back.

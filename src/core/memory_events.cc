@@ -101,7 +101,7 @@ Result<MemoryAddRequest> DecodeAddRequest(const std::string& workspace, const st
 
 Status MemoryService::Start() {
   {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     if (started_) return Status::Ok();
     started_ = true;
   }
@@ -135,7 +135,7 @@ void MemoryService::ClaimOrphanedEvents() {
   spdlog::info("memory events: took over {} event(s) of other nodes", claimed->size());
   for (auto& e : *claimed) {
     {
-      std::lock_guard<std::mutex> lock(running_mu_);
+      MutexLock lock(&running_mu_);
       if (running_ids_.count(e.id)) continue;
     }
     EnqueueEvent(std::move(e));
@@ -222,7 +222,7 @@ Result<MemoryEventRecord> MemoryService::GetEvent(const std::string& workspace,
   // A running event is RUNNING until its changes are in the shard as well as in the store, so a
   // client that sees SUCCEEDED and then searches finds them.
   if (event.ok()) {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     if (running_ids_.count(id)) {
       event->status = JobStatus::kRunning;
       event->result_json.clear();
@@ -278,19 +278,19 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
   // RUNNING is not written to the store: it would cost every event an extra fsync, and after a
   // crash a PENDING and a RUNNING event are resumed alike. GetEvent reports it from running_ids_.
   {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     running_ids_.insert(event.id);
   }
   struct Done {
     MemoryService* self;
     const std::string& id;
     ~Done() {
-      std::lock_guard<std::mutex> lock(self->running_mu_);
+      MutexLock lock(&self->running_mu_);
       self->running_ids_.erase(id);
     }
   } done{this, event.id};
-  std::lock_guard<std::mutex> scope(ScopeLock(event.workspace, request->user_id, request->agent_id,
-                                              request->run_id, request->app_id));
+  MutexLock scope(&ScopeLock(event.workspace, request->user_id, request->agent_id, request->run_id,
+                             request->app_id));
   // On a shared store another node may change this workspace's memories while we plan: the
   // write then fails with kConflict (its version moved), and we plan again on the refreshed shard.
   const bool shared = store_->shared();

@@ -84,9 +84,9 @@ size_t MemoryService::ScopeStripe(const std::string& workspace, const std::strin
   return std::hash<std::string>{}(key) % kStripes;
 }
 
-std::mutex& MemoryService::ScopeLock(const std::string& workspace, const std::string& user_id,
-                                     const std::string& agent_id, const std::string& run_id,
-                                     const std::string& app_id) {
+Mutex& MemoryService::ScopeLock(const std::string& workspace, const std::string& user_id,
+                                const std::string& agent_id, const std::string& run_id,
+                                const std::string& app_id) {
   return scope_locks_[ScopeStripe(workspace, user_id, agent_id, run_id, app_id)];
 }
 
@@ -139,8 +139,8 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   if (!shard.ok()) return shard.status();
   auto current = (*shard)->Get(request.id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
-  std::lock_guard<std::mutex> scope(ScopeLock(request.workspace, current->user_id,
-                                              current->agent_id, current->run_id, current->app_id));
+  MutexLock scope(&ScopeLock(request.workspace, current->user_id, current->agent_id,
+                             current->run_id, current->app_id));
   // Re-read under the scope lock: an event may have changed or deleted it meanwhile.
   current = (*shard)->Get(request.id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
@@ -204,8 +204,8 @@ Status MemoryService::Delete(const std::string& workspace, const std::string& id
   if (!shard.ok()) return shard.status();
   auto current = (*shard)->Get(id, NowMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", id));
-  std::lock_guard<std::mutex> scope(
-      ScopeLock(workspace, current->user_id, current->agent_id, current->run_id, current->app_id));
+  MutexLock scope(
+      &ScopeLock(workspace, current->user_id, current->agent_id, current->run_id, current->app_id));
   MemoryChangeBatch batch;
   batch.workspace = workspace;
   batch.changes.push_back(ChangeOf(*current, MemoryChange::Op::kDelete));
@@ -282,7 +282,7 @@ Result<std::vector<MemoryEventRecord>> MemoryService::ListEvents(const std::stri
   auto events = store_->ListEvents(workspace, offset, page_size, total);
   if (!events.ok()) return events;
   // As GetEvent: an event is RUNNING until its changes are in the shard too.
-  std::lock_guard<std::mutex> lock(running_mu_);
+  MutexLock lock(&running_mu_);
   for (MemoryEventRecord& e : *events) {
     if (running_ids_.count(e.id)) {
       e.status = JobStatus::kRunning;

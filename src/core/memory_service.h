@@ -28,12 +28,10 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +39,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/job_queue.h"
 #include "core/memory_filter.h"
 #include "core/memory_shard.h"
@@ -195,9 +194,9 @@ class MemoryService {
   size_t ScopeStripe(const std::string& workspace, const std::string& user_id,
                      const std::string& agent_id, const std::string& run_id,
                      const std::string& app_id) const;
-  std::mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
-                        const std::string& agent_id, const std::string& run_id,
-                        const std::string& app_id);
+  Mutex& ScopeLock(const std::string& workspace, const std::string& user_id,
+                   const std::string& agent_id, const std::string& run_id,
+                   const std::string& app_id);
   // Queues an event on its scope's stripe, so events of one scope run in acceptance order.
   void EnqueueEvent(MemoryEventRecord event);  // decodes the stored request for its scope
   size_t EventStripe(const MemoryAddRequest& request) const;  // its scope's stripe
@@ -234,11 +233,11 @@ class MemoryService {
 
   // Striped scope locks: serialises work on one scope without a map that grows forever.
   static constexpr size_t kStripes = 64;
-  std::array<std::mutex, kStripes> scope_locks_;
+  std::array<Mutex, kStripes> scope_locks_;
 
-  mutable std::mutex running_mu_;
-  bool started_ = false;               // guarded by running_mu_
-  std::set<std::string> running_ids_;  // guarded by running_mu_: events being run
+  mutable Mutex running_mu_;
+  bool started_ GUARDED_BY(running_mu_) = false;
+  std::set<std::string> running_ids_ GUARDED_BY(running_mu_);  // events being run
   // Declared last: destroyed (workers joined) before the members the jobs use.
   JobQueue<Job> jobs_;
 };

@@ -105,15 +105,15 @@ size_t MemoryShard::LiveCount(const std::vector<DocId>& docs) const {
   return n;
 }
 
-bool MemoryShard::TurnBefore(DocId a, DocId b) const {
-  const AgentMemory& x = docs_[a].memory;
-  const AgentMemory& y = docs_[b].memory;
+bool MemoryShard::TurnBefore(const std::vector<Doc>& docs, DocId a, DocId b) {
+  const AgentMemory& x = docs[a].memory;
+  const AgentMemory& y = docs[b].memory;
   if (x.time_us() != y.time_us()) return x.time_us() < y.time_us();
   return x.seq < y.seq;
 }
 
 Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& workspace) {
-  std::lock_guard<std::mutex> lock(load_mu_);
+  MutexLock lock(&load_mu_);
   if (loaded_) return Status::Ok();
   // The version is read before the rows: a change made in between comes again with the next
   // refresh, and applying it twice is harmless.
@@ -127,7 +127,7 @@ Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& wor
   std::vector<std::vector<std::string>> terms;
   terms.reserve(records->size());
   for (const auto& r : *records) terms.push_back(analyzer_->Analyze(r.text));
-  std::unique_lock<std::shared_mutex> write(mu_);
+  WriterLock write(&mu_);
   for (size_t i = 0; i < records->size(); ++i) UpsertLocked((*records)[i], terms[i]);
   loaded_ = true;
   return Status::Ok();
@@ -137,7 +137,7 @@ Status MemoryShard::Refresh(AgentMemoryStore* store, const std::string& workspac
   if (!store->shared()) return Status::Ok();
   auto current = store->ScopeVersion(ScopeKeyAgentMemories(workspace));
   if (!current.ok()) return current.status();
-  std::lock_guard<std::mutex> lock(load_mu_);
+  MutexLock lock(&load_mu_);
   if (!loaded_ || *current <= version_) return Status::Ok();
   auto delta = store->LoadAgentMemoriesSince(workspace, version_);
   if (!delta.ok()) return delta.status();
@@ -148,14 +148,14 @@ Status MemoryShard::Refresh(AgentMemoryStore* store, const std::string& workspac
 }
 
 int64_t MemoryShard::version() const {
-  std::lock_guard<std::mutex> lock(load_mu_);
+  MutexLock lock(&load_mu_);
   return version_;
 }
 
 void MemoryShard::Upsert(const MemoryRecord& record) {
   // Analysis is the expensive part: outside the writer lock, so searches keep running.
   std::vector<std::string> terms = analyzer_->Analyze(record.text);
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   UpsertLocked(record, terms);
 }
 
@@ -217,12 +217,13 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   if (present && conversation == old_conversation && m.time_us() == old_time) return;
   turns_.Remove(d);
   if (!conversation.empty()) {
-    turns_.Insert(d, conversation, [this](DocId a, DocId b) { return TurnBefore(a, b); });
+    turns_.Insert(d, conversation,
+                  [docs = &docs_](DocId a, DocId b) { return TurnBefore(*docs, a, b); });
   }
 }
 
 void MemoryShard::Remove(const std::string& id) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   const std::optional<DocId> d = index_.Remove(id);
   if (!d) return;
   Doc& doc = docs_[*d];
@@ -273,7 +274,7 @@ void MemoryShard::IndexMetadata(DocId d, const nlohmann::json& metadata, bool ad
 }
 
 void MemoryShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   for (const auto& u : updates) {
     if (const std::optional<DocId> d = index_.FindSeq(u.seq))
       index_.SetVector(*d, u.model, u.vector);
@@ -281,7 +282,7 @@ void MemoryShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
 }
 
 std::optional<AgentMemory> MemoryShard::Get(const std::string& id, int64_t now_us) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   const std::optional<DocId> d = index_.Find(id);
   if (!d) return std::nullopt;
   const AgentMemory& m = docs_[*d].memory;
@@ -390,7 +391,11 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
         "the search must be confined to a user_id, agent_id, run_id or app_id (top-level or in "
         "filters)");
   }
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
+  // The lambdas below run under this lock; they reach docs_ and index_ through these pointers
+  // because the analysis checks a lambda as a function of its own.
+  const std::vector<Doc>* docs = &docs_;
+  const HybridIndex* index = &index_;
   std::vector<MemoryHit> hits;
   std::vector<DocId> scope = ScopeDocs(*keys);
   if (scope.empty() || query.k == 0) return hits;
@@ -422,8 +427,8 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   const std::function<bool(DocId)> admits = [&](DocId d) {
     int8_t& v = verdict[d];
     if (v == kUnknown) {
-      const Doc& doc = docs_[d];
-      bool ok = index_.live(d) && doc.memory.VisibleAt(query.now_us);
+      const Doc& doc = (*docs)[d];
+      bool ok = index->live(d) && doc.memory.VisibleAt(query.now_us);
       // Every doc asked about is in ScopeDocs(keys) (maybe narrowed by the metadata index).
       if (ok) ok = filter.MatchesInScope(ViewOf(doc), /*equalities_given=*/indexed);
       v = ok ? kAdmitted : kRejected;
@@ -449,7 +454,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   retrieval.admits = &admits;
   retrieval.admits_covers_among = true;  // kOut: not admitted
   const std::function<float(DocId)> question_factor = [&](DocId d) {
-    const Doc& doc = docs_[d];
+    const Doc& doc = (*docs)[d];
     return doc.asks && doc.memory.text.size() <= ranking.question_max_chars
                ? ranking.question_factor
                : 1.0f;
@@ -472,14 +477,14 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   if (steps && query.dates && ranking.time_weight > 0) {
     retrieval.fusion.prior_weight = ranking.time_weight;
     closeness = [&](DocId d) {
-      return DateCloseness(docs_[d].memory.time_us(), *query.dates, ranking);
+      return DateCloseness((*docs)[d].memory.time_us(), *query.dates, ranking);
     };
     retrieval.prior = &closeness;
   }
   HybridHits found = index_.Search(retrieval);
   if (neighbours) {
-    const std::function<TurnFacts(DocId)> facts = [this](DocId d) {
-      return TurnFacts{docs_[d].memory.text.size(), docs_[d].asks};
+    const std::function<TurnFacts(DocId)> facts = [docs](DocId d) {
+      return TurnFacts{(*docs)[d].memory.text.size(), (*docs)[d].asks};
     };
     found.ranked =
         WithNeighbours(found.ranked, query.k, ranking, turns_, index_.slot_count(), facts, &admits);
@@ -497,7 +502,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
 
 std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t now_us,
                                            size_t offset, size_t limit, size_t* total) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<const AgentMemory*> matching;
   auto candidates = Candidates(filter, now_us);
   if (candidates) {
@@ -521,7 +526,7 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
 }
 
 std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<ScopeSummary> out;
   for (const auto& [key, docs] : by_scope_) {
     ScopeSummary s;
@@ -556,7 +561,7 @@ std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
 }
 
 std::vector<AgentMemory> MemoryShard::Expired(int64_t now_us) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<AgentMemory> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
     if (index_.live(d) && !docs_[d].memory.VisibleAt(now_us)) out.push_back(docs_[d].memory);
@@ -565,7 +570,7 @@ std::vector<AgentMemory> MemoryShard::Expired(int64_t now_us) const {
 }
 
 std::vector<std::pair<int64_t, std::string>> MemoryShard::MissingVectors() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<std::pair<int64_t, std::string>> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
     if (index_.live(d) && !index_.HasVector(d))
@@ -575,17 +580,17 @@ std::vector<std::pair<int64_t, std::string>> MemoryShard::MissingVectors() const
 }
 
 size_t MemoryShard::size() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return index_.size();
 }
 
 size_t MemoryShard::metadata_postings() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return metadata_postings_;
 }
 
 size_t MemoryShard::MemoryBytes() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
   for (const Doc& d : docs_) {
     bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();

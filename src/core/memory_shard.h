@@ -13,14 +13,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/memory_filter.h"
 #include "core/retrieval_options.h"
 #include "index/analyzer.h"
@@ -132,8 +131,8 @@ class MemoryShard {
 
   // Inserts a memory or replaces the one with its id (text, metadata, times, vector). A record
   // without a vector of the shard's model leaves the memory without one.
-  void Upsert(const MemoryRecord& record);
-  void Remove(const std::string& id);
+  void Upsert(const MemoryRecord& record) EXCLUDES(mu_);
+  void Remove(const std::string& id) EXCLUDES(mu_);
   // Sets vectors by store seq (background re-embedding); unknown seqs are ignored.
   void ApplyVectors(const std::vector<VectorUpdate>& updates);
 
@@ -174,44 +173,48 @@ class MemoryShard {
   // session id; "" (no neighbours) for memories of neither, and for extracted ones that carry no
   // message time (a verbatim memory's time is its message's; an extracted one's its messages').
   static std::string ConversationKey(const AgentMemory& m);
-  bool TurnBefore(DocId a, DocId b) const;
+  // Position of a doc in its conversation's turn order (`docs` is docs_, read under mu_).
+  static bool TurnBefore(const std::vector<Doc>& docs, DocId a, DocId b);
   // How many of `docs` (distinct) are live.
-  size_t LiveCount(const std::vector<DocId>& docs) const;
-  void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms);
+  size_t LiveCount(const std::vector<DocId>& docs) const REQUIRES_SHARED(mu_);
+  void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms)
+      REQUIRES(mu_);
   FilterDoc ViewOf(const Doc& d) const;
   // Docs listed under any of `keys` in the scope-key index (removed ones included), in DocId order.
-  std::vector<DocId> ScopeDocs(const std::vector<ScopeKey>& keys) const;
+  std::vector<DocId> ScopeDocs(const std::vector<ScopeKey>& keys) const REQUIRES_SHARED(mu_);
   // Live, visible docs matching `filter`, found through the scope-key and metadata indexes;
   // nullopt when the filter names no scope key and no indexed metadata equality.
-  std::optional<std::vector<DocId>> Candidates(const MemoryFilter& filter, int64_t now_us) const;
+  std::optional<std::vector<DocId>> Candidates(const MemoryFilter& filter, int64_t now_us) const
+      REQUIRES_SHARED(mu_);
   // Adds (or removes) `d` to (from) the metadata index under each value of `metadata`.
-  void IndexMetadata(DocId d, const nlohmann::json& metadata, bool add);
+  void IndexMetadata(DocId d, const nlohmann::json& metadata, bool add) REQUIRES(mu_);
   // Live docs satisfying the filter's necessary metadata equalities, intersected with `scope`
   // (sorted DocIds) when given, in DocId order; nullopt when the filter has none or the index is
   // off. A superset of the matching docs: the caller still tests the filter.
   std::optional<std::vector<DocId>> MetadataDocs(const MemoryFilter& filter,
-                                                 const std::vector<DocId>* scope) const;
+                                                 const std::vector<DocId>* scope) const
+      REQUIRES_SHARED(mu_);
 
   const Analyzer* analyzer_;
   MemoryShardOptions options_;
-  mutable std::mutex load_mu_;       // serialises loading and refreshing
+  mutable Mutex load_mu_;            // serialises loading and refreshing
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
-  int64_t version_ = 0;              // guarded by load_mu_
+  int64_t version_ GUARDED_BY(load_mu_) = 0;
 
-  mutable std::shared_mutex mu_;
+  mutable SharedMutex mu_;
   // Memories by id and seq, with their BM25 terms and vectors. Slots are not reused: the scope
   // lists below may still name a removed memory's slot.
-  HybridIndex index_;      // guarded by mu_
-  std::vector<Doc> docs_;  // guarded by mu_; by index_ slot
+  HybridIndex index_ GUARDED_BY(mu_);
+  std::vector<Doc> docs_ GUARDED_BY(mu_);  // by index_ slot
   // "u:<user_id>", "a:<agent_id>", "r:<run_id>", "p:<app_id>" -> docs (may list removed docs;
   // checked on use).
-  std::unordered_map<std::string, std::vector<DocId>> by_scope_;  // guarded by mu_
+  std::unordered_map<std::string, std::vector<DocId>> by_scope_ GUARDED_BY(mu_);
   // Metadata index: top-level key -> canonical value key (MetadataValueKeys) -> live docs having
   // it, sorted. Empty when options_.metadata_index is off.
-  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<DocId>>>
-      by_metadata_;               // guarded by mu_
-  size_t metadata_postings_ = 0;  // guarded by mu_
-  TurnOrder turns_;               // guarded by mu_: verbatim memories in conversation order
+  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<DocId>>> by_metadata_
+      GUARDED_BY(mu_);
+  size_t metadata_postings_ GUARDED_BY(mu_) = 0;
+  TurnOrder turns_ GUARDED_BY(mu_);  // verbatim memories in conversation order
 };
 
 }  // namespace engram

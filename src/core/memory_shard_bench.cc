@@ -19,12 +19,12 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "core/memory_filter.h"
 #include "core/memory_shard.h"
@@ -104,9 +104,9 @@ struct Fixture {
 
 // Built once per (vectors, metadata_index) and shared by all runs and threads (Search is const).
 const Fixture& GetFixture(bool vectors, bool metadata_index) {
-  static std::mutex mu;
-  static std::map<std::pair<bool, bool>, std::unique_ptr<Fixture>> fixtures;
-  std::lock_guard<std::mutex> lock(mu);
+  static Mutex mu;
+  static std::map<std::pair<bool, bool>, std::unique_ptr<Fixture>> fixtures GUARDED_BY(mu);
+  MutexLock lock(&mu);
   std::unique_ptr<Fixture>& slot = fixtures[{vectors, metadata_index}];
   if (slot != nullptr) return *slot;
   slot = std::make_unique<Fixture>();
@@ -161,8 +161,8 @@ struct Run {
   Clock::time_point last = Clock::time_point::min();
   int threads = 1;
 };
-std::mutex runs_mu;
-std::map<std::string, Run> runs;
+Mutex runs_mu;
+std::map<std::string, Run> runs GUARDED_BY(runs_mu);
 
 // Args: vectors (0 BM25 only, 1 with vectors), filter (0 user_id only, 1 metadata + date),
 // index (MemoryShardOptions::metadata_index).
@@ -176,7 +176,7 @@ void BM_Search(benchmark::State& state) {
                           " index:" + (index ? "on " : "off") +
                           " threads:" + std::to_string(state.threads());
   if (state.thread_index() == 0) {
-    std::lock_guard<std::mutex> lock(runs_mu);
+    MutexLock lock(&runs_mu);
     runs[key] = Run{.threads = state.threads()};
   }
   std::vector<double> mine;
@@ -203,7 +203,7 @@ void BM_Search(benchmark::State& state) {
     hits += result->size();
   }
   {
-    std::lock_guard<std::mutex> lock(runs_mu);
+    MutexLock lock(&runs_mu);
     Run& run = runs[key];
     run.latencies_us.insert(run.latencies_us.end(), mine.begin(), mine.end());
     run.first = std::min(run.first, first);
@@ -240,6 +240,7 @@ void PrintLatencies() {
       "by Little's law, the mean latency of that many closed-loop clients (us):\n");
   std::printf("%-52s %8s %8s %8s %8s %9s %9s\n", "benchmark", "p50", "p90", "p99", "max",
               "search/s", "mean@N");
+  MutexLock lock(&runs_mu);  // the benchmarks have finished: uncontended
   for (auto& [name, run] : runs) {
     std::vector<double>& values = run.latencies_us;
     if (values.empty()) continue;

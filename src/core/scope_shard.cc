@@ -35,7 +35,7 @@ ScopeShard::ScopeShard(const Analyzer* analyzer, ShardOptions options)
 
 Status ScopeShard::EnsureLoaded(MessageStore* store, std::string_view workspace,
                                 std::string_view user_id) {
-  std::lock_guard<std::mutex> lock(load_mu_);
+  MutexLock lock(&load_mu_);
   if (loaded_) return Status::Ok();
   // The version is read before the rows: rows written in between come again with the next
   // refresh, and applying them twice is harmless.
@@ -58,7 +58,7 @@ Status ScopeShard::Refresh(MessageStore* store, std::string_view workspace,
   if (!store->shared()) return Status::Ok();
   auto current = store->ScopeVersion(ScopeKeyMessages(workspace, user_id));
   if (!current.ok()) return current.status();
-  std::lock_guard<std::mutex> lock(load_mu_);
+  MutexLock lock(&load_mu_);
   if (!loaded_ || *current <= version_) return Status::Ok();
   auto delta = store->LoadScopeSince(workspace, user_id, version_);
   if (!delta.ok()) return delta.status();
@@ -79,13 +79,13 @@ void ScopeShard::Apply(const std::vector<MemoryRecord>& records) {
       p.terms.push_back(analyzer_->Analyze(std::string_view(text).substr(span.begin, span.size())));
     }
   }
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   ApplyLocked(records, prepared);
 }
 
-bool ScopeShard::TurnBefore(DocId a, DocId b) const {
-  const ShardDoc& x = docs_[a];
-  const ShardDoc& y = docs_[b];
+bool ScopeShard::TurnBefore(const std::vector<ShardDoc>& docs, DocId a, DocId b) {
+  const ShardDoc& x = docs[a];
+  const ShardDoc& y = docs[b];
   if (x.time_us != y.time_us) return x.time_us < y.time_us;
   if (x.seq != y.seq) return x.seq < y.seq;
   return x.passage < y.passage;
@@ -162,7 +162,8 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
       if (docs_.size() < index_.slot_count()) docs_.resize(index_.slot_count());
       docs_[slot] = std::move(d);
       // Chunks of one conversation may arrive out of order: the turn goes to its place.
-      turns_.Insert(slot, r.session_id, [this](DocId a, DocId b) { return TurnBefore(a, b); });
+      turns_.Insert(slot, r.session_id,
+                    [docs = &docs_](DocId a, DocId b) { return TurnBefore(*docs, a, b); });
     }
     ++messages_;
   }
@@ -183,7 +184,7 @@ void ScopeShard::SetMessageVectorsLocked(DocId first, std::string_view model,
 }
 
 void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   for (const auto& u : updates) {
     if (const std::optional<DocId> d = index_.FindSeq(u.seq))
       SetMessageVectorsLocked(*d, u.model, u.vector);
@@ -191,28 +192,32 @@ void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
 }
 
 void ScopeShard::AddPendingVectors(size_t n, size_t bytes) {
-  std::lock_guard<std::mutex> lock(pending_mu_);
+  MutexLock lock(&pending_mu_);
   pending_vectors_ += n;
   pending_bytes_ += bytes;
 }
 
 void ScopeShard::DonePendingVectors(size_t n, size_t bytes) {
   {
-    std::lock_guard<std::mutex> lock(pending_mu_);
+    MutexLock lock(&pending_mu_);
     pending_vectors_ -= std::min(n, pending_vectors_);
     pending_bytes_ -= std::min(bytes, pending_bytes_);
   }
-  pending_cv_.notify_all();
+  pending_cv_.SignalAll();
 }
 
 bool ScopeShard::WaitForPendingVectors(std::chrono::milliseconds timeout, size_t max_bytes) const {
-  std::unique_lock<std::mutex> lock(pending_mu_);
+  MutexLock lock(&pending_mu_);
   if (pending_bytes_ > max_bytes) return pending_vectors_ == 0;
-  return pending_cv_.wait_for(lock, timeout, [this] { return pending_vectors_ == 0; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (pending_vectors_ != 0) {
+    if (!pending_cv_.WaitUntil(&pending_mu_, deadline)) break;
+  }
+  return pending_vectors_ == 0;
 }
 
 std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<std::pair<int64_t, std::string>> out;
   for (DocId d = 0; d < docs_.size(); ++d) {
     const ShardDoc& doc = docs_[d];
@@ -234,7 +239,10 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const std::vector<float>& query_vector, size_t k,
                                          const RetrievalOptions& options,
                                          const std::optional<TimeRange>& dates) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
+  // The lambdas below run under this lock; they reach docs_ through `docs` because the analysis
+  // checks a lambda as a function of its own.
+  const std::vector<ShardDoc>* docs = &docs_;
   const bool excerpts = options.excerpts && !has_passages_;
   // An excerpt shows up to 1 + turns_before + turns_after turns, so k excerpts can absorb that
   // many ranked turns: fewer candidates run out before k results.
@@ -263,12 +271,12 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   std::function<float(DocId)> closeness;
   if (dates && options.time_weight > 0) {
     query.fusion.prior_weight = options.time_weight;
-    closeness = [&](DocId d) { return DateCloseness(docs_[d].time_us, *dates, options); };
+    closeness = [&](DocId d) { return DateCloseness((*docs)[d].time_us, *dates, options); };
     query.prior = &closeness;
   }
   const std::vector<ScoredDoc> fused = index_.Search(query).ranked;
-  const std::function<TurnFacts(DocId)> facts = [this](DocId d) {
-    return TurnFacts{docs_[d].text.size(), docs_[d].asks};
+  const std::function<TurnFacts(DocId)> facts = [docs](DocId d) {
+    return TurnFacts{(*docs)[d].text.size(), (*docs)[d].asks};
   };
   // Passages of one message merge into one result, and a hit that an earlier excerpt shows adds
   // none: ask for more, so k results remain.
@@ -288,7 +296,7 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
     for (const auto& s : ranked) hits.push_back({docs_[s.doc], s.score});
     return hits;
   }
-  const auto bytes = [this](DocId d) { return docs_[d].text.size(); };
+  const auto bytes = [docs](DocId d) { return (*docs)[d].text.size(); };
   for (ConversationExcerpt& e : AssembleExcerpts(ranked, k, turns_, bytes, options.excerpt)) {
     ShardHit hit{docs_[e.turns[e.anchor]], e.score};
     if (e.turns.size() > 1) {
@@ -330,9 +338,11 @@ std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& r
     const DocId first = s.doc - d.passage;
     if (of_message.count(first) != 0) best_lexical.try_emplace(first, d.passage);
   }
-  const auto bytes = [this](DocId first, uint32_t lo, uint32_t hi) {
-    const ShardDoc& a = docs_[first + lo];
-    const ShardDoc& b = docs_[first + hi];
+  // Runs under the caller's lock; reaches docs_ through a pointer because the analysis checks a
+  // lambda as a function of its own.
+  const auto bytes = [docs = &docs_](DocId first, uint32_t lo, uint32_t hi) {
+    const ShardDoc& a = (*docs)[first + lo];
+    const ShardDoc& b = (*docs)[first + hi];
     return b.begin + b.text.size() - a.begin;
   };
   std::vector<ShardHit> hits;
@@ -363,12 +373,12 @@ std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& r
 }
 
 size_t ScopeShard::size() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return messages_;
 }
 
 size_t ScopeShard::MemoryBytes() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes();
   for (const auto& d : docs_) {
     bytes += sizeof(ShardDoc) + d.id.capacity() + d.text.capacity() + d.parts_json.capacity() +

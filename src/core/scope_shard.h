@@ -9,19 +9,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "core/retrieval_options.h"
 #include "index/analyzer.h"
@@ -100,7 +98,7 @@ class ScopeShard {
   // write that a concurrent load already saw, is harmless. Records' vectors of the shard's model
   // go into the vector index (also for records already present: a refresh brings vectors another
   // node computed).
-  void Apply(const std::vector<MemoryRecord>& records);
+  void Apply(const std::vector<MemoryRecord>& records) EXCLUDES(mu_);
 
   // Sets vectors for present documents (by store seq); unknown seqs are ignored.
   void ApplyVectors(const std::vector<VectorUpdate>& updates);
@@ -134,34 +132,39 @@ class ScopeShard {
     std::vector<PassageSpan> spans;
     std::vector<std::vector<std::string>> terms;  // per passage
   };
-  void ApplyLocked(const std::vector<MemoryRecord>& records, const std::vector<Prepared>& prepared);
+  void ApplyLocked(const std::vector<MemoryRecord>& records, const std::vector<Prepared>& prepared)
+      REQUIRES(mu_);
   // Sets the vectors of the message whose first passage is `first` from its stored vector.
-  void SetMessageVectorsLocked(DocId first, std::string_view model, std::span<const float> stored);
-  // Position of a doc in its session's turn order.
-  bool TurnBefore(DocId a, DocId b) const;
+  void SetMessageVectorsLocked(DocId first, std::string_view model, std::span<const float> stored)
+      REQUIRES(mu_);
+  // Position of a doc in its session's turn order (`docs` is docs_, read under mu_).
+  static bool TurnBefore(const std::vector<ShardDoc>& docs, DocId a, DocId b);
   // The best `k` messages of `ranked` (passages), each once, as excerpts centred on the passage
   // of the message that ranks first in `lexical` (the query's words), else on its best ranked.
   std::vector<ShardHit> ExcerptsLocked(const std::vector<ScoredDoc>& ranked,
-                                       const std::vector<ScoredDoc>& lexical, size_t k) const;
+                                       const std::vector<ScoredDoc>& lexical, size_t k) const
+      REQUIRES_SHARED(mu_);
 
   const Analyzer* analyzer_;
   ShardOptions options_;
-  std::mutex load_mu_;               // serialises loading and refreshing
+  Mutex load_mu_;                    // serialises loading and refreshing
   std::atomic<bool> loaded_{false};  // written under load_mu_; read by loaded()
-  int64_t version_ = 0;  // guarded by load_mu_: the store's scope version this shard reflects
+  // The store's scope version this shard reflects.
+  int64_t version_ GUARDED_BY(load_mu_) = 0;
 
-  mutable std::mutex pending_mu_;
-  mutable std::condition_variable pending_cv_;
-  size_t pending_vectors_ = 0;  // guarded by pending_mu_
-  size_t pending_bytes_ = 0;    // guarded by pending_mu_
+  mutable Mutex pending_mu_;
+  mutable CondVar pending_cv_;
+  size_t pending_vectors_ GUARDED_BY(pending_mu_) = 0;
+  size_t pending_bytes_ GUARDED_BY(pending_mu_) = 0;
 
-  mutable std::shared_mutex mu_;
-  HybridIndex index_;  // guarded by mu_: documents by id and seq (never removed: dense slots)
-  std::vector<ShardDoc> docs_;  // guarded by mu_; by index_ slot
-  size_t messages_ = 0;         // guarded by mu_
-  bool has_passages_ = false;   // guarded by mu_: some message is more than one passage
+  mutable SharedMutex mu_;
+  // Documents by id and seq (never removed: dense slots).
+  HybridIndex index_ GUARDED_BY(mu_);
+  std::vector<ShardDoc> docs_ GUARDED_BY(mu_);  // by index_ slot
+  size_t messages_ GUARDED_BY(mu_) = 0;
+  bool has_passages_ GUARDED_BY(mu_) = false;  // some message is more than one passage
   // Each session's turns in conversation order (message time, then write order).
-  TurnOrder turns_;  // guarded by mu_
+  TurnOrder turns_ GUARDED_BY(mu_);
 };
 
 }  // namespace engram

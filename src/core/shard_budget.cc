@@ -74,7 +74,7 @@ ShardBudget::ShardBudget(ShardBudgetOptions options) : options_(options) {}
 ShardBudget::~ShardBudget() = default;
 
 ShardBudget::CacheId ShardBudget::AddCache(ShardDomain domain, Evictor evict) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const CacheId id = next_cache_++;
   caches_.emplace(id, Cache{domain, std::move(evict)});
   return id;
@@ -83,8 +83,8 @@ ShardBudget::CacheId ShardBudget::AddCache(ShardDomain domain, Evictor evict) {
 void ShardBudget::RemoveCache(CacheId cache) {
   // An enforcement copies the evictor and calls it while holding enforce_mu_: once both locks
   // were held here, no call into the cache is running or can start.
-  std::lock_guard<std::mutex> enforcing(enforce_mu_);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock enforcing(&enforce_mu_);
+  MutexLock lock(&mu_);
   caches_.erase(cache);
 }
 
@@ -95,7 +95,7 @@ ShardBudget::Resident ShardBudget::Admit(CacheId cache, std::string key,
   entry->bytes = std::move(bytes);
   entry->clock = &clock_;
   entry->cache = cache;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = caches_.find(cache);
   if (it != caches_.end()) entry->domain = it->second.domain;
   entry->id = next_id_++;
@@ -106,7 +106,7 @@ ShardBudget::Resident ShardBudget::Admit(CacheId cache, std::string key,
 }
 
 void ShardBudget::Forget(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   residents_.erase(id);
 }
 
@@ -121,15 +121,20 @@ void ShardBudget::Enforce() { EnforceLimit(/*wait=*/true); }
 
 void ShardBudget::EnforceLimit(bool wait) {
   if (options_.limit_bytes == 0) return;
-  std::unique_lock<std::mutex> enforcing(enforce_mu_, std::defer_lock);
   if (wait) {
-    enforcing.lock();
-  } else if (!enforcing.try_lock()) {
-    return;  // another thread is enforcing right now
+    MutexLock enforcing(&enforce_mu_);
+    EnforceLimitLocked();
+    return;
   }
+  if (!enforce_mu_.TryLock()) return;  // another thread is enforcing right now
+  MutexLock enforcing(&enforce_mu_, std::adopt_lock);
+  EnforceLimitLocked();
+}
+
+void ShardBudget::EnforceLimitLocked() {
   std::vector<std::shared_ptr<Entry>> residents;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     residents.reserve(residents_.size());
     for (const auto& [id, entry] : residents_) residents.push_back(entry);
   }
@@ -158,7 +163,7 @@ void ShardBudget::EnforceLimit(bool wait) {
     if (c.bytes == 0) continue;  // dropping it frees nothing (e.g. still loading)
     Evictor evict;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!residents_.count(c.entry->id)) {
         total -= c.bytes;  // its cache dropped it meanwhile
         continue;
@@ -183,7 +188,7 @@ void ShardBudget::EnforceLimit(bool wait) {
 std::array<ShardDomainUsage, kShardDomainCount> ShardBudget::Usage() const {
   std::vector<std::shared_ptr<Entry>> residents;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     residents.reserve(residents_.size());
     for (const auto& [id, entry] : residents_) residents.push_back(entry);
   }

@@ -27,10 +27,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "common/mutex.h"
 
 namespace engram {
 
@@ -120,20 +121,22 @@ class ShardBudget {
     ShardDomain domain;
     Evictor evict;
   };
-  void Forget(uint64_t id);
+  void Forget(uint64_t id) EXCLUDES(mu_);
   // `wait`: wait for a running enforcement (a load's check); else skip when one is running.
-  void EnforceLimit(bool wait);
+  void EnforceLimit(bool wait) EXCLUDES(enforce_mu_, mu_);
+  // One enforcement: drops least recently used idle shards until the rest fit the limit.
+  void EnforceLimitLocked() REQUIRES(enforce_mu_) EXCLUDES(mu_);
 
   const ShardBudgetOptions options_;
   // Held for a whole enforcement, so two never race to drop the same bytes twice; taken before
   // any cache lock (an evictor's) and never while holding mu_.
-  std::mutex enforce_mu_;
-  mutable std::mutex mu_;
-  std::map<CacheId, Cache> caches_;                                 // guarded by mu_
-  std::unordered_map<uint64_t, std::shared_ptr<Entry>> residents_;  // guarded by mu_
-  CacheId next_cache_ = 1;                                          // guarded by mu_
-  uint64_t next_id_ = 1;                                            // guarded by mu_
-  std::atomic<int64_t> clock_{0};                                   // use ticks: the LRU order
+  Mutex enforce_mu_ ACQUIRED_BEFORE(mu_);
+  mutable Mutex mu_;
+  std::map<CacheId, Cache> caches_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, std::shared_ptr<Entry>> residents_ GUARDED_BY(mu_);
+  CacheId next_cache_ GUARDED_BY(mu_) = 1;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::atomic<int64_t> clock_{0};  // use ticks: the LRU order
   std::atomic<uint64_t> uses_{0};
   std::array<std::atomic<int64_t>, kShardDomainCount> evictions_{};
 };

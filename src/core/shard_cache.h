@@ -20,10 +20,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "common/mutex.h"
 #include "core/shard_budget.h"
 
 namespace engram {
@@ -57,7 +57,7 @@ class ShardCache {
   // not loaded, then calls Used.
   Held Hold(const std::string& key, int64_t version = 0) {
     Held held;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = slots_.find(key);
     if (it == slots_.end() || it->second.version < version) {
       Slot& slot = slots_[key];
@@ -88,7 +88,7 @@ class ShardCache {
   // The non-blocking probe: whether the key's shard is resident and loaded, so a use answers
   // without a load. Takes only the cache's lock, briefly.
   bool Loaded(const std::string& key) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = slots_.find(key);
     return it != slots_.end() && it->second.shard->loaded();
   }
@@ -96,7 +96,7 @@ class ShardCache {
   // The key's shard if it is resident and loaded (stamped as used), else null; never makes or
   // loads one.
   std::shared_ptr<Shard> Resident(const std::string& key) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = slots_.find(key);
     if (it == slots_.end() || !it->second.shard->loaded()) return nullptr;
     it->second.budget.Touch();
@@ -105,7 +105,7 @@ class ShardCache {
 
   // Forgets the key's shard (its data was deleted): the next Hold makes it afresh.
   void Drop(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     slots_.erase(key);
   }
 
@@ -113,12 +113,12 @@ class ShardCache {
   // quick and must not call back into the cache.
   template <typename F>
   void ForEach(F fn) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [key, slot] : slots_) fn(key, slot.shard);
   }
 
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return slots_.size();
   }
   // Shards the budget dropped since start.
@@ -132,8 +132,8 @@ class ShardCache {
   };
 
   // The budget's evictor: drops the shard admitted as `id` under `key` if only the cache holds it.
-  bool EvictIfIdle(const std::string& key, uint64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool EvictIfIdle(const std::string& key, uint64_t id) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (!EraseIfIdle(slots_, key, id, &Slot::shard)) return false;
     evictions_.fetch_add(1);
     return true;
@@ -142,8 +142,8 @@ class ShardCache {
   ShardBudget* const budget_;
   const Make make_;
   ShardBudget::CacheId budget_id_ = 0;
-  mutable std::mutex mu_;
-  std::map<std::string, Slot> slots_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, Slot> slots_ GUARDED_BY(mu_);
   std::atomic<int64_t> evictions_{0};
 };
 

@@ -1,9 +1,9 @@
 #include "core/skill_index.h"
 
 #include <algorithm>
-#include <mutex>
 
 #include "common/memory_bytes.h"
+#include "common/mutex.h"
 
 namespace engram {
 
@@ -55,7 +55,7 @@ std::string SkillIndex::NameKey(const std::string& owner, const std::string& nam
 void SkillIndex::Upsert(const SkillRecord& r) {
   // Analysis is the expensive part: outside the lock.
   std::vector<std::string> terms = analyzer_->Analyze(SkillSearchText(r));
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   bool inserted = false;
   const DocId d = index_.Upsert(
       r.id, HybridDoc{.terms = &terms, .vector = r.vector, .vector_model = r.vector_model},
@@ -73,7 +73,7 @@ void SkillIndex::Upsert(const SkillRecord& r) {
 }
 
 void SkillIndex::Remove(const std::string& id) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   const std::optional<DocId> d = index_.Remove(id);
   if (!d) return;
   by_name_.erase(NameKey(docs_[*d].skill.owner, docs_[*d].skill.name));
@@ -81,7 +81,7 @@ void SkillIndex::Remove(const std::string& id) {
 }
 
 std::optional<SkillSummary> SkillIndex::Get(const std::string& id) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   const std::optional<DocId> d = index_.Find(id);
   if (!d) return std::nullopt;
   return docs_[*d].skill;
@@ -89,14 +89,14 @@ std::optional<SkillSummary> SkillIndex::Get(const std::string& id) const {
 
 std::optional<std::string> SkillIndex::IdByName(const std::string& owner,
                                                 const std::string& name) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   auto it = by_name_.find(NameKey(owner, name));
   if (it == by_name_.end()) return std::nullopt;
   return docs_[it->second].skill.id;
 }
 
 std::vector<SkillHit> SkillIndex::Search(const SkillQuery& q) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<SkillHit> hits;
   auto owned = by_owner_.find(q.user_id);
   if (owned == by_owner_.end() || q.k == 0) return hits;
@@ -128,12 +128,12 @@ std::vector<SkillHit> SkillIndex::Search(const SkillQuery& q) const {
 }
 
 size_t SkillIndex::size() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return index_.size();
 }
 
 size_t SkillIndex::MemoryBytes() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   // Strings beyond the small-string buffer and hash nodes with their bucket arrays
   // (common/memory_bytes.h).
   size_t bytes = index_.MemoryBytes() + docs_.capacity() * sizeof(Doc);

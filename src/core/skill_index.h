@@ -9,11 +9,11 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
@@ -90,11 +90,11 @@ class SkillIndex {
 
   const Analyzer* analyzer_;
   SkillIndexOptions options_;
-  mutable std::shared_mutex mu_;
-  HybridIndex index_;                                             // guarded by mu_: skills by id
-  std::vector<Doc> docs_;                                         // guarded by mu_; by index_ slot
-  std::unordered_map<std::string, DocId> by_name_;                // guarded by mu_: owner+name
-  std::unordered_map<std::string, std::vector<DocId>> by_owner_;  // guarded by mu_ (may list dead)
+  mutable SharedMutex mu_;
+  HybridIndex index_ GUARDED_BY(mu_);                                             // skills by id
+  std::vector<Doc> docs_ GUARDED_BY(mu_);                                         // by index_ slot
+  std::unordered_map<std::string, DocId> by_name_ GUARDED_BY(mu_);                // owner+name
+  std::unordered_map<std::string, std::vector<DocId>> by_owner_ GUARDED_BY(mu_);  // may list dead
   std::atomic<bool> loaded_{false};
 };
 

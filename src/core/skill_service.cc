@@ -123,7 +123,7 @@ Result<std::shared_ptr<SkillIndex>> SkillService::Index(const std::string& works
   bool loaded_now = false;
   if (!index->loaded()) {
     // One load at a time; a caller that waited here finds it loaded.
-    std::lock_guard<std::mutex> load(load_mu_);
+    MutexLock load(&load_mu_);
     if (!index->loaded()) {
       auto records = store_->LoadSkills(workspace);
       if (!records.ok()) return records.status();  // the next use loads it again
@@ -202,7 +202,7 @@ Result<std::vector<SkillRecord>> SkillService::Import(const SkillImportRequest& 
   if (!packages.ok()) return packages.status();
   auto index = Index(request.workspace);
   if (!index.ok()) return index.status();
-  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(request.workspace, request.user_id)]);
+  MutexLock owner(&owner_locks_[OwnerStripe(request.workspace, request.user_id)]);
   const int64_t now = NowMicros();
   SkillChangeBatch batch;
   batch.workspace = request.workspace;
@@ -289,7 +289,7 @@ Result<SkillRecord> SkillService::Update(const SkillUpdateRequest& request) {
   if (!index.ok()) return index.status();
   auto summary = (*index)->Get(request.id);
   if (!summary || summary->owner != request.user_id) return SkillNotFound(request.id);
-  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(request.workspace, summary->owner)]);
+  MutexLock owner(&owner_locks_[OwnerStripe(request.workspace, summary->owner)]);
   // Re-read under the lock: a task or another update may have changed it meanwhile.
   auto current = store_->GetSkill(request.workspace, request.id);
   if (!current.ok()) return current.status();
@@ -346,7 +346,7 @@ Status SkillService::Delete(const std::string& workspace, const std::string& id,
   if (!index.ok()) return index.status();
   auto summary = (*index)->Get(id);
   if (!summary || !MayActOn(user_id, summary->owner)) return SkillNotFound(id);
-  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(workspace, summary->owner)]);
+  MutexLock owner(&owner_locks_[OwnerStripe(workspace, summary->owner)]);
   SkillChangeBatch batch;
   batch.workspace = workspace;
   SkillChange change;
@@ -363,7 +363,7 @@ Status SkillService::Delete(const std::string& workspace, const std::string& id,
 
 Status SkillService::Start() {
   {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     if (started_) return Status::Ok();
     started_ = true;
   }
@@ -392,7 +392,7 @@ void SkillService::ClaimOrphanedTasks() {
   }
   for (auto& t : *claimed) {
     {
-      std::lock_guard<std::mutex> lock(running_mu_);
+      MutexLock lock(&running_mu_);
       if (running_ids_.count(t.id)) continue;
     }
     spdlog::info("skill tasks: took over task {} of another node", t.id);
@@ -427,7 +427,7 @@ Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, cons
   // A task being run is "running" until its skills are in the index as well as the store, so a
   // client that sees "completed" and then searches finds them.
   if (task.ok()) {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     if (running_ids_.count(id)) {
       task->status = JobStatus::kRunning;
       task->skill_ids.clear();
@@ -479,20 +479,20 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
   // "running" is not written to the store (an fsync per task for a transient state; after a crash
   // pending and running tasks resume alike): GetTask reports it from running_ids_.
   {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    MutexLock lock(&running_mu_);
     running_ids_.insert(task.id);
   }
   struct Done {
     SkillService* self;
     const std::string& id;
     ~Done() {
-      std::lock_guard<std::mutex> lock(self->running_mu_);
+      MutexLock lock(&self->running_mu_);
       self->running_ids_.erase(id);
     }
   } done{this, task.id};
   auto drafts = extractor_->Extract(request->messages);
   if (!drafts.ok()) return fail(drafts.status());
-  std::lock_guard<std::mutex> owner(owner_locks_[OwnerStripe(task.workspace, request->user_id)]);
+  MutexLock owner(&owner_locks_[OwnerStripe(task.workspace, request->user_id)]);
   const int64_t now = NowMicros();
   SkillChangeBatch batch;
   batch.workspace = task.workspace;

@@ -24,17 +24,16 @@
 
 #include <array>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/job_queue.h"
 #include "core/shard_budget.h"
 #include "core/shard_cache.h"
@@ -161,14 +160,14 @@ class SkillService {
   SkillServiceOptions options_;
 
   ShardCache<SkillIndex> indexes_;  // by workspace, under options_.budget
-  std::mutex load_mu_;              // one index load at a time
+  Mutex load_mu_;                   // one index load at a time
 
   static constexpr size_t kStripes = 64;
-  std::array<std::mutex, kStripes> owner_locks_;
+  std::array<Mutex, kStripes> owner_locks_;
 
-  mutable std::mutex running_mu_;
-  bool started_ = false;               // guarded by running_mu_
-  std::set<std::string> running_ids_;  // guarded by running_mu_: tasks being run
+  mutable Mutex running_mu_;
+  bool started_ GUARDED_BY(running_mu_) = false;
+  std::set<std::string> running_ids_ GUARDED_BY(running_mu_);  // tasks being run
   // Declared last: destroyed (workers joined) before the members the tasks use.
   JobQueue<SkillTaskRecord> jobs_;
 };

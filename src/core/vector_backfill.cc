@@ -24,31 +24,41 @@ VectorBackfill::VectorBackfill(MemoryVectors* store, const Embedder* embedder,
 
 VectorBackfill::~VectorBackfill() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
-  room_cv_.notify_all();
+  cv_.SignalAll();
+  room_cv_.SignalAll();
   for (auto& w : workers_) w.join();
 }
 
 bool VectorBackfill::Shutdown(std::chrono::milliseconds grace) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stopping_ = true;
-  cv_.notify_all();
-  room_cv_.notify_all();
+  cv_.SignalAll();
+  room_cv_.SignalAll();
   // Store calls are short: always wait for them, so the store can be closed after this returns.
-  cv_.wait(lock, [this] { return storing_ == 0; });
-  return cv_.wait_for(lock, grace, [this] { return running_ == 0; });
+  while (storing_ != 0) cv_.Wait(&mu_);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (running_ != 0) {
+    if (!cv_.WaitUntil(&mu_, deadline)) break;
+  }
+  return running_ == 0;
+}
+
+bool VectorBackfill::HasRoomLocked(size_t count, size_t bytes) const {
+  return stopping_ || pending_fresh_ == 0 ||
+         (pending_fresh_ + count <= options_.max_pending_fresh &&
+          pending_fresh_bytes_ + bytes <= options_.max_pending_fresh_bytes);
 }
 
 bool VectorBackfill::AdmitFresh(size_t count, size_t bytes) {
-  std::unique_lock<std::mutex> lock(mu_);
-  const bool room = room_cv_.wait_for(lock, options_.admission_wait, [&] {
-    return stopping_ || pending_fresh_ == 0 ||
-           (pending_fresh_ + count <= options_.max_pending_fresh &&
-            pending_fresh_bytes_ + bytes <= options_.max_pending_fresh_bytes);
-  });
+  MutexLock lock(&mu_);
+  const auto deadline = std::chrono::steady_clock::now() + options_.admission_wait;
+  while (!HasRoomLocked(count, bytes)) {
+    if (!room_cv_.WaitUntil(&mu_, deadline)) break;
+  }
+  const bool room = HasRoomLocked(count, bytes);
   if (room) {
     pending_fresh_ += count;
     pending_fresh_bytes_ += bytes;
@@ -57,10 +67,10 @@ bool VectorBackfill::AdmitFresh(size_t count, size_t bytes) {
 }
 
 void VectorBackfill::ReleaseFresh(size_t count, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   pending_fresh_ -= std::min(count, pending_fresh_);
   pending_fresh_bytes_ -= std::min(bytes, pending_fresh_bytes_);
-  room_cv_.notify_all();
+  room_cv_.SignalAll();
 }
 
 void VectorBackfill::EnqueueFresh(std::shared_ptr<ScopeShard> shard,
@@ -70,7 +80,7 @@ void VectorBackfill::EnqueueFresh(std::shared_ptr<ScopeShard> shard,
   const size_t n = items.size();
   const size_t bytes = TextBytes(items);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // The reservation becomes the queued work (the same memories, normally the same sizes).
     pending_fresh_ = pending_fresh_ - std::min(reserved_count, pending_fresh_) + n;
     pending_fresh_bytes_ =
@@ -86,7 +96,7 @@ void VectorBackfill::EnqueueBackfill(std::shared_ptr<ScopeShard> shard) {
   if (missing.empty()) return;
   const size_t n = missing.size();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_ += n;
   }
   Queue(std::move(shard), std::move(missing), /*fresh=*/false);
@@ -104,15 +114,15 @@ void VectorBackfill::Queue(std::shared_ptr<ScopeShard> shard,
     jobs.push_back(std::move(job));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto& queue = fresh ? fresh_ : backfill_;
     for (auto& job : jobs) queue.push_back(std::move(job));
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 size_t VectorBackfill::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return pending_;
 }
 
@@ -168,7 +178,7 @@ void VectorBackfill::Process(std::vector<Job>& pass) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;  // shutting down: the store may be closing; recomputed at next start
     ++storing_;
   }
@@ -184,10 +194,10 @@ void VectorBackfill::Process(std::vector<Job>& pass) {
   }
   Status st = store_->PutVectors(all);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     --storing_;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (!st.ok()) {
     spdlog::warn("vector backfill: store failed: {}", st.ToString());
     return;
@@ -205,11 +215,11 @@ void VectorBackfill::Run() {
   for (;;) {
     std::vector<Job> pass;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !fresh_.empty() || !backfill_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && fresh_.empty() && backfill_.empty()) cv_.Wait(&mu_);
       if (stopping_) {
         --running_;
-        cv_.notify_all();
+        cv_.SignalAll();
         return;
       }
       TakePass(pass);
@@ -228,12 +238,12 @@ void VectorBackfill::Run() {
       }
       done += job.items.size();
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_ -= done;
     if (done_fresh > 0) {
       pending_fresh_ -= done_fresh;
       pending_fresh_bytes_ -= done_fresh_bytes;
-      room_cv_.notify_all();
+      room_cv_.SignalAll();
     }
   }
 }

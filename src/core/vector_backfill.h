@@ -23,13 +23,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/scope_shard.h"
 #include "embed/embedder.h"
 #include "store/memory_vectors.h"
@@ -102,8 +101,10 @@ class VectorBackfill {
   };
   void Run();
   // Moves the texts of one model pass out of the queues into `pass` (parts of jobs of several
-  // shards; see the class comment). Needs mu_ held and work queued.
-  void TakePass(std::vector<Job>& pass);
+  // shards; see the class comment). Needs work queued.
+  void TakePass(std::vector<Job>& pass) REQUIRES(mu_);
+  // Whether `count` fresh memories of `bytes` of text fit the pending limits now (AdmitFresh).
+  bool HasRoomLocked(size_t count, size_t bytes) const REQUIRES(mu_);
   // Embeds the pass in one EmbedBatch, stores the vectors and hands each shard its own.
   void Process(std::vector<Job>& pass);
   // Splits items into jobs of batch_size and queues them (pending counts are the caller's).
@@ -113,17 +114,17 @@ class VectorBackfill {
   MemoryVectors* store_;
   const Embedder* embedder_;
   VectorBackfillOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::condition_variable room_cv_;  // signalled when fresh work completes
-  std::deque<Job> fresh_;            // guarded by mu_
-  std::deque<Job> backfill_;         // guarded by mu_
-  size_t pending_ = 0;               // guarded by mu_; all queued memories
-  size_t pending_fresh_ = 0;         // guarded by mu_
-  size_t pending_fresh_bytes_ = 0;   // guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
-  size_t storing_ = 0;               // guarded by mu_; workers inside a store call
-  size_t running_ = 0;               // guarded by mu_; workers not yet exited
+  mutable Mutex mu_;
+  CondVar cv_;
+  CondVar room_cv_;  // signalled when fresh work completes
+  std::deque<Job> fresh_ GUARDED_BY(mu_);
+  std::deque<Job> backfill_ GUARDED_BY(mu_);
+  size_t pending_ GUARDED_BY(mu_) = 0;  // all queued memories
+  size_t pending_fresh_ GUARDED_BY(mu_) = 0;
+  size_t pending_fresh_bytes_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  size_t storing_ GUARDED_BY(mu_) = 0;  // workers inside a store call
+  size_t running_ GUARDED_BY(mu_) = 0;  // workers not yet exited
   std::vector<std::thread> workers_;
 };
 

@@ -15,16 +15,16 @@ BatchingEmbedder::BatchingEmbedder(const Embedder* inner, BatchingEmbedderOption
 
 Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
     const std::vector<std::string>& texts) const {
-  Lane& lane = ThisThreadIsBackground() ? background_ : requests_;
   Request self{&texts};
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  Lane& lane = ThisThreadIsBackground() ? background_ : requests_;
   lane.queue.push_back(&self);
   for (;;) {
     if (self.done) return std::move(self.result);
     // Every leader of the lane busy, or ours is already in a running batch (nothing left to
     // lead): wait.
     if (lane.leaders_active >= lane.max_leaders || lane.queue.empty()) {
-      cv_.wait(lock);
+      cv_.Wait(&mu_);
       continue;
     }
     // Lead one batch: the oldest queued requests of the lane, up to max_batch_texts texts (a
@@ -41,9 +41,9 @@ Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
       batch.push_back(r);
       all.insert(all.end(), r->texts->begin(), r->texts->end());
     }
-    lock.unlock();
+    lock.Unlock();
     auto vectors = inner_->EmbedBatch(all);
-    lock.lock();
+    lock.Lock();
     size_t at = 0;
     for (Request* r : batch) {
       if (vectors.ok()) {
@@ -58,7 +58,7 @@ Result<std::vector<std::vector<float>>> BatchingEmbedder::EmbedBatch(
       r->done = true;
     }
     --lane.leaders_active;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 

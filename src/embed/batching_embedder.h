@@ -19,10 +19,9 @@
 // Thread-safety: safe for concurrent use. Does not own the wrapped embedder.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "embed/embedder.h"
 
 namespace engram {
@@ -60,10 +59,10 @@ class BatchingEmbedder final : public Embedder {
 
   const Embedder* inner_;
   BatchingEmbedderOptions options_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  mutable Lane requests_;    // guarded by mu_
-  mutable Lane background_;  // guarded by mu_
+  mutable Mutex mu_;
+  mutable CondVar cv_;
+  mutable Lane requests_ GUARDED_BY(mu_);
+  mutable Lane background_ GUARDED_BY(mu_);
 };
 
 }  // namespace engram

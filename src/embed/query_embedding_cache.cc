@@ -22,7 +22,7 @@ Result<std::vector<float>> CachingEmbedder::EmbedQuery(const std::string& text) 
   key.append(inner_->model_id()).push_back('\0');
   key.append(text);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = index_.find(std::string_view(key));
     if (it != index_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
@@ -33,7 +33,7 @@ Result<std::vector<float>> CachingEmbedder::EmbedQuery(const std::string& text) 
   misses_.fetch_add(1, std::memory_order_relaxed);
   auto vector = inner_->EmbedQuery(text);
   if (!vector.ok()) return vector;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (index_.find(std::string_view(key)) != index_.end()) return vector;  // a concurrent miss
   lru_.push_front({std::move(key), *vector});
   index_.emplace(std::string_view(lru_.front().key), lru_.begin());
@@ -45,7 +45,7 @@ Result<std::vector<float>> CachingEmbedder::EmbedQuery(const std::string& text) 
 }
 
 size_t CachingEmbedder::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return lru_.size();
 }
 

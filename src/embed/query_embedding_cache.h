@@ -16,11 +16,11 @@
 #include <atomic>
 #include <cstdint>
 #include <list>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "embed/embedder.h"
 
 namespace engram {
@@ -54,10 +54,10 @@ class CachingEmbedder final : public Embedder {
 
   const Embedder* inner_;
   const QueryEmbeddingCacheOptions options_;
-  mutable std::mutex mu_;
-  mutable std::list<Entry> lru_;  // most recently used first; guarded by mu_
-  // Points into lru_; the string_view keys are the entries' own keys. Guarded by mu_.
-  mutable std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;
+  mutable Mutex mu_;
+  mutable std::list<Entry> lru_ GUARDED_BY(mu_);  // most recently used first
+  // Points into lru_; the string_view keys are the entries' own keys.
+  mutable std::unordered_map<std::string_view, std::list<Entry>::iterator> index_ GUARDED_BY(mu_);
   mutable std::atomic<uint64_t> hits_{0};
   mutable std::atomic<uint64_t> misses_{0};
 };

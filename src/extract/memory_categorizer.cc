@@ -80,7 +80,7 @@ Result<std::vector<std::vector<float>>> MemoryCategorizer::CategoryVectors(
 
   // Embedding under the lock: concurrent first callers would each need the vectors anyway, and
   // this embeds them once instead of once per caller.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (default_vectors_.empty()) {
     auto embedded = embedder_->EmbedBatch(texts);
     if (!embedded.ok()) return embedded.status();

@@ -12,10 +12,10 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "embed/embedder.h"
 
@@ -79,9 +79,9 @@ class MemoryCategorizer {
   MemoryCategorizerOptions options_;
   const std::vector<CategorySpec> defaults_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // The default set's vectors; empty until first computed (a failed embed is retried next call).
-  mutable std::vector<std::vector<float>> default_vectors_;  // guarded by mu_
+  mutable std::vector<std::vector<float>> default_vectors_ GUARDED_BY(mu_);
 };
 
 }  // namespace engram

@@ -82,7 +82,7 @@ Result<Session> SessionTable::Create(const std::string& workspace, const std::st
   }
   Session session{Hex(random, sizeof(random)), workspace, credential, protocol_version, false};
   const auto now = clock_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Sweeping now and then keeps abandoned sessions from holding memory until the table fills.
   if (sessions_.size() >= options_.max_sessions || now - last_sweep_ > options_.idle_timeout) {
     DropExpired(now);
@@ -119,7 +119,7 @@ Result<Session> SessionTable::Create(const std::string& workspace, const std::st
 std::optional<Session> SessionTable::Find(const std::string& id, const std::string& workspace,
                                           const std::string& credential) {
   const auto now = clock_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return std::nullopt;
   if (Expired(it->second, now)) {
@@ -133,14 +133,14 @@ std::optional<Session> SessionTable::Find(const std::string& id, const std::stri
 }
 
 void SessionTable::MarkInitialized(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (auto it = sessions_.find(id); it != sessions_.end()) it->second.session.initialized = true;
 }
 
 bool SessionTable::Remove(const std::string& id, const std::string& workspace,
                           const std::string& credential) {
   const auto now = clock_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return false;
   const Session& s = it->second.session;
@@ -151,7 +151,7 @@ bool SessionTable::Remove(const std::string& id, const std::string& workspace,
 }
 
 size_t SessionTable::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return sessions_.size();
 }
 

@@ -26,11 +26,11 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace engram::mcp {
@@ -78,20 +78,19 @@ class SessionTable {
   };
   using Map = std::unordered_map<std::string, Entry>;
   bool Expired(const Entry& e, std::chrono::steady_clock::time_point now) const;
-  void DropExpired(std::chrono::steady_clock::time_point now);  // under mu_
-  // Erases one session and its quota counts; returns the next entry. Under mu_.
-  Map::iterator Erase(Map::iterator it);
+  void DropExpired(std::chrono::steady_clock::time_point now) REQUIRES(mu_);
+  // Erases one session and its quota counts; returns the next entry.
+  Map::iterator Erase(Map::iterator it) REQUIRES(mu_);
   // Ends the least recently used session of which `owns` is true; false when there is none.
-  // Under mu_.
-  bool EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns);
+  bool EvictLeastRecentlyUsed(const std::function<bool(const Entry&)>& owns) REQUIRES(mu_);
 
   const SessionTableOptions options_;
   const Clock clock_;
-  mutable std::mutex mu_;
-  Map sessions_;                                            // guarded by mu_
-  std::unordered_map<std::string, size_t> per_credential_;  // guarded by mu_
-  std::unordered_map<std::string, size_t> per_client_;      // guarded by mu_
-  std::chrono::steady_clock::time_point last_sweep_;        // guarded by mu_
+  mutable Mutex mu_;
+  Map sessions_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> per_credential_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> per_client_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_sweep_ GUARDED_BY(mu_);
 };
 
 // A fixed-size digest of a presented credential (SHA-256, hex), so the table keeps no keys.

@@ -297,7 +297,7 @@ Result<std::string> JsonPostClient::Post(const std::string& body) const {
 
 std::unique_ptr<JsonPostClient::CurlHandle> JsonPostClient::AcquireHandle() const {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(&pool_mu_);
     if (!pool_.empty()) {
       std::unique_ptr<CurlHandle> handle = std::move(pool_.back());
       pool_.pop_back();
@@ -310,7 +310,7 @@ std::unique_ptr<JsonPostClient::CurlHandle> JsonPostClient::AcquireHandle() cons
 }
 
 void JsonPostClient::ReleaseHandle(std::unique_ptr<CurlHandle> handle) const {
-  std::lock_guard<std::mutex> lock(pool_mu_);
+  MutexLock lock(&pool_mu_);
   if (pool_.size() < kMaxPooledHandles) pool_.push_back(std::move(handle));
 }
 

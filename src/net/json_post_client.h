@@ -19,11 +19,11 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace engram {
@@ -60,13 +60,13 @@ class JsonPostClient {
  private:
   class CurlHandle;
   explicit JsonPostClient(JsonPostOptions options);
-  std::unique_ptr<CurlHandle> AcquireHandle() const;
-  void ReleaseHandle(std::unique_ptr<CurlHandle> handle) const;
+  std::unique_ptr<CurlHandle> AcquireHandle() const EXCLUDES(pool_mu_);
+  void ReleaseHandle(std::unique_ptr<CurlHandle> handle) const EXCLUDES(pool_mu_);
 
   const JsonPostOptions options_;
   const std::string where_;
-  mutable std::mutex pool_mu_;
-  mutable std::vector<std::unique_ptr<CurlHandle>> pool_;  // guarded by pool_mu_
+  mutable Mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<CurlHandle>> pool_ GUARDED_BY(pool_mu_);
 };
 
 // Validates an API base URL option (http(s), a host, no spaces or control characters); the message

@@ -9,7 +9,7 @@ ComputeScheduler::ComputeScheduler(int slots, size_t max_queued, Post post)
 
 bool ComputeScheduler::RunOrQueue(Task task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (running_ >= slots_) {
       if (pending_.size() >= max_queued_) return false;
       pending_.push_back(std::move(task));
@@ -29,7 +29,7 @@ void ComputeScheduler::Run(const Task& task) {
 void ComputeScheduler::Next() {
   Task next;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (pending_.empty()) {
       --running_;
       return;
@@ -53,13 +53,13 @@ void ComputeScheduler::Close() {
 void ComputeScheduler::DiscardPending() {
   std::deque<Task> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     dropped.swap(pending_);
   }
 }
 
 size_t ComputeScheduler::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return pending_.size();
 }
 

@@ -13,7 +13,8 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace engram {
 
@@ -41,15 +42,15 @@ class ComputeScheduler {
 
  private:
   // Runs a task on this thread, then passes its slot on.
-  void Run(const Task& task);
-  void Next();
+  void Run(const Task& task) EXCLUDES(mu_);
+  void Next() EXCLUDES(mu_);
 
   const int slots_;
   const size_t max_queued_;
   const Post post_;
-  mutable std::mutex mu_;
-  std::deque<Task> pending_;  // guarded by mu_
-  int running_ = 0;           // guarded by mu_
+  mutable Mutex mu_;
+  std::deque<Task> pending_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> closed_{false};
 };
 

@@ -19,10 +19,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <condition_variable>
 #include <future>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -30,6 +28,7 @@
 #include <vector>
 
 #include "common/ascii.h"
+#include "common/mutex.h"
 #include "common/thread_util.h"
 #include "server/body_budget.h"
 #include "server/compute_scheduler.h"
@@ -78,11 +77,11 @@ class Core {
 
   ~Core() { Stop(std::chrono::milliseconds(0)); }
 
-  Status Start();
-  void Stop(std::chrono::milliseconds grace);
+  Status Start() EXCLUDES(lifecycle_mu_);
+  void Stop(std::chrono::milliseconds grace) EXCLUDES(lifecycle_mu_);
   uint16_t port() const { return port_.load(std::memory_order_acquire); }
-  size_t active_connections() const {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
+  size_t active_connections() const EXCLUDES(sessions_mu_) {
+    MutexLock lock(&sessions_mu_);
     return sessions_.size();
   }
 
@@ -150,15 +149,15 @@ class Core {
     } catch (...) {
     }
   }
-  void Unregister(Session* session, const std::string& client) {
+  void Unregister(Session* session, const std::string& client) EXCLUDES(sessions_mu_) {
     {
-      std::lock_guard<std::mutex> lock(sessions_mu_);
+      MutexLock lock(&sessions_mu_);
       sessions_.erase(session);
       open_connections_.store(sessions_.size(), std::memory_order_relaxed);
       auto it = per_client_.find(client);
       if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
     }
-    sessions_cv_.notify_all();
+    sessions_cv_.SignalAll();
   }
 
  private:
@@ -172,22 +171,23 @@ class Core {
     }
   }
   void DoAccept();
-  void OnAccept(beast::error_code ec, tcp::socket socket);
+  void OnAccept(beast::error_code ec, tcp::socket socket) EXCLUDES(sessions_mu_);
   // A session waiting idle for a request's first byte, to close for a new connection; null if
-  // none. Caller holds sessions_mu_.
-  std::shared_ptr<Session> FindIdleLocked();
-  std::vector<std::shared_ptr<Session>> LiveSessions();
-  bool WaitForSessions(Clock::time_point deadline);
+  // none.
+  std::shared_ptr<Session> FindIdleLocked() REQUIRES(sessions_mu_);
+  std::vector<std::shared_ptr<Session>> LiveSessions() EXCLUDES(sessions_mu_);
+  // True once no session is left; false when `deadline` passed first.
+  bool WaitForSessions(Clock::time_point deadline) EXCLUDES(sessions_mu_);
 
   const HttpServerOptions options_;
   const HttpHandler handler_;
   const HttpErrorRenderer errors_;
 
-  mutable std::mutex sessions_mu_;
-  std::condition_variable sessions_cv_;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // guarded by sessions_mu_
-  std::unordered_map<std::string, size_t>
-      per_client_;  // open connections per client address; guarded by sessions_mu_
+  mutable Mutex sessions_mu_;
+  CondVar sessions_cv_;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_ GUARDED_BY(sessions_mu_);
+  // Open connections per client address.
+  std::unordered_map<std::string, size_t> per_client_ GUARDED_BY(sessions_mu_);
   std::atomic<size_t> open_connections_{0};  // sessions_.size(), readable without the lock
   BodyBudget body_budget_{options_.max_inflight_body_bytes};
   std::atomic<uint64_t> refused_connections_{0};
@@ -195,17 +195,18 @@ class Core {
   std::atomic<uint64_t> closed_idle_{0};
   std::atomic<uint64_t> refused_before_body_{0};
 
-  std::mutex lifecycle_mu_;  // serializes Start/Stop
-  bool started_ = false;     // guarded by lifecycle_mu_
-  bool running_ = false;     // guarded by lifecycle_mu_
+  Mutex lifecycle_mu_;  // serializes Start/Stop
+  bool started_ GUARDED_BY(lifecycle_mu_) = false;
+  bool running_ GUARDED_BY(lifecycle_mu_) = false;
   std::atomic<bool> stopping_{false};
   std::atomic<uint16_t> port_{0};
-  std::vector<std::thread> io_threads_;
+  std::vector<std::thread> io_threads_ GUARDED_BY(lifecycle_mu_);
 
   // Declared after sessions_: destroying the io_context destroys pending handlers, which may hold
   // the last reference to a session, whose destructor unregisters itself.
   net::io_context ioc_;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_
+      GUARDED_BY(lifecycle_mu_);
   tcp::acceptor acceptor_;          // on its own strand: Stop closes it from another thread
   net::steady_timer accept_retry_;  // back-off after accept errors such as EMFILE
   // Declared after ioc_ so it is destroyed first; it is always shut down by Stop anyway, because
@@ -543,18 +544,17 @@ class Session : public std::enable_shared_from_this<Session> {
     // call, so a copy that outlives the server does not keep the session (which calls into Core
     // when destroyed) alive.
     struct Pending {
-      std::mutex mu;
-      std::shared_ptr<Session> session;  // guarded by mu; taken by the first reply
-      Core* core;
+      Pending(std::shared_ptr<Session> s, Core* c) : session(std::move(s)), core(c) {}
+      Mutex mu;
+      std::shared_ptr<Session> session GUARDED_BY(mu);  // taken by the first reply
+      Core* const core;
     };
-    auto pending = std::make_shared<Pending>();
-    pending->session = shared_from_this();
-    pending->core = &core_;
+    auto pending = std::make_shared<Pending>(shared_from_this(), &core_);
     core_.BeginDeferred();
     HttpReply reply = [pending](HttpResponse answer) {
       std::shared_ptr<Session> session;
       {
-        std::lock_guard<std::mutex> lock(pending->mu);
+        MutexLock lock(&pending->mu);
         session.swap(pending->session);
       }
       if (!session) return;  // answered already
@@ -720,7 +720,7 @@ HttpResponse Core::RenderError(StatusCode code, const std::string& message) noex
 }
 
 Status Core::Start() {
-  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  MutexLock lifecycle(&lifecycle_mu_);
   if (started_) return Status::Unavailable("HTTP server can only be started once");
   if (options_.io_threads < 1 || options_.worker_threads < 1) {
     return Status::InvalidParameter("io_threads and worker_threads must be at least 1");
@@ -818,7 +818,7 @@ void Core::OnAccept(beast::error_code ec, tcp::socket socket) {
   std::string reject;
   std::shared_ptr<Session> session, idle;
   {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
+    MutexLock lock(&sessions_mu_);
     size_t& from_client = per_client_[client];
     if (options_.max_connections_per_client > 0 &&
         from_client >= options_.max_connections_per_client) {
@@ -856,7 +856,7 @@ std::shared_ptr<Session> Core::FindIdleLocked() {
 
 std::vector<std::shared_ptr<Session>> Core::LiveSessions() {
   std::vector<std::shared_ptr<Session>> out;
-  std::lock_guard<std::mutex> lock(sessions_mu_);
+  MutexLock lock(&sessions_mu_);
   out.reserve(sessions_.size());
   for (auto& [ptr, weak] : sessions_) {
     if (auto s = weak.lock()) out.push_back(std::move(s));
@@ -865,12 +865,16 @@ std::vector<std::shared_ptr<Session>> Core::LiveSessions() {
 }
 
 bool Core::WaitForSessions(Clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(sessions_mu_);
-  return sessions_cv_.wait_until(lock, deadline, [this] { return sessions_.empty(); });
+  MutexLock lock(&sessions_mu_);
+  bool signalled = true;
+  while (!sessions_.empty() && signalled) {
+    signalled = sessions_cv_.WaitUntil(&sessions_mu_, deadline);
+  }
+  return sessions_.empty();
 }
 
 void Core::Stop(std::chrono::milliseconds grace) {
-  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  MutexLock lifecycle(&lifecycle_mu_);
   if (!running_) return;
   running_ = false;
   stopping_.store(true, std::memory_order_release);

@@ -4,32 +4,31 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
+#include "common/mutex.h"
 
 namespace engram {
 
 class PendingCount {
  public:
-  void Begin() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Begin() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     ++pending_;
   }
-  void End() {
+  void End() EXCLUDES(mu_) {
     // Notified under the lock: once a waiter sees zero it may return and destroy this object.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     --pending_;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
-  void WaitForNone() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return pending_ == 0; });
+  void WaitForNone() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (pending_ != 0) cv_.Wait(&mu_);
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int pending_ = 0;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  int pending_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace engram

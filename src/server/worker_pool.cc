@@ -22,18 +22,18 @@ WorkerPool::~WorkerPool() { Shutdown(/*discard_pending=*/true); }
 
 bool WorkerPool::TrySubmit(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (shutting_down_ || queue_.size() >= max_queued_) return false;
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
   return true;
 }
 
 void WorkerPool::DiscardPending() {
   std::deque<std::function<void()>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     dropped.swap(queue_);
   }
   // `dropped` dies here, outside the lock: task destructors may release resources that take locks.
@@ -42,10 +42,10 @@ void WorkerPool::DiscardPending() {
 void WorkerPool::Shutdown(bool discard_pending) {
   if (discard_pending) DiscardPending();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     shutting_down_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -53,7 +53,7 @@ void WorkerPool::Shutdown(bool discard_pending) {
 }
 
 size_t WorkerPool::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 
@@ -61,8 +61,8 @@ void WorkerPool::Run() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!shutting_down_ && queue_.empty()) cv_.Wait(&mu_);
       if (queue_.empty()) return;  // shutting down and drained
       task = std::move(queue_.front());
       queue_.pop_front();

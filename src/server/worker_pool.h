@@ -5,13 +5,13 @@
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace engram {
 
@@ -33,13 +33,13 @@ class WorkerPool {
   size_t queued() const;
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
 
   const size_t max_queued_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  bool shutting_down_ = false;               // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  bool shutting_down_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -126,6 +126,7 @@ Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(IntakeJournalOptions 
   ::closedir(dir);
   std::sort(journal->leftover_files_.begin(), journal->leftover_files_.end());
   if (!journal->leftover_files_.empty()) {
+    MutexLock lock(&journal->mu_);  // uncontended: the thread starts below
     journal->next_file_no_ = journal->leftover_files_.back() + 1;
   }
   journal->thread_ = std::thread([j = journal.get()] {
@@ -137,9 +138,9 @@ Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(IntakeJournalOptions 
 
 void IntakeJournal::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   // The thread ends once no write is in progress (a caller writing one drains the queue or
   // hands it to the thread), so nothing touches the file after this.
@@ -153,7 +154,7 @@ IntakeJournal::~IntakeJournal() {
   // A clean stop leaves no file behind when every record was released.
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!segments_.empty()) segments_.back().closed = true;
     unlink = TakeDeletableLocked();
   }
@@ -247,11 +248,11 @@ void IntakeJournal::NoteOutcomeLocked(const Status& st) {
   retry_at_ = std::chrono::steady_clock::now() + backoff_delay_;
   out_of_space_ =
       Status::Unavailable("intake journal: out of disk space; writes resume once space is freed");
-  cv_.notify_all();  // the thread sleeps until the new retry_at_
+  cv_.SignalAll();  // the thread sleeps until the new retry_at_
 }
 
 Status IntakeJournal::Health() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!failed_.ok()) return failed_;
   if (!out_of_space_.ok()) return out_of_space_;  // until a write or probe has succeeded
   if (stopping_) return Status::Unavailable("intake journal is shutting down");
@@ -262,7 +263,7 @@ void IntakeJournal::Append(std::string payload, Done done) {
   std::vector<Pending> group;
   Status refused;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (Status r = RefusalLocked(std::chrono::steady_clock::now()); !r.ok()) {
       refused = r;
       ++stats_.refused;
@@ -282,17 +283,17 @@ void IntakeJournal::Append(std::string payload, Done done) {
   // This caller writes the group itself: no hand-off to the journal's thread, whose wake-up on
   // busy cores measured 0.7 ms on average (perf sched), twice the fdatasync.
   SyncGroup(group);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (queue_.empty()) {
     leading_ = false;
     // Under the lock: Stop may return and destroy us next. Out of space: the journal's thread
     // waits for no writer before it times the next probe.
-    if (stopping_ || !out_of_space_.ok()) cv_.notify_all();
+    if (stopping_ || !out_of_space_.ok()) cv_.SignalAll();
     return;
   }
   // More arrived meanwhile: the journal's thread writes them, so that no caller is kept.
   hand_off_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 std::vector<IntakeJournal::Pending> IntakeJournal::TakeGroupLocked() {
@@ -309,7 +310,7 @@ std::vector<IntakeJournal::Pending> IntakeJournal::TakeGroupLocked() {
 void IntakeJournal::SyncGroup(std::vector<Pending>& group) {
   Status st;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // Records queued before the journal ran out of space are refused with the records after.
     st = RefusalLocked(std::chrono::steady_clock::now());
   }
@@ -320,12 +321,12 @@ void IntakeJournal::SyncGroup(std::vector<Pending>& group) {
       Status abandoned = AbandonSegment();
       if (!abandoned.ok()) st = abandoned;  // fatal: an unacknowledged record could be read back
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (failed_.ok()) NoteOutcomeLocked(st);
     if (!st.ok()) st = failed_.ok() ? out_of_space_ : failed_;
   }
   if (!st.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stats_.refused += group.size();
   }
   for (auto& p : group) p.done(st, st.ok() ? p.number : kNoRecord);
@@ -352,7 +353,7 @@ Status IntakeJournal::AbandonSegment() {
   fd_ = -1;
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     segments_.back().closed = true;
     unlink = TakeDeletableLocked();  // a fresh file that got no record is deleted at once
   }
@@ -384,7 +385,7 @@ Status IntakeJournal::ProbeSpace() {
 void IntakeJournal::Release(uint64_t number) {
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& seg : segments_) {
       if (number >= seg.first && number < seg.first + seg.appended) {
         ++seg.released;
@@ -412,14 +413,14 @@ std::vector<std::string> IntakeJournal::TakeDeletableLocked() {
 }
 
 IntakeJournal::Stats IntakeJournal::GetStats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stats s = stats_;
   s.live_files = segments_.size();
   return s;
 }
 
 void IntakeJournal::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
     // Each wake-up (hand-off, stop, a leader done, a new backoff, the backoff's end) looks at the
     // whole state again.
@@ -432,25 +433,25 @@ void IntakeJournal::Loop() {
       // Out of space and nobody writing: probe once the backoff has passed, so that health
       // recovers without waiting for an Append. Appends meanwhile queue behind it.
       leading_ = true;
-      lock.unlock();
+      lock.Unlock();
       Status st = ProbeSpace();
-      lock.lock();
+      lock.Lock();
       // A probe that fails otherwise (not for space) leaves the verdict to the next real write.
       if (failed_.ok()) NoteOutcomeLocked(st.ok() || IsOutOfSpace(st) ? st : Status::Ok());
     } else {
       if (failed_.ok() && !out_of_space_.ok() && !leading_) {
-        cv_.wait_until(lock, retry_at_);
+        cv_.WaitUntil(&mu_, retry_at_);
       } else {
-        cv_.wait(lock);
+        cv_.Wait(&mu_);
       }
       continue;
     }
     // Leads until the queue is empty (leading_ stays set meanwhile).
     while (!queue_.empty()) {
       std::vector<Pending> group = TakeGroupLocked();
-      lock.unlock();
+      lock.Unlock();
       SyncGroup(group);
-      lock.lock();
+      lock.Lock();
     }
     leading_ = false;
   }
@@ -459,7 +460,7 @@ void IntakeJournal::Loop() {
 Status IntakeJournal::OpenSegment() {
   uint64_t file_no;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     file_no = next_file_no_++;
   }
   const std::string path = FilePath(file_no);
@@ -476,7 +477,7 @@ Status IntakeJournal::OpenSegment() {
   }
   fd_ = fd;
   fd_bytes_ = 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   segments_.push_back(Segment{file_no, 0, 0, 0, false});
   return Status::Ok();
 }
@@ -489,7 +490,7 @@ Status IntakeJournal::WriteGroup(const std::vector<Pending>& group) {
     fd_ = -1;
     std::vector<std::string> unlink;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       segments_.back().closed = true;
       unlink = TakeDeletableLocked();
     }
@@ -513,7 +514,7 @@ Status IntakeJournal::WriteGroup(const std::vector<Pending>& group) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   fd_bytes_ += buf.size();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Segment& seg = segments_.back();
   if (seg.appended == 0) seg.first = group.front().number;
   seg.appended += group.size();

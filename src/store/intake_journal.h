@@ -41,16 +41,15 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/store_stats.h"
 
@@ -91,20 +90,20 @@ class IntakeJournal {
   // Queues `payload`; once it is written and synced (with whatever else was queued), `done` is
   // called with Ok, or with the error that stopped it. Refused at once (too large, failed,
   // stopped): `done` runs on the caller's thread before Append returns.
-  void Append(std::string payload, Done done);
+  void Append(std::string payload, Done done) EXCLUDES(mu_);
   // Record `number` no longer needs the journal (its copy elsewhere is durable). Also after Stop.
-  void Release(uint64_t number);
+  void Release(uint64_t number) EXCLUDES(mu_);
   // Writes and syncs what is queued, runs those callbacks and joins the thread; later Appends
   // are refused (kUnavailable). The destructor calls it.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   // OK while Appends are taken; kUnavailable while they are refused (out of space and backing
   // off, failed for good, or stopped). For health checks. Thread-safe.
-  Status Health() const;
+  Status Health() const EXCLUDES(mu_);
 
   // Figures for metrics and tests. Thread-safe.
   using Stats = IntakeStats;  // in store_stats.h, so that Store::Stats needs no journal header
-  Stats GetStats() const;
+  Stats GetStats() const EXCLUDES(mu_);
 
  private:
   struct Pending {
@@ -122,50 +121,50 @@ class IntakeJournal {
 
   explicit IntakeJournal(IntakeJournalOptions options);
   // The journal's thread: writes the groups an Append's caller handed over.
-  void Loop();
-  // The queued records up to kMaxGroupBytes (at least one). Caller holds mu_.
-  std::vector<Pending> TakeGroupLocked();
+  void Loop() EXCLUDES(mu_);
+  // The queued records up to kMaxGroupBytes (at least one).
+  std::vector<Pending> TakeGroupLocked() REQUIRES(mu_);
   // Writes and syncs the group, then runs its callbacks. Only the leader (see leading_).
-  void SyncGroup(std::vector<Pending>& group);
+  void SyncGroup(std::vector<Pending>& group) EXCLUDES(mu_);
   // Writes and syncs one group into the current file (opening a new one when due). The leader.
-  Status WriteGroup(const std::vector<Pending>& group);
-  Status OpenSegment();  // a new current file (the leader)
+  Status WriteGroup(const std::vector<Pending>& group) EXCLUDES(mu_);
+  Status OpenSegment() EXCLUDES(mu_);  // a new current file (the leader)
   // After a failed write or sync: cuts the current file back to its synced length and closes it,
   // so the next group goes to a fresh file. The leader.
-  Status AbandonSegment();
+  Status AbandonSegment() EXCLUDES(mu_);
   // Syncs the file AbandonSegment cut back when that sync failed for lack of space. The leader.
   Status SyncCut();
   // Writes and syncs a small file beside the journal's: is there room again? The leader.
   Status ProbeSpace();
-  // The refusal in force (failed for good, or backing off), else OK. Caller holds mu_.
-  Status RefusalLocked(std::chrono::steady_clock::time_point now) const;
-  // The outcome of a write or probe while not failed for good. Caller holds mu_.
-  void NoteOutcomeLocked(const Status& st);
+  // The refusal in force (failed for good, or backing off), else OK.
+  Status RefusalLocked(std::chrono::steady_clock::time_point now) const REQUIRES(mu_);
+  // The outcome of a write or probe while not failed for good.
+  void NoteOutcomeLocked(const Status& st) REQUIRES(mu_);
   ssize_t Write(int fd, const void* data, size_t size) const;
   int DataSync(int fd) const;
   std::string FilePath(uint64_t file_no) const;
-  // Deletes closed, fully released segments. Caller holds mu_; returns the paths to unlink.
-  std::vector<std::string> TakeDeletableLocked();
+  // Deletes closed, fully released segments; returns the paths to unlink.
+  std::vector<std::string> TakeDeletableLocked() REQUIRES(mu_);
 
   const IntakeJournalOptions options_;
   std::vector<uint64_t> leftover_files_;  // earlier run's, ascending; owner-only
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;  // guarded by mu_
-  uint64_t next_number_ = 0;   // guarded by mu_
-  bool stopping_ = false;      // guarded by mu_
-  bool leading_ = false;       // guarded by mu_; a thread is writing groups (one at a time)
-  bool hand_off_ = false;      // guarded by mu_; the journal's thread is to lead next
-  Status failed_;              // guarded by mu_; not ok: the journal refuses appends for good
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  uint64_t next_number_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool leading_ GUARDED_BY(mu_) = false;   // a thread is writing groups (one at a time)
+  bool hand_off_ GUARDED_BY(mu_) = false;  // the journal's thread is to lead next
+  Status failed_ GUARDED_BY(mu_);          // not ok: the journal refuses appends for good
   // Not ok: out of space; Appends are refused until retry_at_, and the state lasts until a write
   // or probe succeeds. backoff_delay_: the current delay (0 when not backing off).
-  Status out_of_space_;                               // guarded by mu_
-  std::chrono::steady_clock::time_point retry_at_{};  // guarded by mu_
-  std::chrono::milliseconds backoff_delay_{0};        // guarded by mu_
-  std::deque<Segment> segments_;  // guarded by mu_; this run's files, oldest first
-  uint64_t next_file_no_ = 1;     // guarded by mu_
-  Stats stats_;                   // guarded by mu_ (live_files computed on read)
+  Status out_of_space_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point retry_at_ GUARDED_BY(mu_){};
+  std::chrono::milliseconds backoff_delay_ GUARDED_BY(mu_){0};
+  std::deque<Segment> segments_ GUARDED_BY(mu_);  // this run's files, oldest first
+  uint64_t next_file_no_ GUARDED_BY(mu_) = 1;
+  Stats stats_ GUARDED_BY(mu_);  // live_files computed on read
 
   int fd_ = -1;          // current file; the leader only
   size_t fd_bytes_ = 0;  // its size; the leader only

@@ -29,15 +29,18 @@ Status FromException(const std::exception& e, std::string_view what) {
 Result<std::unique_ptr<Pool>> Pool::Open(PoolOptions options) {
   if (options.connections < 1) return Status::InvalidParameter("pool needs at least 1 connection");
   std::unique_ptr<Pool> pool(new Pool(std::move(options)));
-  for (int i = 0; i < pool->options_.connections; ++i) {
-    try {
-      pool->idle_.push_back(std::make_unique<pqxx::connection>(pool->options_.url));
-      pool->idle_.back()->set_variable("statement_timeout",
-                                       std::to_string(pool->options_.statement_timeout.count()));
-    } catch (const std::exception& e) {
-      return FromException(e, "connecting to PostgreSQL");
+  {
+    MutexLock lock(&pool->mu_);  // uncontended: the pool is not shared yet
+    for (int i = 0; i < pool->options_.connections; ++i) {
+      try {
+        pool->idle_.push_back(std::make_unique<pqxx::connection>(pool->options_.url));
+        pool->idle_.back()->set_variable("statement_timeout",
+                                         std::to_string(pool->options_.statement_timeout.count()));
+      } catch (const std::exception& e) {
+        return FromException(e, "connecting to PostgreSQL");
+      }
+      ++pool->open_;
     }
-    ++pool->open_;
   }
   return pool;
 }
@@ -45,10 +48,11 @@ Result<std::unique_ptr<Pool>> Pool::Open(PoolOptions options) {
 Pool::~Pool() = default;
 
 Result<pqxx::connection*> Pool::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, options_.acquire_timeout, [&] { return !idle_.empty(); })) {
-    return Status::Unavailable("no free database connection");
-  }
+  MutexLock lock(&mu_);
+  const auto deadline = std::chrono::steady_clock::now() + options_.acquire_timeout;
+  bool signalled = true;
+  while (idle_.empty() && signalled) signalled = cv_.WaitUntil(&mu_, deadline);
+  if (idle_.empty()) return Status::Unavailable("no free database connection");
   pqxx::connection* conn = idle_.back().release();
   idle_.pop_back();
   return conn;
@@ -67,10 +71,10 @@ void Pool::Release(pqxx::connection* conn, bool broken) {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     idle_.push_back(std::move(owned));
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 Status Pool::Run(const std::function<Status(pqxx::connection&)>& fn, bool retry) {

@@ -11,15 +11,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <pqxx/pqxx>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace engram::pg {
@@ -48,15 +47,15 @@ class Pool {
 
  private:
   explicit Pool(PoolOptions options) : options_(std::move(options)) {}
-  Result<pqxx::connection*> Acquire();
-  void Release(pqxx::connection* conn, bool broken);
+  Result<pqxx::connection*> Acquire() EXCLUDES(mu_);
+  void Release(pqxx::connection* conn, bool broken) EXCLUDES(mu_);
   Status Run(const std::function<Status(pqxx::connection&)>& fn, bool retry);
 
   PoolOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
-  int open_ = 0;  // guarded by mu_: connections handed out + idle
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_ GUARDED_BY(mu_);
+  int open_ GUARDED_BY(mu_) = 0;  // connections handed out + idle
 };
 
 // The Status for a libpqxx / std exception (unique violation → kConflict, broken connection →

@@ -123,16 +123,16 @@ class ScopeReceiver final : public pqxx::notification_receiver {
 }  // namespace
 
 void PgStore::ListenLoop() {
-  std::unique_lock<std::mutex> lock(renew_mu_);
+  MutexLock lock(&renew_mu_);
   while (!stopping_) {
-    lock.unlock();
+    lock.Unlock();
     try {
       pqxx::connection conn(options_.url);
       ScopeReceiver receiver(conn, [this](const std::string& key) { Notify(key); });
       // Short waits, so a stopping store is noticed within half a second.
       for (;;) {
         {
-          std::lock_guard<std::mutex> stop(renew_mu_);
+          MutexLock stop(&renew_mu_);
           if (stopping_) break;
         }
         conn.await_notification(0, 500000);
@@ -140,45 +140,52 @@ void PgStore::ListenLoop() {
     } catch (const std::exception& e) {
       spdlog::warn("scope change notifications interrupted (reads still check versions): {}",
                    e.what());
-      std::unique_lock<std::mutex> wait(renew_mu_);
-      renew_cv_.wait_for(wait, std::chrono::seconds(1), [&] { return stopping_; });
+      MutexLock wait(&renew_mu_);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      bool signalled = true;
+      while (!stopping_ && signalled) signalled = renew_cv_.WaitUntil(&renew_mu_, deadline);
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
 void PgStore::Notify(const std::string& scope_key) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   for (auto& [id, fn] : listeners_) fn(scope_key);
 }
 
 int PgStore::AddChangeListener(std::function<void(const std::string& scope_key)> fn) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   const int id = next_listener_++;
   listeners_.emplace(id, std::move(fn));
   return id;
 }
 
 void PgStore::RemoveChangeListener(int id) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   listeners_.erase(id);
 }
 
 PgStore::~PgStore() {
   {
-    std::lock_guard<std::mutex> lock(renew_mu_);
+    MutexLock lock(&renew_mu_);
     stopping_ = true;
   }
-  renew_cv_.notify_all();
+  renew_cv_.SignalAll();
   if (renewer_.joinable()) renewer_.join();
   if (listener_.joinable()) listener_.join();
 }
 
 void PgStore::RenewLoop() {
   const auto period = options_.lease / 3;
-  std::unique_lock<std::mutex> lock(renew_mu_);
-  while (!renew_cv_.wait_for(lock, period, [&] { return stopping_; })) {
-    lock.unlock();
+  MutexLock lock(&renew_mu_);
+  for (;;) {
+    // Until the next renewal is due, or the store stops.
+    const auto deadline = std::chrono::steady_clock::now() + period;
+    bool signalled = true;
+    while (!stopping_ && signalled) signalled = renew_cv_.WaitUntil(&renew_mu_, deadline);
+    if (stopping_) return;
+    lock.Unlock();
     Status st = pool_->Write([&](pqxx::work& txn) -> Status {
       const int64_t until = pg::DbNowMicros(txn) + lease_us();
       txn.exec_params("UPDATE memory_events SET lease_until = $2 WHERE lease_owner = $1 AND " +
@@ -194,7 +201,7 @@ void PgStore::RenewLoop() {
     });
     if (!st.ok())
       spdlog::warn("renewing job leases of node {}: {}", options_.node_id, st.ToString());
-    lock.lock();
+    lock.Lock();
   }
 }
 

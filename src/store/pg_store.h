@@ -22,15 +22,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/migrations.h"
 #include "store/pg_pool.h"
 #include "store/store.h"
@@ -124,26 +123,26 @@ class PgStore final : public Store {
  private:
   explicit PgStore(PgStoreOptions options) : options_(std::move(options)) {}
   Status Init();
-  void RenewLoop();
+  void RenewLoop() EXCLUDES(renew_mu_);
   // LISTENs on the scope-change channel on a connection of its own (reconnecting after errors)
   // and hands each payload to the listeners.
-  void ListenLoop();
-  void Notify(const std::string& scope_key);
+  void ListenLoop() EXCLUDES(renew_mu_);
+  void Notify(const std::string& scope_key) EXCLUDES(listeners_mu_);
   int64_t lease_us() const { return options_.lease.count() * 1000; }
 
   PgStoreOptions options_;
   std::unique_ptr<pg::Pool> pool_;
   int schema_version_ = 0;
 
-  std::mutex renew_mu_;
-  std::condition_variable renew_cv_;
-  bool stopping_ = false;  // guarded by renew_mu_
+  Mutex renew_mu_;
+  CondVar renew_cv_;
+  bool stopping_ GUARDED_BY(renew_mu_) = false;
   std::thread renewer_;
   std::thread listener_;
 
-  std::mutex listeners_mu_;  // also held while listeners run, so removal waits for them
-  std::map<int, std::function<void(const std::string&)>> listeners_;  // guarded by listeners_mu_
-  int next_listener_ = 1;                                             // guarded by listeners_mu_
+  Mutex listeners_mu_;  // also held while listeners run, so removal waits for them
+  std::map<int, std::function<void(const std::string&)>> listeners_ GUARDED_BY(listeners_mu_);
+  int next_listener_ GUARDED_BY(listeners_mu_) = 1;
 };
 
 // Applies every migration newer than the database's schema_migrations version, under an advisory

@@ -203,7 +203,7 @@ void SqliteStore::ForgetAcceptedEvent(const std::string& id) {
   if (!journal_) return;
   uint64_t number = IntakeJournal::kNoRecord;
   {
-    std::lock_guard<std::mutex> lock(accepted_mu_);
+    MutexLock lock(&accepted_mu_);
     auto it = accepted_.find(id);
     if (it == accepted_.end()) return;
     number = it->second.number;
@@ -345,7 +345,7 @@ void SqliteStore::ShowIntakeJournal() {
         events.status().ToString());
     return;
   }
-  std::lock_guard<std::mutex> lock(accepted_mu_);
+  MutexLock lock(&accepted_mu_);
   for (auto& event : *events) {
     const std::string id = event.id;
     accepted_.try_emplace(id, Accepted{std::move(event), IntakeJournal::kNoRecord});
@@ -365,7 +365,7 @@ void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status
   std::string record = EncodeJournalEvent(event);
   const std::string id = event.id;
   {
-    std::lock_guard<std::mutex> lock(accepted_mu_);
+    MutexLock lock(&accepted_mu_);
     accepted_[id] = Accepted{std::move(event), IntakeJournal::kNoRecord};
   }
   // Answered once synced (on this thread, or the one that wrote the record's group); the caller
@@ -374,7 +374,7 @@ void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status
   journal_->Append(std::move(record),
                    [this, id, done = std::move(done)](Status st, uint64_t number) {
                      {
-                       std::lock_guard<std::mutex> lock(accepted_mu_);
+                       MutexLock lock(&accepted_mu_);
                        auto it = accepted_.find(id);
                        if (it != accepted_.end() && st.ok()) it->second.number = number;
                        if (it != accepted_.end() && !st.ok()) accepted_.erase(it);
@@ -402,7 +402,7 @@ Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std:
   auto stored = ReadEvent(workspace, id);
   if (stored.ok() || stored.status().code() != StatusCode::kNotFound) return stored;
   {
-    std::lock_guard<std::mutex> lock(accepted_mu_);
+    MutexLock lock(&accepted_mu_);
     auto it = accepted_.find(std::string(id));
     if (it != accepted_.end()) {
       if (it->second.event.workspace != workspace) return stored;
@@ -459,7 +459,7 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
   // memory, once (an event that ended meanwhile is listed by its row).
   std::vector<MemoryEventRecord> accepted;
   {
-    std::lock_guard<std::mutex> lock(accepted_mu_);
+    MutexLock lock(&accepted_mu_);
     for (const auto& [id, a] : accepted_) {
       if (a.event.workspace == workspace) accepted.push_back(a.event);
     }

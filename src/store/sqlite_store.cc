@@ -110,6 +110,7 @@ Status SqliteStore::InitReadOnly() {
     sqlite3_busy_timeout(db, 5000);
     sqlite3_extended_result_codes(db, 1);
     all_readers_.push_back(db);
+    MutexLock lock(&readers_mu_);  // uncontended: no reader runs yet
     idle_readers_.push_back(db);
   }
   // The schema must be current: migrations cannot run without space.
@@ -150,6 +151,7 @@ Status SqliteStore::Init() {
     sqlite3* db = nullptr;
     ENGRAM_RETURN_IF_ERROR(OpenConnection(options_.path, /*read_only=*/true, &db));
     all_readers_.push_back(db);
+    MutexLock lock(&readers_mu_);  // uncontended: no reader runs yet
     idle_readers_.push_back(db);
   }
   WalCheckpointerOptions ckpt;
@@ -171,10 +173,10 @@ SqliteStore::~SqliteStore() {
   // No more appends (the HTTP server and the event workers have stopped before the store).
   if (journal_) journal_->Stop();
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    MutexLock lock(&queue_mu_);
     stopping_ = true;
   }
-  queue_cv_.notify_all();
+  queue_cv_.SignalAll();
   if (writer_.joinable()) writer_.join();
   journal_.reset();  // after the writer: a queued write that ends an event releases its record
   checkpointer_.reset();
@@ -205,12 +207,12 @@ Status SqliteStore::Submit(WriteFn fn) {
   if (!read_only_.ok()) return read_only_;
   std::future<Status> done;
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    MutexLock lock(&queue_mu_);
     if (stopping_) return Status::Unavailable("store is shutting down");
     queue_.push_back(PendingWrite{std::move(fn), {}});
     done = queue_.back().done.get_future();
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
   return done.get();
 }
 
@@ -219,8 +221,8 @@ void SqliteStore::WriterLoop() {
   std::vector<Status> results;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(&queue_mu_);
+      while (!stopping_ && queue_.empty()) queue_cv_.Wait(&queue_mu_);
       if (queue_.empty() && stopping_) return;
       while (!queue_.empty() && batch.size() < options_.max_batch_writes) {
         batch.push_back(std::move(queue_.front()));
@@ -263,7 +265,7 @@ void SqliteStore::WriterLoop() {
       }
     }
     {
-      std::lock_guard<std::mutex> lock(queue_mu_);
+      MutexLock lock(&queue_mu_);
       // A write that failed for lack of space makes the store unhealthy even when the rest of
       // its group committed; the next clean group (or CheckWritable's probe) clears it.
       if (txn.ok() && out_of_space) {
@@ -334,8 +336,8 @@ Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
 }
 
 sqlite3* SqliteStore::AcquireReader() {
-  std::unique_lock<std::mutex> lock(readers_mu_);
-  readers_cv_.wait(lock, [this] { return !idle_readers_.empty(); });
+  MutexLock lock(&readers_mu_);
+  while (idle_readers_.empty()) readers_cv_.Wait(&readers_mu_);
   sqlite3* db = idle_readers_.back();
   idle_readers_.pop_back();
   return db;
@@ -343,10 +345,10 @@ sqlite3* SqliteStore::AcquireReader() {
 
 void SqliteStore::ReleaseReader(sqlite3* db) {
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(&readers_mu_);
     idle_readers_.push_back(db);
   }
-  readers_cv_.notify_one();
+  readers_cv_.Signal();
 }
 
 Result<std::vector<MemoryRecord>> SqliteStore::LoadScope(std::string_view workspace,
@@ -425,7 +427,7 @@ Status SqliteStore::CheckWritable() {
   if (journal_) ENGRAM_RETURN_IF_ERROR(journal_->Health());
   bool probe = false;
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    MutexLock lock(&queue_mu_);
     if (stopping_) return Status::Unavailable("store is shutting down");
     if (!last_commit_.ok()) {
       const auto now = std::chrono::steady_clock::now();
@@ -439,7 +441,7 @@ Status SqliteStore::CheckWritable() {
   if (probe) {
     const std::string dir = std::filesystem::path(options_.path).parent_path().string();
     Status space = sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024);
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    MutexLock lock(&queue_mu_);
     if (!space.ok()) return last_commit_;
     if (out_of_space_) {
       // The writer tries every write anyway; this only lets health say so before one comes.
@@ -456,7 +458,7 @@ Status SqliteStore::CheckWritable() {
 }
 
 void SqliteStore::RecordCommit(size_t writes, double seconds) {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   Stats& s = write_stats_;
   ++s.commits;
   s.writes += writes;
@@ -469,7 +471,7 @@ void SqliteStore::RecordCommit(size_t writes, double seconds) {
 SqliteStore::Stats SqliteStore::GetStats() {
   Stats s;
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     s = write_stats_;
   }
   s.group_commit = true;

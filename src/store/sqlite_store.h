@@ -24,17 +24,16 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/intake_journal.h"
 #include "store/store.h"
 #include "store/wal_checkpointer.h"
@@ -166,21 +165,21 @@ class SqliteStore final : public Store {
   sqlite3* writer_db_ = nullptr;  // only the writer thread touches it after Init
   int schema_version_ = 0;
 
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<PendingWrite> queue_;  // guarded by queue_mu_
-  bool stopping_ = false;           // guarded by queue_mu_
-  Status last_commit_;              // guarded by queue_mu_
+  Mutex queue_mu_;
+  CondVar queue_cv_;
+  std::deque<PendingWrite> queue_ GUARDED_BY(queue_mu_);
+  bool stopping_ GUARDED_BY(queue_mu_) = false;
+  Status last_commit_ GUARDED_BY(queue_mu_);
   // last_commit_ failed for lack of space: CheckWritable probes for space at space_probe_at_,
   // backing off from 50 ms to 2 s.
-  bool out_of_space_ = false;                               // guarded by queue_mu_
-  std::chrono::steady_clock::time_point space_probe_at_{};  // guarded by queue_mu_
-  std::chrono::milliseconds space_probe_delay_{50};         // guarded by queue_mu_
+  bool out_of_space_ GUARDED_BY(queue_mu_) = false;
+  std::chrono::steady_clock::time_point space_probe_at_ GUARDED_BY(queue_mu_){};
+  std::chrono::milliseconds space_probe_delay_ GUARDED_BY(queue_mu_){50};
   // Not ok: opened read-only (InitReadOnly); set before any other thread runs.
   Status read_only_;
   // Write-path figures for GetStats, updated by the writer after each commit.
-  std::mutex stats_mu_;
-  Stats write_stats_;  // guarded by stats_mu_; only the write-path fields are used
+  Mutex stats_mu_;
+  Stats write_stats_ GUARDED_BY(stats_mu_);  // only the write-path fields are used
   std::thread writer_;
   std::unique_ptr<WalCheckpointer> checkpointer_;  // destroyed before writer_db_ is closed
   // Stopped before the writer, destroyed after it (the writes of events still running release
@@ -192,13 +191,13 @@ class SqliteStore final : public Store {
     MemoryEventRecord event;
     uint64_t number = IntakeJournal::kNoRecord;
   };
-  std::mutex accepted_mu_;
-  std::unordered_map<std::string, Accepted> accepted_;  // guarded by accepted_mu_
+  Mutex accepted_mu_;
+  std::unordered_map<std::string, Accepted> accepted_ GUARDED_BY(accepted_mu_);
 
-  std::mutex readers_mu_;
-  std::condition_variable readers_cv_;
-  std::vector<sqlite3*> idle_readers_;  // guarded by readers_mu_
-  std::vector<sqlite3*> all_readers_;
+  Mutex readers_mu_;
+  CondVar readers_cv_;
+  std::vector<sqlite3*> idle_readers_ GUARDED_BY(readers_mu_);
+  std::vector<sqlite3*> all_readers_;  // filled by Init (or InitReadOnly), then read-only
 };
 
 }  // namespace engram

@@ -38,10 +38,10 @@ WalCheckpointer::~WalCheckpointer() {
   if (thread_.joinable()) {
     sqlite3_wal_hook(writer_, nullptr, nullptr);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
-    cv_.notify_one();
+    cv_.Signal();
     thread_.join();
   }
   if (db_ != nullptr) sqlite3_close(db_);
@@ -74,18 +74,18 @@ void WalCheckpointer::OnCommit(sqlite3* db, int wal_pages) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (wanted_) return;
     wanted_ = true;
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void WalCheckpointer::Loop() {
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || wanted_; });
+      MutexLock lock(&mu_);
+      while (!stopping_ && !wanted_) cv_.Wait(&mu_);
       if (stopping_) return;
       wanted_ = false;
     }

@@ -24,13 +24,12 @@
 #include <sqlite3.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace engram {
@@ -76,10 +75,10 @@ class WalCheckpointer {
   // WAL frames the thread's last checkpoint had copied; 0 once the WAL was restarted.
   std::atomic<int> copied_{0};
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool wanted_ = false;    // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool wanted_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

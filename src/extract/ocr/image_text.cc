@@ -47,10 +47,10 @@ Result<std::unique_ptr<ImageTextExtractor>> ImageTextExtractor::Create(OcrOption
 
 Result<std::unique_ptr<tesseract::TessBaseAPI>> ImageTextExtractor::TakeEngine() const {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    returned_.wait(lock, [this] {
-      return !idle_.empty() || engines_ < std::max<size_t>(1, options_.max_engines);
-    });
+    MutexLock lock(&mu_);
+    while (idle_.empty() && engines_ >= std::max<size_t>(1, options_.max_engines)) {
+      returned_.Wait(&mu_);
+    }
     if (!idle_.empty()) {
       auto engine = std::move(idle_.back());
       idle_.pop_back();
@@ -62,10 +62,10 @@ Result<std::unique_ptr<tesseract::TessBaseAPI>> ImageTextExtractor::TakeEngine()
   const char* datapath = options_.tessdata_dir.empty() ? nullptr : options_.tessdata_dir.c_str();
   if (engine->Init(datapath, options_.language.c_str(), tesseract::OEM_DEFAULT) != 0) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       --engines_;
     }
-    returned_.notify_one();
+    returned_.Signal();
     return Status::Unavailable(
         fmt::format("OCR: cannot load tesseract language data '{}' (install tesseract-ocr-eng)",
                     options_.language));
@@ -76,10 +76,10 @@ Result<std::unique_ptr<tesseract::TessBaseAPI>> ImageTextExtractor::TakeEngine()
 
 void ImageTextExtractor::ReturnEngine(std::unique_ptr<tesseract::TessBaseAPI> engine) const {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     idle_.push_back(std::move(engine));
   }
-  returned_.notify_one();
+  returned_.Signal();
 }
 
 Result<std::string> ImageTextExtractor::Extract(std::string_view image_bytes) const {

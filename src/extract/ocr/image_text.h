@@ -11,13 +11,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace tesseract {
@@ -51,10 +50,10 @@ class ImageTextExtractor {
   void ReturnEngine(std::unique_ptr<tesseract::TessBaseAPI> engine) const;
 
   OcrOptions options_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable returned_;
-  mutable std::vector<std::unique_ptr<tesseract::TessBaseAPI>> idle_;  // guarded by mu_
-  mutable size_t engines_ = 0;  // guarded by mu_: engines created (idle or in use)
+  mutable Mutex mu_;
+  mutable CondVar returned_;
+  mutable std::vector<std::unique_ptr<tesseract::TessBaseAPI>> idle_ GUARDED_BY(mu_);
+  mutable size_t engines_ GUARDED_BY(mu_) = 0;  // engines created (idle or in use)
 };
 
 }  // namespace engram
