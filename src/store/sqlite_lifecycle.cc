@@ -99,8 +99,9 @@ Status SqliteStore::TruncateWal() {
   // Its own short-lived connection: the writer's is busy with transactions, and a checkpoint must
   // run outside one.
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(options_.path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(options_.path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                      sqlite::VfsName(options_.vfs));
   if (rc != SQLITE_OK) {
     Status st = sqlite::ErrorStatus(db, rc, "open for WAL truncation");
     sqlite3_close(db);

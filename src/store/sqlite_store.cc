@@ -21,10 +21,11 @@ namespace {
 // Free space, beyond the WAL's size, that the closing checkpoint needs to run.
 constexpr int64_t kCloseCheckpointMargin = 1 << 20;
 
-Status OpenConnection(const std::string& path, bool read_only, sqlite3** out) {
+Status OpenConnection(const std::string& path, bool read_only, const std::string& vfs,
+                      sqlite3** out) {
   int flags = SQLITE_OPEN_NOMUTEX |
               (read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
-  int rc = sqlite3_open_v2(path.c_str(), out, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), out, flags, sqlite::VfsName(vfs));
   if (rc != SQLITE_OK) {
     Status st = sqlite::ErrorStatus(*out, rc, fmt::format("open {}", path));
     sqlite3_close(*out);
@@ -101,7 +102,8 @@ Status SqliteStore::InitReadOnly() {
   for (int i = 0; i < std::max(1, options_.read_connections); ++i) {
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(path.c_str(), &db,
-                             SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                             sqlite::VfsName(options_.vfs));
     if (rc != SQLITE_OK) {
       Status st = sqlite::ErrorStatus(db, rc, "open read-only");
       sqlite3_close(db);
@@ -128,7 +130,8 @@ Status SqliteStore::InitReadOnly() {
 }
 
 Status SqliteStore::Init() {
-  ENGRAM_RETURN_IF_ERROR(OpenConnection(options_.path, /*read_only=*/false, &writer_db_));
+  ENGRAM_RETURN_IF_ERROR(
+      OpenConnection(options_.path, /*read_only=*/false, options_.vfs, &writer_db_));
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, "PRAGMA journal_mode=WAL;"));
   ENGRAM_RETURN_IF_ERROR(sqlite::ExecScript(writer_db_, options_.synchronous_full
                                                             ? "PRAGMA synchronous=FULL;"
@@ -149,7 +152,7 @@ Status SqliteStore::Init() {
 
   for (int i = 0; i < std::max(1, options_.read_connections); ++i) {
     sqlite3* db = nullptr;
-    ENGRAM_RETURN_IF_ERROR(OpenConnection(options_.path, /*read_only=*/true, &db));
+    ENGRAM_RETURN_IF_ERROR(OpenConnection(options_.path, /*read_only=*/true, options_.vfs, &db));
     all_readers_.push_back(db);
     MutexLock lock(&readers_mu_);  // uncontended: no reader runs yet
     idle_readers_.push_back(db);
@@ -158,6 +161,7 @@ Status SqliteStore::Init() {
   ckpt.path = options_.path;
   ckpt.trigger_pages = std::max(1, options_.wal_checkpoint_pages);
   ckpt.synchronous_full = options_.synchronous_full;
+  ckpt.vfs = options_.vfs;
   auto checkpointer = WalCheckpointer::Start(std::move(ckpt), writer_db_);
   if (!checkpointer.ok()) return checkpointer.status();
   checkpointer_ = std::move(*checkpointer);
@@ -268,18 +272,26 @@ void SqliteStore::WriterLoop() {
       MutexLock lock(&queue_mu_);
       // A write that failed for lack of space makes the store unhealthy even when the rest of
       // its group committed; the next clean group (or CheckWritable's probe) clears it.
+      const bool was_failing = !last_commit_.ok();
       if (txn.ok() && out_of_space) {
         last_commit_ = Status::Unavailable("store: out of disk space");
       } else {
         last_commit_ = txn;
       }
-      if (out_of_space && !out_of_space_) {
-        spdlog::warn("sqlite: out of disk space; writes answer 503 until space is freed");
-        space_probe_at_ = std::chrono::steady_clock::now() + space_probe_delay_;
+      if (!last_commit_.ok() && (!was_failing || out_of_space != out_of_space_)) {
+        if (out_of_space) {
+          spdlog::warn("sqlite: out of disk space; writes answer 503 until space is freed");
+        } else {
+          spdlog::warn("sqlite: a commit failed ({}); writes answer 503 until one succeeds",
+                       last_commit_.message());
+        }
+        probe_at_ = std::chrono::steady_clock::now() + probe_delay_;
       }
-      if (last_commit_.ok() && out_of_space_) spdlog::info("sqlite: committing again");
+      if (last_commit_.ok() && was_failing) {
+        spdlog::info("sqlite: committing again");
+        probe_delay_ = std::chrono::milliseconds(50);
+      }
       out_of_space_ = out_of_space;
-      if (!out_of_space) space_probe_delay_ = std::chrono::milliseconds(50);
     }
     if (txn.ok())
       RecordCommit(batch.size(),
@@ -426,30 +438,37 @@ Status SqliteStore::CheckWritable() {
   // The V4 adds' write path: refusing while out of space or failed.
   if (journal_) ENGRAM_RETURN_IF_ERROR(journal_->Health());
   bool probe = false;
+  bool probe_space = false;
   {
     MutexLock lock(&queue_mu_);
     if (stopping_) return Status::Unavailable("store is shutting down");
     if (!last_commit_.ok()) {
       const auto now = std::chrono::steady_clock::now();
-      if (!out_of_space_ || now < space_probe_at_) return last_commit_;
-      // Out of space and no write since: is there room again? One caller probes at a time.
-      space_probe_delay_ = std::min(2 * space_probe_delay_, std::chrono::milliseconds(2000));
-      space_probe_at_ = now + space_probe_delay_;
+      if (now < probe_at_) return last_commit_;
+      // No write has committed since the failure: can one now? One caller probes at a time.
+      probe_delay_ = std::min(2 * probe_delay_, std::chrono::milliseconds(2000));
+      probe_at_ = now + probe_delay_;
       probe = true;
+      probe_space = out_of_space_;
     }
   }
   if (probe) {
-    const std::string dir = std::filesystem::path(options_.path).parent_path().string();
-    Status space = sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024);
-    MutexLock lock(&queue_mu_);
-    if (!space.ok()) return last_commit_;
-    if (out_of_space_) {
-      // The writer tries every write anyway; this only lets health say so before one comes.
-      spdlog::info("sqlite: disk space is back");
-      out_of_space_ = false;
-      last_commit_ = Status::Ok();
-      space_probe_delay_ = std::chrono::milliseconds(50);
+    // The writer tries every write anyway; the probe only lets health say so before one comes.
+    // Out of space, room for more than one page comes first, so that health does not flap
+    // between a page that fits and the next write that does not.
+    if (probe_space) {
+      const std::string dir = std::filesystem::path(options_.path).parent_path().string();
+      if (!sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024).ok()) {
+        MutexLock lock(&queue_mu_);
+        return last_commit_;
+      }
     }
+    // A commit of the schema version (unchanged) writes and syncs a page through the same path
+    // as any write; once it commits, the writer clears last_commit_ as after any clean group.
+    const std::string rewrite = fmt::format("PRAGMA user_version = {}", schema_version_);
+    Status committed =
+        Submit([&rewrite](sqlite3* db) { return sqlite::ExecScript(db, rewrite.c_str()); });
+    if (!committed.ok()) return committed;
   }
   if (access(options_.path.c_str(), W_OK) != 0) {
     return Status::Unavailable(fmt::format("database file {} is not writable", options_.path));

@@ -10,13 +10,16 @@
 // Out of disk space: a write that fails with SQLITE_FULL is answered kUnavailable (503) and never
 // reported committed; SQLite may then roll back the whole group transaction, so the group's other
 // writes fail with it. The writer keeps taking writes and commits again once there is room.
-// CheckWritable reports the state (with the intake journal's) and, past a backoff, probes the
-// directory for space, so health recovers without a write. A stop on a nearly full disk skips the
-// closing checkpoint, which could grow the database file, and keeps the WAL for the next open.
-// When the database cannot be opened for writing because the disk is full, it is opened read-only:
-// reads are served, writes answer kUnavailable, and a restart once space is freed makes it
-// writable again (the steps skipped at open, migrations and storing the intake journal's leftover
-// events, then run; re-running them under live readers is not worth the complexity).
+// A failed fsync or write (an I/O error) is treated the same way: answered kUnavailable, never
+// reported committed, and the next commit that succeeds ends it. CheckWritable reports the state
+// (with the intake journal's) and, past a backoff, probes with a commit of its own (after checking
+// the directory for free space when the disk was full), so health recovers without a write. A stop
+// on a nearly full disk skips the closing checkpoint, which could grow the database file, and keeps
+// the WAL for the next open. When the database cannot be opened for writing because the disk is
+// full, it is opened read-only: reads are served, writes answer kUnavailable, and a restart once
+// space is freed makes it writable again (the steps skipped at open, migrations and storing the
+// intake journal's leftover events, then run; re-running them under live readers is not worth the
+// complexity).
 //
 // Thread-safety: all public methods are safe to call concurrently.
 #pragma once
@@ -56,6 +59,9 @@ struct SqliteStoreOptions {
   // answering after one small fdatasync instead of a group transaction (see intake_journal.h);
   // an event's row is written once, with its end. Empty: AcceptEvent is InsertEvent.
   std::string intake_journal_dir;
+  // Name of the SQLite VFS every connection opens the database through (empty: SQLite's default).
+  // Tests inject disk faults through one (sqlite_fault_vfs.h).
+  std::string vfs;
 };
 
 class SqliteStore final : public Store {
@@ -170,11 +176,12 @@ class SqliteStore final : public Store {
   std::deque<PendingWrite> queue_ GUARDED_BY(queue_mu_);
   bool stopping_ GUARDED_BY(queue_mu_) = false;
   Status last_commit_ GUARDED_BY(queue_mu_);
-  // last_commit_ failed for lack of space: CheckWritable probes for space at space_probe_at_,
-  // backing off from 50 ms to 2 s.
+  // last_commit_ failed for lack of space (else: an I/O error).
   bool out_of_space_ GUARDED_BY(queue_mu_) = false;
-  std::chrono::steady_clock::time_point space_probe_at_ GUARDED_BY(queue_mu_){};
-  std::chrono::milliseconds space_probe_delay_ GUARDED_BY(queue_mu_){50};
+  // While last_commit_ is failed, CheckWritable probes at probe_at_, backing off from 50 ms to
+  // 2 s: a commit through the writer (after a check for free space when out of space).
+  std::chrono::steady_clock::time_point probe_at_ GUARDED_BY(queue_mu_){};
+  std::chrono::milliseconds probe_delay_ GUARDED_BY(queue_mu_){50};
   // Not ok: opened read-only (InitReadOnly); set before any other thread runs.
   Status read_only_;
   // Write-path figures for GetStats, updated by the writer after each commit.

@@ -55,6 +55,11 @@ Status ExecScript(sqlite3* db, const char* sql);
 // A Status from an SQLite result code and the connection's message.
 Status ErrorStatus(sqlite3* db, int rc, std::string_view what);
 
+// The VFS name sqlite3_open_v2 takes for `name`: null (SQLite's default) when it is empty.
+inline const char* VfsName(const std::string& name) {
+  return name.empty() ? nullptr : name.c_str();
+}
+
 // The connection's last error was SQLITE_FULL (SQLite reports ENOSPC and EDQUOT so).
 bool LastErrorIsFull(sqlite3* db);
 

@@ -17,7 +17,8 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(WalCheckpointerO
                                                                 sqlite3* writer) {
   std::unique_ptr<WalCheckpointer> c(new WalCheckpointer(std::move(options), writer));
   int rc = sqlite3_open_v2(c->options_.path.c_str(), &c->db_,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                           sqlite::VfsName(c->options_.vfs));
   if (rc != SQLITE_OK) {
     return sqlite::ErrorStatus(c->db_, rc,
                                fmt::format("open {} for checkpoints", c->options_.path));

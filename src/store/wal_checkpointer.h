@@ -38,6 +38,7 @@ struct WalCheckpointerOptions {
   std::string path;              // the database file (WAL mode)
   int trigger_pages = 1000;      // WAL size that wakes the checkpoint thread
   bool synchronous_full = true;  // as the writer: false skips the database file's fsync
+  std::string vfs;               // as the writer's (empty: SQLite's default)
   // A WAL this many times past the trigger (the thread cannot keep up, or is stuck behind a long
   // reader) makes the committing writer checkpoint inline once, as SQLite would have.
   int inline_factor = 4;
