@@ -106,9 +106,6 @@ KernelFamily BestKernelFamily() {
 }
 
 bool CpuHasArmDotProduct() {
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #if defined(__aarch64__) && defined(__linux__)
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)

@@ -1,8 +1,8 @@
 // The SQLite store when the disk misbehaves, through a fault-injecting VFS (sqlite_fault_vfs.h):
 // a failed fsync, a short (torn) write and a write refused for lack of space are never reported
-// committed, leave nothing of the failed write behind (also after a reopen), make CheckWritable
-// (health) say unavailable while the fault lasts, and end without a restart or a write from
-// outside once the fault clears.
+// committed, leave nothing of the failed write behind (also after a clean reopen), make
+// CheckWritable (health) say unavailable while the fault lasts, and end without a restart or a
+// write from outside once the fault clears.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 

@@ -14,6 +14,10 @@ struct FaultFile {
   int kind;  // the SQLITE_OPEN_* kind the file was opened as
 };
 
+// The default VFS's structure starts right after the header; SQLite aligns the block to 8 bytes
+// and so must the header's size be.
+static_assert(sizeof(FaultFile) % 8 == 0, "the file structure after FaultFile is misaligned");
+
 FaultFile* AsFault(sqlite3_file* f) { return reinterpret_cast<FaultFile*>(f); }
 sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<sqlite3_file*>(AsFault(f) + 1); }
 const sqlite3_io_methods& M(sqlite3_file* f) { return *Real(f)->pMethods; }
@@ -31,14 +35,22 @@ int CheckReservedLock(sqlite3_file* f, int* out) { return M(f).xCheckReservedLoc
 int FileControl(sqlite3_file* f, int op, void* arg) { return M(f).xFileControl(Real(f), op, arg); }
 int SectorSize(sqlite3_file* f) { return M(f).xSectorSize(Real(f)); }
 int DeviceCharacteristics(sqlite3_file* f) { return M(f).xDeviceCharacteristics(Real(f)); }
+// Shared memory (the WAL index) exists from version 2 of the methods on; without it SQLite
+// cannot use WAL mode on the file, as with the default VFS's own methods.
 int ShmMap(sqlite3_file* f, int region, int size, int extend, void volatile** out) {
+  if (M(f).iVersion < 2) return SQLITE_IOERR_SHMMAP;
   return M(f).xShmMap(Real(f), region, size, extend, out);
 }
 int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  if (M(f).iVersion < 2) return SQLITE_IOERR_SHMLOCK;
   return M(f).xShmLock(Real(f), offset, n, flags);
 }
-void ShmBarrier(sqlite3_file* f) { M(f).xShmBarrier(Real(f)); }
-int ShmUnmap(sqlite3_file* f, int delete_flag) { return M(f).xShmUnmap(Real(f), delete_flag); }
+void ShmBarrier(sqlite3_file* f) {
+  if (M(f).iVersion >= 2) M(f).xShmBarrier(Real(f));
+}
+int ShmUnmap(sqlite3_file* f, int delete_flag) {
+  return M(f).iVersion < 2 ? SQLITE_OK : M(f).xShmUnmap(Real(f), delete_flag);
+}
 int Fetch(sqlite3_file* f, sqlite3_int64 offset, int bytes, void** out) {
   if (M(f).iVersion < 3) {
     *out = nullptr;  // no memory map: SQLite reads instead

@@ -444,11 +444,12 @@ Status SqliteStore::CheckWritable() {
     if (stopping_) return Status::Unavailable("store is shutting down");
     if (!last_commit_.ok()) {
       const auto now = std::chrono::steady_clock::now();
-      if (now < probe_at_) return last_commit_;
+      if (probing_ || now < probe_at_) return last_commit_;
       // No write has committed since the failure: can one now? One caller probes at a time.
       probe_delay_ = std::min(2 * probe_delay_, std::chrono::milliseconds(2000));
       probe_at_ = now + probe_delay_;
       probe = true;
+      probing_ = true;
       probe_space = out_of_space_;
     }
   }
@@ -456,19 +457,22 @@ Status SqliteStore::CheckWritable() {
     // The writer tries every write anyway; the probe only lets health say so before one comes.
     // Out of space, room for more than one page comes first, so that health does not flap
     // between a page that fits and the next write that does not.
+    Status probed = Status::Ok();
     if (probe_space) {
       const std::string dir = std::filesystem::path(options_.path).parent_path().string();
-      if (!sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024).ok()) {
-        MutexLock lock(&queue_mu_);
-        return last_commit_;
-      }
+      probed = sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024);
     }
-    // A commit of the schema version (unchanged) writes and syncs a page through the same path
-    // as any write; once it commits, the writer clears last_commit_ as after any clean group.
-    const std::string rewrite = fmt::format("PRAGMA user_version = {}", schema_version_);
-    Status committed =
-        Submit([&rewrite](sqlite3* db) { return sqlite::ExecScript(db, rewrite.c_str()); });
-    if (!committed.ok()) return committed;
+    if (probed.ok()) {
+      // A commit of the schema version (unchanged) writes and syncs a page through the same path
+      // as any write; once it commits, the writer clears last_commit_ as after any clean group.
+      const std::string rewrite = fmt::format("PRAGMA user_version = {}", schema_version_);
+      probed = Submit([rewrite](sqlite3* db) { return sqlite::ExecScript(db, rewrite.c_str()); });
+    }
+    MutexLock lock(&queue_mu_);
+    probing_ = false;
+    // The probe shares its group with other writes: one of them may have failed for space in a
+    // group that committed, which leaves last_commit_ failed.
+    if (!probed.ok() || !last_commit_.ok()) return last_commit_.ok() ? probed : last_commit_;
   }
   if (access(options_.path.c_str(), W_OK) != 0) {
     return Status::Unavailable(fmt::format("database file {} is not writable", options_.path));

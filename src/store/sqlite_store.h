@@ -182,6 +182,7 @@ class SqliteStore final : public Store {
   // 2 s: a commit through the writer (after a check for free space when out of space).
   std::chrono::steady_clock::time_point probe_at_ GUARDED_BY(queue_mu_){};
   std::chrono::milliseconds probe_delay_ GUARDED_BY(queue_mu_){50};
+  bool probing_ GUARDED_BY(queue_mu_) = false;  // one caller probes at a time; others answer
   // Not ok: opened read-only (InitReadOnly); set before any other thread runs.
   Status read_only_;
   // Write-path figures for GetStats, updated by the writer after each commit.
