@@ -146,6 +146,11 @@ FaultPlan FaultVfs::plan() const {
   return plan_;
 }
 
+FaultPlan FaultVfs::FaultsFor(int kind) const {
+  const FaultPlan current = plan();
+  return (current.files & kind) != 0 ? current : FaultPlan{};
+}
+
 int FaultVfs::Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int flags,
                    int* out_flags) {
   static const sqlite3_io_methods kMethods = MakeMethods(Write, Sync);
@@ -161,28 +166,23 @@ int FaultVfs::Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int f
 }
 
 int FaultVfs::Write(sqlite3_file* file, const void* data, int bytes, sqlite3_int64 offset) {
-  FaultFile* f = AsFault(file);
-  FaultVfs* owner = f->owner;
-  const FaultPlan plan = owner->plan();
-  if ((plan.files & f->kind) != 0) {
-    if (plan.full) {
-      owner->failed_writes_.fetch_add(1);
-      return SQLITE_FULL;
-    }
-    if (plan.short_writes) {
-      owner->failed_writes_.fetch_add(1);
-      (void)M(file).xWrite(Real(file), data, bytes / 2, offset);
-      return SQLITE_IOERR_WRITE;
-    }
+  FaultVfs* owner = AsFault(file)->owner;
+  const FaultPlan faults = owner->FaultsFor(AsFault(file)->kind);
+  if (faults.full) {
+    owner->failed_writes_.fetch_add(1);
+    return SQLITE_FULL;
+  }
+  if (faults.short_writes) {
+    owner->failed_writes_.fetch_add(1);
+    (void)M(file).xWrite(Real(file), data, bytes / 2, offset);
+    return SQLITE_IOERR_WRITE;
   }
   return M(file).xWrite(Real(file), data, bytes, offset);
 }
 
 int FaultVfs::Sync(sqlite3_file* file, int flags) {
-  FaultFile* f = AsFault(file);
-  FaultVfs* owner = f->owner;
-  const FaultPlan plan = owner->plan();
-  if ((plan.files & f->kind) != 0 && plan.fail_sync) {
+  FaultVfs* owner = AsFault(file)->owner;
+  if (owner->FaultsFor(AsFault(file)->kind).fail_sync) {
     owner->failed_syncs_.fetch_add(1);
     return SQLITE_IOERR_FSYNC;
   }

@@ -44,6 +44,9 @@ class FaultVfs {
   const std::string& name() const { return name_; }
   void Set(const FaultPlan& plan) EXCLUDES(mu_);
   FaultPlan plan() const EXCLUDES(mu_);
+  // The faults for a file of `kind` (an SQLITE_OPEN_* kind): the plan's, or none when the plan
+  // does not target that kind.
+  FaultPlan FaultsFor(int kind) const EXCLUDES(mu_);
 
   // Calls failed on purpose so far.
   uint64_t failed_syncs() const { return failed_syncs_.load(); }

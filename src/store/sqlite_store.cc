@@ -20,6 +20,14 @@ namespace {
 
 // Free space, beyond the WAL's size, that the closing checkpoint needs to run.
 constexpr int64_t kCloseCheckpointMargin = 1 << 20;
+// Free space a space probe asks for: room for more than the next page.
+constexpr size_t kProbeFreeBytes = 256 * 1024;
+
+// The directory of the database file, where its WAL grows and the space probes write.
+std::string DirectoryOf(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
 
 Status OpenConnection(const std::string& path, bool read_only, const std::string& vfs,
                       sqlite3** out) {
@@ -65,9 +73,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   // Opening for writing needs space (the WAL index, migrations, the intake journal's leftover
   // events). An existing database on a full disk is opened read-only instead, so reads go on.
   struct stat sb;
-  const std::string dir = std::filesystem::path(options.path).parent_path().string();
   if (::stat(options.path.c_str(), &sb) != 0 ||
-      sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024).ok()) {
+      sqlite::ProbeFreeSpace(DirectoryOf(options.path), kProbeFreeBytes).ok()) {
     return st;
   }
   store.reset();  // closes what Init opened
@@ -194,8 +201,7 @@ SqliteStore::~SqliteStore() {
     struct stat sb;
     const int64_t wal_bytes =
         ::stat((options_.path + "-wal").c_str(), &sb) == 0 ? static_cast<int64_t>(sb.st_size) : 0;
-    const std::string dir = std::filesystem::path(options_.path).parent_path().string();
-    const int64_t free_bytes = sqlite::FreeBytes(dir.empty() ? "." : dir);
+    const int64_t free_bytes = sqlite::FreeBytes(DirectoryOf(options_.path));
     if (free_bytes >= 0 && free_bytes < wal_bytes + kCloseCheckpointMargin) {
       spdlog::warn("sqlite: {} bytes free; keeping the WAL ({} bytes) instead of checkpointing",
                    free_bytes, wal_bytes);
@@ -459,8 +465,7 @@ Status SqliteStore::CheckWritable() {
     // between a page that fits and the next write that does not.
     Status probed = Status::Ok();
     if (probe_space) {
-      const std::string dir = std::filesystem::path(options_.path).parent_path().string();
-      probed = sqlite::ProbeFreeSpace(dir.empty() ? "." : dir, 256 * 1024);
+      probed = sqlite::ProbeFreeSpace(DirectoryOf(options_.path), kProbeFreeBytes);
     }
     if (probed.ok()) {
       // A commit of the schema version (unchanged) writes and syncs a page through the same path
