@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test: a short libFuzzer run of the parsers (scripts/fuzz.sh),
-# the Debian package built, installed and served from (scripts/package.sh --smoke, as root), then
-# the unit, property and HTTP integration tests with ctest against both store backends (a
-# throw-away PostgreSQL cluster is started for the run and removed after it,
+# the Debian package built, installed and served from (scripts/package.sh --smoke, as root), the
+# unit tests of the layers where threads meet under AddressSanitizer + UBSan and ThreadSanitizer
+# (scripts/sanitize.sh), then the unit, property and HTTP integration tests with ctest; both store
+# backends (a throw-away PostgreSQL cluster is started for the run and removed after it,
 # scripts/pg_test_cluster.sh). ctest runs last, so its summary closes the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,5 +19,6 @@ bash scripts/package.sh --smoke
 eval "$(bash scripts/pg_test_cluster.sh start)"
 ROOT=$(pwd)
 trap 'bash "$ROOT/scripts/pg_test_cluster.sh" stop "$ENGRAM_TEST_PG_DIR"' EXIT
+bash scripts/sanitize.sh
 cd build
 ctest --output-on-failure --timeout 600 -j "${JOBS:-2}"
