@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/backup_command.h"
 #include "cli/serve_command.h"
 #include "cli/serve_flags.h"
 #include "common/build_info.h"
@@ -58,6 +59,10 @@ int main(int argc, char** argv) {
   mcp_cmd->add_option("--workspace", mcp_relay.workspace, "workspace (default: default)")
       ->envname("ENGRAM_WORKSPACE");
 
+  // Backup and restore of the SQLite data directory (store/sqlite_backup.h; docs/operations.md).
+  engram::BackupCommandOptions backup, restore;
+  const auto [backup_cmd, restore_cmd] = engram::AddBackupCommands(app, backup, restore);
+
   app.add_subcommand("version", "print the version and the source revision")->callback([] {
     const engram::BuildInfo info = engram::GetBuildInfo();
     std::cout << "engram " << info.version << " (" << info.revision << ", " << info.build_type
@@ -87,6 +92,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  if (backup_cmd->parsed()) return engram::RunBackupCommand(backup, std::cout, std::cerr);
+  if (restore_cmd->parsed()) return engram::RunRestoreCommand(restore, std::cout, std::cerr);
   if (mcp_cmd->parsed()) return engram::mcp::RunMcpStdio(std::move(mcp_relay));
   if (embed_cmd->parsed()) {
     return engram::RunEmbedCommand(

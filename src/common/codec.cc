@@ -81,10 +81,9 @@ std::string Base64Encode(std::string_view bytes) {
   return out;
 }
 
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+namespace {
+
+std::string HexOf(const unsigned char* md, unsigned len) {
   static const char* kHex = "0123456789abcdef";
   std::string out;
   out.reserve(len * 2);
@@ -93,6 +92,38 @@ std::string Sha256Hex(std::string_view bytes) {
     out.push_back(kHex[md[i] & 15]);
   }
   return out;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  return HexOf(md, len);
+}
+
+struct Sha256::Context {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~Context() { EVP_MD_CTX_free(ctx); }
+};
+
+Sha256::Sha256() : context_(std::make_unique<Context>()) {
+  EVP_DigestInit_ex(context_->ctx, EVP_sha256(), nullptr);
+}
+
+Sha256::~Sha256() = default;
+
+void Sha256::Update(std::string_view bytes) {
+  EVP_DigestUpdate(context_->ctx, bytes.data(), bytes.size());
+}
+
+std::string Sha256::HexDigest() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(context_->ctx, md, &len);
+  EVP_DigestInit_ex(context_->ctx, EVP_sha256(), nullptr);
+  return HexOf(md, len);
 }
 
 }  // namespace engram

@@ -1,7 +1,8 @@
 // Byte codecs: base64 (standard and URL-safe alphabets) and SHA-256 hex digests.
-// Thread-safety: pure functions.
+// Thread-safety: pure functions; a Sha256 object is used by one thread at a time.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,5 +17,22 @@ std::string Base64Encode(std::string_view bytes);
 
 // Lower-case hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);
+
+// SHA-256 of bytes fed in pieces (a file read in blocks), for inputs too large to hold at once.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void Update(std::string_view bytes);
+  // Lower-case hex digest of everything fed so far; the object then starts over.
+  std::string HexDigest();
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> context_;
+};
 
 }  // namespace engram

@@ -32,5 +32,14 @@ TEST(CodecTest, Sha256) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+TEST(CodecTest, Sha256InPiecesIsTheDigestOfTheWhole) {
+  const std::string text = "the quick brown fox jumps over the lazy dog, twice over";
+  Sha256 sha;
+  for (size_t cut = 0; cut < text.size(); cut += 7)
+    sha.Update(std::string_view(text).substr(cut, 7));
+  EXPECT_EQ(sha.HexDigest(), Sha256Hex(text));
+  EXPECT_EQ(sha.HexDigest(), Sha256Hex("")) << "a digest starts the object over";
+}
+
 }  // namespace
 }  // namespace engram

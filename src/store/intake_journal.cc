@@ -105,6 +105,8 @@ uint64_t FileNumber(const std::string& name) {
 
 }  // namespace
 
+bool IntakeJournal::IsRecordFile(const std::string& name) { return FileNumber(name) != 0; }
+
 uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
   const auto* p = static_cast<const unsigned char*>(data);
   crc = ~crc;

@@ -82,6 +82,10 @@ class IntakeJournal {
   IntakeJournal(const IntakeJournal&) = delete;
   IntakeJournal& operator=(const IntakeJournal&) = delete;
 
+  // Whether `name` is one of the journal's record files ("intake-<n>.log"): what a backup of the
+  // directory copies (the space probe's file is not one).
+  static bool IsRecordFile(const std::string& name);
+
   // The payloads an earlier run appended and did not release, in append order.
   Result<std::vector<std::string>> ReadLeftovers() const;
   // Deletes the earlier run's files: call once their records are stored durably elsewhere.
