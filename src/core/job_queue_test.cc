@@ -2,45 +2,57 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace engram {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Records which jobs ran, in order, and when. Margins are generous: these tests run on loaded
-// machines with few cores.
+// Records which jobs ran, in order, and when by the queue's FakeClock: delays pass when a test
+// advances the clock, never by sleeping.
 class JobQueueTest : public ::testing::Test {
  protected:
   struct Ran {
     int job;
-    Clock::time_point at;
+    Clock::SteadyTime at;
   };
 
   void Start(int workers, std::function<void(int&)> also = {}) {
-    queue_.Start({.workers = workers, .name = "test-jobs"}, [this, also](int& job) {
-      if (also) also(job);
-      std::lock_guard<std::mutex> lock(mu_);
-      ran_.push_back({job, Clock::now()});
-    });
+    queue_.Start({.workers = workers, .name = "test-jobs", .clock = &clock_},
+                 [this, also](int& job) {
+                   if (also) also(job);
+                   std::lock_guard<std::mutex> lock(mu_);
+                   ran_.push_back({job, clock_.SteadyNow()});
+                 });
   }
-  // Waits (at most 20 s) until `n` jobs ran; returns what ran.
+  // Waits (at most 20 s of real time) until `n` jobs ran; returns what ran.
   std::vector<Ran> WaitFor(size_t n) {
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (Clock::now() < deadline) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (ran_.size() >= n) return ran_;
-      }
-      std::this_thread::sleep_for(milliseconds(5));
+    if (!Eventually([&] { return Snapshot().size() >= n; })) {
+      ADD_FAILURE() << "only " << Snapshot().size() << " of " << n << " jobs ran";
     }
-    ADD_FAILURE() << "only " << Snapshot().size() << " of " << n << " jobs ran";
     return Snapshot();
+  }
+  // Waits until the workers have looked at the queue again and found nothing due: after that,
+  // what has not run was held back by its due time.
+  void WaitUntilIdle() {
+    const uint64_t seen = clock_.waits();
+    EXPECT_TRUE(Eventually([&] { return clock_.waits() >= seen + 2; }));
+  }
+  static bool Eventually(const std::function<bool()>& ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
   }
   std::vector<Ran> Snapshot() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -52,6 +64,7 @@ class JobQueueTest : public ::testing::Test {
     return order;
   }
 
+  FakeClock clock_;
   std::mutex mu_;
   std::vector<Ran> ran_;  // guarded by mu_
   // Declared last: its workers stop before the members they use go away.
@@ -60,14 +73,17 @@ class JobQueueTest : public ::testing::Test {
 
 TEST_F(JobQueueTest, DelayedJobRunsOnlyAfterItsDelay) {
   Start(2);
-  const auto pushed = Clock::now();
+  const auto pushed = clock_.SteadyNow();
   queue_.PushAfter(1, milliseconds(400));
-  std::this_thread::sleep_for(milliseconds(100));
+  WaitUntilIdle();
+  clock_.Advance(milliseconds(399));
+  WaitUntilIdle();
   EXPECT_TRUE(Snapshot().empty()) << "ran before its delay";
+  clock_.Advance(milliseconds(1));
   auto ran = WaitFor(1);
   ASSERT_EQ(ran.size(), 1u);
-  EXPECT_GE(ran[0].at - pushed, milliseconds(400));
-  EXPECT_EQ(queue_.pending(), 0u);
+  EXPECT_EQ(ran[0].at - pushed, milliseconds(400));
+  EXPECT_TRUE(Eventually([&] { return queue_.pending() == 0; }));
 }
 
 TEST_F(JobQueueTest, PendingCountsDelayedJobs) {
@@ -75,19 +91,20 @@ TEST_F(JobQueueTest, PendingCountsDelayedJobs) {
   queue_.PushAfter(1, milliseconds(300));
   queue_.PushAfter(2, milliseconds(300), 5);
   EXPECT_EQ(queue_.pending(), 2u);
+  WaitUntilIdle();
+  EXPECT_EQ(queue_.pending(), 2u);
+  clock_.Advance(milliseconds(300));
   WaitFor(2);
   // The worker releases its job just after the callback returns.
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (queue_.pending() != 0 && Clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_EQ(queue_.pending(), 0u);
+  EXPECT_TRUE(Eventually([&] { return queue_.pending() == 0; }));
 }
 
 TEST_F(JobQueueTest, UnstripedJobPushedLaterRunsBeforeADelayedOne) {
   Start(1);
   queue_.PushAfter(1, milliseconds(500));
   queue_.Push(2);
+  EXPECT_EQ(Order(WaitFor(1)), (std::vector<int>{2}));
+  clock_.Advance(milliseconds(500));
   EXPECT_EQ(Order(WaitFor(2)), (std::vector<int>{2, 1}));
 }
 
@@ -95,17 +112,22 @@ TEST_F(JobQueueTest, OtherStripesRunPastADelayedJob) {
   Start(1);
   queue_.PushAfter(1, milliseconds(500), 7);
   queue_.Push(2, 8);
+  EXPECT_EQ(Order(WaitFor(1)), (std::vector<int>{2}));
+  clock_.Advance(milliseconds(500));
   EXPECT_EQ(Order(WaitFor(2)), (std::vector<int>{2, 1}));
 }
 
 TEST_F(JobQueueTest, LaterJobOfTheSameStripeWaitsBehindADelayedOne) {
   Start(2);
-  const auto pushed = Clock::now();
+  const auto pushed = clock_.SteadyNow();
   queue_.PushAfter(1, milliseconds(400), 7);
   queue_.Push(2, 7);
+  WaitUntilIdle();
+  EXPECT_TRUE(Snapshot().empty()) << "job 2 overtook the delayed job of its stripe";
+  clock_.Advance(milliseconds(400));
   auto ran = WaitFor(2);
   ASSERT_EQ(Order(ran), (std::vector<int>{1, 2}));
-  EXPECT_GE(ran[1].at - pushed, milliseconds(400));
+  EXPECT_EQ(ran[1].at - pushed, milliseconds(400));
 }
 
 // The retry case: a running job of a stripe queues itself again while a later job of its stripe
@@ -120,20 +142,40 @@ TEST_F(JobQueueTest, RetriedJobStillRunsBeforeTheLaterJobsOfItsStripe) {
   });
   queue_.Push(1, 3);
   queue_.Push(2, 3);
+  WaitFor(1);
+  WaitUntilIdle();
+  EXPECT_EQ(Order(Snapshot()), (std::vector<int>{1})) << "job 2 ran in the retry's pause";
+  clock_.Advance(milliseconds(300));
   EXPECT_EQ(Order(WaitFor(3)), (std::vector<int>{1, 1, 2}));
   queue_.Shutdown();  // before `retried` goes away
 }
 
-TEST_F(JobQueueTest, ShutdownDropsDelayedJobsPromptly) {
-  Start(2);
-  queue_.PushAfter(1, std::chrono::seconds(10));
-  queue_.PushAfter(2, std::chrono::seconds(10), 4);
-  EXPECT_EQ(queue_.pending(), 2u);
-  std::this_thread::sleep_for(milliseconds(50));  // the workers wait for the due time
-  const auto started = Clock::now();
-  queue_.Shutdown();
-  EXPECT_LT(Clock::now() - started, std::chrono::seconds(2));
-  EXPECT_TRUE(Snapshot().empty());
+// The system clock, counting the waits for a deadline: Shutdown must end real waits.
+class CountingClock final : public Clock {
+ public:
+  SteadyTime SteadyNow() const override { return RealClock()->SteadyNow(); }
+  void WaitUntil(CondVar* cv, Mutex* mu, SteadyTime deadline) const override REQUIRES(mu) {
+    waits.fetch_add(1);
+    RealClock()->WaitUntil(cv, mu, deadline);
+  }
+  mutable std::atomic<int> waits{0};
+};
+
+TEST(JobQueueShutdownTest, ShutdownDropsDelayedJobsPromptly) {
+  CountingClock clock;
+  std::atomic<int> ran{0};
+  JobQueue<int> queue;
+  queue.Start({.workers = 2, .name = "test-jobs", .clock = &clock}, [&](int&) { ++ran; });
+  queue.PushAfter(1, std::chrono::seconds(10));
+  queue.PushAfter(2, std::chrono::seconds(10), 4);
+  EXPECT_EQ(queue.pending(), 2u);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (clock.waits < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_GE(clock.waits, 2) << "the workers never waited for the due time";
+  const auto started = std::chrono::steady_clock::now();
+  queue.Shutdown();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(ran, 0);
 }
 
 }  // namespace

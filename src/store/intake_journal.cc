@@ -114,7 +114,8 @@ uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
   return ~crc;
 }
 
-IntakeJournal::IntakeJournal(IntakeJournalOptions options) : options_(std::move(options)) {}
+IntakeJournal::IntakeJournal(IntakeJournalOptions options)
+    : options_(std::move(options)), clock_(options_.clock ? options_.clock : RealClock()) {}
 
 Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(IntakeJournalOptions options) {
   if (options.dir.empty()) return Status::InvalidParameter("intake journal: no directory");
@@ -224,7 +225,7 @@ int IntakeJournal::DataSync(int fd) const {
   return options_.fdatasync_fn ? options_.fdatasync_fn(fd) : ::fdatasync(fd);
 }
 
-Status IntakeJournal::RefusalLocked(std::chrono::steady_clock::time_point now) const {
+Status IntakeJournal::RefusalLocked(Clock::SteadyTime now) const {
   if (!failed_.ok()) return failed_;
   if (!out_of_space_.ok() && now < retry_at_) return out_of_space_;
   return Status::Ok();
@@ -247,7 +248,7 @@ void IntakeJournal::NoteOutcomeLocked(const Status& st) {
   if (out_of_space_.ok()) spdlog::warn("{}; retrying with backoff", st.message());
   backoff_delay_ = backoff_delay_.count() == 0 ? options_.retry_initial
                                                : std::min(2 * backoff_delay_, options_.retry_max);
-  retry_at_ = std::chrono::steady_clock::now() + backoff_delay_;
+  retry_at_ = clock_->SteadyNow() + backoff_delay_;
   out_of_space_ =
       Status::Unavailable("intake journal: out of disk space; writes resume once space is freed");
   cv_.SignalAll();  // the thread sleeps until the new retry_at_
@@ -266,7 +267,7 @@ void IntakeJournal::Append(std::string payload, Done done) {
   Status refused;
   {
     MutexLock lock(&mu_);
-    if (Status r = RefusalLocked(std::chrono::steady_clock::now()); !r.ok()) {
+    if (Status r = RefusalLocked(clock_->SteadyNow()); !r.ok()) {
       refused = r;
       ++stats_.refused;
     } else if (stopping_) {
@@ -314,7 +315,7 @@ void IntakeJournal::SyncGroup(std::vector<Pending>& group) {
   {
     MutexLock lock(&mu_);
     // Records queued before the journal ran out of space are refused with the records after.
-    st = RefusalLocked(std::chrono::steady_clock::now());
+    st = RefusalLocked(clock_->SteadyNow());
   }
   if (st.ok()) {
     st = WriteGroup(group);
@@ -431,7 +432,7 @@ void IntakeJournal::Loop() {
     } else if (stopping_ && !leading_) {
       return;  // nobody writing, and nothing queued (a writer drains)
     } else if (failed_.ok() && !out_of_space_.ok() && !leading_ && !stopping_ &&
-               std::chrono::steady_clock::now() >= retry_at_) {
+               clock_->SteadyNow() >= retry_at_) {
       // Out of space and nobody writing: probe once the backoff has passed, so that health
       // recovers without waiting for an Append. Appends meanwhile queue behind it.
       leading_ = true;
@@ -442,7 +443,7 @@ void IntakeJournal::Loop() {
       if (failed_.ok()) NoteOutcomeLocked(st.ok() || IsOutOfSpace(st) ? st : Status::Ok());
     } else {
       if (failed_.ok() && !out_of_space_.ok() && !leading_) {
-        cv_.WaitUntil(&mu_, retry_at_);
+        clock_->WaitUntil(&cv_, &mu_, retry_at_);
       } else {
         cv_.Wait(&mu_);
       }
@@ -509,12 +510,11 @@ Status IntakeJournal::WriteGroup(const std::vector<Pending>& group) {
     PutU32(buf, RecordCrc(length, p.payload.data()));
     buf.append(p.payload);
   }
-  const auto began = std::chrono::steady_clock::now();
+  const auto began = clock_->SteadyNow();
   ENGRAM_RETURN_IF_ERROR(
       WriteAll([this](int f, const void* d, size_t n) { return Write(f, d, n); }, fd_, buf));
   if (options_.sync && DataSync(fd_) != 0) return Errno("intake journal: fdatasync");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  const double seconds = std::chrono::duration<double>(clock_->SteadyNow() - began).count();
   fd_bytes_ += buf.size();
   MutexLock lock(&mu_);
   Segment& seg = segments_.back();

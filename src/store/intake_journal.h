@@ -49,6 +49,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
 #include "store/store_stats.h"
@@ -64,6 +65,7 @@ struct IntakeJournalOptions {
   // After running out of space, Appends are refused this long, doubling up to retry_max.
   std::chrono::milliseconds retry_initial{50};
   std::chrono::milliseconds retry_max{2000};
+  const Clock* clock = nullptr;  // backoffs and sync timings; null: RealClock()
   // Fault-injection seam for tests: stand-ins for ::write and ::fdatasync on the journal's files
   // (they set errno as the system calls do). Empty: the system calls.
   std::function<ssize_t(int fd, const void* data, size_t size)> write_fn;
@@ -141,7 +143,7 @@ class IntakeJournal {
   // Writes and syncs a small file beside the journal's: is there room again? The leader.
   Status ProbeSpace();
   // The refusal in force (failed for good, or backing off), else OK.
-  Status RefusalLocked(std::chrono::steady_clock::time_point now) const REQUIRES(mu_);
+  Status RefusalLocked(Clock::SteadyTime now) const REQUIRES(mu_);
   // The outcome of a write or probe while not failed for good.
   void NoteOutcomeLocked(const Status& st) REQUIRES(mu_);
   ssize_t Write(int fd, const void* data, size_t size) const;
@@ -151,6 +153,7 @@ class IntakeJournal {
   std::vector<std::string> TakeDeletableLocked() REQUIRES(mu_);
 
   const IntakeJournalOptions options_;
+  const Clock* const clock_;              // options_.clock, or RealClock()
   std::vector<uint64_t> leftover_files_;  // earlier run's, ascending; owner-only
 
   mutable Mutex mu_;
@@ -164,7 +167,7 @@ class IntakeJournal {
   // Not ok: out of space; Appends are refused until retry_at_, and the state lasts until a write
   // or probe succeeds. backoff_delay_: the current delay (0 when not backing off).
   Status out_of_space_ GUARDED_BY(mu_);
-  std::chrono::steady_clock::time_point retry_at_ GUARDED_BY(mu_){};
+  Clock::SteadyTime retry_at_ GUARDED_BY(mu_){};
   std::chrono::milliseconds backoff_delay_ GUARDED_BY(mu_){0};
   std::deque<Segment> segments_ GUARDED_BY(mu_);  // this run's files, oldest first
   uint64_t next_file_no_ GUARDED_BY(mu_) = 1;

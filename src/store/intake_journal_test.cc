@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <map>
@@ -19,6 +20,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/clock.h"
 
 namespace engram {
 namespace {
@@ -325,20 +328,25 @@ TEST_F(IntakeJournalTest, TooLargeRecordIsRefusedAtOnce) {
 }
 
 // Injected file failures: the journal's writes and syncs fail with `err` while it is set. A failing
-// write first writes half of what it was given, as a disk filling up midway would.
+// write first writes half of what it was given, as a disk filling up midway would. Time is a
+// FakeClock: a backoff ends when the test advances it.
 class FailingFiles {
  public:
   std::atomic<int> write_err{0};
   std::atomic<int> sync_err{0};
+  std::atomic<int> failed_writes{0};  // writes that failed (appends' groups and probes)
+  FakeClock clock;
 
   IntakeJournalOptions Options(const std::string& dir) {
     IntakeJournalOptions o;
     o.dir = dir;
     o.retry_initial = std::chrono::milliseconds(10);
     o.retry_max = std::chrono::milliseconds(40);
+    o.clock = &clock;
     o.write_fn = [this](int fd, const void* data, size_t size) -> ssize_t {
       if (const int err = write_err.load(); err != 0) {
         if (size > 1) (void)::write(fd, data, size / 2);
+        ++failed_writes;
         errno = err;
         return -1;
       }
@@ -362,13 +370,24 @@ std::pair<Status, uint64_t> AppendWait(IntakeJournal& j, std::string payload) {
   return f.get();
 }
 
-bool HealthyWithin(IntakeJournal& j, std::chrono::milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (j.Health().ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+// Waits (10 s at most, in real time) for the journal's thread to make `ready` true.
+bool Eventually(const std::function<bool()>& ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
   }
-  return j.Health().ok();
+  return true;
+}
+
+// Waits for the journal to report healthy while time passes, 10 ms of the fake clock per look:
+// its thread probes once each backoff has passed.
+bool HealthyAsTimePasses(IntakeJournal& j, FakeClock& clock) {
+  return Eventually([&] {
+    if (j.Health().ok()) return true;
+    clock.Advance(std::chrono::milliseconds(10));
+    return false;
+  });
 }
 
 TEST_F(IntakeJournalTest, OutOfSpaceIsRefusedThenWrittenToAFreshFile) {
@@ -383,13 +402,16 @@ TEST_F(IntakeJournalTest, OutOfSpaceIsRefusedThenWrittenToAFreshFile) {
   EXPECT_EQ(torn.code(), StatusCode::kUnavailable);
   EXPECT_EQ(torn_number, IntakeJournal::kNoRecord);
   EXPECT_EQ((*j)->Health().code(), StatusCode::kUnavailable);
-  // Refused at once during the backoff, and still while the probe finds no room.
+  // Refused at once during the backoff, without a write.
   EXPECT_EQ(AppendWait(**j, "refused").first.code(), StatusCode::kUnavailable);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(files.failed_writes, 1);
+  // Once the backoff has passed the journal's thread probes, finds no room, and backs off again.
+  files.clock.Advance(std::chrono::milliseconds(10));
+  ASSERT_TRUE(Eventually([&] { return files.failed_writes >= 2; }));
   EXPECT_FALSE((*j)->Health().ok());
 
-  files.write_err = 0;  // space freed
-  ASSERT_TRUE(HealthyWithin(**j, std::chrono::seconds(2)));
+  files.write_err = 0;  // space freed: the next probe (after the doubled backoff) finds room
+  ASSERT_TRUE(HealthyAsTimePasses(**j, files.clock));
   auto [after, after_number] = AppendWait(**j, "after");
   ASSERT_TRUE(after.ok()) << after.ToString();
   EXPECT_NE(after_number, IntakeJournal::kNoRecord);
@@ -409,7 +431,7 @@ TEST_F(IntakeJournalTest, FailedSyncIsNeverAcknowledgedNorReadBack) {
   files.sync_err = ENOSPC;
   EXPECT_EQ(AppendWait(**j, "unsynced").first.code(), StatusCode::kUnavailable);
   files.sync_err = 0;
-  ASSERT_TRUE(HealthyWithin(**j, std::chrono::seconds(2)));
+  ASSERT_TRUE(HealthyAsTimePasses(**j, files.clock));
   ASSERT_TRUE(AppendWait(**j, "two").first.ok());
   j->reset();
   EXPECT_EQ(Leftovers(), (std::vector<std::string>{"one", "two"}));
@@ -424,7 +446,8 @@ TEST_F(IntakeJournalTest, AppendAfterTheBackoffRetriesWithoutWaitingForTheProbe)
   files.write_err = EDQUOT;
   EXPECT_EQ(AppendWait(**j, "over quota").first.code(), StatusCode::kUnavailable);
   files.write_err = 0;
-  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  EXPECT_EQ(AppendWait(**j, "within the backoff").first.code(), StatusCode::kUnavailable);
+  files.clock.Advance(std::chrono::milliseconds(30));
   auto [st, n] = AppendWait(**j, "retried");
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_TRUE((*j)->Health().ok());
@@ -439,7 +462,7 @@ TEST_F(IntakeJournalTest, OtherWriteErrorsStayFatal) {
   files.sync_err = EIO;
   EXPECT_EQ(AppendWait(**j, "lost").first.code(), StatusCode::kUnavailable);
   files.sync_err = 0;
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  files.clock.Advance(std::chrono::seconds(10));  // past any backoff: there is none to wait out
   EXPECT_EQ(AppendWait(**j, "still refused").first.code(), StatusCode::kUnavailable);
   EXPECT_NE((*j)->Health().message().find("until a restart"), std::string::npos);
   j->reset();

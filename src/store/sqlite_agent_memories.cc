@@ -310,8 +310,8 @@ Status SqliteStore::OpenIntakeJournal() {
     return Status::Internal(fmt::format("cannot create intake journal directory {}: {}",
                                         options_.intake_journal_dir, ec.message()));
   }
-  auto journal =
-      IntakeJournal::Open({.dir = options_.intake_journal_dir, .sync = options_.synchronous_full});
+  auto journal = IntakeJournal::Open(
+      {.dir = options_.intake_journal_dir, .sync = options_.synchronous_full, .clock = clock_});
   if (!journal.ok()) return journal.status();
   auto events = JournalLeftovers(**journal);
   if (!events.ok()) return events.status();

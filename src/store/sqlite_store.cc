@@ -64,7 +64,8 @@ Result<std::optional<IdempotencyRecord>> ReadIdempotency(sqlite3* db, std::strin
 
 }  // namespace
 
-SqliteStore::SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
+SqliteStore::SqliteStore(SqliteStoreOptions options)
+    : options_(std::move(options)), clock_(options_.clock ? options_.clock : RealClock()) {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options) {
   std::unique_ptr<SqliteStore> store(new SqliteStore(options));
@@ -240,7 +241,7 @@ void SqliteStore::WriterLoop() {
       }
     }
     results.assign(batch.size(), Status::Ok());
-    const auto began = std::chrono::steady_clock::now();
+    const auto began = clock_->SteadyNow();
     Status txn = sqlite::ExecScript(writer_db_, "BEGIN IMMEDIATE");
     bool out_of_space = false;
     if (txn.ok()) {
@@ -291,7 +292,7 @@ void SqliteStore::WriterLoop() {
           spdlog::warn("sqlite: a commit failed ({}); writes answer 503 until one succeeds",
                        last_commit_.message());
         }
-        probe_at_ = std::chrono::steady_clock::now() + probe_delay_;
+        probe_at_ = clock_->SteadyNow() + probe_delay_;
       }
       if (last_commit_.ok() && was_failing) {
         spdlog::info("sqlite: committing again");
@@ -301,7 +302,7 @@ void SqliteStore::WriterLoop() {
     }
     if (txn.ok())
       RecordCommit(batch.size(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+                   std::chrono::duration<double>(clock_->SteadyNow() - began).count());
     for (size_t i = 0; i < batch.size(); ++i) {
       batch[i].done.set_value(txn.ok() ? results[i] : txn);
     }
@@ -449,7 +450,7 @@ Status SqliteStore::CheckWritable() {
     MutexLock lock(&queue_mu_);
     if (stopping_) return Status::Unavailable("store is shutting down");
     if (!last_commit_.ok()) {
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = clock_->SteadyNow();
       if (probing_ || now < probe_at_) return last_commit_;
       // No write has committed since the failure: can one now? One caller probes at a time.
       probe_delay_ = std::min(2 * probe_delay_, std::chrono::milliseconds(2000));

@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "store/intake_journal.h"
 #include "store/store.h"
@@ -62,6 +63,8 @@ struct SqliteStoreOptions {
   // Name of the SQLite VFS every connection opens the database through (empty: SQLite's default).
   // Tests inject disk faults through one (sqlite_fault_vfs.h).
   std::string vfs;
+  // Health probes' backoff, commit timings and the intake journal's backoff; null: RealClock().
+  const Clock* clock = nullptr;
 };
 
 class SqliteStore final : public Store {
@@ -168,6 +171,7 @@ class SqliteStore final : public Store {
   }
 
   SqliteStoreOptions options_;
+  const Clock* const clock_;      // options_.clock, or RealClock()
   sqlite3* writer_db_ = nullptr;  // only the writer thread touches it after Init
   int schema_version_ = 0;
 
@@ -180,7 +184,7 @@ class SqliteStore final : public Store {
   bool out_of_space_ GUARDED_BY(queue_mu_) = false;
   // While last_commit_ is failed, CheckWritable probes at probe_at_, backing off from 50 ms to
   // 2 s: a commit through the writer (after a check for free space when out of space).
-  std::chrono::steady_clock::time_point probe_at_ GUARDED_BY(queue_mu_){};
+  Clock::SteadyTime probe_at_ GUARDED_BY(queue_mu_){};
   std::chrono::milliseconds probe_delay_ GUARDED_BY(queue_mu_){50};
   bool probing_ GUARDED_BY(queue_mu_) = false;  // one caller probes at a time; others answer
   // Not ok: opened read-only (InitReadOnly); set before any other thread runs.

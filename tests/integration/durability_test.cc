@@ -92,16 +92,16 @@ TEST(DurabilityTest, AcknowledgedAddsSurviveKill9ExactlyOnce) {
   for (int i : acked) {
     for (const std::string& w : adds[i].words) {
       json data = SearchData(client, user, w);
-      EXPECT_EQ(CountContaining(data, w), 1)
+      EXPECT_EQ(CountOccurrences(data, w), 1)
           << "acknowledged add " << i << " word " << w
-          << (CountContaining(data, w) == 0 ? " lost" : " duplicated");
+          << (CountOccurrences(data, w) == 0 ? " lost" : " duplicated");
     }
   }
   // The add in flight at the kill is all or nothing, and at most once.
   if (in_flight >= 0) {
     int found = 0;
     for (const std::string& w : adds[in_flight].words) {
-      int n = CountContaining(SearchData(client, user, w), w);
+      int n = CountOccurrences(SearchData(client, user, w), w);
       EXPECT_LE(n, 1) << "in-flight add duplicated";
       found += n;
     }
@@ -114,7 +114,7 @@ TEST(DurabilityTest, AcknowledgedAddsSurviveKill9ExactlyOnce) {
   if (in_flight >= 0) {
     EXPECT_TRUE(IsAddSuccess(client.Post(kAddPath, adds[in_flight].body), adds[in_flight].body));
     for (const std::string& w : adds[in_flight].words) {
-      EXPECT_EQ(CountContaining(SearchData(client, user, w), w), 1)
+      EXPECT_EQ(CountOccurrences(SearchData(client, user, w), w), 1)
           << "retried in-flight add " << in_flight;
     }
   }
@@ -123,7 +123,7 @@ TEST(DurabilityTest, AcknowledgedAddsSurviveKill9ExactlyOnce) {
     EXPECT_TRUE(IsAddSuccess(client.Post(kAddPath, adds[i].body), adds[i].body))
         << "replay of add " << i;
     for (const std::string& w : adds[i].words) {
-      EXPECT_EQ(CountContaining(SearchData(client, user, w), w), 1)
+      EXPECT_EQ(CountOccurrences(SearchData(client, user, w), w), 1)
           << "replay of add " << i << " stored a copy";
     }
   }
@@ -135,7 +135,7 @@ TEST(DurabilityTest, AcknowledgedAddsSurviveKill9ExactlyOnce) {
   // The store keeps working after recovery.
   SentAdd next = MakeAdd(user, kAdds, 2);
   EXPECT_TRUE(IsAddSuccess(client.Post(kAddPath, next.body), next.body));
-  EXPECT_EQ(CountContaining(SearchData(client, user, next.words[1]), next.words[1]), 1);
+  EXPECT_EQ(CountOccurrences(SearchData(client, user, next.words[1]), next.words[1]), 1);
 }
 
 TEST(DurabilityTest, ConcurrentWritersSurviveKill9) {
@@ -181,7 +181,7 @@ TEST(DurabilityTest, ConcurrentWritersSurviveKill9) {
   for (int w = 0; w < kWriters; ++w) {
     for (int i : acked[w]) {
       for (const std::string& word : adds[w][i].words) {
-        EXPECT_EQ(CountContaining(SearchData(client, users[w], word), word), 1)
+        EXPECT_EQ(CountOccurrences(SearchData(client, users[w], word), word), 1)
             << "writer " << w << " acknowledged add " << i << " word " << word;
       }
     }
@@ -212,11 +212,12 @@ TEST(DurabilityTest, SigtermExitsZeroAndKeepsEverything) {
   client.set_base_url(server.BaseUrl());
   for (size_t i = 0; i < adds.size(); ++i) {
     for (const std::string& w : adds[i].words) {
-      EXPECT_EQ(CountContaining(SearchData(client, user, w), w), 1) << "add " << i << " word " << w;
+      EXPECT_EQ(CountOccurrences(SearchData(client, user, w), w), 1)
+          << "add " << i << " word " << w;
     }
   }
   EXPECT_TRUE(IsAddSuccess(client.Post(kAddPath, adds[0].body), adds[0].body));
-  EXPECT_EQ(CountContaining(SearchData(client, user, adds[0].words[0]), adds[0].words[0]), 1);
+  EXPECT_EQ(CountOccurrences(SearchData(client, user, adds[0].words[0]), adds[0].words[0]), 1);
 }
 
 TEST(DurabilityTest, SigtermIsPromptAfterALongMessage) {
@@ -248,7 +249,7 @@ TEST(DurabilityTest, SigtermIsPromptAfterALongMessage) {
   }
   ASSERT_TRUE(server.Start());
   client.set_base_url(server.BaseUrl());
-  EXPECT_EQ(CountContaining(SearchData(client, user, word), word), 1);
+  EXPECT_EQ(CountOccurrences(SearchData(client, user, word), word), 1);
   EXPECT_TRUE(IsAddSuccess(client.Post(kAddPath, body), body));
   server.Kill();  // the restart may have resumed the same background work
 }
@@ -286,7 +287,8 @@ TEST(DurabilityTest, SigtermDuringWritesLosesNoAcknowledgedAdd) {
   client.set_base_url(server.BaseUrl());
   for (int i : acked) {
     for (const std::string& w : adds[i].words) {
-      EXPECT_EQ(CountContaining(SearchData(client, user, w), w), 1) << "add " << i << " word " << w;
+      EXPECT_EQ(CountOccurrences(SearchData(client, user, w), w), 1)
+          << "add " << i << " word " << w;
     }
   }
 }
