@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -77,8 +78,22 @@ Status WriteAll(int fd, const char* data, size_t size, const fs::path& path) {
   return Status::Ok();
 }
 
+// Reads the open file `fd` (named `path` in messages) to its end, handing each block to `each`;
+// stops at the first error, its own or `each`'s.
+Status ReadBlocks(int fd, const fs::path& path, size_t block_bytes,
+                  const std::function<Status(std::string_view)>& each) {
+  std::string block(block_bytes, '\0');
+  for (;;) {
+    const ssize_t n = ::read(fd, block.data(), block.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("cannot read", path, errno);
+    if (n == 0) return Status::Ok();
+    ENGRAM_RETURN_IF_ERROR(each(std::string_view(block.data(), static_cast<size_t>(n))));
+  }
+}
+
 // Copies `from` to a new file `to` (synced), measuring what it copied. NotFound when `from` is
-// gone (a journal file released meanwhile).
+// gone (a journal file released meanwhile); `to` is created only once `from` is open.
 Result<BackupFile> CopyFile(const fs::path& from, const fs::path& to, const std::string& name) {
   Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.get() < 0) return ErrnoStatus("cannot open", from, errno);
@@ -86,16 +101,12 @@ Result<BackupFile> CopyFile(const fs::path& from, const fs::path& to, const std:
   if (out.get() < 0) return ErrnoStatus("cannot create", to, errno);
   BackupFile file{.path = name};
   Sha256 sha;
-  std::string block(kBlockBytes, '\0');
-  for (;;) {
-    const ssize_t n = ::read(in.get(), block.data(), block.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("cannot read", from, errno);
-    if (n == 0) break;
-    ENGRAM_RETURN_IF_ERROR(WriteAll(out.get(), block.data(), static_cast<size_t>(n), to));
-    sha.Update(std::string_view(block.data(), static_cast<size_t>(n)));
-    file.bytes += static_cast<uint64_t>(n);
-  }
+  ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), from, kBlockBytes, [&](std::string_view block) {
+    ENGRAM_RETURN_IF_ERROR(WriteAll(out.get(), block.data(), block.size(), to));
+    sha.Update(block);
+    file.bytes += block.size();
+    return Status::Ok();
+  }));
   if (::fsync(out.get()) != 0) return ErrnoStatus("cannot sync", to, errno);
   if (out.Close() != 0) return ErrnoStatus("cannot close", to, errno);
   file.sha256 = sha.HexDigest();
@@ -107,15 +118,11 @@ Result<BackupFile> MeasureFile(const fs::path& path, const std::string& name) {
   if (in.get() < 0) return ErrnoStatus("cannot open", path, errno);
   BackupFile file{.path = name};
   Sha256 sha;
-  std::string block(kBlockBytes, '\0');
-  for (;;) {
-    const ssize_t n = ::read(in.get(), block.data(), block.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("cannot read", path, errno);
-    if (n == 0) break;
-    sha.Update(std::string_view(block.data(), static_cast<size_t>(n)));
-    file.bytes += static_cast<uint64_t>(n);
-  }
+  ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), path, kBlockBytes, [&](std::string_view block) {
+    sha.Update(block);
+    file.bytes += block.size();
+    return Status::Ok();
+  }));
   file.sha256 = sha.HexDigest();
   return file;
 }
@@ -133,18 +140,12 @@ Result<std::string> ReadSmallFile(const fs::path& path, size_t max_bytes) {
   Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.get() < 0) return ErrnoStatus("cannot open", path, errno);
   std::string text;
-  std::string block(64 * 1024, '\0');
-  for (;;) {
-    const ssize_t n = ::read(in.get(), block.data(), block.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("cannot read", path, errno);
-    if (n == 0) break;
-    text.append(block.data(), static_cast<size_t>(n));
-    if (text.size() > max_bytes) {
-      return Status::InvalidParameter(
-          fmt::format("{} is larger than {} bytes", path.string(), max_bytes));
-    }
-  }
+  ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), path, 64 * 1024, [&](std::string_view block) {
+    text.append(block);
+    if (text.size() <= max_bytes) return Status::Ok();
+    return Status::InvalidParameter(
+        fmt::format("{} is larger than {} bytes", path.string(), max_bytes));
+  }));
   return text;
 }
 
