@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/errno_status.h"
 #include "common/thread_util.h"
 
 namespace engram {
@@ -52,12 +53,8 @@ uint32_t RecordCrc(uint32_t length, const char* payload) {
 
 // Running out of space is kUnavailable (the journal backs off and retries), anything else
 // kInternal (fatal for the journal).
-Status Errno(const std::string& what) {
-  const int err = errno;
-  std::string msg = what + ": " + std::strerror(err);
-  if (err == ENOSPC || err == EDQUOT) return Status::Unavailable(std::move(msg));
-  return Status::Internal(std::move(msg));
-}
+// The failed call's errno, read first thing.
+Status Errno(const std::string& what) { return ErrnoStatus(what, errno); }
 
 bool IsOutOfSpace(const Status& st) { return st.code() == StatusCode::kUnavailable; }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/codec.h"
+#include "common/errno_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "store/intake_journal.h"
@@ -32,11 +33,11 @@ constexpr const char* kFormatName = "engram-backup";
 constexpr size_t kBlockBytes = 1 << 20;
 constexpr size_t kMaxManifestBytes = 64u << 20;
 
-Status ErrnoStatus(const std::string& what, const fs::path& path, int err) {
-  std::string message = fmt::format("{} {}: {}", what, path.string(), std::strerror(err));
-  if (err == ENOENT) return Status::NotFound(std::move(message));
-  if (err == ENOSPC || err == EDQUOT) return Status::Unavailable(std::move(message));
-  return Status::Internal(std::move(message));
+// NotFound for a file that is gone (a journal file released meanwhile), else as ErrnoStatus.
+Status FileError(const std::string& what, const fs::path& path, int err) {
+  const std::string subject = what + " " + path.string();
+  if (err == ENOENT) return Status::NotFound(subject + ": " + std::strerror(err));
+  return ErrnoStatus(subject, err);
 }
 
 // Closes the descriptor on every path out.
@@ -62,8 +63,8 @@ class Fd {
 
 Status SyncPath(const fs::path& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus("cannot open", path, errno);
-  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot sync", path, errno);
+  if (fd.get() < 0) return FileError("cannot open", path, errno);
+  if (::fsync(fd.get()) != 0) return FileError("cannot sync", path, errno);
   return Status::Ok();
 }
 
@@ -71,7 +72,7 @@ Status WriteAll(int fd, const char* data, size_t size, const fs::path& path) {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("cannot write", path, errno);
+    if (n < 0) return FileError("cannot write", path, errno);
     data += n;
     size -= static_cast<size_t>(n);
   }
@@ -86,7 +87,7 @@ Status ReadBlocks(int fd, const fs::path& path, size_t block_bytes,
   for (;;) {
     const ssize_t n = ::read(fd, block.data(), block.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("cannot read", path, errno);
+    if (n < 0) return FileError("cannot read", path, errno);
     if (n == 0) return Status::Ok();
     ENGRAM_RETURN_IF_ERROR(each(std::string_view(block.data(), static_cast<size_t>(n))));
   }
@@ -96,9 +97,9 @@ Status ReadBlocks(int fd, const fs::path& path, size_t block_bytes,
 // gone (a journal file released meanwhile); `to` is created only once `from` is open.
 Result<BackupFile> CopyFile(const fs::path& from, const fs::path& to, const std::string& name) {
   Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return ErrnoStatus("cannot open", from, errno);
+  if (in.get() < 0) return FileError("cannot open", from, errno);
   Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (out.get() < 0) return ErrnoStatus("cannot create", to, errno);
+  if (out.get() < 0) return FileError("cannot create", to, errno);
   BackupFile file{.path = name};
   Sha256 sha;
   ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), from, kBlockBytes, [&](std::string_view block) {
@@ -107,15 +108,15 @@ Result<BackupFile> CopyFile(const fs::path& from, const fs::path& to, const std:
     file.bytes += block.size();
     return Status::Ok();
   }));
-  if (::fsync(out.get()) != 0) return ErrnoStatus("cannot sync", to, errno);
-  if (out.Close() != 0) return ErrnoStatus("cannot close", to, errno);
+  if (::fsync(out.get()) != 0) return FileError("cannot sync", to, errno);
+  if (out.Close() != 0) return FileError("cannot close", to, errno);
   file.sha256 = sha.HexDigest();
   return file;
 }
 
 Result<BackupFile> MeasureFile(const fs::path& path, const std::string& name) {
   Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return ErrnoStatus("cannot open", path, errno);
+  if (in.get() < 0) return FileError("cannot open", path, errno);
   BackupFile file{.path = name};
   Sha256 sha;
   ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), path, kBlockBytes, [&](std::string_view block) {
@@ -129,16 +130,16 @@ Result<BackupFile> MeasureFile(const fs::path& path, const std::string& name) {
 
 Status WriteFileSynced(const fs::path& path, std::string_view text) {
   Fd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (out.get() < 0) return ErrnoStatus("cannot create", path, errno);
+  if (out.get() < 0) return FileError("cannot create", path, errno);
   ENGRAM_RETURN_IF_ERROR(WriteAll(out.get(), text.data(), text.size(), path));
-  if (::fsync(out.get()) != 0) return ErrnoStatus("cannot sync", path, errno);
-  if (out.Close() != 0) return ErrnoStatus("cannot close", path, errno);
+  if (::fsync(out.get()) != 0) return FileError("cannot sync", path, errno);
+  if (out.Close() != 0) return FileError("cannot close", path, errno);
   return Status::Ok();
 }
 
 Result<std::string> ReadSmallFile(const fs::path& path, size_t max_bytes) {
   Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return ErrnoStatus("cannot open", path, errno);
+  if (in.get() < 0) return FileError("cannot open", path, errno);
   std::string text;
   ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), path, 64 * 1024, [&](std::string_view block) {
     text.append(block);
@@ -406,7 +407,7 @@ Result<BackupManifest> BackupSqliteDataDir(const SqliteBackupOptions& options) {
   ENGRAM_RETURN_IF_ERROR(SyncPath(staging));
   if (fs::exists(dest, ec)) fs::remove(dest, ec);  // the empty directory it may be
   if (::rename(staging.c_str(), dest.c_str()) != 0) {
-    return ErrnoStatus("cannot rename the backup to", dest, errno);
+    return FileError("cannot rename the backup to", dest, errno);
   }
   cleanup.keep = true;
   ENGRAM_RETURN_IF_ERROR(SyncPath(dest.parent_path()));
@@ -470,10 +471,10 @@ Result<BackupManifest> RestoreSqliteDataDir(const SqliteRestoreOptions& options)
   ENGRAM_RETURN_IF_ERROR(SyncPath(intake_staging));
   // The journal before the database: a data directory with engram.db is a whole one.
   if (::rename(intake_staging.c_str(), (data / kIntake).c_str()) != 0) {
-    return ErrnoStatus("cannot rename", intake_staging, errno);
+    return FileError("cannot rename", intake_staging, errno);
   }
   if (::rename(database_staging.c_str(), (data / kDatabase).c_str()) != 0) {
-    return ErrnoStatus("cannot rename", database_staging, errno);
+    return FileError("cannot rename", database_staging, errno);
   }
   ENGRAM_RETURN_IF_ERROR(SyncPath(data));
   return manifest;
