@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/ids.h"
+#include "memory_records.h"
 #include "store/intake_journal.h"
 #include "store/migrations.h"
 #include "store/sqlite_store.h"
@@ -46,29 +46,6 @@ class SqliteBackupTest : public ::testing::Test {
     return s.ok() ? std::move(*s) : nullptr;
   }
 
-  static Status Add(SqliteStore& store, const std::string& user, const std::string& text) {
-    MemoryRecord m;
-    m.id = NewId("m");
-    m.workspace = "w";
-    m.user_id = user;
-    m.text = text;
-    m.created_at_us = m.updated_at_us = 1;
-    AddBatch batch;
-    batch.memories = {m};
-    auto out = store.Add(std::move(batch));
-    return out.ok() ? Status::Ok() : out.status();
-  }
-
-  static std::vector<std::string> Texts(SqliteStore& store, const std::string& user) {
-    std::vector<std::string> out;
-    auto scope = store.LoadScope("w", user);
-    EXPECT_TRUE(scope.ok()) << scope.status().ToString();
-    if (scope.ok()) {
-      for (const auto& m : *scope) out.push_back(m.text);
-    }
-    return out;
-  }
-
   Result<BackupManifest> Backup(const fs::path& dest) {
     return BackupSqliteDataDir(
         {.data_dir = data_.string(), .dest = dest.string(), .engram_version = "test"});
@@ -87,14 +64,15 @@ TEST_F(SqliteBackupTest, TakenWhileWritesCommitItHoldsEveryEarlierWriteAtOnePoin
   store_ = OpenStore(data_);
   ASSERT_NE(store_, nullptr);
   for (int i = 0; i < 50; ++i)
-    ASSERT_TRUE(Add(*store_, "before", "before " + std::to_string(i)).ok());
+    ASSERT_TRUE(testing::AddTestMemory(*store_, "before", "before " + std::to_string(i)).ok());
 
   // A writer commits throughout the backup.
   std::atomic<bool> stop{false};
   std::atomic<int> during{0};
   std::thread writer([&] {
     while (!stop) {
-      if (Add(*store_, "during", "during " + std::to_string(during.load())).ok()) ++during;
+      if (testing::AddTestMemory(*store_, "during", "during " + std::to_string(during.load())).ok())
+        ++during;
     }
   });
   while (during < 20) std::this_thread::yield();
@@ -117,14 +95,14 @@ TEST_F(SqliteBackupTest, TakenWhileWritesCommitItHoldsEveryEarlierWriteAtOnePoin
 
   auto copy = OpenStore(root_ / "restored");
   ASSERT_NE(copy, nullptr);
-  EXPECT_EQ(Texts(*copy, "before"), Texts(*store_, "before"));
+  EXPECT_EQ(testing::ScopeTexts(*copy, "before"), testing::ScopeTexts(*store_, "before"));
   // One point in time: the copy holds a prefix of the writes made during the backup, as many
   // as the manifest counted, and no more than were acknowledged.
-  const std::vector<std::string> during_copy = Texts(*copy, "during");
+  const std::vector<std::string> during_copy = testing::ScopeTexts(*copy, "during");
   EXPECT_EQ(static_cast<int64_t>(during_copy.size()) + 50, manifest->rows.at("memories"));
   EXPECT_GE(during_copy.size(), 20u);
   EXPECT_LE(static_cast<int>(during_copy.size()), during.load());
-  std::vector<std::string> all_during = Texts(*store_, "during");
+  std::vector<std::string> all_during = testing::ScopeTexts(*store_, "during");
   all_during.resize(during_copy.size());
   EXPECT_EQ(during_copy, all_during);
 }
@@ -182,7 +160,7 @@ TEST_F(SqliteBackupTest, RefusesADestinationThatIsNotEmptyAndLeavesNothingBehind
 TEST_F(SqliteBackupTest, RestoreRefusesADamagedBackupANewerSchemaAndAFullDataDirectory) {
   store_ = OpenStore(data_);
   ASSERT_NE(store_, nullptr);
-  ASSERT_TRUE(Add(*store_, "u", "kept").ok());
+  ASSERT_TRUE(testing::AddTestMemory(*store_, "u", "kept").ok());
   ASSERT_TRUE(Backup(root_ / "backup").ok());
 
   // A data directory that holds anything.

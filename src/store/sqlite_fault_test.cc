@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/ids.h"
+#include "memory_records.h"
 #include "store/sqlite_fault_vfs.h"
 #include "store/sqlite_store.h"
 
@@ -42,28 +42,8 @@ class SqliteFaultTest : public ::testing::Test {
     store_ = std::move(*s);
   }
 
-  Status Add(const std::string& text) {
-    MemoryRecord m;
-    m.id = NewId("m");
-    m.workspace = "w";
-    m.user_id = "u";
-    m.text = text;
-    m.created_at_us = m.updated_at_us = 1;
-    AddBatch batch;
-    batch.memories = {m};
-    auto out = store_->Add(std::move(batch));
-    return out.ok() ? Status::Ok() : out.status();
-  }
-
-  std::vector<std::string> Texts() {
-    std::vector<std::string> out;
-    auto scope = store_->LoadScope("w", "u");
-    EXPECT_TRUE(scope.ok()) << scope.status().ToString();
-    if (scope.ok()) {
-      for (const auto& m : *scope) out.push_back(m.text);
-    }
-    return out;
-  }
+  Status Add(const std::string& text) { return testing::AddTestMemory(*store_, "u", text); }
+  std::vector<std::string> Texts() { return testing::ScopeTexts(*store_, "u"); }
 
   // Calls CheckWritable until `done` holds for its answer, moving the clock 100 ms between calls
   // (the probes back off up to 2 s); false after a minute of that time.

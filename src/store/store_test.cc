@@ -7,7 +7,7 @@
 #include <latch>
 #include <thread>
 
-#include "common/ids.h"
+#include "memory_records.h"
 #include "store_backends.h"
 
 namespace engram {
@@ -15,16 +15,6 @@ namespace {
 
 class StoreTest : public testing::StoreBackendTest {
  protected:
-  static MemoryRecord Mem(const std::string& user, const std::string& text) {
-    MemoryRecord m;
-    m.id = NewId("m");
-    m.workspace = "w";
-    m.user_id = user;
-    m.text = text;
-    m.created_at_us = m.updated_at_us = 1;
-    return m;
-  }
-
   static int SchemaVersion(Store* store) {
     if (auto* s = dynamic_cast<SqliteStore*>(store)) return s->schema_version();
     if (auto* s = dynamic_cast<PgStore*>(store)) return s->schema_version();
@@ -37,7 +27,8 @@ TEST_P(StoreTest, AddThenLoadScopeInOrder) {
   ASSERT_NE(store, nullptr);
   EXPECT_GE(SchemaVersion(store.get()), 1);
   AddBatch b;
-  b.memories = {Mem("u1", "first"), Mem("u1", "second"), Mem("u2", "other")};
+  b.memories = {testing::TestMemory("u1", "first"), testing::TestMemory("u1", "second"),
+                testing::TestMemory("u2", "other")};
   b.memories[0].source_ts_us = 42;
   auto out = store->Add(b);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -60,11 +51,11 @@ TEST_P(StoreTest, IdempotencyKeyStoresOnce) {
   ASSERT_NE(store, nullptr);
   AddBatch b;
   b.idempotency = IdempotencyRecord{"lb:r1", "hash1", "{\"ok\":1}"};
-  b.memories = {Mem("u", "x")};
+  b.memories = {testing::TestMemory("u", "x")};
   auto first = store->Add(b);
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(first->duplicate);
-  b.memories = {Mem("u", "x")};
+  b.memories = {testing::TestMemory("u", "x")};
   b.idempotency->body_hash = "hash2";
   auto second = store->Add(b);
   ASSERT_TRUE(second.ok());
@@ -91,7 +82,7 @@ TEST_P(StoreTest, ConcurrentWritersAreGroupCommitted) {
       for (int i = 0; i < 20; ++i) {
         AddBatch b;
         b.idempotency = IdempotencyRecord{"k" + std::to_string(t * 100 + i), "h", "{}"};
-        b.memories = {Mem("u", "t" + std::to_string(t))};
+        b.memories = {testing::TestMemory("u", "t" + std::to_string(t))};
         ASSERT_TRUE(store->Add(std::move(b)).ok());
       }
     });
@@ -113,7 +104,7 @@ TEST_P(StoreTest, SameKeyInOneGroupStoresOnce) {
     threads.emplace_back([&] {
       AddBatch b;
       b.idempotency = IdempotencyRecord{"same", "h", "{}"};
-      b.memories = {Mem("u", "x")};
+      b.memories = {testing::TestMemory("u", "x")};
       auto r = store->Add(std::move(b));
       ASSERT_TRUE(r.ok());
       if (!r->duplicate) ++fresh;
@@ -130,9 +121,9 @@ TEST_P(StoreTest, DataSurvivesReopenAndImagesAreDeduplicated) {
     ASSERT_NE(store, nullptr);
     AddBatch b;
     b.images = {{"abc", "image/png", std::string("\x89PNG\0\1", 6)}};
-    b.memories = {Mem("u", "with image")};
+    b.memories = {testing::TestMemory("u", "with image")};
     ASSERT_TRUE(store->Add(b).ok());
-    b.memories = {Mem("u", "same image again")};
+    b.memories = {testing::TestMemory("u", "same image again")};
     ASSERT_TRUE(store->Add(b).ok());
   }
   auto store = OpenStore();
@@ -149,11 +140,11 @@ TEST_P(StoreTest, FailedWriteLeavesNothingAndOthersCommit) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   AddBatch dup;
-  auto m = Mem("u", "a");
+  auto m = testing::TestMemory("u", "a");
   dup.memories = {m, m};  // the same id twice violates UNIQUE: the whole batch must roll back
   EXPECT_FALSE(store->Add(dup).ok());
   AddBatch good;
-  good.memories = {Mem("u", "b")};
+  good.memories = {testing::TestMemory("u", "b")};
   EXPECT_TRUE(store->Add(good).ok());
   auto scope = store->LoadScope("w", "u");
   ASSERT_EQ(scope->size(), 1u);
@@ -164,7 +155,7 @@ TEST_P(StoreTest, PutVectorsStoresAndSkipsMissingMemories) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   AddBatch b;
-  b.memories = {Mem("u", "one"), Mem("u", "two")};
+  b.memories = {testing::TestMemory("u", "one"), testing::TestMemory("u", "two")};
   auto added = store->Add(b);
   ASSERT_TRUE(added.ok());
   ASSERT_TRUE(store
@@ -183,7 +174,7 @@ TEST_P(StoreTest, PutVectorsStoresAndSkipsMissingMemories) {
 TEST_P(StoreTest, EveryFieldRoundTrips) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  MemoryRecord m = Mem("u", "hello\nworld");
+  MemoryRecord m = testing::TestMemory("u", "hello\nworld");
   m.agent_id = "ag";
   m.run_id = "run";
   m.session_id = "sess";
@@ -197,7 +188,7 @@ TEST_P(StoreTest, EveryFieldRoundTrips) {
   m.vector = {0.25f, -0.5f};
   m.vector_model = "model-z";
   AddBatch b;
-  b.memories = {m, Mem("u", "no vector")};
+  b.memories = {m, testing::TestMemory("u", "no vector")};
   b.memories[1].vector_model = "ignored without a vector";
   auto added = store->Add(b);
   ASSERT_TRUE(added.ok()) << added.status().ToString();
@@ -229,7 +220,7 @@ TEST_P(StoreTest, EveryFieldRoundTrips) {
   EXPECT_TRUE((*scope)[1].vector_model.empty());
 
   MemoryChange c;
-  c.record = Mem("u", "an agent memory");
+  c.record = testing::TestMemory("u", "an agent memory");
   c.record.expires_at_us = 99;
   auto agent = store->ApplyMemoryChanges({.workspace = "w", .changes = {c}});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
@@ -250,7 +241,7 @@ TEST_P(StoreTest, AddAndPutVectorsBumpTheScopeVersion) {
   EXPECT_EQ(*store->ScopeVersion(scope), 0);
   AddBatch b;
   b.idempotency = IdempotencyRecord{"lb:v", "h", "{}"};
-  b.memories = {Mem("u", "one")};
+  b.memories = {testing::TestMemory("u", "one")};
   auto first = store->Add(b);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   auto v0 = store->ScopeVersion(scope);
@@ -258,13 +249,14 @@ TEST_P(StoreTest, AddAndPutVectorsBumpTheScopeVersion) {
   EXPECT_EQ(*v0, 1);
 
   // A duplicate writes nothing, the version included.
-  b.memories = {Mem("u", "one again")};
+  b.memories = {testing::TestMemory("u", "one again")};
   ASSERT_TRUE(store->Add(b)->duplicate);
   EXPECT_EQ(*store->ScopeVersion(scope), *v0);
 
   // One write: one bump per scope it touches, however many rows.
   AddBatch two;
-  two.memories = {Mem("u", "two"), Mem("u", "three"), Mem("u2", "elsewhere")};
+  two.memories = {testing::TestMemory("u", "two"), testing::TestMemory("u", "three"),
+                  testing::TestMemory("u2", "elsewhere")};
   ASSERT_TRUE(store->Add(two).ok());
   const int64_t v1 = *store->ScopeVersion(scope);
   EXPECT_EQ(v1, *v0 + 1);
@@ -314,7 +306,7 @@ TEST_P(StoreTest, OneIdempotencyKeyStoresOnceAcrossNodes) {
     threads.emplace_back([&, store, t] {
       AddBatch b;
       b.idempotency = IdempotencyRecord{"lb:same", "h", "{\"n\":1}"};
-      b.memories = {Mem("u", "from thread " + std::to_string(t))};
+      b.memories = {testing::TestMemory("u", "from thread " + std::to_string(t))};
       start.arrive_and_wait();
       auto r = store->Add(std::move(b));
       ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -338,7 +330,8 @@ TEST_P(StoreTest, TextWithNulIsRefusedBeforeWriting) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   AddBatch b;
-  b.memories = {Mem("u", "fine"), Mem("u", std::string("cut\0here", 8))};
+  b.memories = {testing::TestMemory("u", "fine"),
+                testing::TestMemory("u", std::string("cut\0here", 8))};
   auto added = store->Add(b);
   EXPECT_EQ(added.status().code(), StatusCode::kInvalidParameter);
   EXPECT_NE(added.status().message().find("NUL"), std::string::npos);
