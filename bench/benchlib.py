@@ -67,6 +67,18 @@ def metric_sum(text, name):
     return sum(float(v) for v in vals) if vals else None
 
 
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), named beside every figure."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def rss_kib(pid):
     """VmRSS of a process in KiB (None when unknown)."""
     try:

@@ -52,7 +52,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Client, EngramServer, _f, log, percentile, write_json  # noqa: E402
+from benchlib import Client, EngramServer, _f, cpu_name, log, percentile, write_json  # noqa: E402
 from load import sentence  # noqa: E402
 
 LB_ADD = "/leaderboard/add"
@@ -65,17 +65,6 @@ WORD_RE = re.compile(r"q[bcdfghjklmnpqrtvwxz]{11}")
 MAX_EXAMPLES = 20      # violations kept with their request and answer
 IDLE_RECONNECT_S = 5.0
 ENDED = ("SUCCEEDED", "FAILED")
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def content_text(content):
@@ -658,7 +647,7 @@ def main():
     if args.deadline is None:
         args.deadline = (args.minutes * 60 + args.drain_seconds + args.event_wait + args.check_timeout
                          + 3 * args.start_timeout + 120)
-    cpu = cpu_model()
+    cpu = cpu_name()
     run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
     rng = random.Random(args.seed)
 

@@ -24,22 +24,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Client, EngramServer, _f, log, percentile, require_loopback  # noqa: E402
+from benchlib import Client, EngramServer, _f, cpu_name, log, percentile, require_loopback  # noqa: E402
 from load import message, query  # noqa: E402
 
 P4 = "/v4/openapi/workspaces/default/memory/agentic-memory"
 USER = "mcp-bench-user"
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def load_memories(client, n, batch, rng):
