@@ -2,24 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "cli/serve_flags.h"
 #include "common/build_info.h"
-#include "config/option_table.h"
 #include "store/migrations.h"
 #include "store/sqlite_backup.h"
 
 namespace engram {
 namespace {
-
-// --data-dir as `serve` declares it: the same help, default and environment variable.
-void AddDataDirOption(CLI::App& command, std::string& data_dir) {
-  data_dir = ServeOptions{}.data_dir;
-  for (const OptionSpec& spec : ServeOptionTable()) {
-    if (spec.name != "data-dir") continue;
-    command.add_option("--data-dir", data_dir, std::string(spec.help))
-        ->envname(OptionEnvName(spec))
-        ->capture_default_str();
-  }
-}
 
 std::string Summary(const BackupManifest& m) {
   uint64_t bytes = 0, journal_files = 0;
@@ -41,12 +30,12 @@ std::pair<CLI::App*, CLI::App*> AddBackupCommands(CLI::App& app, BackupCommandOp
       "backup", "copy the SQLite data directory, consistent at one point in time, while it serves");
   backup_cmd->add_option("dest", backup.path, "new directory for the backup (missing or empty)")
       ->required();
-  AddDataDirOption(*backup_cmd, backup.data_dir);
+  AddServeTextOption(*backup_cmd, "data-dir", backup.data_dir);
   CLI::App* restore_cmd = app.add_subcommand(
       "restore", "check a backup and copy it into an empty data directory (server stopped)");
   restore_cmd->add_option("source", restore.path, "a directory written by engram backup")
       ->required();
-  AddDataDirOption(*restore_cmd, restore.data_dir);
+  AddServeTextOption(*restore_cmd, "data-dir", restore.data_dir);
   return {backup_cmd, restore_cmd};
 }
 

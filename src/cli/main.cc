@@ -11,6 +11,7 @@
 #include "cli/backup_command.h"
 #include "cli/serve_command.h"
 #include "cli/serve_flags.h"
+#include "cli/transfer_command.h"
 #include "common/build_info.h"
 #include "config/option_table.h"
 #include "config/serve_options.h"
@@ -62,6 +63,10 @@ int main(int argc, char** argv) {
   // Backup and restore of the SQLite data directory (store/sqlite_backup.h; docs/operations.md).
   engram::BackupCommandOptions backup, restore;
   const auto [backup_cmd, restore_cmd] = engram::AddBackupCommands(app, backup, restore);
+  // Export and import as JSON Lines, on either store (transfer/; docs/export-format.md).
+  engram::TransferCommandOptions export_options, import_options;
+  const auto [export_cmd, import_cmd] =
+      engram::AddTransferCommands(app, export_options, import_options);
 
   app.add_subcommand("version", "print the version and the source revision")->callback([] {
     const engram::BuildInfo info = engram::GetBuildInfo();
@@ -94,6 +99,8 @@ int main(int argc, char** argv) {
 
   if (backup_cmd->parsed()) return engram::RunBackupCommand(backup, std::cout, std::cerr);
   if (restore_cmd->parsed()) return engram::RunRestoreCommand(restore, std::cout, std::cerr);
+  if (export_cmd->parsed()) return engram::RunExportCommand(export_options, std::cout, std::cerr);
+  if (import_cmd->parsed()) return engram::RunImportCommand(import_options, std::cerr);
   if (mcp_cmd->parsed()) return engram::mcp::RunMcpStdio(std::move(mcp_relay));
   if (embed_cmd->parsed()) {
     return engram::RunEmbedCommand(

@@ -38,6 +38,20 @@ void AddServeOptions(CLI::App& serve, ServeOptions& options) {
   }
 }
 
+void AddServeTextOption(CLI::App& command, std::string_view name, std::string& value) {
+  const ServeOptions defaults;
+  for (const OptionSpec& spec : ServeOptionTable()) {
+    using TextMember = std::string ServeOptions::*;
+    const TextMember* member = std::get_if<TextMember>(&spec.field);
+    if (spec.name != name || member == nullptr) continue;
+    value = defaults.**member;
+    command.add_option("--" + std::string(spec.name), value, std::string(spec.help))
+        ->envname(OptionEnvName(spec))
+        ->capture_default_str();
+    return;
+  }
+}
+
 void ApplyListsFromEnvironment(ServeOptions& options) {
   for (const OptionSpec& spec : ServeOptionTable()) {
     using ListMember = std::vector<std::string> ServeOptions::*;

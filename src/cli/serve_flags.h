@@ -5,12 +5,19 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
 
 #include "config/serve_options.h"
 
 namespace engram {
 
 void AddServeOptions(CLI::App& serve, ServeOptions& options);
+
+// Binds one text setting of `serve` (e.g. "data-dir") to another command, with the same flag,
+// help, default and environment variable, so that the tools that open the server's store (backup,
+// export, import) name it as `serve` does.
+void AddServeTextOption(CLI::App& command, std::string_view name, std::string& value);
 
 // The list settings from their environment variables (comma-separated: ENGRAM_API_KEYS,
 // ENGRAM_ALLOWED_ORIGINS, ...) when neither a flag nor the config file gave the list. An

@@ -245,6 +245,7 @@ void KbService::RunJob(KbDocRecord doc) {
   std::string content;
   auto chunks = Ingest(doc, &content);
   KbDocRecord end = doc;
+  end.updated_at_us = NowMicros();
   if (chunks.ok()) {
     end.status = JobStatus::kSucceeded;
     end.content = std::move(content);

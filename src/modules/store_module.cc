@@ -11,6 +11,7 @@
 #include "api/metrics.h"
 #include "modules/startup.h"
 #include "store/pg_store.h"
+#include "store/sqlite_data_dir.h"
 #include "store/sqlite_store.h"
 
 namespace engram {
@@ -83,9 +84,7 @@ Result<std::unique_ptr<Store>> OpenStore(const ServeOptions& options) {
                  (*pg)->node_id());
     return std::unique_ptr<Store>(std::move(pg).value());
   }
-  auto sqlite = SqliteStore::Open(
-      {.path = (std::filesystem::path(options.data_dir) / "engram.db").string(),
-       .intake_journal_dir = (std::filesystem::path(options.data_dir) / "intake").string()});
+  auto sqlite = SqliteStore::Open(sqlite_data_dir::WritableOptions(options.data_dir));
   if (!sqlite.ok()) return StartFailure("cannot open store: " + sqlite.status().ToString());
   spdlog::info("store opened: {} (schema v{})", options.data_dir, (*sqlite)->schema_version());
   return std::unique_ptr<Store>(std::move(sqlite).value());

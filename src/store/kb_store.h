@@ -20,8 +20,8 @@ class KbStore : public virtual ScopeSync {
   // Stores a document as PROCESSING, replacing the one with its id and deleting that one's chunks.
   virtual Status PutKbDoc(const KbDocRecord& doc) = 0;
   // Ends an ingestion job: doc.status kSucceeded (with content and chunks) or kFailed
-  // (error_message). Writes nothing and returns false when the document was deleted or uploaded
-  // again since (its job_id differs).
+  // (error_message), at doc.updated_at_us (the caller's clock: when it ended). Writes nothing and
+  // returns false when the document was deleted or uploaded again since (its job_id differs).
   virtual Result<bool> FinishKbDoc(const KbDocRecord& doc,
                                    const std::vector<KbChunkRecord>& chunks) = 0;
   // kNotFound when the knowledge base has no such document.

@@ -61,12 +61,15 @@ TEST_P(KbStoreTest, UploadFinishLoadListDelete) {
   KbDocRecord done = Doc("a", "j1", 1);
   done.status = JobStatus::kSucceeded;
   done.content = "full text";
+  done.updated_at_us = 7;  // when the ingestion ended, by the caller's clock
   auto applied = store_->FinishKbDoc(done, {Chunk("a", 0, "one"), Chunk("a", 1, "two")});
   ASSERT_TRUE(applied.ok() && *applied);
   auto got = store_->GetKbDoc("w", "kb", "a");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->status, JobStatus::kSucceeded);
   EXPECT_EQ(got->content, "full text");
+  EXPECT_EQ(got->created_at_us, 1);
+  EXPECT_EQ(got->updated_at_us, 7);
   auto chunks = store_->LoadKbChunks("w", "kb");
   ASSERT_EQ(chunks->size(), 2u);
   EXPECT_EQ((*chunks)[1].text, "two");

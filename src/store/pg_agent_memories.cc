@@ -7,6 +7,7 @@
 
 #include "common/time_util.h"
 #include "store/categories_json.h"
+#include "store/history_rows.h"
 #include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
@@ -67,21 +68,30 @@ Status CheckChangeText(const MemoryChange& c) {
   return pg::CheckText("old memory metadata", c.old_metadata_json);
 }
 
-void InsertHistory(pqxx::work& txn, const std::string& workspace, const std::string& event_id,
-                   const MemoryChange& c, int64_t at_us) {
-  const bool has_old = c.op != MemoryChange::Op::kInsert;
-  const bool has_new = c.op != MemoryChange::Op::kDelete;
+void InsertHistoryRow(pqxx::work& txn, const std::string& workspace, const HistoryRecord& h) {
   txn.exec_params(
       "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, old_metadata, "
       "new_metadata, event_id, at, provenance) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-      c.record.id, workspace,
-      std::string(c.op == MemoryChange::Op::kInsert   ? "ADD"
-                  : c.op == MemoryChange::Op::kUpdate ? "UPDATE"
-                                                      : "DELETE"),
-      has_old ? c.old_text.c_str() : nullptr, has_new ? c.record.text.c_str() : nullptr,
-      has_old ? c.old_metadata_json.c_str() : nullptr,
-      has_new ? c.record.metadata_json.c_str() : nullptr, event_id, at_us,
-      has_new ? c.record.provenance_json : std::string());
+      h.memory_id, workspace, h.event, pg::OrNull(h.old_text), pg::OrNull(h.new_text),
+      pg::OrNull(h.old_metadata_json), pg::OrNull(h.new_metadata_json), h.event_id, h.at_us,
+      h.provenance_json);
+}
+
+void InsertFeedbackRow(pqxx::work& txn, std::string_view workspace,
+                       const MemoryFeedbackRecord& feedback) {
+  txn.exec_params(
+      "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, created_at) "
+      "VALUES($1, $2, $3, $4, $5, $6)",
+      feedback.id, std::string(workspace), feedback.memory_id, feedback.feedback, feedback.reason,
+      feedback.created_at_us);
+}
+
+Status CheckFeedbackText(std::string_view workspace, const MemoryFeedbackRecord& feedback) {
+  return pg::CheckText({{workspace, "workspace"},
+                        {feedback.id, "feedback id"},
+                        {feedback.memory_id, "memory_id"},
+                        {feedback.feedback, "feedback"},
+                        {feedback.reason, "feedback_reason"}});
 }
 
 // Applies one update stamped with `version`; false when the memory no longer exists.
@@ -192,7 +202,9 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
           break;
       }
       outcome.applied.push_back(applied);
-      if (applied) InsertHistory(txn, batch.workspace, batch.event_id, c, now);
+      if (applied) {
+        InsertHistoryRow(txn, batch.workspace, history_rows::OfChange(c, batch.event_id, now));
+      }
     }
     if (batch.finish_event) {
       const MemoryEventRecord& e = *batch.finish_event;
@@ -337,17 +349,9 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
 }
 
 Status PgStore::InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) {
-  ENGRAM_RETURN_IF_ERROR(pg::CheckText({{workspace, "workspace"},
-                                        {feedback.id, "feedback id"},
-                                        {feedback.memory_id, "memory_id"},
-                                        {feedback.feedback, "feedback"},
-                                        {feedback.reason, "feedback_reason"}}));
+  ENGRAM_RETURN_IF_ERROR(CheckFeedbackText(workspace, feedback));
   return pool_->Write([&](pqxx::work& txn) -> Status {
-    txn.exec_params(
-        "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, created_at) "
-        "VALUES($1, $2, $3, $4, $5, $6)",
-        feedback.id, std::string(workspace), feedback.memory_id, feedback.feedback, feedback.reason,
-        feedback.created_at_us);
+    InsertFeedbackRow(txn, workspace, feedback);
     return Status::Ok();
   });
 }
@@ -397,6 +401,48 @@ Result<ScopeDelta> PgStore::LoadAgentMemoriesSince(std::string_view workspace, i
   });
   if (!st.ok()) return st;
   return delta;
+}
+
+Result<bool> PgStore::ImportAgentMemory(const AgentMemoryImport& item) {
+  const MemoryRecord& m = item.memory;
+  ENGRAM_RETURN_IF_ERROR(pg::CheckMemoryText(m));
+  for (const HistoryRecord& h : item.history) {
+    for (const auto* text :
+         {&h.old_text, &h.new_text, &h.old_metadata_json, &h.new_metadata_json}) {
+      if (*text) ENGRAM_RETURN_IF_ERROR(pg::CheckText("history", **text));
+    }
+    ENGRAM_RETURN_IF_ERROR(pg::CheckText({{h.memory_id, "history memory_id"},
+                                          {h.event, "history event"},
+                                          {h.event_id, "history event_id"},
+                                          {h.provenance_json, "history provenance"}}));
+  }
+  for (const MemoryFeedbackRecord& f : item.feedback) {
+    ENGRAM_RETURN_IF_ERROR(CheckFeedbackText(m.workspace, f));
+  }
+  bool written = false;
+  Status st = pool_->Write([&](pqxx::work& txn) -> Status {
+    written = false;
+    pqxx::result found =
+        txn.exec_params("SELECT workspace, kind FROM memories WHERE id = $1", m.id);
+    if (!found.empty()) {
+      if (found[0][0].as<std::string>() == m.workspace &&
+          found[0][1].as<std::string>() == "memory") {
+        return Status::Ok();
+      }
+      return Status::Conflict(
+          fmt::format("memory id {} is taken by another workspace or a message", m.id));
+    }
+    // The workspace's version moves, so every node's cached shard loads the memory.
+    const int64_t version = pg::BumpScopeVersion(txn, ScopeKeyAgentMemories(m.workspace));
+    MemoryRecord row = m;
+    pg::InsertMemoryRow(txn, "memory", version, row);
+    for (const HistoryRecord& h : item.history) InsertHistoryRow(txn, m.workspace, h);
+    for (const MemoryFeedbackRecord& f : item.feedback) InsertFeedbackRow(txn, m.workspace, f);
+    written = true;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return written;
 }
 
 }  // namespace engram

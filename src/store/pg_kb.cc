@@ -158,7 +158,6 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
     ENGRAM_RETURN_IF_ERROR(CheckText(
         {{c.heading, "chunk heading"}, {c.text, "chunk text"}, {c.vector_model, "chunk model"}}));
   }
-  const int64_t now = NowMicros();
   bool stale = false;
   Status st = pool_->Write([&](pqxx::work& txn) -> Status {
     stale = false;
@@ -167,8 +166,8 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
         "UPDATE kb_docs SET status = $1, content = $2, error_message = $3, updated_at = $4 "
         "WHERE workspace = $5 AND kb_id = $6 AND id = $7 AND job_id = $8 AND " +
             job_rows::UnfinishedCondition(kDocWords),
-        job_rows::StoredWord(doc.status, kDocWords), doc.content, doc.error_message, now,
-        doc.workspace, doc.kb_id, doc.id, doc.job_id);
+        job_rows::StoredWord(doc.status, kDocWords), doc.content, doc.error_message,
+        doc.updated_at_us, doc.workspace, doc.kb_id, doc.id, doc.job_id);
     if (up.affected_rows() == 0) {  // deleted or uploaded again meanwhile
       stale = true;
       return NothingChanged();

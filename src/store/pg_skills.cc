@@ -89,6 +89,21 @@ Status CheckNameFree(pqxx::work& txn, const std::string& workspace, const SkillR
   return Status::Ok();
 }
 
+void InsertSkillRow(pqxx::work& txn, const std::string& workspace, const SkillRecord& r) {
+  ExecSkill(txn,
+            fmt::format("INSERT INTO skills({}) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                        "$11, $12, $13, $14, NULLIF($15, ''::bytea), $16)",
+                        kSkillColumns),
+            workspace, r);
+}
+
+void InsertVersionRow(pqxx::work& txn, const std::string& workspace, const SkillVersionRecord& v) {
+  txn.exec_params(
+      "INSERT INTO skill_versions(skill_id, workspace, version, snapshot, replaced_at) "
+      "VALUES($1, $2, $3, $4, $5)",
+      v.skill_id, workspace, v.version, v.snapshot_json, v.replaced_at_us);
+}
+
 constexpr const char* kTaskColumns =
     "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
 
@@ -202,11 +217,7 @@ Status PgStore::ApplySkillChanges(SkillChangeBatch batch) {
       switch (c.op) {
         case SkillChange::Op::kInsert: {
           ENGRAM_RETURN_IF_ERROR(CheckNameFree(txn, ws, r));
-          ExecSkill(txn,
-                    fmt::format("INSERT INTO skills({}) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-                                "$10, $11, $12, $13, $14, NULLIF($15, ''::bytea), $16)",
-                                kSkillColumns),
-                    ws, r);
+          InsertSkillRow(txn, ws, r);
           break;
         }
         case SkillChange::Op::kUpdate: {
@@ -222,10 +233,8 @@ Status PgStore::ApplySkillChanges(SkillChangeBatch batch) {
             return Status::NotFound(fmt::format("skill {} not found", r.id));
           }
           if (c.previous) {
-            txn.exec_params(
-                "INSERT INTO skill_versions(skill_id, workspace, version, snapshot, replaced_at) "
-                "VALUES($1, $2, $3, $4, $5)",
-                r.id, ws, c.previous->version, skill_rows::Snapshot(*c.previous), now);
+            InsertVersionRow(txn, ws,
+                             {r.id, c.previous->version, skill_rows::Snapshot(*c.previous), now});
           }
           break;
         }
@@ -311,6 +320,35 @@ Result<std::vector<SkillTaskRecord>> PgStore::UnfinishedSkillTasks() {
     return std::tie(a.created_at_us, a.id) < std::tie(b.created_at_us, b.id);
   });
   return out;
+}
+
+Result<bool> PgStore::ImportSkill(const SkillRecord& skill,
+                                  const std::vector<SkillVersionRecord>& versions) {
+  const std::string& ws = skill.workspace;
+  ENGRAM_RETURN_IF_ERROR(CheckSkillText(ws, skill));
+  for (const SkillVersionRecord& v : versions) {
+    ENGRAM_RETURN_IF_ERROR(CheckText({{v.skill_id, "skill version skill_id"},
+                                      {v.version, "skill version"},
+                                      {v.snapshot_json, "skill version snapshot"}}));
+  }
+  bool written = false;
+  Status st = pool_->Write([&](pqxx::work& txn) -> Status {
+    written = false;
+    // First, as every skill write: the version's row lock serialises the workspace's writers.
+    pg::BumpScopeVersion(txn, ScopeKeySkills(ws));
+    pqxx::result found = txn.exec_params("SELECT workspace FROM skills WHERE id = $1", skill.id);
+    if (!found.empty()) {
+      if (found[0][0].as<std::string>() == ws) return Status::Ok();
+      return Status::Conflict(fmt::format("skill id {} is taken by another workspace", skill.id));
+    }
+    ENGRAM_RETURN_IF_ERROR(CheckNameFree(txn, ws, skill));
+    InsertSkillRow(txn, ws, skill);
+    for (const SkillVersionRecord& v : versions) InsertVersionRow(txn, ws, v);
+    written = true;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return written;
 }
 
 }  // namespace engram

@@ -8,6 +8,7 @@
 #include "common/ids.h"
 #include "common/thread_util.h"
 #include "store/job_rows.h"
+#include "store/stored_scopes.h"
 
 namespace engram {
 
@@ -221,6 +222,21 @@ Status PgStore::CheckWritable() {
     txn.exec("SELECT 1");
     return Status::Ok();
   });
+}
+
+Result<StoredScopes> PgStore::ListStoredScopes() {
+  StoredScopes out;
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out = {};
+    for (const auto& r : txn.exec(stored_scopes::kSql)) {
+      stored_scopes::Add(r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                         &out);
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  stored_scopes::Sort(&out);
+  return out;
 }
 
 Store::Stats PgStore::GetStats() {

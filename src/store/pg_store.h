@@ -108,6 +108,12 @@ class PgStore final : public Store {
   int AddChangeListener(std::function<void(const std::string& scope_key)> fn) override;
   void RemoveChangeListener(int id) override;
   Status CheckWritable() override;
+  // TransferStore: the scopes held (here), agent memories and skills as exported (in the files of
+  // their domains).
+  Result<StoredScopes> ListStoredScopes() override;
+  Result<bool> ImportAgentMemory(const AgentMemoryImport& item) override;
+  Result<bool> ImportSkill(const SkillRecord& skill,
+                           const std::vector<SkillVersionRecord>& versions) override;
   Stats GetStats() override;
   // The Leaderboard data lifecycle of MessageStore (pg_lifecycle.cc).
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,

@@ -11,6 +11,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "store/categories_json.h"
+#include "store/history_rows.h"
 #include "store/job_rows.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
@@ -62,36 +63,46 @@ Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, OnConflict on
   return ins.Exec();
 }
 
-void BindOptionalText(sqlite::Stmt& s, int i, const std::string* v) {
-  if (v == nullptr) {
+void BindOptionalText(sqlite::Stmt& s, int i, const std::optional<std::string>& v) {
+  if (!v) {
     s.BindNull(i);
   } else {
     s.Bind(i, *v);
   }
 }
 
-Status InsertHistory(sqlite3* db, const std::string& workspace, const std::string& event_id,
-                     const MemoryChange& c, int64_t at_us) {
-  sqlite::Stmt h(db,
-                 "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, "
-                 "old_metadata, new_metadata, event_id, at, provenance) "
-                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  ENGRAM_RETURN_IF_ERROR(h.prepare_status());
-  const bool has_old = c.op != MemoryChange::Op::kInsert;
-  const bool has_new = c.op != MemoryChange::Op::kDelete;
-  h.Bind(1, c.record.id);
-  h.Bind(2, workspace);
-  h.Bind(3, c.op == MemoryChange::Op::kInsert   ? "ADD"
-            : c.op == MemoryChange::Op::kUpdate ? "UPDATE"
-                                                : "DELETE");
-  BindOptionalText(h, 4, has_old ? &c.old_text : nullptr);
-  BindOptionalText(h, 5, has_new ? &c.record.text : nullptr);
-  BindOptionalText(h, 6, has_old ? &c.old_metadata_json : nullptr);
-  BindOptionalText(h, 7, has_new ? &c.record.metadata_json : nullptr);
-  h.Bind(8, event_id);
-  h.Bind(9, at_us);
-  h.Bind(10, has_new ? c.record.provenance_json : std::string());
-  return h.Exec();
+Status InsertHistoryRow(sqlite3* db, const std::string& workspace, const HistoryRecord& h) {
+  sqlite::Stmt ins(db,
+                   "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, "
+                   "old_metadata, new_metadata, event_id, at, provenance) "
+                   "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+  ins.Bind(1, h.memory_id);
+  ins.Bind(2, workspace);
+  ins.Bind(3, h.event);
+  BindOptionalText(ins, 4, h.old_text);
+  BindOptionalText(ins, 5, h.new_text);
+  BindOptionalText(ins, 6, h.old_metadata_json);
+  BindOptionalText(ins, 7, h.new_metadata_json);
+  ins.Bind(8, h.event_id);
+  ins.Bind(9, h.at_us);
+  ins.Bind(10, h.provenance_json);
+  return ins.Exec();
+}
+
+Status InsertFeedbackRow(sqlite3* db, std::string_view workspace,
+                         const MemoryFeedbackRecord& feedback) {
+  sqlite::Stmt ins(db,
+                   "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, "
+                   "created_at) VALUES(?, ?, ?, ?, ?, ?)");
+  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+  ins.Bind(1, feedback.id);
+  ins.Bind(2, workspace);
+  ins.Bind(3, feedback.memory_id);
+  ins.Bind(4, feedback.feedback);
+  ins.Bind(5, feedback.reason);
+  ins.Bind(6, feedback.created_at_us);
+  return ins.Exec();
 }
 
 // Applies one update; false in *applied when the memory no longer exists.
@@ -182,7 +193,8 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
       }
       outcome.applied.push_back(applied);
       if (applied) {
-        ENGRAM_RETURN_IF_ERROR(InsertHistory(db, batch.workspace, batch.event_id, c, now));
+        ENGRAM_RETURN_IF_ERROR(
+            InsertHistoryRow(db, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
       }
     }
     if (batch.finish_event) {
@@ -508,19 +520,7 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
 
 Status SqliteStore::InsertFeedback(std::string_view workspace,
                                    const MemoryFeedbackRecord& feedback) {
-  return Submit([&](sqlite3* db) -> Status {
-    sqlite::Stmt ins(db,
-                     "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, "
-                     "created_at) VALUES(?, ?, ?, ?, ?, ?)");
-    ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-    ins.Bind(1, feedback.id);
-    ins.Bind(2, workspace);
-    ins.Bind(3, feedback.memory_id);
-    ins.Bind(4, feedback.feedback);
-    ins.Bind(5, feedback.reason);
-    ins.Bind(6, feedback.created_at_us);
-    return ins.Exec();
-  });
+  return Submit([&](sqlite3* db) -> Status { return InsertFeedbackRow(db, workspace, feedback); });
 }
 
 Result<std::vector<MemoryFeedbackRecord>> SqliteStore::GetFeedback(std::string_view workspace,
@@ -544,6 +544,36 @@ Result<std::vector<MemoryFeedbackRecord>> SqliteStore::GetFeedback(std::string_v
     ENGRAM_RETURN_IF_ERROR(st);
     return out;
   });
+}
+
+Result<bool> SqliteStore::ImportAgentMemory(const AgentMemoryImport& item) {
+  bool written = false;
+  Status st = Submit([&](sqlite3* db) -> Status {
+    written = false;
+    const MemoryRecord& m = item.memory;
+    sqlite::Stmt q(db, "SELECT workspace, kind FROM memories WHERE id = ?");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, m.id);
+    Status step;
+    if (q.Step(&step)) {
+      if (q.ColumnText(0) == m.workspace && q.ColumnText(1) == "memory") return Status::Ok();
+      return Status::Conflict(
+          fmt::format("memory id {} is taken by another workspace or a message", m.id));
+    }
+    ENGRAM_RETURN_IF_ERROR(step);
+    MemoryRecord row = m;
+    ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "memory", row));
+    for (const HistoryRecord& h : item.history) {
+      ENGRAM_RETURN_IF_ERROR(InsertHistoryRow(db, m.workspace, h));
+    }
+    for (const MemoryFeedbackRecord& f : item.feedback) {
+      ENGRAM_RETURN_IF_ERROR(InsertFeedbackRow(db, m.workspace, f));
+    }
+    written = true;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return written;
 }
 
 }  // namespace engram

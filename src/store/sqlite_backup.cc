@@ -19,6 +19,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "store/intake_journal.h"
+#include "store/sqlite_data_dir.h"
 #include "store/sqlite_util.h"
 
 namespace engram {
@@ -26,8 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kDatabase = "engram.db";
-constexpr const char* kIntake = "intake";
+using sqlite_data_dir::kDatabase;
+using sqlite_data_dir::kIntake;
 constexpr const char* kManifest = "manifest.json";
 constexpr const char* kFormatName = "engram-backup";
 constexpr size_t kBlockBytes = 1 << 20;
@@ -431,6 +432,42 @@ Result<BackupManifest> VerifyBackup(const std::string& dir) {
   return manifest;
 }
 
+namespace {
+
+// Copies the backup's files into the empty data directory under staging names and renames them
+// into place, the intake journal first: a data directory with engram.db is a whole one.
+Status PlaceBackupFiles(const BackupManifest& manifest, const fs::path& source,
+                        const fs::path& data, const fs::path& intake_staging,
+                        const fs::path& database_staging) {
+  std::error_code ec;
+  fs::create_directories(intake_staging, ec);
+  if (ec) {
+    return Status::Unavailable(
+        fmt::format("cannot create {}: {}", intake_staging.string(), ec.message()));
+  }
+  for (const BackupFile& file : manifest.files) {
+    const fs::path to =
+        file.path == kDatabase ? database_staging : intake_staging / fs::path(file.path).filename();
+    auto copied = CopyFile(source / file.path, to, file.path);
+    if (!copied.ok()) return copied.status();
+    // Checked again as copied: the backup may have changed since VerifyBackup read it.
+    if (copied->bytes != file.bytes || copied->sha256 != file.sha256) {
+      return Status::InvalidParameter(
+          fmt::format("{} changed while it was restored: run the restore again", file.path));
+    }
+  }
+  ENGRAM_RETURN_IF_ERROR(SyncPath(intake_staging));
+  if (::rename(intake_staging.c_str(), (data / kIntake).c_str()) != 0) {
+    return FileError("cannot rename", intake_staging, errno);
+  }
+  if (::rename(database_staging.c_str(), (data / kDatabase).c_str()) != 0) {
+    return FileError("cannot rename", database_staging, errno);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<BackupManifest> RestoreSqliteDataDir(const SqliteRestoreOptions& options) {
   auto manifest = VerifyBackup(options.source);
   if (!manifest.ok()) return manifest.status();
@@ -448,33 +485,18 @@ Result<BackupManifest> RestoreSqliteDataDir(const SqliteRestoreOptions& options)
     return Status::InvalidParameter(
         fmt::format("data directory {} is not empty: restore into an empty one", data.string()));
   }
-  std::error_code ec;
   const fs::path intake_staging = data / (std::string(kIntake) + ".restoring");
-  fs::create_directories(intake_staging, ec);
-  if (ec) {
-    return Status::Unavailable(
-        fmt::format("cannot create {}: {}", intake_staging.string(), ec.message()));
-  }
-  const fs::path source(options.source);
   const fs::path database_staging = data / (std::string(kDatabase) + ".restoring");
-  for (const BackupFile& file : manifest->files) {
-    const fs::path to =
-        file.path == kDatabase ? database_staging : intake_staging / fs::path(file.path).filename();
-    auto copied = CopyFile(source / file.path, to, file.path);
-    if (!copied.ok()) return copied.status();
-    // Checked again as copied: the backup may have changed since VerifyBackup read it.
-    if (copied->bytes != file.bytes || copied->sha256 != file.sha256) {
-      return Status::InvalidParameter(
-          fmt::format("{} changed while it was restored: run the restore again", file.path));
-    }
-  }
-  ENGRAM_RETURN_IF_ERROR(SyncPath(intake_staging));
-  // The journal before the database: a data directory with engram.db is a whole one.
-  if (::rename(intake_staging.c_str(), (data / kIntake).c_str()) != 0) {
-    return FileError("cannot rename", intake_staging, errno);
-  }
-  if (::rename(database_staging.c_str(), (data / kDatabase).c_str()) != 0) {
-    return FileError("cannot rename", database_staging, errno);
+  Status placed =
+      PlaceBackupFiles(*manifest, options.source, data, intake_staging, database_staging);
+  if (!placed.ok()) {
+    // The directory was empty: what is in it now is this restore's, taken away so that the
+    // directory is empty again for the next attempt.
+    std::error_code ignored;
+    fs::remove_all(intake_staging, ignored);
+    fs::remove(database_staging, ignored);
+    if (!fs::exists(data / kDatabase, ignored)) fs::remove_all(data / kIntake, ignored);
+    return placed;
   }
   ENGRAM_RETURN_IF_ERROR(SyncPath(data));
   return manifest;

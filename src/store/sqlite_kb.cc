@@ -95,7 +95,7 @@ Result<bool> SqliteStore::FinishKbDoc(const KbDocRecord& doc,
     up.Bind(1, JobStatusName(doc.status, kDocWords));
     up.Bind(2, doc.content);
     up.Bind(3, doc.error_message);
-    up.Bind(4, NowMicros());
+    up.Bind(4, doc.updated_at_us);
     up.Bind(5, doc.workspace);
     up.Bind(6, doc.kb_id);
     up.Bind(7, doc.id);

@@ -91,6 +91,28 @@ Status CheckNameFree(sqlite3* db, const std::string& workspace, const SkillRecor
   return st;
 }
 
+Status InsertSkillRow(sqlite3* db, const std::string& workspace, const SkillRecord& r) {
+  sqlite::Stmt ins(db, fmt::format("INSERT INTO skills({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                   "?, ?, ?, ?, ?, ?)",
+                                   kSkillColumns));
+  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+  BindSkill(ins, workspace, r);
+  return ins.Exec();
+}
+
+Status InsertVersionRow(sqlite3* db, const std::string& workspace, const SkillVersionRecord& v) {
+  sqlite::Stmt ins(db,
+                   "INSERT INTO skill_versions(skill_id, workspace, version, snapshot, "
+                   "replaced_at) VALUES(?, ?, ?, ?, ?)");
+  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
+  ins.Bind(1, v.skill_id);
+  ins.Bind(2, workspace);
+  ins.Bind(3, v.version);
+  ins.Bind(4, v.snapshot_json);
+  ins.Bind(5, v.replaced_at_us);
+  return ins.Exec();
+}
+
 constexpr JobVocabulary kTaskWords = JobVocabulary::kSkillTask;
 
 constexpr const char* kTaskColumns =
@@ -166,12 +188,7 @@ Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
       switch (c.op) {
         case SkillChange::Op::kInsert: {
           ENGRAM_RETURN_IF_ERROR(CheckNameFree(db, ws, r));
-          sqlite::Stmt ins(db, fmt::format("INSERT INTO skills({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?, "
-                                           "?, ?, ?, ?, ?, ?, ?, ?)",
-                                           kSkillColumns));
-          ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-          BindSkill(ins, ws, r);
-          ENGRAM_RETURN_IF_ERROR(ins.Exec());
+          ENGRAM_RETURN_IF_ERROR(InsertSkillRow(db, ws, r));
           break;
         }
         case SkillChange::Op::kUpdate: {
@@ -189,16 +206,8 @@ Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
             return Status::NotFound(fmt::format("skill {} not found", r.id));
           }
           if (c.previous) {
-            sqlite::Stmt v(db,
-                           "INSERT INTO skill_versions(skill_id, workspace, version, snapshot, "
-                           "replaced_at) VALUES(?, ?, ?, ?, ?)");
-            ENGRAM_RETURN_IF_ERROR(v.prepare_status());
-            v.Bind(1, r.id);
-            v.Bind(2, ws);
-            v.Bind(3, c.previous->version);
-            v.Bind(4, skill_rows::Snapshot(*c.previous));
-            v.Bind(5, now);
-            ENGRAM_RETURN_IF_ERROR(v.Exec());
+            ENGRAM_RETURN_IF_ERROR(InsertVersionRow(
+                db, ws, {r.id, c.previous->version, skill_rows::Snapshot(*c.previous), now}));
           }
           break;
         }
@@ -279,6 +288,32 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
     if (!st.ok()) return st;
     return out;
   });
+}
+
+Result<bool> SqliteStore::ImportSkill(const SkillRecord& skill,
+                                      const std::vector<SkillVersionRecord>& versions) {
+  bool written = false;
+  Status st = Submit([&](sqlite3* db) -> Status {
+    written = false;
+    sqlite::Stmt q(db, "SELECT workspace FROM skills WHERE id = ?");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, skill.id);
+    Status step;
+    if (q.Step(&step)) {
+      if (q.ColumnText(0) == skill.workspace) return Status::Ok();
+      return Status::Conflict(fmt::format("skill id {} is taken by another workspace", skill.id));
+    }
+    ENGRAM_RETURN_IF_ERROR(step);
+    ENGRAM_RETURN_IF_ERROR(CheckNameFree(db, skill.workspace, skill));
+    ENGRAM_RETURN_IF_ERROR(InsertSkillRow(db, skill.workspace, skill));
+    for (const SkillVersionRecord& v : versions) {
+      ENGRAM_RETURN_IF_ERROR(InsertVersionRow(db, skill.workspace, v));
+    }
+    written = true;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return written;
 }
 
 }  // namespace engram

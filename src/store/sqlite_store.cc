@@ -1,10 +1,13 @@
 #include "store/sqlite_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include "store/migrations.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_util.h"
+#include "store/stored_scopes.h"
 
 namespace engram {
 
@@ -69,6 +73,11 @@ SqliteStore::SqliteStore(SqliteStoreOptions options)
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options) {
   std::unique_ptr<SqliteStore> store(new SqliteStore(options));
+  ENGRAM_RETURN_IF_ERROR(store->Lock());
+  if (options.read_only) {
+    ENGRAM_RETURN_IF_ERROR(store->InitReadOnly());
+    return store;
+  }
   Status st = store->Init();
   if (st.ok()) return store;
   // Opening for writing needs space (the WAL index, migrations, the intake journal's leftover
@@ -80,6 +89,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   }
   store.reset();  // closes what Init opened
   store.reset(new SqliteStore(std::move(options)));
+  ENGRAM_RETURN_IF_ERROR(store->Lock());
   Status ro = store->InitReadOnly();
   if (!ro.ok()) return st;  // the first error says more
   spdlog::warn(
@@ -89,15 +99,49 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   return store;
 }
 
+Status SqliteStore::Lock() {
+  if (options_.lock_file.empty()) return Status::Ok();
+  lock_fd_ = ::open(options_.lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) {
+    const int err = errno;
+    // A directory where no file can be made (full, read-only) cannot hold the lock; the database
+    // is then opened read-only, or not at all, and nothing writes it behind another's back.
+    if (err == ENOSPC || err == EDQUOT || err == EROFS || err == EACCES) {
+      spdlog::warn("sqlite: no lock file {} ({}); opening without it", options_.lock_file,
+                   std::strerror(err));
+      return Status::Ok();
+    }
+    return Status::Internal(
+        fmt::format("cannot open lock file {}: {}", options_.lock_file, std::strerror(err)));
+  }
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (err == EWOULDBLOCK) {
+      return Status::Unavailable(fmt::format(
+          "the data directory is in use by another Engram process (a running server?): {} is "
+          "locked",
+          options_.lock_file));
+    }
+    return Status::Internal(
+        fmt::format("cannot lock {}: {}", options_.lock_file, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
 Status SqliteStore::InitReadOnly() {
   read_only_ = Status::Unavailable(
-      "the store is read-only: the disk was full at start; restart once space is freed");
+      options_.read_only
+          ? "the store was opened for reads only"
+          : "the store is read-only: the disk was full at start; restart once space is freed");
   // A WAL-mode database whose WAL and WAL index were removed by a clean close cannot be read
   // through them without creating the index; immutable=1 reads the database file alone, which
   // then holds every commit. With a WAL left behind (a crash, or a stop on a full disk), the
-  // index is there and a plain read-only connection reads through it.
+  // index is there and a plain read-only connection reads through it. Beside a running server
+  // (read_only) the index exists even when the WAL is empty, and the file must not be read as
+  // immutable: the server writes it.
   struct stat sb;
-  const bool has_wal = ::stat((options_.path + "-wal").c_str(), &sb) == 0 && sb.st_size > 0;
+  const bool has_wal = (::stat((options_.path + "-wal").c_str(), &sb) == 0 && sb.st_size > 0) ||
+                       (options_.read_only && ::stat((options_.path + "-shm").c_str(), &sb) == 0);
   std::string uri = "file:";
   for (char c : options_.path) {
     if (c == '?' || c == '#' || c == '%') {
@@ -131,7 +175,11 @@ Status SqliteStore::InitReadOnly() {
   ENGRAM_RETURN_IF_ERROR(st);
   const auto& migrations = SqliteMigrations();
   if (migrations.empty() || schema_version_ != migrations.back().version) {
-    return Status::Unavailable("database schema needs migrating, which needs free space");
+    return Status::Unavailable(
+        options_.read_only
+            ? fmt::format("database schema v{} is not this Engram's (v{}): serve it once first",
+                          schema_version_, migrations.empty() ? 0 : migrations.back().version)
+            : std::string("database schema needs migrating, which needs free space"));
   }
   if (!options_.intake_journal_dir.empty()) ShowIntakeJournal();
   return Status::Ok();
@@ -212,6 +260,7 @@ SqliteStore::~SqliteStore() {
     }
     sqlite3_close(writer_db_);
   }
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
 Status SqliteStore::Submit(WriteFn fn) {
@@ -495,6 +544,19 @@ void SqliteStore::RecordCommit(size_t writes, double seconds) {
   for (size_t i = 0; i < Stats::kCommitBuckets.size(); ++i) {
     if (seconds <= Stats::kCommitBuckets[i]) ++s.commit_le[i];
   }
+}
+
+Result<StoredScopes> SqliteStore::ListStoredScopes() {
+  return WithReader([](sqlite3* db) -> Result<StoredScopes> {
+    StoredScopes out;
+    sqlite::Stmt q(db, stored_scopes::kSql);
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    Status st;
+    while (q.Step(&st)) stored_scopes::Add(q.ColumnText(0), q.ColumnText(1), q.ColumnText(2), &out);
+    ENGRAM_RETURN_IF_ERROR(st);
+    stored_scopes::Sort(&out);
+    return out;
+  });
 }
 
 SqliteStore::Stats SqliteStore::GetStats() {

@@ -65,6 +65,13 @@ struct SqliteStoreOptions {
   std::string vfs;
   // Health probes' backoff, commit timings and the intake journal's backoff; null: RealClock().
   const Clock* clock = nullptr;
+  // Opens for reads only, beside a server that may be writing (engram export): no writer, no
+  // migrations (the schema must be current), no intake journal. Writes answer kUnavailable.
+  bool read_only = false;
+  // A file this store holds an exclusive lock (flock) on while it is open, so that a second
+  // process cannot write the same database behind the first's back (a server and an import).
+  // Open fails with kUnavailable while another process holds it. Empty: no lock.
+  std::string lock_file;
 };
 
 class SqliteStore final : public Store {
@@ -121,6 +128,12 @@ class SqliteStore final : public Store {
                                                            std::string_view key) override;
   Result<std::vector<ImageBlob>> GetImages(const std::vector<std::string>& sha256s) override;
   Status CheckWritable() override;
+  // TransferStore: the scopes held (here), agent memories and skills as exported (in the files of
+  // their domains).
+  Result<StoredScopes> ListStoredScopes() override;
+  Result<bool> ImportAgentMemory(const AgentMemoryImport& item) override;
+  Result<bool> ImportSkill(const SkillRecord& skill,
+                           const std::vector<SkillVersionRecord>& versions) override;
   Stats GetStats() override;
   // The Leaderboard data lifecycle of MessageStore (sqlite_lifecycle.cc).
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
@@ -150,6 +163,7 @@ class SqliteStore final : public Store {
   // Read-only start: the events an earlier run left in the intake journal are shown as they were
   // acknowledged (GetEvent, ListEvents), and stay in the journal for the next writable start.
   void ShowIntakeJournal();
+  Status Lock();              // takes options_.lock_file, if any
   Status Submit(WriteFn fn);  // blocks until committed (or failed)
   Result<MemoryEventRecord> ReadEvent(std::string_view workspace, std::string_view id);
   // An accepted event ended (its row is committed): its journal record is released.
@@ -189,6 +203,7 @@ class SqliteStore final : public Store {
   bool probing_ GUARDED_BY(queue_mu_) = false;  // one caller probes at a time; others answer
   // Not ok: opened read-only (InitReadOnly); set before any other thread runs.
   Status read_only_;
+  int lock_fd_ = -1;  // options_.lock_file, locked; closed (unlocked) last
   // Write-path figures for GetStats, updated by the writer after each commit.
   Mutex stats_mu_;
   Stats write_stats_ GUARDED_BY(stats_mu_);  // only the write-path fields are used

@@ -2,10 +2,6 @@
 // (docs/operations.md, "Data directory and backup"): the backup holds every add acknowledged
 // before it began, taken while adds keep coming, and a server started on the restored directory
 // answers listings and searches of the data that did not change exactly as the original does.
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -19,36 +15,6 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-CommandResult RunEngram(const std::string& args) {
-  CommandResult result;
-  const std::string command = *EngramBinary() + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  return result;
-}
-
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/engram-backup-it-XXXXXX";
-    path = ::mkdtemp(tmpl) ? tmpl : "";
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path.empty()) fs::remove_all(path, ignored);
-  }
-  std::string path;
-};
 
 TEST(BackupTest, ABackupTakenUnderLoadRestoresToTheSameAnswers) {
   ENGRAM_REQUIRE_BINARY();

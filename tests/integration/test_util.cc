@@ -1,13 +1,41 @@
 #include "test_util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <random>
 
 #include "common/codec.h"
 #include "common/ids.h"
 
 namespace engram::testing {
+
+CommandResult RunEngram(const std::string& args) {
+  CommandResult result;
+  const std::string command = *EngramBinary() + " " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/engram-it-XXXXXX";
+  path = ::mkdtemp(tmpl) ? tmpl : "";
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  if (!path.empty()) std::filesystem::remove_all(path, ignored);
+}
 
 std::unique_ptr<ServerProcess> SharedServerTest::server_;
 std::unique_ptr<HttpClient> SharedServerTest::client_;

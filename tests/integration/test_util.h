@@ -50,6 +50,23 @@ class SharedServerTest : public ::testing::Test {
   static std::string start_error_;  // a failed start is not retried by every test of the suite
 };
 
+// One run of the engram binary with `args` (a shell command line), waited for.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+CommandResult RunEngram(const std::string& args);
+
+// A directory under /tmp, removed with everything in it when destroyed; path is empty when it
+// could not be made.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path;
+};
+
 // "prefix:<uuid>", unique per call.
 std::string UniqueId(std::string_view prefix);
 // A random lower-case word no dictionary or stemmer knows (consonants only), e.g. "qzkxbdfrtw".

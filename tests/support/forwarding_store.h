@@ -138,6 +138,15 @@ class ForwardingStore : public Store {
     return base_->GetImages(sha256s);
   }
   Status CheckWritable() override { return base_->CheckWritable(); }
+  Result<StoredScopes> ListStoredScopes() override { return base_->ListStoredScopes(); }
+  Result<bool> ImportAgentMemory(const AgentMemoryImport& item) override {
+    return base_->ImportAgentMemory(item);
+  }
+  Result<bool> ImportSkill(const SkillRecord& skill,
+                           const std::vector<SkillVersionRecord>& versions) override {
+    return base_->ImportSkill(skill, versions);
+  }
+
   Stats GetStats() override { return base_->GetStats(); }
 
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,
