@@ -210,6 +210,20 @@ TEST_P(TransferTest, AnImportExportsAgainAsItWasExported) {
   EXPECT_EQ(images->size(), 1u);
 }
 
+TEST_P(TransferTest, AStoreMovedThereAndBackReadsTheSame) {
+  // SQLite -> this backend -> a new SQLite store: on PostgreSQL, the move to the shared store and
+  // back again.
+  ASSERT_TRUE(ImportFile(*target_, Export(*source_)).ok());
+  const std::string back_dir = source_dir_ + "/back";
+  std::filesystem::create_directories(back_dir);
+  auto back = SqliteStore::Open({.path = back_dir + "/engram.db"});
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  auto result = ImportFile(**back, Export(*target_));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->written.messages, 4);
+  EXPECT_EQ(Records(**back), Records(*source_));
+}
+
 TEST_P(TransferTest, AnImportRunAgainWritesNothing) {
   const std::string path = Export(*source_);
   ASSERT_TRUE(ImportFile(*target_, path).ok());
