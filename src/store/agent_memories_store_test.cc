@@ -86,7 +86,7 @@ TEST_P(AgentMemoryStoreTest, UnknownStoredStatusReadsAsFailed) {
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].status, JobStatus::kFailed);
   store.reset();
-  if (is_postgres()) std::this_thread::sleep_for(milliseconds(300));
+  ExpireLeases();
   store = OpenStore(pg);
   ASSERT_NE(store, nullptr);
   auto unfinished = store->UnfinishedEvents();
@@ -383,7 +383,7 @@ TEST_P(AgentMemoryStoreTest, AcceptedEventsAreFoundAtOnceAndSurviveReopen) {
     EXPECT_EQ(one->request_json, R"({"n":7})");
     EXPECT_EQ(store->GetEvent("other", ids[7]).status().code(), StatusCode::kNotFound);
   }
-  if (is_postgres()) std::this_thread::sleep_for(milliseconds(400));
+  ExpireLeases();
   auto store = OpenStore(pg);
   ASSERT_NE(store, nullptr);
   auto unfinished = store->UnfinishedEvents();
@@ -412,7 +412,7 @@ TEST_P(AgentMemoryStoreTest, UnfinishedEventsSurviveReopen) {
       if (status == JobStatus::kSucceeded) done_id = e.id;
     }
   }
-  if (is_postgres()) std::this_thread::sleep_for(milliseconds(400));
+  ExpireLeases();
   auto store = OpenStore(pg);
   ASSERT_NE(store, nullptr);
   auto unfinished = store->UnfinishedEvents();
@@ -555,8 +555,8 @@ TEST_P(AgentMemoryStoreTest, EventsOfADeadNodeMoveToAnotherNode) {
   ASSERT_TRUE(while_alive.ok()) << while_alive.status().ToString();
   EXPECT_TRUE(while_alive->empty());
 
-  node_a.reset();
-  std::this_thread::sleep_for(milliseconds(500));
+  node_a.reset();  // node a dies; its lease runs out
+  ExpireLeases();
   auto taken = node_b->UnfinishedEvents();
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   ASSERT_EQ(taken->size(), 1u);
@@ -602,7 +602,7 @@ TEST_P(AgentMemoryStoreTest, UnfinishedEventsComeOldestFirst) {
       ids.push_back(e.id);
     }
   }
-  if (is_postgres()) std::this_thread::sleep_for(milliseconds(250));
+  ExpireLeases();
   auto store = OpenStore(pg);
   ASSERT_NE(store, nullptr);
   auto unfinished = store->UnfinishedEvents();

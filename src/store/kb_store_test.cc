@@ -220,8 +220,8 @@ TEST_P(KbStoreTest, AnotherNodeTakesOverWhenTheLeaseRunsOut) {
   EXPECT_TRUE(b->UnfinishedKbDocs()->empty()) << "node a renewed its lease";
   EXPECT_TRUE(a->UnfinishedKbDocs()->empty()) << "a node is not handed its own jobs again";
 
-  a.reset();  // node a dies
-  std::this_thread::sleep_for(450ms);
+  a.reset();  // node a dies; its lease runs out
+  ExpireLeases();
   auto claimed = b->UnfinishedKbDocs();
   ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
   ASSERT_EQ(claimed->size(), 1u);

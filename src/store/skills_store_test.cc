@@ -335,8 +335,8 @@ TEST_P(SkillsStoreTest, AnotherNodeTakesOverWhenTheLeaseRunsOut) {
   std::this_thread::sleep_for(700ms);  // over two leases: a renews meanwhile
   EXPECT_TRUE(b->UnfinishedSkillTasks()->empty()) << "node a renewed its lease";
 
-  a.reset();  // node a dies
-  std::this_thread::sleep_for(450ms);
+  a.reset();  // node a dies; its lease runs out
+  ExpireLeases();
   auto claimed = b->UnfinishedSkillTasks();
   ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
   ASSERT_EQ(claimed->size(), 1u);
