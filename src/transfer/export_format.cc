@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -23,15 +24,11 @@ json EncodeVector(const std::vector<float>& v, const std::string& model) {
 }
 
 // Stored JSON text (metadata, parts, provenance) as a JSON value; text that does not parse (never
-// written by Engram) is kept as a string, which DecodeStoredJson writes back unchanged.
+// written by Engram: a damaged row) is kept as a string, which the importer refuses.
 json StoredJson(const std::string& text) {
   json v = ReadJsonOrDiscarded(text, kStoredJsonLimits);
   if (v.is_discarded()) return text;
   return v;
-}
-
-std::string DumpStoredJson(const json& v) {
-  return v.is_string() ? v.get<std::string>() : DumpJson(v);
 }
 
 // Reads the fields of one JSON object, remembering the first problem; the caller checks status()
@@ -66,12 +63,47 @@ class Fields {
     if (v == nullptr || v->is_null()) return std::nullopt;
     return Int(name);
   }
-  // Stored JSON text: any JSON value (a string is taken as the text itself); `fallback` when
-  // absent.
-  std::string Json(const char* name, std::string fallback) {
+  // Stored JSON text of one kind (Engram writes metadata, provenance and snapshots as objects,
+  // message parts as an array of objects with a "type"); `fallback` when absent or null.
+  std::string JsonObject(const char* name, std::string fallback) {
     const json* v = Find(name, false);
     if (v == nullptr || v->is_null()) return fallback;
-    return DumpStoredJson(*v);
+    if (!v->is_object()) return Fail(name, "expected an object"), std::string();
+    return DumpJson(*v);
+  }
+  std::string Parts(const char* name) {
+    const json* v = Find(name, false);
+    if (v == nullptr || v->is_null()) return {};
+    // As the Leaderboard stores them: {"type":"text","text":…} and
+    // {"type":"image","sha256":…,"mime":…}.
+    auto text_of = [](const json& part, const char* key) {
+      auto it = part.find(key);
+      return it != part.end() && it->is_string();
+    };
+    bool ok = v->is_array() && !v->empty();
+    for (size_t i = 0; ok && i < v->size(); ++i) {
+      const json& part = (*v)[i];
+      ok = part.is_object() && text_of(part, "type") &&
+           (part["type"] == "text"
+                ? text_of(part, "text")
+                : part["type"] == "image" && text_of(part, "sha256") && text_of(part, "mime"));
+    }
+    if (!ok) {
+      Fail(name, "expected an array of text and image parts");
+      return {};
+    }
+    return DumpJson(*v);
+  }
+  // A required string that must not be empty (an id, a scope).
+  std::string Id(const char* name) {
+    std::string v = Str(name);
+    if (status_->ok() && v.empty()) Fail(name, "must not be empty");
+    return v;
+  }
+  int32_t Position(const char* name, bool required) {
+    const int64_t v = Int(name, required);
+    if (v < 0 || v > INT32_MAX) Fail(name, "expected an integer from 0 to 2147483647");
+    return static_cast<int32_t>(v);
   }
   std::vector<std::string> StrList(const char* name) {
     std::vector<std::string> out;
@@ -167,18 +199,18 @@ json EncodeMemoryRow(const MemoryRecord& m, std::string_view type, bool vectors)
 
 MemoryRecord DecodeMemoryRow(Fields& f) {
   MemoryRecord m;
-  m.workspace = f.Str("workspace");
-  m.id = f.Str("id");
+  m.workspace = f.Id("workspace");
+  m.id = f.Id("id");
   m.user_id = f.Str("user_id", false);
   m.agent_id = f.Str("agent_id", false);
   m.run_id = f.Str("run_id", false);
   m.session_id = f.Str("session_id", false);
   m.role = f.Str("role", false);
   m.text = f.Str("text");
-  m.metadata_json = f.Json("metadata", "{}");
-  m.parts_json = f.Json("parts", "");
+  m.metadata_json = f.JsonObject("metadata", "{}");
+  m.parts_json = f.Parts("parts");
   m.source_ts_us = f.OptionalInt("source_ts_us");
-  m.position = static_cast<int32_t>(f.Int("position", false));
+  m.position = f.Position("position", false);
   m.created_at_us = f.Int("created_at_us");
   m.updated_at_us = f.Int("updated_at_us");
   f.Vector(&m.vector, &m.vector_model);
@@ -195,7 +227,7 @@ HistoryRecord DecodeHistory(Fields& f, const std::string& memory_id) {
   h.new_metadata_json = f.OptionalStr("new_metadata");
   h.event_id = f.Str("event_id", false);
   h.at_us = f.Int("at_us");
-  h.provenance_json = f.Json("provenance", "");
+  h.provenance_json = f.JsonObject("provenance", "");
   if (h.event != "ADD" && h.event != "UPDATE" && h.event != "DELETE") {
     f.Fail("event", "expected ADD, UPDATE or DELETE");
   }
@@ -367,11 +399,11 @@ Result<ExportItem> DecodeItem(const json& line) {
     m.app_id = f.Str("app_id", false);
     m.categories = f.StrList("categories");
     m.expires_at_us = f.OptionalInt("expires_at_us");
-    m.provenance_json = f.Json("provenance", "");
+    m.provenance_json = f.JsonObject("provenance", "");
     item.history =
         f.List<HistoryRecord>("history", [&m](Fields& h) { return DecodeHistory(h, m.id); });
     item.feedback = f.List<MemoryFeedbackRecord>("feedback", [&m](Fields& fb) {
-      return MemoryFeedbackRecord{.id = fb.Str("id"),
+      return MemoryFeedbackRecord{.id = fb.Id("id"),
                                   .memory_id = m.id,
                                   .feedback = fb.Str("feedback", false),
                                   .reason = fb.Str("reason", false),
@@ -384,17 +416,17 @@ Result<ExportItem> DecodeItem(const json& line) {
     Fields f(line, "skill", &st);
     SkillItem item;
     SkillRecord& s = item.skill;
-    s.workspace = f.Str("workspace");
-    s.id = f.Str("id");
-    s.owner = f.Str("owner");
+    s.workspace = f.Id("workspace");
+    s.id = f.Id("id");
+    s.owner = f.Id("owner");
     s.agent_id = f.Str("agent_id", false);
-    s.name = f.Str("name");
+    s.name = f.Id("name");
     s.description = f.Str("description", false);
     s.version = f.Str("version", false);
     s.tags = f.StrList("tags");
     s.triggers = f.StrList("triggers");
     s.license = f.Str("license", false);
-    s.metadata_json = f.Json("metadata", "{}");
+    s.metadata_json = f.JsonObject("metadata", "{}");
     s.created_at_us = f.Int("created_at_us");
     s.updated_at_us = f.Int("updated_at_us");
     f.Vector(&s.vector, &s.vector_model);
@@ -413,7 +445,7 @@ Result<ExportItem> DecodeItem(const json& line) {
       SkillVersionRecord r;
       r.skill_id = s.id;
       r.version = v.Str("version", false);
-      r.snapshot_json = v.Json("snapshot", "{}");
+      r.snapshot_json = v.JsonObject("snapshot", "{}");
       r.replaced_at_us = v.Int("replaced_at_us");
       return r;
     });
@@ -424,10 +456,10 @@ Result<ExportItem> DecodeItem(const json& line) {
     Fields f(line, "kb_document", &st);
     KbDocumentItem item;
     KbDocRecord& d = item.doc;
-    d.workspace = f.Str("workspace");
-    d.kb_id = f.Str("kb_id");
-    d.id = f.Str("id");
-    d.job_id = f.Str("job_id");
+    d.workspace = f.Id("workspace");
+    d.kb_id = f.Id("kb_id");
+    d.id = f.Id("id");
+    d.job_id = f.Id("job_id");
     d.title = f.Str("title", false);
     d.source_type = f.Str("source_type", false);
     d.file_url = f.Str("file_url", false);
@@ -440,7 +472,7 @@ Result<ExportItem> DecodeItem(const json& line) {
       KbChunkRecord r;
       r.doc_id = d.id;
       r.title = d.title;
-      r.position = static_cast<int32_t>(c.Int("position"));
+      r.position = c.Position("position", true);
       r.heading = c.Str("heading", false);
       r.text = c.Str("text");
       c.Vector(&r.vector, &r.vector_model);

@@ -95,6 +95,31 @@ TEST(ExportFormatTest, BadLinesNameTheirField) {
   memory["history"] = json::array();
   memory["vector"] = {{"model", "m"}, {"data", "!!"}};
   EXPECT_EQ(Problem(memory), "memory.vector.data: expected base64 of float32 values");
+  json message = {{"type", "leaderboard_message"},
+                  {"workspace", "w"},
+                  {"user_id", "u"},
+                  {"id", "m"},
+                  {"text", "t"},
+                  {"created_at_us", 1},
+                  {"updated_at_us", 1}};
+  message["parts"] = json::array({"just text"});
+  EXPECT_EQ(Problem(message),
+            "leaderboard_message.parts: expected an array of text and image parts");
+  message["parts"] = json::array({{{"type", "image"}, {"sha256", 5}, {"mime", "image/png"}}});
+  EXPECT_EQ(Problem(message),
+            "leaderboard_message.parts: expected an array of text and image parts");
+  message["parts"] = nullptr;
+  message["metadata"] = "{}";
+  EXPECT_EQ(Problem(message), "leaderboard_message.metadata: expected an object");
+  message["metadata"] = json::object();
+  message["position"] = -1;
+  EXPECT_EQ(Problem(message),
+            "leaderboard_message.position: expected an integer from 0 to 2147483647");
+  message["position"] = 0;
+  message["id"] = "";
+  EXPECT_EQ(Problem(message), "leaderboard_message.id: must not be empty");
+  message["id"] = "m";
+  EXPECT_TRUE(DecodeItem(message).ok());
   json skill = {{"type", "skill"},    {"workspace", "w"},
                 {"id", "s"},          {"owner", "u"},
                 {"name", "n"},        {"created_at_us", 1},
