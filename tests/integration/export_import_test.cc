@@ -3,11 +3,15 @@
 // imported directory answers searches, listings and histories as the original does; an import
 // into a directory a server is using is refused; an import run again writes nothing; a file with
 // a bad line writes nothing.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "common/codec.h"
 #include "memory_client.h"
 #include "test_util.h"
+#include "zip_writer.h"
 
 namespace engram::testing {
 namespace {
@@ -20,9 +24,33 @@ json WithoutTimings(json j) {
   return j;
 }
 
+const std::string kV3 = "/v3/openapi/workspaces/default/memory/agentic-memory";
+
+// A knowledge-base document of the import directory, uploaded and polled until it is parsed.
+void UploadDocument(const HttpClient& client, const std::string& kb, const std::string& file,
+                    const std::string& id) {
+  HttpResponse r = client.Post(
+      kV3 + "/knowledge-bases/" + kb + "/docs",
+      json{{"type", "LOCAL"}, {"doc", {{"title", "Guide " + id}, {"file_url", file}, {"id", id}}}});
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  for (int i = 0; i < 1000; ++i) {
+    json doc = client.Get(kV3 + "/knowledge-bases/" + kb + "/docs/" + id).Json()["result"];
+    if (doc.value("status", "") == "SUCCESS") return;
+    ASSERT_EQ(doc.value("status", ""), "PROCESSING") << doc.dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL() << "document " << id << " was never parsed";
+}
+
 TEST(ExportImportTest, AnImportedServerAnswersAsTheExportedOneDid) {
   ENGRAM_REQUIRE_BINARY();
-  ServerProcess original;
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string import_dir = scratch.path + "/import";
+  std::filesystem::create_directories(import_dir);
+  ServerOptions options;
+  options.extra_args = {"--import-dir", import_dir};
+  ServerProcess original(options);
   ASSERT_TRUE(original.Start());
   HttpClient client(original.BaseUrl());
 
@@ -57,12 +85,29 @@ TEST(ExportImportTest, AnImportedServerAnswersAsTheExportedOneDid) {
                      {{"Content-Type", "application/json"}});
   ASSERT_EQ(put.status, 200) << put.Describe();
 
-  TempDir scratch;
-  ASSERT_FALSE(scratch.path.empty());
+  // A skill (imported as a ZIP) and a knowledge base with a parsed document.
+  const std::string skill_user = UniqueId("u");
+  const std::string skill_word = UniqueWord();
+  HttpResponse skill = client.Post(
+      kV3 + "/skills/import",
+      json{{"zip_base64",
+            Base64Encode(MakeZip(
+                {{"SKILL.md", "---\nname: rotate-" + skill_word + "\ndescription: Rotate the " +
+                                  skill_word + " keys\n---\n# Steps\n1. Rotate.\n"}}))},
+           {"user_id", skill_user}});
+  ASSERT_EQ(skill.status, 200) << skill.Describe();
+  const std::string skill_id = skill.Json()["result"]["data"][0].value("id", "");
+  ASSERT_FALSE(skill_id.empty()) << skill.Describe();
+  const std::string doc_word = UniqueWord();
+  std::ofstream(import_dir + "/guide.md")
+      << "# Keys\n\nRotate the " << doc_word << " keys every month.\n";
+  UploadDocument(client, "kb1", "guide.md", "guide-1");
+
   const std::string file = scratch.path + "/all.jsonl";
   CommandResult exported = RunEngram("export --data-dir " + original.data_dir() + " " + file);
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
-  EXPECT_NE(exported.output.find("exported 12 Leaderboard messages, 1 images, 4 agent memories"),
+  EXPECT_NE(exported.output.find("exported 12 Leaderboard messages, 1 images, 4 agent memories, 1 "
+                                 "skills, 1 knowledge-base documents"),
             std::string::npos)
       << exported.output;
 
@@ -104,6 +149,24 @@ TEST(ExportImportTest, AnImportedServerAnswersAsTheExportedOneDid) {
   ASSERT_EQ(copy_history.status, 200) << copy_history.Describe();
   EXPECT_EQ(copy_history.Json()["results"].size(), 2u) << copy_history.Describe();
   EXPECT_EQ(WithoutTimings(copy_history.Json()), WithoutTimings(original_history.Json()));
+  // Skills and knowledge bases: the same gets, listings and searches.
+  for (const std::string& path :
+       {kV3 + "/skills/" + skill_id + "?user_id=" + skill_user, kV3 + "/knowledge-bases/kb1/docs",
+        kV3 + "/knowledge-bases/kb1/docs/guide-1"}) {
+    HttpResponse a = client.Get(path), b = copy_client.Get(path);
+    ASSERT_EQ(b.status, 200) << path << ": " << b.Describe();
+    EXPECT_EQ(WithoutTimings(b.Json()), WithoutTimings(a.Json())) << path;
+  }
+  const json skill_search = {{"query", skill_word}, {"user_id", skill_user}};
+  const json kb_search = {{"query", doc_word + " keys"}, {"top_k", 5}};
+  json skills_found = client.Post(kV3 + "/skills/search", skill_search).Json()["result"];
+  EXPECT_EQ(skills_found["results"].size(), 1u) << skills_found.dump();
+  EXPECT_EQ(copy_client.Post(kV3 + "/skills/search", skill_search).Json()["result"], skills_found);
+  json docs_found = client.Post(kV3 + "/knowledge-bases/kb1/search", kb_search).Json()["result"];
+  EXPECT_FALSE(docs_found["results"].empty()) << docs_found.dump();
+  EXPECT_EQ(copy_client.Post(kV3 + "/knowledge-bases/kb1/search", kb_search).Json()["result"],
+            docs_found);
+
   const json query = {{"query", "packing list item"}, {"user_id", memory_user}};
   const auto memories = SearchMemories(client, query);
   EXPECT_EQ(memories.size(), 4u);
