@@ -120,10 +120,6 @@ void InsertChunks(pqxx::work& txn, const KbDocRecord& doc,
   }
 }
 
-// Returned from a write transaction that found nothing to change, so the scope version bumped
-// first is rolled back with it; the caller turns it back into its answer.
-Status NothingChanged() { return Status::NotFound("nothing changed"); }
-
 }  // namespace
 
 Status PgStore::PutKbDoc(const KbDocRecord& doc) {
@@ -170,7 +166,7 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
         doc.updated_at_us, doc.workspace, doc.kb_id, doc.id, doc.job_id);
     if (up.affected_rows() == 0) {  // deleted or uploaded again meanwhile
       stale = true;
-      return NothingChanged();
+      return pg::NothingChanged();
     }
     DeleteChunks(txn, doc.workspace, doc.kb_id, doc.id);
     InsertChunks(txn, doc, chunks);
@@ -250,7 +246,7 @@ Result<bool> PgStore::DeleteKbDoc(std::string_view workspace, std::string_view k
                         ws, kb, doc_id);
     if (!deleted && chunks.affected_rows() == 0) {
       unchanged = true;
-      return NothingChanged();
+      return pg::NothingChanged();
     }
     return Status::Ok();
   });

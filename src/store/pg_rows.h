@@ -32,6 +32,11 @@ inline bool HasNul(std::string_view key) { return key.find('\0') != std::string_
 // Every text field of a memory written on insert.
 Status CheckMemoryText(const MemoryRecord& m);
 
+// Returned from a write transaction that found nothing to change, so the scope version it bumped
+// first (to serialise the scope's writers) is rolled back with it; the caller, which remembered
+// why, turns it back into its answer.
+inline Status NothingChanged() { return Status::NotFound("nothing changed"); }
+
 // libpqxx 6 takes no std::optional parameters; a null `const char*` is SQL NULL. The optional
 // string must outlive the statement.
 inline const char* OrNull(const std::optional<std::string>& v) { return v ? v->c_str() : nullptr; }

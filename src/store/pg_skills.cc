@@ -331,24 +331,27 @@ Result<bool> PgStore::ImportSkill(const SkillRecord& skill,
                                       {v.version, "skill version"},
                                       {v.snapshot_json, "skill version snapshot"}}));
   }
-  bool written = false;
+  bool already = false;
   Status st = pool_->Write([&](pqxx::work& txn) -> Status {
-    written = false;
+    already = false;
     // First, as every skill write: the version's row lock serialises the workspace's writers.
     pg::BumpScopeVersion(txn, ScopeKeySkills(ws));
     pqxx::result found = txn.exec_params("SELECT workspace FROM skills WHERE id = $1", skill.id);
     if (!found.empty()) {
-      if (found[0][0].as<std::string>() == ws) return Status::Ok();
-      return Status::Conflict(fmt::format("skill id {} is taken by another workspace", skill.id));
+      if (found[0][0].as<std::string>() != ws) {
+        return Status::Conflict(fmt::format("skill id {} is taken by another workspace", skill.id));
+      }
+      already = true;  // an import run again: no node needs to reload the workspace's skills
+      return pg::NothingChanged();
     }
     ENGRAM_RETURN_IF_ERROR(CheckNameFree(txn, ws, skill));
     InsertSkillRow(txn, ws, skill);
     for (const SkillVersionRecord& v : versions) InsertVersionRow(txn, ws, v);
-    written = true;
     return Status::Ok();
   });
+  if (already) return false;
   if (!st.ok()) return st;
-  return written;
+  return true;
 }
 
 }  // namespace engram

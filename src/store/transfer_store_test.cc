@@ -177,9 +177,12 @@ TEST_P(TransferStoreTest, ImportsASkillWithItsVersionsOnce) {
   EXPECT_EQ(stored_versions->front().snapshot_json, versions.front().snapshot_json);
   EXPECT_EQ(stored_versions->front().replaced_at_us, 15);
 
+  const int64_t version_before = store_->ScopeVersion(ScopeKeySkills("w")).value();
   auto again = store_->ImportSkill(skill, versions);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE(*again);
+  // Nothing written, so nothing for other nodes to reload.
+  EXPECT_EQ(store_->ScopeVersion(ScopeKeySkills("w")).value(), version_before);
   EXPECT_EQ(store_->GetSkillVersions("w", skill.id)->size(), 1u);
 
   // Another skill of the same owner and name is refused, as the skills API refuses it.
