@@ -133,6 +133,7 @@ class JobQueue {
       workers.swap(workers_);
     }
     cv_.SignalAll();
+    poll_cv_.SignalAll();
     for (auto& w : workers) {
       if (w.joinable()) w.join();
     }
@@ -187,8 +188,9 @@ class JobQueue {
     MutexLock lock(&mu_);
     for (;;) {
       const auto due = clock_->SteadyNow() + options_.poll_interval;
-      // Until `due` or Shutdown; a signal for a pushed or finished job is not one for this loop.
-      while (!stopping_ && clock_->SteadyNow() < due) clock_->WaitUntil(&cv_, &mu_, due);
+      // Until `due` or Shutdown. The loop waits on a condition variable of its own: on cv_ it
+      // could take the one signal of a push meant for a worker, and the job would stay queued.
+      while (!stopping_ && clock_->SteadyNow() < due) clock_->WaitUntil(&poll_cv_, &mu_, due);
       if (stopping_) return;
       lock.Unlock();
       poll_();
@@ -241,7 +243,8 @@ class JobQueue {
   }
 
   mutable Mutex mu_;
-  CondVar cv_;
+  CondVar cv_;                               // workers: a job pushed or finished, Shutdown
+  CondVar poll_cv_;                          // the poll thread: Shutdown
   Options options_;                          // set in Start, then read-only
   const Clock* clock_ = RealClock();         // set in Start, then read-only
   std::function<void(Job&)> run_;            // set in Start, then read-only

@@ -161,6 +161,26 @@ class CountingClock final : public Clock {
   mutable std::atomic<int> waits{0};
 };
 
+// The poll thread of a shared store waits on its own: a push wakes a worker, never only the poll
+// thread (which would leave the job queued until some later push).
+TEST_F(JobQueueTest, APushWakesAWorkerWhileThePollThreadWaits) {
+  std::atomic<int> polls{0};
+  queue_.Start(
+      {.workers = 1, .poll_interval = std::chrono::hours(1), .name = "test-jobs", .clock = &clock_},
+      [this](int& job) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ran_.push_back({job, clock_.SteadyNow()});
+      },
+      {}, [&] { ++polls; });
+  for (int i = 0; i < 50; ++i) {
+    queue_.Push(i);
+    // Waits at most 20 s: without the fix a job stays queued for good here (no idle callback, and
+    // the fake clock never brings the poll thread's hour).
+    ASSERT_EQ(WaitFor(static_cast<size_t>(i) + 1).size(), static_cast<size_t>(i) + 1);
+  }
+  EXPECT_EQ(polls, 0);  // the fake hour never passed
+}
+
 TEST(JobQueueShutdownTest, ShutdownDropsDelayedJobsPromptly) {
   CountingClock clock;
   std::atomic<int> ran{0};
