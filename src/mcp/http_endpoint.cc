@@ -6,6 +6,7 @@
 
 #include "common/ascii.h"
 #include "common/json_reader.h"
+#include "mcp/stateless_request.h"
 
 namespace engram::mcp {
 
@@ -71,17 +72,29 @@ HttpResponse HttpEndpoint::Refuse(int http_status, int code, const std::string& 
   return JsonBody(http_status, ErrorResponse(nullptr, code, message));
 }
 
-HttpResponse HttpEndpoint::Get(const HttpRequest& /*request*/) {
+HttpResponse HttpEndpoint::Get(const HttpRequest& request) {
+  const std::string* version = request.Header("mcp-protocol-version");
+  const bool stateless = version != nullptr && IsStatelessEra(TrimAsciiSpace(*version));
   HttpResponse r = Refuse(405, kTransportError,
-                          "Method Not Allowed: this server sends no server-initiated SSE stream; "
-                          "POST messages, DELETE to end a session");
-  r.headers.emplace_back("Allow", "POST, DELETE");
+                          stateless ? "Method Not Allowed: POST messages"
+                                    : "Method Not Allowed: this server sends no server-initiated "
+                                      "SSE stream; POST messages, DELETE to end a session");
+  r.headers.emplace_back("Allow", stateless ? "POST" : "POST, DELETE");
   return r;
 }
 
 HttpResponse HttpEndpoint::Delete(const HttpRequest& request, const std::string& workspace) {
   const std::string* id = request.Header("mcp-session-id");
   if (id == nullptr || id->empty()) {
+    // The stateless revision has no session to end.
+    if (const std::string* version = request.Header("mcp-protocol-version");
+        version != nullptr && IsStatelessEra(TrimAsciiSpace(*version))) {
+      HttpResponse r = Refuse(405, kTransportError,
+                              "Method Not Allowed: revision " + version->substr(0, 64) +
+                                  " has no sessions; POST messages");
+      r.headers.emplace_back("Allow", "POST");
+      return r;
+    }
     return Refuse(400, kTransportError, "Bad Request: DELETE needs an Mcp-Session-Id header");
   }
   if (!sessions_.Remove(*id, workspace, CredentialDigest(PresentedCredential(request)))) {
@@ -102,16 +115,26 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
                   "text/event-stream) in Accept");
   }
   const std::string* version_header = request.Header("mcp-protocol-version");
+  const std::string* session_id = request.Header("mcp-session-id");
+  const bool in_session = session_id != nullptr && !session_id->empty();
+  json body;
+  if (!in_session) {
+    // Without a session the body says which revision the message is of.
+    if (auto error = ParseBody(request.body, options_.max_message_bytes, &body)) {
+      return JsonBody(400, ErrorResponse(*error));
+    }
+    if (IsStatelessTraffic(body, version_header)) return PostStateless(request, workspace, body);
+  }
   if (version_header != nullptr && !IsSupportedProtocolVersion(*version_header)) {
     return Refuse(400, kTransportError,
                   "Bad Request: unsupported MCP-Protocol-Version " + version_header->substr(0, 64) +
-                      "; supported: 2025-11-25, 2025-06-18, 2025-03-26");
+                      "; supported: 2026-07-28 (without a session), 2025-11-25, 2025-06-18, "
+                      "2025-03-26");
   }
   // The session is checked before the body is read: a client whose session ended learns that
   // (404, start again) whatever it sent.
-  const std::string* session_id = request.Header("mcp-session-id");
   std::optional<Session> session;
-  if (session_id != nullptr && !session_id->empty()) {
+  if (in_session) {
     session =
         sessions_.Find(*session_id, workspace, CredentialDigest(PresentedCredential(request)));
     if (!session) {
@@ -124,10 +147,9 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
                     "Bad Request: MCP-Protocol-Version " + *version_header +
                         " is not the session's negotiated version " + session->protocol_version);
     }
-  }
-  json body;
-  if (auto error = ParseBody(request.body, options_.max_message_bytes, &body)) {
-    return JsonBody(400, ErrorResponse(*error));
+    if (auto error = ParseBody(request.body, options_.max_message_bytes, &body)) {
+      return JsonBody(400, ErrorResponse(*error));
+    }
   }
 
   // A single initialize opens a session; everything else needs one.
@@ -206,6 +228,35 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
   auto response = Dispatch(message, *session);
   if (!response) return Empty(202);
   return JsonBody(200, *response);
+}
+
+HttpResponse HttpEndpoint::PostStateless(const HttpRequest& request, const std::string& workspace,
+                                         const json& body) {
+  if (body.is_array()) {
+    return JsonBody(400, ErrorResponse(nullptr, kInvalidRequest,
+                                       "Invalid Request: JSON-RPC batches do not exist in "
+                                       "protocol revision 2026-07-28; send one message per POST"));
+  }
+  Message message;
+  if (auto error = ReadMessage(body, &message)) return JsonBody(400, ErrorResponse(*error));
+  std::string version;
+  const StandardHeaders headers{.protocol_version = request.Header("mcp-protocol-version"),
+                                .method = request.Header("mcp-method"),
+                                .name = request.Header("mcp-name")};
+  if (auto refusal = CheckStatelessMessage(message, headers, &version)) {
+    const json id = message.kind == MessageKind::kRequest ? message.id : json();
+    return JsonBody(refusal->http_status,
+                    ErrorResponse(id, refusal->code, refusal->message, refusal->data));
+  }
+  if (message.kind != MessageKind::kRequest) return Empty(202);
+  const ToolContext context{workspace, version};
+  if (request.on_io_thread && protocol_->MayWait(message, context)) {
+    return HttpResponse::RunOnWorker();
+  }
+  json response = *protocol_->Handle(message, context);
+  // The transport's answer to a method the server does not have.
+  const bool unknown = response.contains("error") && response["error"]["code"] == kMethodNotFound;
+  return JsonBody(unknown ? 404 : 200, response);
 }
 
 HttpResponse HttpEndpoint::Initialize(const HttpRequest& request, const Message& message,

@@ -99,6 +99,25 @@ class HttpEndpointTest : public ::testing::Test {
             {"params", {{"name", "echo"}, {"arguments", {{"text", text}}}}}};
   }
 
+  // A POST of the stateless revision: `body` gets the envelope in params._meta and the request
+  // the headers mirroring it (those in `skip` left out).
+  HttpResponse Stateless(json body, const std::string& path = "/mcp", const std::string& key = "k1",
+                         const std::vector<std::string>& skip = {}) {
+    body["params"]["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                               {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+    HttpRequest r = Request("POST", path, body.dump(), key);
+    auto add = [&](const std::string& name, const std::string& value) {
+      if (std::find(skip.begin(), skip.end(), name) == skip.end()) {
+        r.headers.emplace_back(name, value);
+      }
+    };
+    add("mcp-protocol-version", "2026-07-28");
+    if (body.contains("method")) add("mcp-method", body["method"].get<std::string>());
+    if (body["params"].contains("name")) add("mcp-name", body["params"]["name"].get<std::string>());
+    r.on_io_thread = on_io_thread_;
+    return app_.Handle(r);
+  }
+
   ToolRegistry tools_;
   bool on_io_thread_ = false;  // what the transport says of the thread Send runs on
   Protocol protocol_;
@@ -234,6 +253,82 @@ TEST_F(HttpEndpointTest, OnAnIoThreadAReadOfWhatIsNotLoadedMovesToAWorker) {
   // On the worker the same call runs.
   on_io_thread_ = false;
   EXPECT_EQ(Send(id, shelf(3, false)).status, 200);
+}
+
+TEST_F(HttpEndpointTest, StatelessRequestsNeedNoSession) {
+  HttpResponse discover = Stateless({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "server/discover"}});
+  ASSERT_EQ(discover.status, 200) << discover.body;
+  EXPECT_EQ(json::parse(discover.body)["result"]["supportedVersions"][0], "2026-07-28");
+  EXPECT_EQ(Header(discover, "Mcp-Session-Id"), "");
+  HttpResponse call = Stateless(Echo(2), "/mcp/workspaces/ws2", "k2");
+  ASSERT_EQ(call.status, 200) << call.body;
+  json result = json::parse(call.body)["result"];
+  EXPECT_EQ(result["structuredContent"]["workspace"], "ws2");
+  EXPECT_EQ(result["resultType"], "complete");
+  EXPECT_EQ(endpoint_.sessions().size(), 0u);  // nothing kept between requests
+  // An unknown method is a 404 in this revision's transport; notifications are accepted.
+  HttpResponse unknown = Stateless({{"jsonrpc", "2.0"}, {"id", 3}, {"method", "prompts/list"}});
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(json::parse(unknown.body)["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(Stateless({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}}).status, 202);
+  // A session-based client is unaffected on the same endpoint.
+  const std::string id = Open();
+  EXPECT_EQ(Send(id, Echo(4)).status, 200);
+}
+
+TEST_F(HttpEndpointTest, StatelessRequestsAreCheckedAgainstTheirHeaders) {
+  HttpResponse no_name = Stateless(Echo(1), "/mcp", "k1", {"mcp-name"});
+  EXPECT_EQ(no_name.status, 400);
+  json error = json::parse(no_name.body)["error"];
+  EXPECT_EQ(error["code"], -32020);
+  EXPECT_EQ(json::parse(no_name.body)["id"], 1);  // answered to the request
+  EXPECT_EQ(Stateless(Echo(1), "/mcp", "k1", {"mcp-method"}).status, 400);
+  EXPECT_EQ(Stateless(Echo(1), "/mcp", "k1", {"mcp-protocol-version"}).status, 400);
+
+  json future = Echo(2);
+  future["params"]["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2027-01-01"},
+                               {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  HttpRequest r = Request("POST", "/mcp", future.dump());
+  r.headers.emplace_back("mcp-protocol-version", "2027-01-01");
+  r.headers.emplace_back("mcp-method", "tools/call");
+  r.headers.emplace_back("mcp-name", "echo");
+  HttpResponse unsupported = app_.Handle(r);
+  EXPECT_EQ(unsupported.status, 400);
+  EXPECT_EQ(json::parse(unsupported.body)["error"]["code"], -32022);
+  EXPECT_EQ(json::parse(unsupported.body)["error"]["data"]["supported"][0], "2026-07-28");
+
+  // The header alone, without the envelope.
+  HttpRequest bare = Request("POST", "/mcp", Echo(3).dump());
+  bare.headers.emplace_back("mcp-protocol-version", "2026-07-28");
+  HttpResponse missing = app_.Handle(bare);
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(json::parse(missing.body)["error"]["code"], kInvalidParams);
+
+  HttpResponse batch =
+      Send("", json::array({json{{"jsonrpc", "2.0"},
+                                 {"id", 4},
+                                 {"method", "tools/list"},
+                                 {"params", {{"_meta", future["params"]["_meta"]}}}}}));
+  EXPECT_EQ(batch.status, 400);
+  EXPECT_EQ(json::parse(batch.body)["error"]["code"], kInvalidRequest);
+
+  // No session to end, no stream to open.
+  HttpRequest del = Request("DELETE", "/mcp", "");
+  del.headers.emplace_back("mcp-protocol-version", "2026-07-28");
+  HttpResponse deleted = app_.Handle(del);
+  EXPECT_EQ(deleted.status, 405);
+  EXPECT_EQ(Header(deleted, "Allow"), "POST");
+  HttpRequest get = Request("GET", "/mcp", "");
+  get.headers.emplace_back("mcp-protocol-version", "2026-07-28");
+  EXPECT_EQ(app_.Handle(get).status, 405);
+}
+
+TEST_F(HttpEndpointTest, OnAnIoThreadStatelessWritesMoveToAWorker) {
+  on_io_thread_ = true;
+  EXPECT_EQ(Stateless(Echo(1)).status, 200);  // a read runs where it is
+  json write = {
+      {"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}, {"params", {{"name", "boom"}}}};
+  EXPECT_TRUE(Stateless(write).run_on_worker);
 }
 
 TEST_F(HttpEndpointTest, BatchesIn20250326) {

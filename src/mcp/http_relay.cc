@@ -8,6 +8,7 @@
 #include "common/ascii.h"
 #include "common/json_reader.h"
 #include "mcp/json_rpc.h"
+#include "mcp/stateless_request.h"
 
 namespace engram::mcp {
 
@@ -65,6 +66,31 @@ std::vector<std::string> ErrorFor(const json& message, int code, const std::stri
   return {DumpJson(ErrorResponse(message["id"], code, text))};
 }
 
+// The standard headers of a stateless message, taken from its body (a message that lacks what a
+// header mirrors gets no such header, and the server says what is wrong).
+std::vector<std::string> StatelessHeaders(const json& message) {
+  std::vector<std::string> headers;
+  const json params = message.value("params", json::object());
+  const json meta = params.is_object() ? params.value("_meta", json::object()) : json();
+  if (meta.is_object()) {
+    if (auto v = meta.find(kProtocolVersionKey); v != meta.end() && v->is_string()) {
+      headers.push_back("MCP-Protocol-Version: " + EncodeHeaderValue(v->get<std::string>()));
+    }
+  }
+  const json method = message.value("method", json());
+  if (method.is_string()) {
+    const std::string& m = method.get_ref<const std::string&>();
+    headers.push_back("Mcp-Method: " + EncodeHeaderValue(m));
+    const std::string_view field = NameField(m);
+    if (!field.empty() && params.is_object()) {
+      if (auto name = params.find(field); name != params.end() && name->is_string()) {
+        headers.push_back("Mcp-Name: " + EncodeHeaderValue(name->get<std::string>()));
+      }
+    }
+  }
+  return headers;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<HttpRelay>> HttpRelay::Create(HttpRelayOptions options) {
@@ -86,7 +112,8 @@ HttpRelay::~HttpRelay() {
   if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
 }
 
-HttpRelay::Reply HttpRelay::Send(const std::string& method, const std::string& body) {
+HttpRelay::Reply HttpRelay::Send(const std::string& method, const std::string& body,
+                                 const std::vector<std::string>& stateless_headers) {
   CURL* curl = static_cast<CURL*>(curl_);
   curl_easy_reset(curl);
   Reply reply;
@@ -98,10 +125,15 @@ HttpRelay::Reply HttpRelay::Send(const std::string& method, const std::string& b
   if (!options_.api_key.empty()) {
     list = curl_slist_append(list, ("Authorization: Bearer " + options_.api_key).c_str());
   }
-  if (!session_id_.empty())
-    list = curl_slist_append(list, ("Mcp-Session-Id: " + session_id_).c_str());
-  if (!protocol_version_.empty()) {
-    list = curl_slist_append(list, ("MCP-Protocol-Version: " + protocol_version_).c_str());
+  if (!stateless_headers.empty()) {
+    for (const std::string& h : stateless_headers) list = curl_slist_append(list, h.c_str());
+  } else {
+    if (!session_id_.empty()) {
+      list = curl_slist_append(list, ("Mcp-Session-Id: " + session_id_).c_str());
+    }
+    if (!protocol_version_.empty()) {
+      list = curl_slist_append(list, ("MCP-Protocol-Version: " + protocol_version_).c_str());
+    }
   }
   curl_easy_setopt(curl, CURLOPT_URL, endpoint_.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
@@ -164,6 +196,9 @@ std::vector<std::string> HttpRelay::Handle(const std::string& line) {
   if (auto error = ParseBody(line, options_.max_response_bytes, &message)) {
     return {DumpJson(ErrorResponse(*error))};
   }
+  // A message of the stateless revision goes on its own, with the headers that mirror its body.
+  if (IsStatelessTraffic(message, nullptr))
+    return Answer(message, Send("POST", line, StatelessHeaders(message)));
   const bool is_initialize = message.is_object() && message.value("method", json()) == "initialize";
   if (is_initialize) {
     // A new initialize starts over: the old session (if any) is ended first.
@@ -174,11 +209,6 @@ std::vector<std::string> HttpRelay::Handle(const std::string& line) {
   if (reply.status == 404 && !session_id_.empty() && !is_initialize && Reopen()) {
     reply = Send("POST", line);
   }
-  if (reply.status == 0) {
-    spdlog::error("mcp relay: cannot reach {}: {}", endpoint_, reply.error);
-    return ErrorFor(message, kInternalError,
-                    "cannot reach the engram server at " + endpoint_ + ": " + reply.error);
-  }
   if (is_initialize && reply.status == 200) {
     session_id_ = reply.session_id;
     json answer = ReadJsonOrDiscarded(reply.body, kServiceResponseLimits);
@@ -186,6 +216,15 @@ std::vector<std::string> HttpRelay::Handle(const std::string& line) {
       protocol_version_ = answer["result"].value("protocolVersion", "");
       initialize_line_ = line;
     }
+  }
+  return Answer(message, reply);
+}
+
+std::vector<std::string> HttpRelay::Answer(const json& message, const Reply& reply) {
+  if (reply.status == 0) {
+    spdlog::error("mcp relay: cannot reach {}: {}", endpoint_, reply.error);
+    return ErrorFor(message, kInternalError,
+                    "cannot reach the engram server at " + endpoint_ + ": " + reply.error);
   }
   if (reply.status == 202) return {};
   json answer = ReadJsonOrDiscarded(reply.body, kServiceResponseLimits);

@@ -6,12 +6,15 @@
 // model, no indexes and no start-up time; every check (API key, workspace limits, validation)
 // stays in one place, the server.
 //
-// The relay keeps the server's Mcp-Session-Id and negotiated MCP-Protocol-Version and sends them
-// with every later message. If the server answers 404 (the session expired, or the server
-// restarted), the relay opens a new session by replaying the client's initialize and
-// notifications/initialized, then sends the message again, so a long-lived host never notices.
-// HTTP refusals that carry no JSON-RPC answer (401, 403, a server that cannot be reached) become
-// JSON-RPC errors for the request's id; notifications get no answer, as stdio has none to give.
+// A message of the stateless revision (2026-07-28, stateless_request.h) is sent on its own, with
+// the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers its body implies and no session.
+// For the session-based revisions the relay keeps the server's Mcp-Session-Id and negotiated
+// MCP-Protocol-Version and sends them with every later message. If the server answers 404 (the
+// session expired, or the server restarted), the relay opens a new session by replaying the
+// client's initialize and notifications/initialized, then sends the message again, so a long-lived
+// host never notices. HTTP refusals that carry no JSON-RPC answer (401, 403, a server that cannot
+// be reached) become JSON-RPC errors for the request's id; notifications get no answer, as stdio
+// has none to give.
 //
 // Thread-safety: not thread-safe; one relay serves one stdio loop. Ownership: owns its libcurl
 // handle.
@@ -19,6 +22,7 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -60,7 +64,12 @@ class HttpRelay {
     std::string error;
   };
   explicit HttpRelay(HttpRelayOptions options);
-  Reply Send(const std::string& method, const std::string& body);
+  // `stateless_headers` non-empty: a message of the stateless revision, sent with those headers
+  // and without the session's.
+  Reply Send(const std::string& method, const std::string& body,
+             const std::vector<std::string>& stateless_headers = {});
+  // The lines to write for the server's reply to `message`.
+  std::vector<std::string> Answer(const nlohmann::json& message, const Reply& reply);
   // Replays the client's initialize to open a new session; false if it failed.
   bool Reopen();
   void EndSession();

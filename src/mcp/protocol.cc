@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "mcp/stateless_request.h"
+
 namespace engram::mcp {
 
 namespace {
@@ -72,24 +74,55 @@ std::optional<json> Protocol::Handle(const Message& message, const ToolContext& 
   // nothing to stop, as every call is answered on the request that made it.
   if (message.kind != MessageKind::kRequest) return std::optional<json>();
   const std::string& method = message.method;
-  if (method == "ping") return Some(ResultResponse(message.id, json::object()));
+  const bool stateless = IsStatelessProtocolVersion(context.protocol_version);
   if (method == "tools/list") {
     if (auto cursor = message.params.find("cursor");
         cursor != message.params.end() && !cursor->is_null()) {
       // The whole list fits one page: no cursor was ever handed out.
       return Some(ErrorResponse(message.id, kInvalidParams, "Invalid params: unknown cursor"));
     }
-    return Some(
-        ResultResponse(message.id, json{{"tools", tools_->Describe(context.protocol_version)}}));
+    json result = {{"tools", tools_->Describe(context.protocol_version)}};
+    if (stateless) {
+      // The same list for every key and workspace: shared caches may keep it.
+      result["ttlMs"] = kToolListTtlMs;
+      result["cacheScope"] = "public";
+      result = StatelessResult(std::move(result));
+    }
+    return Some(ResultResponse(message.id, std::move(result)));
   }
   if (method == "tools/call") {
-    return Some(CallTool(message, context));
+    json response = CallTool(message, context);
+    if (stateless && response.contains("result")) {
+      response["result"] = StatelessResult(std::move(response["result"]));
+    }
+    return Some(std::move(response));
   }
-  if (method == "initialize") {
-    return Some(ErrorResponse(message.id, kInvalidRequest,
-                              "Invalid Request: the session is already initialized"));
+  if (stateless) {
+    if (method == "server/discover") return Some(ResultResponse(message.id, Discover()));
+  } else {
+    if (method == "ping") return Some(ResultResponse(message.id, json::object()));
+    if (method == "initialize") {
+      return Some(ErrorResponse(message.id, kInvalidRequest,
+                                "Invalid Request: the session is already initialized"));
+    }
   }
   return Some(ErrorResponse(message.id, kMethodNotFound, "Method not found: " + method));
+}
+
+json Protocol::Discover() const {
+  json result = {{"supportedVersions", StatelessProtocolVersions()},
+                 {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                 {"ttlMs", kToolListTtlMs},
+                 {"cacheScope", "public"}};
+  if (!info_.instructions.empty()) result["instructions"] = info_.instructions;
+  return StatelessResult(std::move(result));
+}
+
+json Protocol::StatelessResult(json result) const {
+  result["resultType"] = "complete";
+  result["_meta"] = {
+      {kServerInfoKey, {{"name", info_.name}, {"title", info_.title}, {"version", info_.version}}}};
+  return result;
 }
 
 json Protocol::CallTool(const Message& request, const ToolContext& context) const {

@@ -1,9 +1,14 @@
 // The MCP protocol engine, independent of the transport: version negotiation and the methods the
-// server implements (initialize, ping, tools/list, tools/call; notifications are acknowledged).
+// server implements (initialize, ping, tools/list, tools/call; server/discover in the stateless
+// revision; notifications are acknowledged).
 //
-// Revisions: 2025-11-25 (latest), 2025-06-18 and 2025-03-26. An initialize asking for one of
-// them is answered with it; any other is answered with the latest, and the client decides
-// whether it can continue (lifecycle, "Version Negotiation").
+// Session-based revisions: 2025-11-25 (latest), 2025-06-18 and 2025-03-26. An initialize asking
+// for one of them is answered with it; any other is answered with the latest, and the client
+// decides whether it can continue (lifecycle, "Version Negotiation").
+// The stateless revision 2026-07-28 (stateless_request.h) has no initialize and no ping: each
+// request names its revision, server/discover tells what the server serves, every result carries
+// resultType "complete" and the server's identity in _meta, and list results say how long they
+// may be cached (ttlMs, cacheScope). An unknown method is -32601 in every revision.
 //
 // Errors follow JSON-RPC: unknown methods -32601; a malformed initialize or tools/call (no
 // name, arguments not an object) and unknown tools -32602; a tool that fails unexpectedly -32603.
@@ -14,6 +19,7 @@
 // tool registry, which must outlive it.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -25,16 +31,20 @@
 
 namespace engram::mcp {
 
+// The newest revision an initialize negotiates.
 inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
-// Newest first.
+// The session-based revisions, newest first.
 const std::vector<std::string>& SupportedProtocolVersions();
 bool IsSupportedProtocolVersion(std::string_view version);
+
+// How long a client may keep the tool list (it changes only when the server is upgraded).
+inline constexpr int64_t kToolListTtlMs = 300000;
 
 struct ServerInfo {
   std::string name = "engram";
   std::string title = "Engram memory";
   std::string version = "0.0.0";
-  // Sent to the client at initialize, for the model: what the tools are for.
+  // Sent to the client at initialize and server/discover, for the model: what the tools are for.
   std::string instructions;
 };
 
@@ -50,7 +60,8 @@ class Protocol {
   Initialized Initialize(const Message& request) const;
 
   // Answers any other request (nullopt for notifications and responses, which need no answer).
-  // `context` carries the session's workspace and negotiated revision.
+  // `context` carries the workspace and the revision: the session's, or the one a stateless
+  // request names.
   std::optional<nlohmann::json> Handle(const Message& message, const ToolContext& context) const;
 
   // Whether the message calls a tool that may wait: a write (not read-only: a store fsync, an
@@ -60,6 +71,9 @@ class Protocol {
 
  private:
   nlohmann::json CallTool(const Message& request, const ToolContext& context) const;
+  nlohmann::json Discover() const;
+  // The stateless revision's additions to a result: resultType and the server's identity.
+  nlohmann::json StatelessResult(nlohmann::json result) const;
 
   const ToolRegistry* tools_;
   ServerInfo info_;

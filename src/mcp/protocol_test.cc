@@ -89,5 +89,34 @@ TEST_F(ProtocolTest, AnswersBadCallsWithTheSpecsErrors) {
                                 ToolContext{"ws1", "2025-11-25"}));
 }
 
+TEST_F(ProtocolTest, TheStatelessRevisionDiscoversAndMarksItsResults) {
+  const std::string v = "2026-07-28";
+  json discover = Call(Request("server/discover"), v);
+  const json& d = discover["result"];
+  EXPECT_EQ(d["supportedVersions"], json::array({v}));
+  EXPECT_TRUE(d["capabilities"].contains("tools"));
+  EXPECT_EQ(d["resultType"], "complete");
+  EXPECT_EQ(d["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], "1.2.3");
+  EXPECT_TRUE(d["ttlMs"].is_number_integer());
+  EXPECT_EQ(d["cacheScope"], "public");
+
+  json list = Call(Request("tools/list"), v);
+  EXPECT_EQ(list["result"]["resultType"], "complete");
+  EXPECT_EQ(list["result"]["ttlMs"], kToolListTtlMs);
+  EXPECT_EQ(list["result"]["cacheScope"], "public");
+  EXPECT_TRUE(list["result"]["tools"][0].contains("outputSchema"));
+  json call = Call(Request("tools/call", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}}), v);
+  EXPECT_EQ(call["result"]["resultType"], "complete");
+  EXPECT_EQ(call["result"]["structuredContent"]["text"], "hi");
+  EXPECT_TRUE(call["result"]["_meta"].contains("io.modelcontextprotocol/serverInfo"));
+
+  // No handshake and no ping in this revision; and no discovery in the session-based ones.
+  EXPECT_EQ(Call(Request("ping"), v)["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(Call(Request("initialize", {{"protocolVersion", v}}), v)["error"]["code"],
+            kMethodNotFound);
+  EXPECT_EQ(Call(Request("server/discover"))["error"]["code"], kMethodNotFound);
+  EXPECT_FALSE(Call(Request("tools/list"))["result"].contains("ttlMs"));
+}
+
 }  // namespace
 }  // namespace engram::mcp

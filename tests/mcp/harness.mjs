@@ -1,5 +1,6 @@
-// Shared set-up of the MCP tests: finds the SDK (installed by scripts/setup.sh into
-// third_party/node) and the server binary, starts `engram serve` on a free port, and offers small
+// Shared set-up of the MCP tests: finds the SDKs (installed by scripts/setup.sh into
+// third_party/node: @modelcontextprotocol/sdk 1.x and @modelcontextprotocol/client 2.x) and the
+// server binary, starts `engram serve` on a free port, and offers small
 // helpers for raw JSON-RPC over HTTP and for building skill archives.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -13,14 +14,24 @@ export const ROOT = path.resolve(here, '..', '..');
 export const BINARY = process.env.ENGRAM_BINARY || path.join(ROOT, 'build', 'engram');
 export const SDK_DIR = process.env.ENGRAM_MCP_SDK_DIR || path.join(ROOT, 'third_party', 'node');
 const SDK = path.join(SDK_DIR, 'node_modules', '@modelcontextprotocol', 'sdk');
+const CLIENT_V2 = path.join(SDK_DIR, 'node_modules', '@modelcontextprotocol', 'client');
 
-// Why the tests cannot run here, or null.
-export function skipReason() {
-  if (!fs.existsSync(path.join(SDK, 'package.json'))) {
-    return `MCP SDK not found in ${SDK_DIR} (run scripts/setup.sh)`;
+// Why the tests of `sdk` (the folder of an SDK package) cannot run here, or null.
+export function skipReason(sdk = SDK) {
+  if (!fs.existsSync(path.join(sdk, 'package.json'))) {
+    return `${path.basename(sdk)} SDK not found in ${SDK_DIR} (run scripts/setup.sh)`;
   }
   if (!fs.existsSync(BINARY)) return `server binary not found at ${BINARY}`;
   return null;
+}
+export const skipReasonV2 = () => skipReason(CLIENT_V2);
+
+// The 2.x client: {Client, StreamableHTTPClientTransport, StdioClientTransport}.
+export async function loadClientV2() {
+  const load = (p) => import(pathToFileURL(path.join(CLIENT_V2, 'dist', p)).href);
+  const { Client, StreamableHTTPClientTransport } = await load('index.mjs');
+  const { StdioClientTransport } = await load('stdio.mjs');
+  return { Client, StreamableHTTPClientTransport, StdioClientTransport };
 }
 
 export async function loadSdk() {
