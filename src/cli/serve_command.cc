@@ -16,6 +16,7 @@
 #include "api/ops_api.h"
 #include "api/router.h"
 #include "common/kernel_family.h"
+#include "console/routes.h"
 #include "modules/embedding_module.h"
 #include "modules/knowledge_module.h"
 #include "modules/leaderboard_module.h"
@@ -136,7 +137,8 @@ Status RegisterRoutes(Router& router, Modules& m, Metrics& metrics) {
   m.memories->RegisterRoutes(router);  // V4 and mem0's Platform API (docs/mem0.md)
   m.knowledge->RegisterRoutes(router);
   m.skills->RegisterRoutes(router);
-  m.mcp->RegisterRoutes(router);  // MCP at /mcp (docs/mcp.md)
+  m.mcp->RegisterRoutes(router);    // MCP at /mcp (docs/mcp.md)
+  console::RegisterRoutes(router);  // the web console at /console (docs/console.md)
   if (auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument()); !problems.empty()) {
     for (const auto& p : problems) spdlog::error("route table and openapi.json disagree: {}", p);
     return StartFailure("the route table and openapi.json disagree");

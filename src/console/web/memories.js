@@ -1,0 +1,99 @@
+// Memories: a workspace's memories of one user, agent or run, newest first, a page at a time; a
+// memory's detail with its history and provenance; delete with confirmation; and a search.
+import { call, memoryPath, query } from './api.js';
+import { el, errorBox } from './dom.js';
+
+const PAGE = 20;
+const state = { workspace: 'default', user_id: '', agent_id: '', run_id: '', page: 1, q: '' };
+
+export async function render(view, params) {
+  Object.assign(state, params);
+  const input = (name, label) => el('label', {}, label,
+    el('input', { name, value: state[name], id: `f-${name}` }));
+  const form = el('form', { class: 'bar', id: 'memory-filter' },
+    input('workspace', 'Workspace'), input('user_id', 'User'), input('agent_id', 'Agent'),
+    input('run_id', 'Run'), input('q', 'Search (optional)'),
+    el('button', { type: 'submit', id: 'memory-go' }, 'Show'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    for (const k of ['workspace', 'user_id', 'agent_id', 'run_id', 'q']) state[k] = String(data.get(k) || '').trim();
+    state.page = 1;
+    render(view, {});
+  });
+  const results = el('div', { id: 'memory-results' });
+  const detail = el('div', { id: 'memory-detail' });
+  view.replaceChildren(el('h2', {}, 'Memories'), form, results, detail);
+  if (!state.workspace || !(state.user_id || state.agent_id || state.run_id)) {
+    results.append(el('p', { class: 'muted' }, 'Name a workspace and a user, agent or run.'));
+    return;
+  }
+  const scope = { user_id: state.user_id, agent_id: state.agent_id, run_id: state.run_id };
+  try {
+    if (state.q) {
+      const found = await call('POST', memoryPath(state.workspace, '/memories/search'),
+        { query: state.q, ...Object.fromEntries(Object.entries(scope).filter(([, v]) => v)), top_k: PAGE });
+      results.append(table(found.results, true, (m) => open(detail, m.id, view)));
+      return;
+    }
+    const page = await call('GET', memoryPath(state.workspace, '/memories') +
+      query({ ...scope, page_number: state.page, page_size: PAGE }));
+    results.append(el('p', { class: 'muted', id: 'memory-total' }, `${page.total} memories`));
+    results.append(table(page.results, false, (m) => open(detail, m.id, view)));
+    const pages = Math.max(1, Math.ceil(page.total / PAGE));
+    results.append(el('div', { class: 'pager' },
+      el('button', { type: 'button', disabled: state.page <= 1, onclick: () => { state.page -= 1; render(view, {}); } }, 'Previous'),
+      el('span', {}, `page ${state.page} of ${pages}`),
+      el('button', { type: 'button', disabled: state.page >= pages, onclick: () => { state.page += 1; render(view, {}); } }, 'Next')));
+  } catch (e) {
+    results.append(errorBox(e));
+  }
+}
+
+function table(memories, scored, onOpen) {
+  const head = el('tr', {}, el('th', {}, 'Memory'), el('th', {}, 'Updated'), scored ? el('th', {}, 'Score') : null);
+  const rows = memories.map((m) => el('tr', { class: 'row', 'data-id': m.id, onclick: () => onOpen(m) },
+    el('td', {}, m.memory), el('td', {}, m.updated_at || m.created_at || ''),
+    scored ? el('td', {}, typeof m.score === 'number' ? m.score.toFixed(3) : '') : null));
+  if (rows.length === 0) return el('p', { class: 'muted' }, 'Nothing found.');
+  return el('table', { id: 'memory-table' }, el('thead', {}, head), el('tbody', {}, rows));
+}
+
+async function open(detail, id, view) {
+  detail.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
+  try {
+    const [memory, history] = await Promise.all([
+      call('GET', memoryPath(state.workspace, `/memories/${encodeURIComponent(id)}`)),
+      call('GET', memoryPath(state.workspace, `/memories/${encodeURIComponent(id)}/history`)),
+    ]);
+    const remove = el('button', { type: 'button', class: 'danger', id: 'memory-delete' }, 'Delete');
+    remove.addEventListener('click', async () => {
+      if (!window.confirm(`Delete this memory?\n\n${memory.memory}`)) return;
+      try {
+        await call('DELETE', memoryPath(state.workspace, `/memories/${encodeURIComponent(id)}`));
+        // The list is drawn again without it; the notice goes in the new detail pane.
+        await render(view, {});
+        document.getElementById('memory-detail')
+          .replaceChildren(el('p', { id: 'memory-deleted' }, `Memory ${id} deleted.`));
+      } catch (e) {
+        detail.append(errorBox(e));
+      }
+    });
+    detail.replaceChildren(el('div', { class: 'detail' },
+      el('h3', {}, memory.memory),
+      el('p', { class: 'muted' }, `${memory.id} · created ${memory.created_at} · updated ${memory.updated_at || ''}`),
+      el('h4', {}, 'History'),
+      el('table', { id: 'memory-history' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'Event'), el('th', {}, 'Before'), el('th', {}, 'After'), el('th', {}, 'When'))),
+        el('tbody', {}, history.results.map((h) => el('tr', {},
+          el('td', {}, h.event), el('td', {}, h.old_memory ?? ''), el('td', {}, h.new_memory ?? ''),
+          el('td', {}, h.created_at || ''))))),
+      el('h4', {}, 'Provenance'),
+      el('pre', { id: 'memory-provenance' }, JSON.stringify(memory.provenance ?? null, null, 2)),
+      el('h4', {}, 'Metadata'),
+      el('pre', {}, JSON.stringify(memory.metadata ?? {}, null, 2)),
+      remove));
+  } catch (e) {
+    detail.replaceChildren(errorBox(e));
+  }
+}

@@ -1,0 +1,167 @@
+// The web console in a real browser: Debian's Chromium driven through chromedriver by the
+// official WebDriver client (selenium-webdriver, installed by scripts/setup.sh into
+// third_party/node) against a real `engram serve`. Screenshots of each view go to
+// ENGRAM_CONSOLE_SCREENSHOTS (default: a temporary folder).
+// Run: node --test tests/console/   (ENGRAM_BINARY, ENGRAM_NODE_DIR override the defaults)
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { BINARY, rest, startServer } from '../mcp/harness.mjs';
+
+const NODE_DIR = process.env.ENGRAM_NODE_DIR || path.resolve(BINARY, '..', '..', 'third_party', 'node');
+const WEBDRIVER = path.join(NODE_DIR, 'node_modules', 'selenium-webdriver');
+const CHROMIUM = process.env.ENGRAM_CHROMIUM || '/usr/bin/chromium';
+const CHROMEDRIVER = process.env.ENGRAM_CHROMEDRIVER || '/usr/bin/chromedriver';
+const SHOTS = process.env.ENGRAM_CONSOLE_SCREENSHOTS || fs.mkdtempSync(path.join(os.tmpdir(), 'engram-console-'));
+
+function skipReason() {
+  if (!fs.existsSync(path.join(WEBDRIVER, 'package.json'))) return `selenium-webdriver not found in ${NODE_DIR} (run scripts/setup.sh)`;
+  if (!fs.existsSync(CHROMIUM) || !fs.existsSync(CHROMEDRIVER)) return 'chromium and chromium-driver are not installed (run scripts/setup.sh)';
+  if (!fs.existsSync(BINARY)) return `server binary not found at ${BINARY}`;
+  return null;
+}
+const SKIP = skipReason();
+if (SKIP) console.log(`# skipped: ${SKIP}`);
+
+const KEY = 'k-all';
+const KEY_A = 'k-a';
+const P4 = (ws) => `/v4/openapi/workspaces/${ws}/memory/agentic-memory`;
+
+describe('the web console', { skip: SKIP || false }, () => {
+  let server;
+  let driver;
+  let By;
+  let until;
+  let memoryId;
+
+  before(async () => {
+    server = await startServer(['--embedder', 'none', '--retrieval', 'bm25',
+      '--api-key', KEY, '--api-key', `${KEY_A}:wsa`]);
+    const add = async (ws, user, text) => {
+      const r = await rest(server.base, 'POST', `${P4(ws)}/memories/add`, KEY,
+        { messages: [{ role: 'user', content: text }], user_id: user, infer: false });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      for (let i = 0; i < 200; i++) {
+        const e = await rest(server.base, 'GET', `${P4(ws)}/events/${r.body.event_id}`, KEY);
+        if (e.body.status === 'SUCCEEDED') return e.body.results?.[0] ?? e.body.events?.[0]?.id;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      throw new Error('event did not finish');
+    };
+    await add('wsa', 'alice', 'Alice drinks oolong tea every morning');
+    await add('wsb', 'bob', 'Bob keeps a secret garden');
+    const wd = await import(pathToFileURL(path.join(WEBDRIVER, 'index.js')).href);
+    const chrome = await import(pathToFileURL(path.join(WEBDRIVER, 'chrome.js')).href);
+    ({ By, until } = wd);
+    const options = new chrome.Options()
+      .addArguments('--headless=new', '--no-sandbox', '--disable-gpu', '--window-size=1280,900')
+      .setChromeBinaryPath(CHROMIUM);
+    driver = await new wd.Builder().forBrowser('chrome').setChromeOptions(options)
+      .setChromeService(new chrome.ServiceBuilder(CHROMEDRIVER)).build();
+  });
+  after(async () => {
+    if (driver) await driver.quit().catch(() => {});
+    if (server) await server.stop();
+    console.log(`# screenshots in ${SHOTS}`);
+  });
+
+  const shot = async (name) => {
+    fs.writeFileSync(path.join(SHOTS, `${name}.png`), Buffer.from(await driver.takeScreenshot(), 'base64'));
+  };
+  const text = async (css, timeout = 10000) => {
+    const e = await driver.wait(until.elementLocated(By.css(css)), timeout);
+    await driver.wait(until.elementIsVisible(e), timeout);
+    return e.getText();
+  };
+  const waitText = (css, pattern) => driver.wait(async () => {
+    try { return pattern.test(await driver.findElement(By.css(css)).getText()); } catch { return false; }
+  }, 10000, `${css} never matched ${pattern}`);
+  const type = async (css, value) => {
+    const e = await driver.findElement(By.css(css));
+    await e.clear();
+    await e.sendKeys(value);
+  };
+  const signIn = async (key) => {
+    await driver.get(`${server.base}/console`);
+    await driver.wait(until.elementIsVisible(await driver.findElement(By.id('sign-in'))), 10000);
+    await type('#key', key);
+    await driver.findElement(By.css('#sign-in-form button')).click();
+  };
+  const showMemories = async (ws, user, q = '') => {
+    await driver.get(`${server.base}/console#/memories`);
+    await driver.wait(until.elementLocated(By.id('memory-filter')), 10000);
+    await type('#f-workspace', ws);
+    await type('#f-user_id', user);
+    await type('#f-q', q);
+    await driver.findElement(By.id('memory-go')).click();
+  };
+
+  test('a wrong key is refused with a message; the right one shows the overview', async () => {
+    await signIn('not-a-key');
+    await waitText('#sign-in-error', /not one of the server's keys/);
+    await shot('sign-in');
+    await signIn(KEY);
+    assert.match(await text('#health'), /ok/);
+    await waitText('#counts', /agent memories/);
+    assert.match(await driver.findElement(By.id('counts')).getText(), /^2\s/m);
+    await shot('overview');
+  });
+
+  test('a memory added through the API is listed, opens with its history and provenance', async () => {
+    await showMemories('wsa', 'alice');
+    await waitText('#memory-total', /1 memories/);
+    assert.match(await text('#memory-table'), /oolong tea/);
+    await driver.findElement(By.css('#memory-table tr.row')).click();
+    await waitText('#memory-history', /ADD/);
+    assert.match(await text('#memory-provenance'), /event_id/);
+    memoryId = await driver.findElement(By.css('#memory-table tr.row')).getAttribute('data-id');
+    assert.match(memoryId, /^m-/);
+    await shot('memory-detail');
+  });
+
+  test('a search shows scored results', async () => {
+    await showMemories('wsa', 'alice', 'what does alice drink');
+    await waitText('#memory-table', /oolong/);
+    assert.match(await text('#memory-table thead'), /Score/);
+    await shot('search');
+  });
+
+  test('bad input shows the API\'s message', async () => {
+    await showMemories('no such/workspace', 'alice');
+    await waitText('#memory-results .error', /^4\d\d: /);
+  });
+
+  test('deleting asks first, then the memory is gone', async () => {
+    await showMemories('wsa', 'alice');
+    await driver.wait(until.elementLocated(By.css('#memory-table tr.row')), 10000);
+    await driver.findElement(By.css('#memory-table tr.row')).click();
+    await driver.wait(until.elementLocated(By.id('memory-delete')), 10000);
+    await driver.findElement(By.id('memory-delete')).click();
+    await driver.wait(until.alertIsPresent(), 5000);
+    await (await driver.switchTo().alert()).dismiss();  // changed their mind: nothing happens
+    assert.equal((await rest(server.base, 'GET', `${P4('wsa')}/memories/${memoryId}`, KEY)).status, 200);
+    await driver.findElement(By.id('memory-delete')).click();
+    await driver.wait(until.alertIsPresent(), 5000);
+    await (await driver.switchTo().alert()).accept();
+    await waitText('#memory-deleted', /deleted/);
+    await waitText('#memory-total', /^0 memories/);
+    assert.equal((await rest(server.base, 'GET', `${P4('wsa')}/memories/${memoryId}`, KEY)).status, 404);
+  });
+
+  test('a key limited to workspace A sees A and not B', async () => {
+    await driver.get(`${server.base}/console`);
+    await driver.findElement(By.id('sign-out')).click();
+    await signIn(KEY_A);
+    await waitText('#view', /key valid for every workspace/);
+    await showMemories('wsb', 'bob');
+    await waitText('#memory-results .error', /^403: /);
+    assert.doesNotMatch(await driver.findElement(By.id('view')).getText(), /secret garden/);
+    await showMemories('wsa', 'alice');
+    await waitText('#memory-total', /memories/);
+    await shot('limited-key');
+  });
+});
