@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
-"""Latency of MCP tools/call memory_recall beside REST memories/search, in one run on one server.
+"""Latency of MCP tools/call memory_recall, in the session-based revision 2025-11-25 and the
+stateless revision 2026-07-28, beside REST memories/search, in one run on one server.
 
   1. load: --memories verbatim memories (infer: false) into ONE user_id, --batch messages per add,
      every event polled to SUCCEEDED.
-  2. for each of --rounds rounds, alternating so drift hits both alike: --clients concurrent
-     clients for --seconds, each with its own MCP session (initialize, notifications/initialized)
-     calling memory_recall {query, user_id, top_k 10}; then the same clients and queries on
-     POST memories/search. Then the same with one client (no queueing: the per-call overhead).
-Latency is measured by the client from send to the last byte (keep-alive, one connection per
-client). Only 127.0.0.1 / localhost targets. Not part of the test run.
+  2. for each of --rounds rounds, alternating so drift hits all three alike, --clients concurrent
+     clients for --seconds, with the same queries, on:
+       - MCP 2025-11-25 (session): each client opens its own session (initialize,
+         notifications/initialized), then calls memory_recall {query, user_id, top_k 10} with
+         Mcp-Session-Id;
+       - MCP 2026-07-28 (stateless): no handshake, no session; every POST /mcp is a self-contained
+         tools/call memory_recall carrying the revision's params._meta envelope and its
+         MCP-Protocol-Version, Mcp-Method and Mcp-Name headers;
+       - REST: POST memories/search with the same body.
+     Then the same with one client (no queueing: the per-call overhead), with the server's own
+     handling time from /metrics.
+A call counts when it is HTTP 200 and a result that is not isError (the stateless one must also
+say resultType "complete"); anything else is an error. Latency is measured by the client from send
+to the last byte (keep-alive, one connection per client). Only 127.0.0.1 / localhost targets. Not
+part of the test run.
 
   python3 bench/mcp_load.py --engram build/engram
   python3 bench/mcp_load.py --engram build/engram --server-arg=--embedder --server-arg=builtin
@@ -29,6 +39,15 @@ from load import message, query  # noqa: E402
 
 P4 = "/v4/openapi/workspaces/default/memory/agentic-memory"
 USER = "mcp-bench-user"
+STATELESS = "2026-07-28"
+
+# Measured in this order in every round; each mode's name in the table and the /metrics route of
+# its server-side time.
+MODES = ("mcp", "stateless", "rest")
+NAMES = {"mcp": "MCP 2025-11-25 (session) tools/call memory_recall",
+         "stateless": f"MCP {STATELESS} (stateless) tools/call memory_recall",
+         "rest": "REST memories/search"}
+ROUTES = {"mcp": "mcp", "stateless": "mcp", "rest": "memory_search"}
 
 
 def load_memories(client, n, batch, rng):
@@ -74,6 +93,26 @@ def mcp_session(url, key):
     return c
 
 
+def mcp_stateless(url, key):
+    """A client of the stateless revision: no handshake, no session; every tools/call
+    memory_recall carries the revision's headers (the same on every call of this benchmark)."""
+    c = Client(url, key)
+    c.headers["Accept"] = "application/json, text/event-stream"
+    c.headers["MCP-Protocol-Version"] = STATELESS
+    c.headers["Mcp-Method"] = "tools/call"
+    c.headers["Mcp-Name"] = "memory_recall"
+    return c
+
+
+def recall_ok(status, body, stateless=False):
+    """A tools/call answer is a result, not a JSON-RPC error nor an isError result (the stateless
+    revision's result also says resultType "complete")."""
+    result = body.get("result") if isinstance(body, dict) else None
+    if status != 200 or not isinstance(result, dict) or result.get("isError", True):
+        return False
+    return not stateless or result.get("resultType") == "complete"
+
+
 def server_time(client, route):
     """(sum seconds, count) of the server's own handling time of `route` (/metrics)."""
     status, text, _ = client.request("GET", "/metrics")
@@ -97,6 +136,8 @@ def run(mode, url, key, clients, seconds, seed):
         rng = random.Random(seed * 1000 + k)
         if mode == "mcp":
             c = mcp_session(url, key)
+        elif mode == "stateless":
+            c = mcp_stateless(url, key)
         else:
             c = Client(url, key)
         mine = []
@@ -110,7 +151,15 @@ def run(mode, url, key, clients, seconds, seed):
                     "jsonrpc": "2.0", "id": i, "method": "tools/call",
                     "params": {"name": "memory_recall",
                                "arguments": {"query": q, "user_id": USER, "top_k": 10}}})
-                ok = status == 200 and not body.get("result", {}).get("isError", True)
+                ok = recall_ok(status, body)
+            elif mode == "stateless":
+                status, body, dt = c.request("POST", "/mcp", {
+                    "jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "memory_recall",
+                               "arguments": {"query": q, "user_id": USER, "top_k": 10},
+                               "_meta": {"io.modelcontextprotocol/protocolVersion": STATELESS,
+                                         "io.modelcontextprotocol/clientCapabilities": {}}}})
+                ok = recall_ok(status, body, stateless=True)
             else:
                 status, body, dt = c.request("POST", P4 + "/memories/search",
                                              {"query": q, "user_id": USER, "top_k": 10})
@@ -169,20 +218,22 @@ def main():
         load_memories(Client(url, args.api_key), args.memories, args.batch, rng)
         results = []
         for r in range(args.rounds):
-            for mode in ("mcp", "rest"):
+            for mode in MODES:
                 res = run(mode, url, args.api_key, args.clients, args.seconds, seed=r)
-                log(f"round {r + 1} {mode:4s} x{args.clients}: {res['n']} calls, p50 {_f(res['p50'])} ms, "
+                log(f"round {r + 1} {mode:9s} x{args.clients}: {res['n']} calls, p50 {_f(res['p50'])} ms, "
                     f"p99 {_f(res['p99'])} ms, {res['rps']:.0f}/s, errors {res['errors']}")
                 results.append(res)
         metrics = Client(url, args.api_key)
-        for mode in ("mcp", "rest"):
-            route = "mcp" if mode == "mcp" else "memory_search"
+        for mode in MODES:
+            # Both MCP modes share the route: the passes run one after another, so the difference
+            # is this mode's alone.
+            route = ROUTES[mode]
             before = server_time(metrics, route)
             res = run(mode, url, args.api_key, 1, args.seconds / 2, seed=99)
             after = server_time(metrics, route)
             calls = after[1] - before[1]
             res["server_mean_ms"] = (after[0] - before[0]) / calls * 1000 if calls else None
-            log(f"single {mode:4s}: {res['n']} calls, p50 {_f(res['p50'], 3)} ms, p99 {_f(res['p99'], 3)} ms, "
+            log(f"single {mode:9s}: {res['n']} calls, p50 {_f(res['p50'], 3)} ms, p99 {_f(res['p99'], 3)} ms, "
                 f"server-side mean {_f(res['server_mean_ms'], 3)} ms")
             results.append(res)
     finally:
@@ -194,8 +245,7 @@ def main():
     print("| path | clients | calls | p50 ms | p90 ms | p99 ms | calls/s | errors | server-side mean ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for res in results:
-        name = "MCP tools/call memory_recall" if res["mode"] == "mcp" else "REST memories/search"
-        print(f"| {name} | {res['clients']} | {res['n']} | {_f(res['p50'], 3)} | {_f(res['p90'], 3)} | "
+        print(f"| {NAMES[res['mode']]} | {res['clients']} | {res['n']} | {_f(res['p50'], 3)} | {_f(res['p90'], 3)} | "
               f"{_f(res['p99'], 3)} | {res['rps']:.0f} | {res['errors']} | {_f(res.get('server_mean_ms'), 3)} |")
     if args.json_out:
         with open(args.json_out, "w") as f:
