@@ -197,8 +197,10 @@ std::vector<std::string> HttpRelay::Handle(const std::string& line) {
     return {DumpJson(ErrorResponse(*error))};
   }
   // A message of the stateless revision goes on its own, with the headers that mirror its body.
-  if (IsStatelessTraffic(message, nullptr))
+  // (A batch claiming it goes as it is: the server refuses batches in that revision.)
+  if (message.is_object() && IsStatelessTraffic(message, nullptr)) {
     return Answer(message, Send("POST", line, StatelessHeaders(message)));
+  }
   const bool is_initialize = message.is_object() && message.value("method", json()) == "initialize";
   if (is_initialize) {
     // A new initialize starts over: the old session (if any) is ended first.

@@ -6,7 +6,7 @@
 // Run: node --test tests/mcp/   (ENGRAM_BINARY, ENGRAM_MCP_SDK_DIR override the defaults)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 
 import { BINARY, loadClientV2, rawPost, skipReasonV2, startServer } from './harness.mjs';
@@ -169,6 +169,29 @@ describe('engram MCP server with the 2.x client', { skip: SKIP || false }, () =>
     const recalled = await call(client, 'memory_recall', { query: 'rye', user_id: 'gus' });
     assert.equal(recalled.structuredContent.results[0].memory, 'Gus bakes rye bread');
     await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /Unknown tool/);
+  });
+
+  test('engram mcp answers lines no SDK sends with errors, and keeps going', async () => {
+    const relay = spawn(BINARY, ['mcp', '--url', server.base, '--api-key', KEY],
+      { stdio: ['pipe', 'pipe', 'ignore'] });
+    const lines = [];
+    let buffered = '';
+    relay.stdout.on('data', (d) => {
+      buffered += d;
+      let nl;
+      while ((nl = buffered.indexOf('\n')) >= 0) { lines.push(JSON.parse(buffered.slice(0, nl))); buffered = buffered.slice(nl + 1); }
+    });
+    const send = (m) => relay.stdin.write(JSON.stringify(m) + '\n');
+    send([{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } }]);  // a batch
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 3 } } });
+    send({ jsonrpc: '2.0', id: 3, method: 'server/discover', params: { _meta: ENVELOPE } });
+    for (let i = 0; i < 200 && lines.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
+    relay.stdin.end();
+    assert.equal(lines.length, 3, JSON.stringify(lines));
+    assert.equal(lines[0].error.code, -32600);
+    assert.equal(lines[1].id, 2);
+    assert.equal(lines[1].error.code, -32602);
+    assert.deepEqual(lines[2].result.supportedVersions, [MODERN]);
   });
 });
 
