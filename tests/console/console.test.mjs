@@ -123,6 +123,23 @@ describe('the web console', { skip: SKIP || false }, () => {
     await shot('memory-detail');
   });
 
+  test('editing a memory\'s text saves it and adds an UPDATE to its history; empty text is refused', async () => {
+    await showMemories('wsa', 'alice');
+    await driver.wait(until.elementLocated(By.css('#memory-table tr.row')), 10000);
+    await driver.findElement(By.css('#memory-table tr.row')).click();
+    await driver.wait(until.elementLocated(By.id('memory-text')), 10000);
+    await type('#memory-text', 'Alice drinks oolong tea every morning, with honey');
+    await driver.findElement(By.id('memory-save')).click();
+    await waitText('#memory-saved', /Saved/);
+    await waitText('#memory-history', /UPDATE/);
+    assert.match(await text('#memory-table'), /with honey/);
+    const stored = await rest(server.base, 'GET', `${P4('wsa')}/memories/${memoryId}`, KEY);
+    assert.equal(stored.body.memory, 'Alice drinks oolong tea every morning, with honey');
+    await driver.executeScript("document.getElementById('memory-text').value = ''");
+    await driver.findElement(By.id('memory-save')).click();
+    await waitText('#memory-saved .error', /^400: /);
+  });
+
   test('a search shows scored results', async () => {
     await showMemories('wsa', 'alice', 'what does alice drink');
     await waitText('#memory-table', /oolong/);

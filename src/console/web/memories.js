@@ -1,5 +1,6 @@
 // Memories: a workspace's memories of one user, agent or run, newest first, a page at a time; a
-// memory's detail with its history and provenance; delete with confirmation; and a search.
+// memory's detail with its history and provenance; editing its text; delete with confirmation;
+// and a search.
 import { call, memoryPath, query } from './api.js';
 import { el, errorBox } from './dom.js';
 
@@ -79,6 +80,22 @@ async function open(detail, id, view) {
         detail.append(errorBox(e));
       }
     });
+    const editor = el('textarea', { id: 'memory-text', rows: 3, cols: 80 }, memory.memory);
+    const save = el('button', { type: 'button', id: 'memory-save' }, 'Save text');
+    const saved = el('span', { id: 'memory-saved', class: 'muted' });
+    save.addEventListener('click', async () => {
+      saved.textContent = '';
+      try {
+        await call('PUT', memoryPath(state.workspace, `/memories/${encodeURIComponent(id)}`),
+          { text: editor.value });
+        // The list shows the new text; the detail opens again with the UPDATE in its history.
+        await render(view, {});
+        await open(document.getElementById('memory-detail'), id, view);
+        document.getElementById('memory-saved').textContent = 'Saved.';
+      } catch (e) {
+        saved.replaceChildren(errorBox(e));
+      }
+    });
     detail.replaceChildren(el('div', { class: 'detail' },
       el('h3', {}, memory.memory),
       el('p', { class: 'muted' }, `${memory.id} · created ${memory.created_at} · updated ${memory.updated_at || ''}`),
@@ -92,7 +109,9 @@ async function open(detail, id, view) {
       el('pre', { id: 'memory-provenance' }, JSON.stringify(memory.provenance ?? null, null, 2)),
       el('h4', {}, 'Metadata'),
       el('pre', {}, JSON.stringify(memory.metadata ?? {}, null, 2)),
-      remove));
+      el('h4', {}, 'Edit'),
+      el('div', {}, editor),
+      el('div', { class: 'actions' }, save, saved, remove)));
   } catch (e) {
     detail.replaceChildren(errorBox(e));
   }
