@@ -108,6 +108,8 @@ describe('the web console', { skip: SKIP || false }, () => {
     assert.match(await text('#health'), /ok/);
     await waitText('#counts', /agent memories/);
     assert.match(await driver.findElement(By.id('counts')).getText(), /^2\s/m);
+    // Every request the page made so far named a route (no favicon or missing file asked for).
+    assert.doesNotMatch(await driver.findElement(By.id('view')).getText(), /unmatched/);
     await shot('overview');
   });
 
