@@ -1,5 +1,7 @@
 #include "mcp/http_endpoint.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -126,10 +128,12 @@ HttpResponse HttpEndpoint::Post(const HttpRequest& request, const std::string& w
     if (IsStatelessTraffic(body, version_header)) return PostStateless(request, workspace, body);
   }
   if (version_header != nullptr && !IsSupportedProtocolVersion(*version_header)) {
-    return Refuse(400, kTransportError,
-                  "Bad Request: unsupported MCP-Protocol-Version " + version_header->substr(0, 64) +
-                      "; supported: 2026-07-28 (without a session), 2025-11-25, 2025-06-18, "
-                      "2025-03-26");
+    return Refuse(
+        400, kTransportError,
+        fmt::format("Bad Request: unsupported MCP-Protocol-Version {}; supported: {} "
+                    "(without a session), {}",
+                    version_header->substr(0, 64), fmt::join(StatelessProtocolVersions(), ", "),
+                    fmt::join(SupportedProtocolVersions(), ", ")));
   }
   // The session is checked before the body is read: a client whose session ended learns that
   // (404, start again) whatever it sent.
