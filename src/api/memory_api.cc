@@ -10,6 +10,7 @@
 #include "api/json_input.h"
 #include "api/memory_fields.h"
 #include "api/query_params.h"
+#include "api/search_explanation_json.h"
 #include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
@@ -159,6 +160,9 @@ Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::
   auto threshold = ReadThresholdField(j);
   if (!threshold.ok()) return threshold.status();
   if (*threshold) req.threshold = **threshold;
+  auto explain = ReadBoolField(j, "explain");
+  if (!explain.ok()) return explain.status();
+  req.explain = explain->value_or(false);
   return req;
 }
 
@@ -234,6 +238,7 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                 for (const auto& h : *hits) {
                   json item = RenderMemory(h.memory);
                   item["score"] = h.score;
+                  if (h.explain) item["explain"] = ExplanationJson(*h.explain);
                   results.push_back(std::move(item));
                 }
                 return JsonResponse(200, json{{"results", std::move(results)}});

@@ -118,6 +118,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.now_us = NowMicros();
   query.dates = ParseQueryDates(request.query);
   query.names_identifier = NamesCodeIdentifier(request.query);
+  query.explain = request.explain;
   auto hits = (*shard)->Search(query);
   if (hits.ok() && rerank_.enabled()) {
     rerank_.Apply(request.query, &*hits,

@@ -78,6 +78,7 @@ struct MemorySearchRequest {
   MemoryFilter filter;  // includes the top-level user_id / agent_id / run_id / app_id
   size_t top_k = 10;
   float threshold = 0;
+  bool explain = false;  // each hit says how it got its score (MemoryHit::explain)
 };
 
 struct MemoryUpdateRequest {

@@ -461,6 +461,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   };
   if (steps && !neighbours && scored_neighbours) retrieval.scale = &question_factor;
   retrieval.keep_cosines = true;
+  retrieval.explain = query.explain;
   retrieval.bm25_stats = stats ? &*stats : nullptr;
   retrieval.use_bm25 = ranking.mode != RetrievalMode::kVector;
   if (ranking.mode != RetrievalMode::kBm25) retrieval.vector = query.vector;
@@ -495,6 +496,12 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     hit.memory = docs_[s.doc].memory;
     hit.score = std::clamp(s.score, 0.0f, 1.0f);
     hit.similarity = found.CosineOf(s.doc).value_or(0.0f);
+    if (query.explain) {
+      SearchExplanation& e = hit.explain.emplace();
+      e.method = retrieval.fusion.method;
+      if (const FusionParts* parts = found.PartsOf(s.doc)) e.fusion = *parts;
+      e.ranked_score = hit.score;
+    }
     hits.push_back(std::move(hit));
   }
   return hits;

@@ -22,6 +22,7 @@
 #include "common/mutex.h"
 #include "core/memory_filter.h"
 #include "core/retrieval_options.h"
+#include "core/search_explanation.h"
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
@@ -73,6 +74,7 @@ struct MemoryHit {
   AgentMemory memory;
   float score = 0;       // fused relevance, 0..1
   float similarity = 0;  // cosine of query and memory vectors; 0 when either has none
+  std::optional<SearchExplanation> explain;  // when the query asked (MemoryQuery::explain)
 };
 
 // The visible memories of one scope id (MemoryShard::Scopes).
@@ -112,6 +114,7 @@ struct MemoryQuery {
   // The query names a code identifier (NamesCodeIdentifier): ranked with
   // RetrievalOptions::identifier_vector_weight.
   bool names_identifier = false;
+  bool explain = false;  // fill MemoryHit::explain
 };
 
 class MemoryShard {

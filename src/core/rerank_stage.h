@@ -4,7 +4,8 @@
 // The best `candidates` hits are offered; the reranker's ranked ones come first, the offered ones
 // it left out follow in their order, everything after the offered block stays where it was. The
 // block's scores are handed out again in decreasing order, so scores still decrease with rank and
-// the set of scores (and any threshold already applied) is unchanged. A failing reranker never
+// the set of scores (and any threshold already applied) is unchanged. A hit with an `explain`
+// (core/search_explanation.h) records the rank it was offered at. A failing reranker never
 // fails the search: the hits stay as they are, and the failure is counted and logged with its
 // code and timing only (never text).
 //
@@ -47,6 +48,11 @@ class RerankStage {
     for (size_t i = 0; i < n; ++i) texts.push_back(text_of((*hits)[i]));
     std::vector<size_t> order;
     if (!Order(question, texts, &order)) return;
+    if constexpr (requires(Hit h) { h.explain->rank_before_rerank; }) {
+      for (size_t i = 0; i < n; ++i) {
+        if ((*hits)[i].explain) (*hits)[i].explain->rank_before_rerank = i + 1;
+      }
+    }
     std::vector<float> scores;
     scores.reserve(n);
     for (size_t i = 0; i < n; ++i) scores.push_back((*hits)[i].score);

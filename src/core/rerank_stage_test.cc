@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
+#include "core/search_explanation.h"
+
 namespace engram {
 namespace {
 
@@ -52,6 +57,25 @@ TEST(RerankStageTest, RankedFirstThenTheRestOfTheBlockThenTheTail) {
   for (size_t i = 0; i < hits.size(); ++i) EXPECT_FLOAT_EQ(hits[i].score, scores[i]) << i;
   EXPECT_EQ(stage.calls(), 1u);
   EXPECT_EQ(stage.failures(), 0u);
+}
+
+TEST(RerankStageTest, AnExplainedHitRemembersTheRankItWasOfferedAt) {
+  struct ExplainedHit {
+    std::string text;
+    float score = 0;
+    std::optional<SearchExplanation> explain;
+  };
+  std::vector<ExplainedHit> hits;
+  for (const Hit& h : Hits()) hits.push_back({h.text, h.score, SearchExplanation{}});
+  ScriptedReranker reranker(std::vector<size_t>{2, 0});
+  RerankStage stage("test");
+  stage.Set(&reranker, 4);
+  stage.Apply("q", &hits, [](const ExplainedHit& h) { return std::string_view(h.text); });
+  std::string ranks;
+  for (const auto& h : hits) {
+    ranks += h.explain->rank_before_rerank ? std::to_string(*h.explain->rank_before_rerank) : "-";
+  }
+  EXPECT_EQ(ranks, "3124-");  // c was offered third; e lay beyond the block
 }
 
 TEST(RerankStageTest, AFailureLeavesTheHitsAsTheyWere) {

@@ -67,16 +67,63 @@ void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fil
     acc[i] += weight * static_cast<float>((own[i] - mean) / sd);
 }
 
-// `floor`: the smallest best score the bonus is scaled by (z-scores may all be <= 0).
+// `floor`: the smallest best score the bonus is scaled by (z-scores may all be <= 0); `fused` the
+// retrievers' sums so far. `values`, when set, receives each candidate's prior.
 void AddPrior(const std::function<float(DocId)>* prior, float weight, float floor,
-              const Candidates& candidates, std::vector<float>& acc) {
-  if (prior == nullptr || weight <= 0 || acc.empty()) return;
-  const float best = *std::max_element(acc.begin(), acc.end());
+              const std::vector<float>& fused, const Candidates& candidates,
+              std::vector<float>& acc, std::vector<float>* values) {
+  if (prior == nullptr || weight <= 0 || fused.empty()) return;
+  const float best = *std::max_element(fused.begin(), fused.end());
   const float scale = weight * std::max(best, floor);
   for (size_t i = 0; i < acc.size(); ++i) {
     const float p = std::clamp((*prior)(candidates.id(i)), 0.0f, 1.0f);
     acc[i] += scale * p;
+    if (values != nullptr) (*values)[i] = p;
   }
+}
+
+// `doc`'s entry in `parts` (sorted by doc), null when absent; const or not, as `parts` is.
+template <typename Parts>
+auto* PartsIn(Parts& parts, DocId doc) {
+  auto it = std::lower_bound(parts.begin(), parts.end(), doc,
+                             [](const FusionParts& p, DocId d) { return p.doc < d; });
+  return it != parts.end() && it->doc == doc ? &*it : nullptr;
+}
+
+// The explained candidates: each retriever's contribution kept apart, added up only at the end
+// (in the order an unexplained fusion adds them, so the scores are the same to the bit).
+struct Explained {
+  explicit Explained(size_t n) : lexical(n), vector(n), prior(n), prior_value(n), scale(n, 1.0f) {}
+  std::vector<float> lexical, vector, prior, prior_value, scale;
+};
+
+// The parts of the documents in `out`, sorted by doc.
+std::vector<FusionParts> PartsOf(const std::vector<ScoredDoc>& out, const Explained& e,
+                                 const Candidates& candidates, const std::vector<ScoredDoc>& bm25,
+                                 const std::vector<ScoredDoc>& vec) {
+  std::vector<FusionParts> parts;
+  parts.reserve(out.size());
+  for (const ScoredDoc& s : out) {
+    const size_t i = candidates.slot(s.doc);
+    FusionParts p;
+    p.doc = s.doc;
+    p.lexical_part = e.lexical[i];
+    p.vector_part = e.vector[i];
+    p.prior = e.prior_value[i];
+    p.prior_part = e.prior[i];
+    p.scale = e.scale[i];
+    p.score = s.score;
+    parts.push_back(p);
+  }
+  std::sort(parts.begin(), parts.end(),
+            [](const FusionParts& a, const FusionParts& b) { return a.doc < b.doc; });
+  for (const ScoredDoc& s : bm25) {
+    if (FusionParts* p = PartsIn(parts, s.doc)) p->lexical = s.score;
+  }
+  for (const ScoredDoc& s : vec) {
+    if (FusionParts* p = PartsIn(parts, s.doc)) p->vector = s.score;
+  }
+  return parts;
 }
 
 }  // namespace
@@ -84,7 +131,8 @@ void AddPrior(const std::function<float(DocId)>* prior, float weight, float floo
 std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
                             size_t k, const FusionOptions& options,
                             const std::function<float(DocId)>* prior,
-                            const std::function<float(DocId)>* scale) {
+                            const std::function<float(DocId)>* scale,
+                            std::vector<FusionParts>* parts) {
   const float wv = std::clamp(options.vector_weight, 0.0f, 1.0f);
   const float wb = 1.0f - wv;
   // Score sums leave out a list with no weight (its documents are not candidates); z-scores and
@@ -95,33 +143,71 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
   if (!score_sum || wv != 0) candidates.Add(vec);
   candidates.Seal();
   std::vector<float> acc(candidates.size(), 0.0f);
+  // Unexplained, every contribution goes straight into acc.
+  std::optional<Explained> explained;
+  if (parts != nullptr) explained.emplace(candidates.size());
+  std::vector<float>& lexical = explained ? explained->lexical : acc;
+  std::vector<float>& semantic = explained ? explained->vector : acc;
+  std::vector<float>& prior_acc = explained ? explained->prior : acc;
+  std::vector<float>* prior_values = explained ? &explained->prior_value : nullptr;
+  const auto sum_retrievers = [&] {
+    if (!explained) return;
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] = lexical[i] + semantic[i];
+  };
+  const auto add_prior = [&](float floor) {
+    sum_retrievers();
+    AddPrior(prior, options.prior_weight, floor, acc, candidates, prior_acc, prior_values);
+    if (!explained) return;
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] += prior_acc[i];
+  };
   if (options.method == FusionMethod::kZScore) {
     float vec_min = 0;
     for (size_t i = 0; i < vec.size(); ++i)
       vec_min = i == 0 ? vec[i].score : std::min(vec_min, vec[i].score);
-    AddStandardised(bm25, wb, 0.0f, candidates, acc);
-    AddStandardised(vec, wv, vec_min, candidates, acc);
-    AddPrior(prior, options.prior_weight, 1.0f, candidates, acc);
+    AddStandardised(bm25, wb, 0.0f, candidates, lexical);
+    AddStandardised(vec, wv, vec_min, candidates, semantic);
+    add_prior(1.0f);
     for (float& score : acc) score = 1.0f / (1.0f + std::exp(-score));
   } else if (options.method == FusionMethod::kRrf) {
     for (size_t i = 0; i < bm25.size(); ++i)
-      acc[candidates.slot(bm25[i].doc)] += wb / (options.rrf_k + i + 1);
+      lexical[candidates.slot(bm25[i].doc)] += wb / (options.rrf_k + i + 1);
     for (size_t i = 0; i < vec.size(); ++i)
-      acc[candidates.slot(vec[i].doc)] += wv / (options.rrf_k + i + 1);
+      semantic[candidates.slot(vec[i].doc)] += wv / (options.rrf_k + i + 1);
+    add_prior(0.0f);
   } else {
-    AddNormalised(bm25, wb, candidates, acc);
-    AddNormalised(vec, wv, candidates, acc);
+    AddNormalised(bm25, wb, candidates, lexical);
+    AddNormalised(vec, wv, candidates, semantic);
+    add_prior(0.0f);
   }
-  if (options.method != FusionMethod::kZScore)
-    AddPrior(prior, options.prior_weight, 0.0f, candidates, acc);
   if (scale != nullptr) {
-    for (size_t i = 0; i < acc.size(); ++i) acc[i] *= (*scale)(candidates.id(i));
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const float factor = (*scale)(candidates.id(i));
+      acc[i] *= factor;
+      if (explained) explained->scale[i] = factor;
+    }
   }
   std::vector<ScoredDoc> out;
   out.reserve(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) out.push_back({candidates.id(i), acc[i]});
   KeepTopK(out, k);
+  if (parts != nullptr) *parts = PartsOf(out, *explained, candidates, bm25, vec);
   return out;
+}
+
+const char* FusionMethodName(FusionMethod method) {
+  switch (method) {
+    case FusionMethod::kScoreSum:
+      return "score";
+    case FusionMethod::kRrf:
+      return "rrf";
+    case FusionMethod::kZScore:
+      break;
+  }
+  return "zscore";
+}
+
+const FusionParts* FindParts(const std::vector<FusionParts>& parts, DocId doc) {
+  return PartsIn(parts, doc);
 }
 
 }  // namespace engram

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "index/bm25_index.h"
@@ -23,6 +24,9 @@
 namespace engram {
 
 enum class FusionMethod { kScoreSum, kZScore, kRrf };
+
+// The method's name as `--fusion` spells it: "score", "zscore", "rrf".
+const char* FusionMethodName(FusionMethod method);
 
 struct FusionOptions {
   FusionMethod method = FusionMethod::kZScore;
@@ -34,13 +38,32 @@ struct FusionOptions {
   float prior_weight = 0.0f;
 };
 
+// How one fused document got its score (an explained search shows it). The parts add up: for
+// kZScore, score = logistic(lexical_part + vector_part + prior_part) * scale; for kScoreSum and
+// kRrf, score = (lexical_part + vector_part + prior_part) * scale.
+struct FusionParts {
+  DocId doc = 0;
+  std::optional<float> lexical;  // the lexical retriever's score, when it returned the document
+  std::optional<float> vector;   // the vector retriever's (the cosine), when it returned it
+  float lexical_part = 0;        // what each retriever added to the fused sum
+  float vector_part = 0;
+  float prior = 0;  // the prior's 0..1 for the document (0 without a prior)
+  float prior_part = 0;
+  float scale = 1;  // the per-document factor (1 without one)
+  float score = 0;  // the fused score
+};
+
 // `prior`, when set, maps a candidate to 0..1 (see FusionOptions::prior_weight); `scale`, when
 // set, is a factor each candidate's final score is multiplied by before the top k are kept (a
 // ranker's per-document adjustment, such as the question factor). Each is called once per
-// candidate.
+// candidate. `parts`, when set, receives the parts of every returned document, sorted by doc.
 std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& vec,
                             size_t k, const FusionOptions& options,
                             const std::function<float(DocId)>* prior = nullptr,
-                            const std::function<float(DocId)>* scale = nullptr);
+                            const std::function<float(DocId)>* scale = nullptr,
+                            std::vector<FusionParts>* parts = nullptr);
+
+// The parts of `doc` in `parts` (sorted by doc, as Fuse fills them), null when absent.
+const FusionParts* FindParts(const std::vector<FusionParts>& parts, DocId doc);
 
 }  // namespace engram

@@ -183,7 +183,8 @@ HybridHits HybridIndex::Search(const HybridQuery& q) const {
                    ? vectors_.SearchAmong(q.vector.data(), per_retriever, *q.among, q.admits)
                    : vectors_.Search(q.vector.data(), per_retriever, q.admits);
   }
-  hits.ranked = Fuse(lexical, semantic, q.k, q.fusion, q.prior, q.scale);
+  hits.ranked =
+      Fuse(lexical, semantic, q.k, q.fusion, q.prior, q.scale, q.explain ? &hits.parts : nullptr);
   if (q.relevance_floor > 0 && !hits.ranked.empty()) {
     DropWithoutEvidence(lexical, semantic, q.relevance_floor, hits.ranked);
   }

@@ -82,6 +82,7 @@ struct HybridQuery {
   const std::vector<ScoredDoc>* lexical = nullptr;
   bool use_bm25 = true;       // false: vectors only
   bool keep_cosines = false;  // fill HybridHits::cosines
+  bool explain = false;       // fill HybridHits::parts
   // Evidence of relevance: when above 0, a fused result is kept only if the lexical list holds it
   // (it shares a query term, or its window does) or its cosine with the query is at least this.
   // Fusion still sees every candidate, so the results kept are ranked as they would be without
@@ -93,8 +94,12 @@ struct HybridHits {
   std::vector<ScoredDoc> ranked;  // fused, best first (k at most)
   // The vector retriever's candidates with their cosine, sorted by slot (when keep_cosines).
   std::vector<ScoredDoc> cosines;
+  // How each fused result got its score, sorted by slot (when explain).
+  std::vector<FusionParts> parts;
   // The cosine of the query and `doc`'s vector when the vector retriever returned it.
   std::optional<float> CosineOf(DocId doc) const;
+  // `doc`'s parts when explained and fused, else null.
+  const FusionParts* PartsOf(DocId doc) const { return FindParts(parts, doc); }
 };
 
 class HybridIndex {

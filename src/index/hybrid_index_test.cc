@@ -211,6 +211,34 @@ TEST(HybridIndexTest, FusesBothListsAndReportsCosines) {
   EXPECT_EQ(Slots(index.Search(q)), std::vector<DocId>{by_word});
 }
 
+TEST(HybridIndexTest, AnExplainedSearchReportsEachResultsParts) {
+  HybridIndex index(Options());
+  const std::vector<std::string> lexical{"needle"}, other{"hay"};
+  const DocId by_word = index.Upsert("word", Doc(lexical, Axis(3)));
+  const DocId by_vector = index.Upsert("vector", Doc(other, Axis(0)));
+  HybridQuery q;
+  q.terms = &lexical;
+  const std::vector<float> v = Axis(0);
+  q.vector = v;
+  q.k = 2;
+  EXPECT_TRUE(index.Search(q).parts.empty()) << "parts only when asked";
+  q.explain = true;
+  const HybridHits hits = index.Search(q);
+  ASSERT_EQ(hits.ranked.size(), 2u);
+  const FusionParts* word = hits.PartsOf(by_word);
+  const FusionParts* vector = hits.PartsOf(by_vector);
+  ASSERT_NE(word, nullptr);
+  ASSERT_NE(vector, nullptr);
+  ASSERT_TRUE(word->lexical.has_value());
+  EXPECT_GT(*word->lexical, 0.0f);
+  EXPECT_FALSE(vector->lexical.has_value());
+  ASSERT_TRUE(vector->vector.has_value());
+  EXPECT_NEAR(*vector->vector, 1.0f, 0.02f);
+  EXPECT_GT(word->lexical_part, vector->lexical_part);
+  EXPECT_GT(vector->vector_part, word->vector_part);
+  for (const ScoredDoc& s : hits.ranked) EXPECT_EQ(hits.PartsOf(s.doc)->score, s.score);
+}
+
 TEST(HybridIndexTest, ALexicalRankingReplacesBm25) {
   HybridIndex index(Options());
   const std::vector<std::string> t{"w"};

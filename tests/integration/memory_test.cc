@@ -3,6 +3,7 @@
 // expiry, and events that survive kill -9.
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <thread>
 
@@ -75,6 +76,49 @@ TEST_F(MemoryApiTest, VerbatimAddIsSearchableAndRendersEveryField) {
   HttpResponse got = client().Get(MemoryPrefix() + "/memories/" + id);
   ASSERT_EQ(got.status, 200) << got.Describe();
   EXPECT_EQ(got.Json()["memory"], "The build server password rotates every " + word);
+}
+
+TEST_F(MemoryApiTest, AnExplainedSearchShowsEachRetrieversPart) {
+  const std::string user = UniqueId("u");
+  const std::string word = UniqueWord();
+  json event = AddMemoriesAndWait(
+      client(), {{"messages",
+                  {{{"role", "user"}, {"content", "My locker code is " + word}},
+                   {{"role", "user"}, {"content", "I walk the dog every morning"}}}},
+                 {"user_id", user},
+                 {"infer", false}});
+  ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
+  const json query = {{"query", "what is my locker code " + word}, {"user_id", user}};
+  json plain = SearchMemories(client(), query);
+  ASSERT_FALSE(plain.empty());
+  for (const json& hit : plain) EXPECT_FALSE(hit.contains("explain")) << "only when asked";
+
+  json explained_query = query;
+  explained_query["explain"] = true;
+  json explained = SearchMemories(client(), explained_query);
+  ASSERT_EQ(explained.size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(explained[i]["id"], plain[i]["id"]) << "explaining does not change the ranking";
+    EXPECT_EQ(explained[i]["score"], plain[i]["score"]);
+  }
+  const json& top = explained[0];
+  EXPECT_NE(top["memory"].get<std::string>().find(word), std::string::npos) << top.dump();
+  ASSERT_TRUE(top["explain"]["fusion"].is_object()) << top.dump();
+  const json& fusion = top["explain"]["fusion"];
+  EXPECT_EQ(fusion["method"], "zscore");
+  ASSERT_TRUE(fusion["bm25"]["score"].is_number()) << "the unique word is a BM25 match";
+  EXPECT_GT(fusion["bm25"]["score"].get<double>(), 0.0);
+  EXPECT_GT(fusion["bm25"]["part"].get<double>(), 0.0);
+  EXPECT_TRUE(fusion["vector"].contains("similarity"));
+  EXPECT_TRUE(fusion["vector"]["part"].is_number());
+  EXPECT_TRUE(top["explain"]["ranked_score"].is_number());
+  EXPECT_FALSE(top["explain"].contains("rank_before_rerank")) << "no reranker configured";
+  // The parts are the fusion's arithmetic: logistic of their sum, times any factor.
+  const double sum =
+      fusion["bm25"]["part"].get<double>() + fusion["vector"]["part"].get<double>() +
+      (fusion.contains("date_prior") ? fusion["date_prior"]["part"].get<double>() : 0);
+  const double factor = fusion.value("factor", 1.0);
+  EXPECT_NEAR(factor / (1 + std::exp(-sum)), fusion["score"].get<double>(), 1e-4) << top.dump();
 }
 
 TEST_F(MemoryApiTest, RuleBasedExtractionWritesThirdPersonFactsAndSkipsDuplicates) {
@@ -287,6 +331,7 @@ TEST_F(MemoryApiTest, BadRequestsGetPreciseErrors) {
        {{"query", "x"}, {"user_id", "u"}, {"filters", {{"created_at", {{"gt", "not a date"}}}}}},
        "created_at"},
       {search, {{"query", "x"}, {"user_id", "u"}, {"filters", 3}}, "filters"},
+      {search, {{"query", "x"}, {"user_id", "u"}, {"explain", "yes"}}, "explain"},
   };
   for (const auto& c : cases) {
     HttpResponse r = client().Post(c.path, c.body);
