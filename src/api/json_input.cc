@@ -11,6 +11,16 @@
 
 namespace engram {
 
+Result<std::optional<bool>> GetBool(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<bool>();
+  if (!it->is_boolean()) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be a boolean, got {}", key, JsonTypeName(*it)));
+  }
+  return std::optional<bool>(it->get<bool>());
+}
+
 const char* JsonTypeName(const nlohmann::json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "a boolean";

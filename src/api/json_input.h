@@ -33,6 +33,9 @@ Result<std::optional<int64_t>> GetInt(const nlohmann::json& obj, std::string_vie
                                       std::string_view path, int64_t min, int64_t max,
                                       bool required);
 
+// Reads obj[key] as a boolean; nullopt when absent or null.
+Result<std::optional<bool>> GetBool(const nlohmann::json& obj, std::string_view key);
+
 // "object", "array", "string", "number", "boolean" or "null", for error messages.
 const char* JsonTypeName(const nlohmann::json& v);
 

@@ -8,6 +8,7 @@
 #include "api/envelope.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
+#include "api/search_explanation_json.h"
 #include "common/job_status.h"
 #include "common/time_util.h"
 
@@ -203,15 +204,22 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
          if (!IsValidUtf8(**query)) return Status::InvalidParameter("query must be valid UTF-8");
          auto top_k = GetInt(*parsed, "top_k", "top_k", 1, limits.max_top_k, false);
          if (!top_k.ok()) return top_k.status();
+         auto explain = GetBool(*parsed, "explain");
+         if (!explain.ok()) return explain.status();
          // A cold knowledge base is loaded from the store first: not on an I/O thread.
          if (req.on_io_thread && !service->KnowledgeBaseLoaded(ws(ctx), *kb_id)) {
            return HttpResponse::RunOnWorker();
          }
          auto hits =
-             service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)));
+             service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)),
+                             explain->value_or(false));
          if (!hits.ok()) return hits.status();
          json results = json::array();
-         for (const KbHit& h : *hits) results.push_back(RenderKbHit(h));
+         for (const KbHit& h : *hits) {
+           json item = RenderKbHit(h);
+           if (h.explain) item["explain"] = ExplanationJson(*h.explain);
+           results.push_back(std::move(item));
+         }
          return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
        },
        .compute_bound = true});

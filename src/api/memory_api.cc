@@ -115,7 +115,7 @@ Result<MemoryAddRequest> ParseMemoryAdd(std::string_view body, const std::string
   auto metadata = ReadMetadataField(j, limits.max_metadata_bytes);
   if (!metadata.ok()) return metadata.status();
   req.metadata_json = std::move(*metadata);
-  auto infer = ReadBoolField(j, "infer");
+  auto infer = GetBool(j, "infer");
   if (!infer.ok()) return infer.status();
   req.infer = infer->value_or(true);
   auto ts = ReadTimestampField(j);
@@ -160,7 +160,7 @@ Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::
   auto threshold = ReadThresholdField(j);
   if (!threshold.ok()) return threshold.status();
   if (*threshold) req.threshold = **threshold;
-  auto explain = ReadBoolField(j, "explain");
+  auto explain = GetBool(j, "explain");
   if (!explain.ok()) return explain.status();
   req.explain = explain->value_or(false);
   return req;

@@ -40,16 +40,6 @@ Status ReadIdFields(const nlohmann::json& body, std::initializer_list<const char
   return Status::Ok();
 }
 
-Result<std::optional<bool>> ReadBoolField(const nlohmann::json& body, const char* name) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::optional<bool>();
-  if (!it->is_boolean()) {
-    return Status::InvalidParameter(
-        fmt::format("{} must be a boolean, got {}", name, JsonTypeName(*it)));
-  }
-  return std::optional<bool>(it->get<bool>());
-}
-
 Result<std::optional<float>> ReadThresholdField(const nlohmann::json& body) {
   auto it = body.find("threshold");
   if (it == body.end() || it->is_null()) return std::optional<float>();

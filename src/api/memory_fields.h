@@ -23,9 +23,6 @@ Status CheckIdValue(const std::string& value, std::string_view name, size_t max_
 Status ReadIdFields(const nlohmann::json& body, std::initializer_list<const char*> names,
                     size_t max_bytes, std::initializer_list<std::string*> out);
 
-// body[name] as a boolean; nullopt when absent or null.
-Result<std::optional<bool>> ReadBoolField(const nlohmann::json& body, const char* name);
-
 // body["threshold"]: a number in [0, 1]; nullopt when absent or null.
 Result<std::optional<float>> ReadThresholdField(const nlohmann::json& body);
 

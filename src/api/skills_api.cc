@@ -9,6 +9,7 @@
 #include "api/envelope.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
+#include "api/search_explanation_json.h"
 #include "common/codec.h"
 #include "common/job_status.h"
 #include "common/json_reader.h"
@@ -180,6 +181,9 @@ Result<SkillSearchRequest> ParseSkillSearch(std::string_view body, const std::st
   auto size = GetInt(j, "size", "size", 1, limits.max_size, false);
   if (!size.ok()) return size.status();
   if (*size) req.size = static_cast<size_t>(**size);
+  auto explain = GetBool(j, "explain");
+  if (!explain.ok()) return explain.status();
+  req.explain = explain->value_or(false);
   return req;
 }
 
@@ -331,13 +335,15 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
          if (!hits.ok()) return hits.status();
          json results = json::array();
          for (const auto& h : *hits) {
-           results.push_back({{"skill_id", h.skill.id},
-                              {"name", h.skill.name},
-                              {"description", h.skill.description},
-                              {"version", h.skill.version},
-                              {"user_id", h.skill.owner},
-                              {"agent_id", IdOrNull(h.skill.agent_id)},
-                              {"score", h.score}});
+           json item = {{"skill_id", h.skill.id},
+                        {"name", h.skill.name},
+                        {"description", h.skill.description},
+                        {"version", h.skill.version},
+                        {"user_id", h.skill.owner},
+                        {"agent_id", IdOrNull(h.skill.agent_id)},
+                        {"score", h.score}};
+           if (h.explain) item["explain"] = ExplanationJson(*h.explain);
+           results.push_back(std::move(item));
          }
          return V3Response(json{{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
        },

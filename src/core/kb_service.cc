@@ -179,7 +179,7 @@ Status KbService::Delete(const std::string& workspace, const std::string& kb_id,
 }
 
 Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const std::string& kb_id,
-                                             const std::string& query, size_t top_k) {
+                                             const std::string& query, size_t top_k, bool explain) {
   auto shard = Shard(workspace, kb_id);
   if (!shard.ok()) return shard.status();
   std::vector<float> vector;
@@ -193,7 +193,7 @@ Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const
                    v.status().ToString());
     }
   }
-  return (*shard)->Search(analyzer_->AnalyzeQuery(query), vector, top_k);
+  return (*shard)->Search(analyzer_->AnalyzeQuery(query), vector, top_k, explain);
 }
 
 Result<std::vector<KbChunkRecord>> KbService::Ingest(const KbDocRecord& doc, std::string* content) {

@@ -92,8 +92,9 @@ class KbService {
                                         size_t page_number, size_t page_size, size_t* total);
   // kNotFound for an unknown document.
   Status Delete(const std::string& workspace, const std::string& kb_id, const std::string& id);
+  // `explain`: each hit says how it got its score (KbHit::explain).
   Result<std::vector<KbHit>> Search(const std::string& workspace, const std::string& kb_id,
-                                    const std::string& query, size_t top_k);
+                                    const std::string& query, size_t top_k, bool explain = false);
   // The non-blocking probe: whether the knowledge base's shard is resident and loaded, so a search
   // of it answers without loading from the store. Takes only the cache's lock, briefly; an HTTP I/O
   // thread asks it before a search and leaves a cold knowledge base to a worker. (On a shared store

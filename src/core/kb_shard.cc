@@ -69,7 +69,7 @@ void KbShard::RemoveDoc(const std::string& doc_id) {
 }
 
 std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
-                                   const std::vector<float>& vector, size_t k) const {
+                                   const std::vector<float>& vector, size_t k, bool explain) const {
   ReaderLock lock(&mu_);
   std::vector<KbHit> hits;
   HybridQuery query;
@@ -78,10 +78,13 @@ std::vector<KbHit> KbShard::Search(const std::vector<std::string>& terms,
   query.k = k;
   query.candidates = options_.candidates;
   query.fusion = options_.fusion;
-  for (const ScoredDoc& s : index_.Search(query).ranked) {
+  query.explain = explain;
+  const HybridHits found = index_.Search(query);
+  for (const ScoredDoc& s : found.ranked) {
     const Chunk& c = chunks_[s.doc];
-    hits.push_back(
-        {c.doc_id, c.title, c.heading, c.text, c.position, std::clamp(s.score, 0.0f, 1.0f)});
+    KbHit hit{c.doc_id, c.title, c.heading, c.text, c.position, std::clamp(s.score, 0.0f, 1.0f)};
+    if (explain) hit.explain = Explain(found, s.doc, query.fusion.method, hit.score);
+    hits.push_back(std::move(hit));
   }
   return hits;
 }

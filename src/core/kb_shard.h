@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "core/search_explanation.h"
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
@@ -37,7 +38,8 @@ struct KbHit {
   std::string heading;
   std::string chunk;
   int position = 0;
-  float score = 0;  // fused relevance, 0..1
+  float score = 0;                           // fused relevance, 0..1
+  std::optional<SearchExplanation> explain;  // when the search asked
 };
 
 class KbShard {
@@ -53,9 +55,9 @@ class KbShard {
   void ReplaceDoc(const std::string& doc_id, const std::vector<KbChunkRecord>& chunks);
   void RemoveDoc(const std::string& doc_id);
 
-  // Best chunks first.
+  // Best chunks first; `explain`: each hit says how it got its score.
   std::vector<KbHit> Search(const std::vector<std::string>& terms, const std::vector<float>& vector,
-                            size_t k) const;
+                            size_t k, bool explain = false) const;
 
   size_t chunk_count() const;
   // Approximate resident bytes: chunk texts and titles, BM25 postings, vectors and the document

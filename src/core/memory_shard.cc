@@ -496,12 +496,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     hit.memory = docs_[s.doc].memory;
     hit.score = std::clamp(s.score, 0.0f, 1.0f);
     hit.similarity = found.CosineOf(s.doc).value_or(0.0f);
-    if (query.explain) {
-      SearchExplanation& e = hit.explain.emplace();
-      e.method = retrieval.fusion.method;
-      if (const FusionParts* parts = found.PartsOf(s.doc)) e.fusion = *parts;
-      e.ranked_score = hit.score;
-    }
+    if (query.explain) hit.explain = Explain(found, s.doc, retrieval.fusion.method, hit.score);
     hits.push_back(std::move(hit));
   }
   return hits;

@@ -121,8 +121,12 @@ std::vector<SkillHit> SkillIndex::Search(const SkillQuery& q) const {
   // what other users of the workspace wrote (as for V4 memories).
   const Bm25Stats stats = index_.bm25().StatsOver(q.terms, owners);
   query.bm25_stats = &stats;
-  for (const ScoredDoc& s : index_.Search(query).ranked) {
-    hits.push_back({docs_[s.doc].skill, std::clamp(s.score, 0.0f, 1.0f)});
+  query.explain = q.explain;
+  const HybridHits found = index_.Search(query);
+  for (const ScoredDoc& s : found.ranked) {
+    SkillHit hit{docs_[s.doc].skill, std::clamp(s.score, 0.0f, 1.0f), std::nullopt};
+    if (q.explain) hit.explain = Explain(found, s.doc, query.fusion.method, hit.score);
+    hits.push_back(std::move(hit));
   }
   return hits;
 }

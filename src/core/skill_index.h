@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "core/search_explanation.h"
 #include "index/analyzer.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
@@ -34,7 +35,8 @@ struct SkillSummary {
 
 struct SkillHit {
   SkillSummary skill;
-  float score = 0;  // fused relevance, 0..1
+  float score = 0;                           // fused relevance, 0..1
+  std::optional<SearchExplanation> explain;  // when the query asked
 };
 
 struct SkillIndexOptions {
@@ -51,6 +53,7 @@ struct SkillQuery {
   std::string user_id;             // required: only this owner's skills
   std::string agent_id;            // when non-empty, only skills of this agent
   size_t k = 10;
+  bool explain = false;  // fill SkillHit::explain
 };
 
 // The text BM25 indexes, and the shorter intent text that is embedded.

@@ -253,6 +253,7 @@ Result<std::vector<SkillHit>> SkillService::Search(const SkillSearchRequest& req
   q.user_id = request.user_id;
   q.agent_id = request.agent_id;
   q.k = request.size;
+  q.explain = request.explain;
   return (*index)->Search(q);
 }
 

@@ -66,6 +66,7 @@ struct SkillSearchRequest {
   std::string user_id;
   std::string agent_id;
   size_t size = 10;
+  bool explain = false;  // each hit says how it got its score (SkillHit::explain)
 };
 
 struct SkillUpdateRequest {

@@ -159,6 +159,17 @@ TEST_F(KbApiTest, MarkdownUploadGetSearchDeleteRoundTrip) {
   // Chunked by structure: the troubleshooting chunk does not carry the installation section.
   EXPECT_EQ(hits[0].value("chunk", "").find(w1), std::string::npos) << hits.dump();
   EXPECT_GT(hits[0].value("score", 0.0), 0.0);
+  EXPECT_FALSE(hits[0].contains("explain")) << "only when asked";
+  HttpResponse explained = client().Post(
+      Kb(kb) + "/search", json{{"query", "how do I reset the " + w2}, {"explain", true}});
+  ASSERT_EQ(explained.status, 200) << explained.Describe();
+  const json top = explained.Json()["result"]["results"][0];
+  EXPECT_EQ(top["doc_id"], "guide-1");
+  const json& fusion = top["explain"]["fusion"];
+  EXPECT_GT(fusion["bm25"]["score"].get<double>(), 0.0) << top.dump();
+  EXPECT_GT(fusion["bm25"]["part"].get<double>(), 0.0) << top.dump();
+  EXPECT_EQ(fusion["score"], top["score"]);
+  EXPECT_EQ(top["explain"]["ranked_score"], top["score"]);
 
   HttpResponse list = client().Get(Kb(kb) + "/docs");
   ASSERT_EQ(list.status, 200) << list.Describe();
@@ -322,6 +333,8 @@ TEST_F(KbApiTest, InvalidRequestsAre400WithPreciseMessages) {
                       "InvalidParameter", "query"));
   EXPECT_TRUE(IsError(client().Post(Kb(kb) + "/search", json{{"query", "x"}, {"top_k", 0}}), 400,
                       "InvalidParameter", "top_k"));
+  EXPECT_TRUE(IsError(client().Post(Kb(kb) + "/search", json{{"query", "x"}, {"explain", "on"}}),
+                      400, "InvalidParameter", "explain"));
   EXPECT_TRUE(IsError(client().Get(Kb(kb) + "/docs/unknown"), 404, "NotFound"));
   EXPECT_TRUE(
       IsError(client().Get("/v3/openapi/workspaces/default/memory/other/knowledge-bases/k/docs"),

@@ -150,6 +150,17 @@ TEST_F(SkillApiTest, ImportsOneSkillPerFolderAndSearchRanksByIntent) {
   hits = Search(client(), user, "wifi router factory reset", 1);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0]["name"], "reset-router");
+  EXPECT_FALSE(hits[0].contains("explain")) << "only when asked";
+  json explained = Result(client().Post(
+      P3() + "/skills/search",
+      json{{"query", "wifi router factory reset"}, {"user_id", user}, {"explain", true}}));
+  ASSERT_FALSE(explained["results"].empty()) << explained.dump();
+  const json& top = explained["results"][0];
+  EXPECT_EQ(top["name"], "reset-router");
+  EXPECT_EQ(top["explain"]["fusion"]["method"], "zscore") << top.dump();
+  EXPECT_GT(top["explain"]["fusion"]["bm25"]["score"].get<double>(), 0.0) << top.dump();
+  EXPECT_TRUE(top["explain"]["fusion"]["vector"]["part"].is_number()) << top.dump();
+  EXPECT_EQ(top["explain"]["fusion"]["score"], top["score"]);
   // Another user sees none of them.
   EXPECT_TRUE(Search(client(), UniqueId("u"), "sourdough bread").empty());
 }
@@ -227,6 +238,9 @@ TEST_F(SkillApiTest, ValidatesRequests) {
   EXPECT_TRUE(IsError(
       client().Post(P3() + "/skills/search", json{{"query", "x"}, {"user_id", user}, {"size", 0}}),
       400, "InvalidParameter", "size"));
+  EXPECT_TRUE(IsError(client().Post(P3() + "/skills/search",
+                                    json{{"query", "x"}, {"user_id", user}, {"explain", 1}}),
+                      400, "InvalidParameter", "explain"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/add", json{{"messages", "x"}}), 400,
                       "InvalidParameter", "user_id"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/add", json{{"user_id", user}}), 400,

@@ -40,7 +40,7 @@ Result<MemoryFilter> ParseConjunction(json parts, const MemoryApiLimits& limits)
 
 // A boolean mem0 feature Engram lacks: false or absent is fine, true is refused naming it.
 Status RefuseIfTrue(const json& body, const char* name, const char* feature) {
-  auto v = ReadBoolField(body, name);
+  auto v = GetBool(body, name);
   if (!v.ok()) return v.status();
   if (v->value_or(false)) {
     return Status(StatusCode::kNotImplemented,
@@ -142,10 +142,10 @@ Result<Mem0Add> ParseMem0Add(const json& body, const std::string& workspace,
   auto metadata = ReadMetadataField(body, limits.max_metadata_bytes);
   if (!metadata.ok()) return metadata.status();
   req.metadata_json = std::move(*metadata);
-  auto infer = ReadBoolField(body, "infer");
+  auto infer = GetBool(body, "infer");
   if (!infer.ok()) return infer.status();
   req.infer = infer->value_or(true);
-  auto async_mode = ReadBoolField(body, "async_mode");
+  auto async_mode = GetBool(body, "async_mode");
   if (!async_mode.ok()) return async_mode.status();
   add.async_mode = async_mode->value_or(true);
   auto ts = ReadTimestampField(body);
@@ -214,7 +214,7 @@ Result<Mem0Search> ParseMem0Search(const json& body, const std::string& workspac
   // Hybrid retrieval always includes keyword (BM25) matching, and the configured reranker (if
   // any) always runs: these only need to be well-formed.
   for (const char* name : {"rerank", "keyword_search", "filter_memories"}) {
-    auto v = ReadBoolField(body, name);
+    auto v = GetBool(body, name);
     if (!v.ok()) return v.status();
   }
   ENGRAM_RETURN_IF_ERROR(RefuseIfTrue(body, "show_expired", "searching expired memories"));
