@@ -54,6 +54,8 @@ describe('the web console', { skip: SKIP || false }, () => {
     };
     await add('wsa', 'alice', 'Alice drinks oolong tea every morning');
     await add('wsb', 'bob', 'Bob keeps a secret garden');
+    await add('wsa', 'carol', 'Carol brews oolong tea in a clay pot');
+    await add('wsa', 'carol', 'Carol bought green tea for her sister');
     const wd = await import(pathToFileURL(path.join(WEBDRIVER, 'index.js')).href);
     const chrome = await import(pathToFileURL(path.join(WEBDRIVER, 'chrome.js')).href);
     ({ By, until } = wd);
@@ -107,7 +109,7 @@ describe('the web console', { skip: SKIP || false }, () => {
     await signIn(KEY);
     assert.match(await text('#health'), /ok/);
     await waitText('#counts', /agent memories/);
-    assert.match(await driver.findElement(By.id('counts')).getText(), /^2\s/m);
+    assert.match(await driver.findElement(By.id('counts')).getText(), /^4\s/m);
     // Every request the page made so far named a route (no favicon or missing file asked for).
     assert.doesNotMatch(await driver.findElement(By.id('view')).getText(), /unmatched/);
     await shot('overview');
@@ -147,6 +149,33 @@ describe('the web console', { skip: SKIP || false }, () => {
     await waitText('#memory-table', /oolong/);
     assert.match(await text('#memory-table thead'), /Score/);
     await shot('search');
+  });
+
+  test('the search playground shows how each result scored', async () => {
+    await driver.get(`${server.base}/console#/search`);
+    await driver.wait(until.elementLocated(By.id('search-form')), 10000);
+    await type('#s-workspace', 'wsa');
+    await type('#s-scope', 'carol');
+    await type('#s-q', 'oolong tea');
+    await driver.findElement(By.id('search-go')).click();
+    await waitText('#search-table', /oolong/);
+    const rows = await driver.findElements(By.css('#search-table tbody tr'));
+    assert.equal(rows.length, 2);
+    const row = await rows[0].getText();
+    assert.match(row, /clay pot/, 'the memory with both words first');
+    // BM25 found it (this server runs BM25 only): its score and part are shown, the vector's not;
+    // it stands out from the other match, so its part is positive and the other's negative.
+    assert.match(row, /BM25 \d+\.\d{3}, part \+(?!0\.000)\d+\.\d{3}/);
+    assert.match(await rows[1].getText(), /BM25 \d+\.\d{3}, part -(?!0\.000)\d+\.\d{3}/);
+    assert.match(row, /vector not returned/);
+    assert.match(row, /zscore fusion 0\.\d{3}/);
+    assert.equal((await driver.findElements(By.css('#search-table svg.parts rect.bm25'))).length, 2);
+    await shot('search-playground');
+    // A user id longer than the API takes: the API's own message, not a blank page.
+    await driver.findElement(By.css('#s-target option[value="skills"]')).click();
+    await type('#s-scope', 'u'.repeat(300));
+    await driver.findElement(By.id('search-go')).click();
+    await waitText('#search-results .error', /^400: .*user_id/);
   });
 
   test('bad input shows the API\'s message', async () => {

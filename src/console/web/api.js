@@ -36,6 +36,11 @@ export function memoryPath(workspace, rest = '') {
   return `/v4/openapi/workspaces/${encodeURIComponent(workspace)}/memory/agentic-memory${rest}`;
 }
 
+// The V3 APIs of a workspace (skills, knowledge bases, health); their answers carry `result`.
+export function v3Path(workspace, rest = '') {
+  return `/v3/openapi/workspaces/${encodeURIComponent(workspace)}/memory/agentic-memory${rest}`;
+}
+
 export function query(params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== '' && v !== undefined && v !== null) q.set(k, v);

@@ -3,8 +3,9 @@
 import { ApiError, call, signIn, signOut, signedIn } from './api.js';
 import * as memories from './memories.js';
 import * as overview from './overview.js';
+import * as search from './search.js';
 
-const VIEWS = { overview, memories };
+const VIEWS = { overview, memories, search };
 
 function show(id, visible) { document.getElementById(id).hidden = !visible; }
 
