@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "api/envelope.h"
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "api/search_explanation_json.h"
+#include "common/ascii.h"
+#include "common/codec.h"
 #include "common/job_status.h"
 #include "common/time_util.h"
 
@@ -72,18 +75,20 @@ Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& 
   req.kb_id = kb_id;
   auto type = GetString(j, "type", "type", {.max_bytes = 16});
   if (!type.ok()) return type.status();
+  const bool by_content = **type == "CONTENT";
   if (**type == "LOCAL") {
     req.type = DocSourceType::kLocal;
   } else if (**type == "OSS") {
     req.type = DocSourceType::kOss;
-  } else {
-    return Status::InvalidParameter("type must be LOCAL or OSS");
+  } else if (!by_content) {
+    return Status::InvalidParameter("type must be LOCAL, OSS or CONTENT");
   }
   auto doc = j.find("doc");
   if (doc == j.end() || doc->is_null()) return Status::InvalidParameter("doc is required");
   if (!doc->is_object()) {
     return Status::InvalidParameter(
-        fmt::format("doc must be an object with title and file_url, got {}", JsonTypeName(*doc)));
+        fmt::format("doc must be an object with title and {}, got {}",
+                    by_content ? "file_name and content_base64" : "file_url", JsonTypeName(*doc)));
   }
   auto id = GetString(*doc, "id", "doc.id", {.required = false, .max_bytes = limits.max_id_bytes});
   if (!id.ok()) return id.status();
@@ -95,6 +100,28 @@ Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& 
   if (!title.ok()) return title.status();
   if (!IsValidUtf8(**title)) return Status::InvalidParameter("doc.title must be valid UTF-8");
   req.title = **title;
+  if (by_content) {
+    auto name = GetString(*doc, "file_name", "doc.file_name", {.max_bytes = limits.max_id_bytes});
+    if (!name.ok()) return name.status();
+    ENGRAM_RETURN_IF_ERROR(CheckId(**name, "doc.file_name", limits));
+    req.file_url = **name;
+    // Bounded by the request body's limit; the decoded size is checked before decoding.
+    auto encoded = GetString(*doc, "content_base64", "doc.content_base64", {.max_bytes = SIZE_MAX});
+    if (!encoded.ok()) return encoded.status();
+    const size_t digits =
+        static_cast<size_t>(std::count_if((*encoded)->begin(), (*encoded)->end(),
+                                          [](char c) { return !IsAsciiSpace(c) && c != '='; }));
+    if (digits / 4 * 3 + digits % 4 * 3 / 4 > limits.max_upload_bytes) {
+      return Status::InvalidParameter(
+          fmt::format("doc.content_base64 holds more than {} bytes (--kb-max-doc-bytes)",
+                      limits.max_upload_bytes));
+    }
+    auto bytes = Base64Decode(**encoded, limits.max_upload_bytes);
+    if (!bytes) return Status::InvalidParameter("doc.content_base64 must be base64");
+    if (bytes->empty()) return Status::InvalidParameter("doc.content_base64 must not be empty");
+    req.content = std::move(*bytes);
+    return req;
+  }
   auto url = GetString(*doc, "file_url", "doc.file_url", {.max_bytes = limits.max_url_bytes});
   if (!url.ok()) return url.status();
   if (!IsValidUtf8(**url)) return Status::InvalidParameter("doc.file_url must be valid UTF-8");

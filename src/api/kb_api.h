@@ -18,6 +18,8 @@ struct KbApiLimits {
   size_t max_query_bytes = 16 << 10;
   int max_top_k = 1000;  // docs/api/README.md "Common" limits
   int max_page_size = 100;
+  // A document uploaded by content (type CONTENT), once decoded (--kb-max-doc-bytes).
+  size_t max_upload_bytes = 64u << 20;
 };
 
 // Parsing, exposed for tests and fuzzing.

@@ -16,6 +16,9 @@ namespace {
 
 const char* SourceTypeName(DocSourceType t) { return t == DocSourceType::kOss ? "OSS" : "LOCAL"; }
 
+// The source type of documents whose bytes came with the upload (stored until ingested).
+constexpr std::string_view kContentSource = "CONTENT";
+
 std::string ShardKey(const std::string& workspace, const std::string& kb_id) {
   return workspace + '\x1f' + kb_id;
 }
@@ -107,7 +110,9 @@ Mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id
 }
 
 Result<std::string> KbService::Upload(const KbUploadRequest& request) {
-  ENGRAM_RETURN_IF_ERROR(fetcher_->Validate(request.type, request.file_url, request.workspace));
+  if (!request.content) {
+    ENGRAM_RETURN_IF_ERROR(fetcher_->Validate(request.type, request.file_url, request.workspace));
+  }
   if (queued_jobs() >= options_.max_queued) {
     return Status(StatusCode::kThrottled,
                   "too many documents are being processed; retry after a short wait");
@@ -118,8 +123,9 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   doc.id = request.id.empty() ? NewId("d") : request.id;
   doc.job_id = NewUuid();
   doc.title = request.title;
-  doc.source_type = SourceTypeName(request.type);
+  doc.source_type = request.content ? std::string(kContentSource) : SourceTypeName(request.type);
   doc.file_url = request.file_url;
+  if (request.content) doc.upload = *request.content;
   doc.status = JobStatus::kPending;
   doc.created_at_us = doc.updated_at_us = NowMicros();
   {
@@ -133,6 +139,10 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   spdlog::debug("kb {}/{}: document {} queued ({})", doc.workspace, doc.kb_id, doc.id,
                 doc.source_type);
   std::string id = doc.id;
+  // The job reads uploaded bytes from the store when it runs: a queue of large uploads does not
+  // sit in memory.
+  doc.upload.clear();
+  doc.upload.shrink_to_fit();
   jobs_.Push(std::move(doc));
   return id;
 }
@@ -197,8 +207,16 @@ Result<std::vector<KbHit>> KbService::Search(const std::string& workspace, const
 }
 
 Result<std::vector<KbChunkRecord>> KbService::Ingest(const KbDocRecord& doc, std::string* content) {
-  const DocSourceType type = doc.source_type == "OSS" ? DocSourceType::kOss : DocSourceType::kLocal;
-  auto fetched = fetcher_->Fetch(type, doc.file_url, doc.workspace);
+  auto fetched = [&]() -> Result<FetchedDocument> {
+    if (doc.source_type == kContentSource) {
+      auto bytes = store_->GetKbUpload(doc.workspace, doc.kb_id, doc.id, doc.job_id);
+      if (!bytes.ok()) return bytes.status();
+      return FetchedDocument{.bytes = std::move(*bytes), .name = doc.file_url};
+    }
+    const DocSourceType type =
+        doc.source_type == "OSS" ? DocSourceType::kOss : DocSourceType::kLocal;
+    return fetcher_->Fetch(type, doc.file_url, doc.workspace);
+  }();
   if (!fetched.ok()) return fetched.status();
   auto doc_type = DetectDocType(fetched->bytes, fetched->name);
   if (!doc_type.ok()) return doc_type.status();

@@ -3,8 +3,10 @@
 //
 // Ingestion of an upload (the API answers after step 1):
 //   1. the document row is stored PROCESSING with a new job_id (durable: fsynced), replacing a
-//      document of the same id, whose chunks leave the store and search at once; the job is queued;
-//   2. a worker fetches the bytes, detects the type from the content, extracts the text, chunks it
+//      document of the same id, whose chunks leave the store and search at once; bytes uploaded
+//      with the request (CONTENT) are stored in the same transaction; the job is queued;
+//   2. a worker fetches the bytes (CONTENT: from the store), detects the type from the content,
+//   extracts the text, chunks it
 //      and embeds the chunks;
 //   3. SUCCESS (content + chunks) or FAIL (error_message) commits in one transaction, guarded by
 //      the job_id, so a job whose document was deleted or uploaded again meanwhile writes nothing;
@@ -27,6 +29,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -66,7 +69,10 @@ struct KbUploadRequest {
   DocSourceType type = DocSourceType::kLocal;
   std::string id;  // empty: a d-<uuid> is generated
   std::string title;
-  std::string file_url;
+  std::string file_url;  // with `content`: the file name (its extension helps type detection)
+  // Set: the document's bytes came with the request (source_type CONTENT; `type` is ignored),
+  // and the store keeps them until the ingestion ends.
+  std::optional<std::string> content;
 };
 
 class KbService {

@@ -20,6 +20,7 @@ Result<std::unique_ptr<KnowledgeModule>> KnowledgeModule::Build(const ServeOptio
                                                                 KnowledgeModuleDeps deps) {
   std::unique_ptr<KnowledgeModule> m(new KnowledgeModule());
   m->limits_.max_top_k = options.max_top_k;
+  m->limits_.max_upload_bytes = options.kb_max_doc_bytes;
   bool per_workspace = options.import_dir_layout == "per-workspace";
   if (options.import_dir_layout == "auto") {
     auto auth = ApiKeyAuth::FromSpecs(options.api_keys);

@@ -17,11 +17,18 @@ namespace engram {
 
 class KbStore : public virtual ScopeSync {
  public:
-  // Stores a document as PROCESSING, replacing the one with its id and deleting that one's chunks.
+  // Stores a document as PROCESSING, replacing the one with its id and deleting that one's chunks
+  // and uploaded bytes; a non-empty doc.upload is kept, in the same transaction, until the job
+  // ends.
   virtual Status PutKbDoc(const KbDocRecord& doc) = 0;
+  // The bytes uploaded with the document's job `job_id`; kNotFound when there are none (the job
+  // ended, or the document was deleted or uploaded again).
+  virtual Result<std::string> GetKbUpload(std::string_view workspace, std::string_view kb_id,
+                                          std::string_view id, std::string_view job_id) = 0;
   // Ends an ingestion job: doc.status kSucceeded (with content and chunks) or kFailed
-  // (error_message), at doc.updated_at_us (the caller's clock: when it ended). Writes nothing and
-  // returns false when the document was deleted or uploaded again since (its job_id differs).
+  // (error_message), at doc.updated_at_us (the caller's clock: when it ended), and deletes its
+  // uploaded bytes. Writes nothing and returns false when the document was deleted or uploaded
+  // again since (its job_id differs).
   virtual Result<bool> FinishKbDoc(const KbDocRecord& doc,
                                    const std::vector<KbChunkRecord>& chunks) = 0;
   // kNotFound when the knowledge base has no such document.

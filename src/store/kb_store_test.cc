@@ -91,6 +91,40 @@ TEST_P(KbStoreTest, UploadFinishLoadListDelete) {
   EXPECT_TRUE(store_->LoadKbChunks("w", "other")->empty());
 }
 
+TEST_P(KbStoreTest, UploadedBytesStayUntilTheJobEnds) {
+  std::string bytes = "# Title\n\nbody";
+  bytes.push_back('\0');  // any bytes: a PDF or an image is no text
+  bytes += "\xff\xfe tail";
+  KbDocRecord doc = Doc("a", "j1", 1);
+  doc.source_type = "CONTENT";
+  doc.upload = bytes;
+  ASSERT_TRUE(store_->PutKbDoc(doc).ok());
+  auto got = store_->GetKbUpload("w", "kb", "a", "j1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, bytes);
+  EXPECT_EQ(store_->GetKbUpload("w", "kb", "a", "other-job").status().code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(store_->GetKbDoc("w", "kb", "a")->upload.empty()) << "reads never carry the bytes";
+  ASSERT_EQ(UnfinishedAfterRestart().size(), 1u);
+  EXPECT_EQ(*store_->GetKbUpload("w", "kb", "a", "j1"), bytes) << "a restart resumes the job";
+
+  KbDocRecord done = Doc("a", "j1", 1);
+  done.status = JobStatus::kSucceeded;
+  ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk("a", 0, "body")}));
+  EXPECT_EQ(store_->GetKbUpload("w", "kb", "a", "j1").status().code(), StatusCode::kNotFound);
+
+  // Uploaded again, by content and then by file: the newer upload's bytes, then none.
+  doc.job_id = "j2";
+  ASSERT_TRUE(store_->PutKbDoc(doc).ok());
+  EXPECT_TRUE(store_->GetKbUpload("w", "kb", "a", "j2").ok());
+  ASSERT_TRUE(store_->PutKbDoc(Doc("a", "j3", 3)).ok());
+  EXPECT_EQ(store_->GetKbUpload("w", "kb", "a", "j2").status().code(), StatusCode::kNotFound);
+  doc.job_id = "j4";
+  ASSERT_TRUE(store_->PutKbDoc(doc).ok());
+  ASSERT_TRUE(*store_->DeleteKbDoc("w", "kb", "a"));
+  EXPECT_EQ(store_->GetKbUpload("w", "kb", "a", "j4").status().code(), StatusCode::kNotFound);
+}
+
 TEST_P(KbStoreTest, StaleJobWritesNothing) {
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "old-job", 1)).ok());
   ASSERT_TRUE(store_->PutKbDoc(Doc("a", "new-job", 2)).ok());  // re-upload

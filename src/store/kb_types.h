@@ -16,8 +16,11 @@ struct KbDocRecord {
   std::string id;
   std::string job_id;  // new on every upload; a job may only finish its own upload
   std::string title;
-  std::string source_type;  // LOCAL | OSS
-  std::string file_url;
+  std::string source_type;  // LOCAL | OSS | CONTENT
+  std::string file_url;     // CONTENT: the file name the client gave (for type detection)
+  // CONTENT only: the bytes sent, which PutKbDoc keeps until the job ends (GetKbUpload reads
+  // them); never filled by the reads of documents.
+  std::string upload;
   // Stored and rendered as PROCESSING | SUCCESS | FAIL (JobVocabulary::kKbDocument).
   JobStatus status = JobStatus::kPending;
   std::string content;  // extracted text (SUCCESS only); empty in list results

@@ -120,6 +120,12 @@ void InsertChunks(pqxx::work& txn, const KbDocRecord& doc,
   }
 }
 
+void DeleteUpload(pqxx::work& txn, const std::string& workspace, const std::string& kb_id,
+                  const std::string& doc_id) {
+  txn.exec_params("DELETE FROM kb_uploads WHERE workspace = $1 AND kb_id = $2 AND doc_id = $3",
+                  workspace, kb_id, doc_id);
+}
+
 }  // namespace
 
 Status PgStore::PutKbDoc(const KbDocRecord& doc) {
@@ -143,8 +149,36 @@ Status PgStore::PutKbDoc(const KbDocRecord& doc) {
         doc.workspace, doc.kb_id, doc.id, doc.job_id, doc.title, doc.source_type, doc.file_url,
         job_rows::StoredWord(doc.status, kDocWords), doc.error_message, doc.created_at_us,
         doc.updated_at_us, options_.node_id, lease_until);
+    DeleteUpload(txn, doc.workspace, doc.kb_id, doc.id);
+    if (!doc.upload.empty()) {
+      txn.exec_params(
+          "INSERT INTO kb_uploads(workspace, kb_id, doc_id, job_id, bytes) "
+          "VALUES($1, $2, $3, $4, $5)",
+          doc.workspace, doc.kb_id, doc.id, doc.job_id, pqxx::binarystring(doc.upload));
+    }
     return Status::Ok();
   });
+}
+
+Result<std::string> PgStore::GetKbUpload(std::string_view workspace, std::string_view kb_id,
+                                         std::string_view id, std::string_view job_id) {
+  std::optional<std::string> found;
+  if (!HasNul(workspace) && !HasNul(kb_id) && !HasNul(id) && !HasNul(job_id)) {
+    Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+      found.reset();
+      pqxx::result res = txn.exec_params(
+          "SELECT bytes FROM kb_uploads WHERE workspace = $1 AND kb_id = $2 AND doc_id = $3 AND "
+          "job_id = $4",
+          std::string(workspace), std::string(kb_id), std::string(id), std::string(job_id));
+      if (!res.empty()) found = pqxx::binarystring(res[0][0]).str();
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+  }
+  if (!found) {
+    return Status::NotFound(fmt::format("the uploaded bytes of document {} are gone", id));
+  }
+  return std::move(*found);
 }
 
 Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
@@ -168,6 +202,7 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
       stale = true;
       return pg::NothingChanged();
     }
+    DeleteUpload(txn, doc.workspace, doc.kb_id, doc.id);
     DeleteChunks(txn, doc.workspace, doc.kb_id, doc.id);
     InsertChunks(txn, doc, chunks);
     return Status::Ok();
@@ -241,6 +276,7 @@ Result<bool> PgStore::DeleteKbDoc(std::string_view workspace, std::string_view k
     pqxx::result del = txn.exec_params(
         "DELETE FROM kb_docs WHERE workspace = $1 AND kb_id = $2 AND id = $3", ws, kb, doc_id);
     deleted = del.affected_rows() > 0;
+    DeleteUpload(txn, ws, kb, doc_id);
     pqxx::result chunks =
         txn.exec_params("DELETE FROM kb_chunks WHERE workspace = $1 AND kb_id = $2 AND doc_id = $3",
                         ws, kb, doc_id);

@@ -82,6 +82,8 @@ class PgStore final : public Store {
   Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
   // KbStore (pg_kb.cc).
   Status PutKbDoc(const KbDocRecord& doc) override;
+  Result<std::string> GetKbUpload(std::string_view workspace, std::string_view kb_id,
+                                  std::string_view id, std::string_view job_id) override;
   Result<bool> FinishKbDoc(const KbDocRecord& doc,
                            const std::vector<KbChunkRecord>& chunks) override;
   Result<KbDocRecord> GetKbDoc(std::string_view workspace, std::string_view kb_id,

@@ -58,6 +58,16 @@ Status DeleteChunks(sqlite3* db, std::string_view workspace, std::string_view kb
   return del.Exec();
 }
 
+Status DeleteUpload(sqlite3* db, std::string_view workspace, std::string_view kb_id,
+                    std::string_view doc_id) {
+  sqlite::Stmt del(db, "DELETE FROM kb_uploads WHERE workspace = ? AND kb_id = ? AND doc_id = ?");
+  ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+  del.Bind(1, workspace);
+  del.Bind(2, kb_id);
+  del.Bind(3, doc_id);
+  return del.Exec();
+}
+
 }  // namespace
 
 Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
@@ -78,7 +88,39 @@ Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
     ins.Bind(9, doc.error_message);
     ins.Bind(10, doc.created_at_us);
     ins.Bind(11, doc.updated_at_us);
-    return ins.Exec();
+    ENGRAM_RETURN_IF_ERROR(ins.Exec());
+    ENGRAM_RETURN_IF_ERROR(DeleteUpload(db, doc.workspace, doc.kb_id, doc.id));
+    if (doc.upload.empty()) return Status::Ok();
+    sqlite::Stmt up(db,
+                    "INSERT INTO kb_uploads(workspace, kb_id, doc_id, job_id, bytes) "
+                    "VALUES(?, ?, ?, ?, ?)");
+    ENGRAM_RETURN_IF_ERROR(up.prepare_status());
+    up.Bind(1, doc.workspace);
+    up.Bind(2, doc.kb_id);
+    up.Bind(3, doc.id);
+    up.Bind(4, doc.job_id);
+    up.BindBlob(5, doc.upload);
+    return up.Exec();
+  });
+}
+
+Result<std::string> SqliteStore::GetKbUpload(std::string_view workspace, std::string_view kb_id,
+                                             std::string_view id, std::string_view job_id) {
+  return WithReader([&](sqlite3* db) -> Result<std::string> {
+    sqlite::Stmt q(db,
+                   "SELECT bytes FROM kb_uploads WHERE workspace = ? AND kb_id = ? AND "
+                   "doc_id = ? AND job_id = ?");
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, kb_id);
+    q.Bind(3, id);
+    q.Bind(4, job_id);
+    Status st;
+    if (!q.Step(&st)) {
+      if (!st.ok()) return st;
+      return Status::NotFound(fmt::format("the uploaded bytes of document {} are gone", id));
+    }
+    return q.ColumnBlob(0);
   });
 }
 
@@ -103,6 +145,7 @@ Result<bool> SqliteStore::FinishKbDoc(const KbDocRecord& doc,
     ENGRAM_RETURN_IF_ERROR(up.Exec());
     if (sqlite3_changes(db) == 0) return Status::Ok();  // deleted or uploaded again meanwhile
     applied = true;
+    ENGRAM_RETURN_IF_ERROR(DeleteUpload(db, doc.workspace, doc.kb_id, doc.id));
     ENGRAM_RETURN_IF_ERROR(DeleteChunks(db, doc.workspace, doc.kb_id, doc.id));
     sqlite::Stmt ins(db,
                      "INSERT INTO kb_chunks(workspace, kb_id, doc_id, position, heading, text, "
@@ -186,6 +229,7 @@ Result<bool> SqliteStore::DeleteKbDoc(std::string_view workspace, std::string_vi
     del.Bind(3, id);
     ENGRAM_RETURN_IF_ERROR(del.Exec());
     deleted = sqlite3_changes(db) > 0;
+    ENGRAM_RETURN_IF_ERROR(DeleteUpload(db, workspace, kb_id, id));
     return DeleteChunks(db, workspace, kb_id, id);
   });
   if (!st.ok()) return st;

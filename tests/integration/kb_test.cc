@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/codec.h"
 #include "python_fake.h"
 #include "test_documents.h"
 #include "test_util.h"
@@ -183,6 +184,56 @@ TEST_F(KbApiTest, MarkdownUploadGetSearchDeleteRoundTrip) {
   EXPECT_TRUE(IsError(client().Delete(Kb(kb) + "/docs/guide-1"), 404, "NotFound"));
   EXPECT_TRUE(Search(kb, w2).empty());
   EXPECT_TRUE(Search(kb, w1).empty());
+}
+
+TEST_F(KbApiTest, ADocumentUploadedByContentIsIngestedLikeAFile) {
+  ENGRAM_REQUIRE_BINARY();
+  const std::string kb = UniqueId("kb");
+  const std::string word = UniqueWord();
+  const auto upload = [&](const json& doc) {
+    return client().Post(Kb(kb) + "/docs", json{{"type", "CONTENT"}, {"doc", doc}});
+  };
+  // A Word file, sent from a browser's file picker: the type comes from the bytes.
+  HttpResponse r =
+      upload({{"id", "memo-1"},
+              {"title", "Memo"},
+              {"file_name", "memo.docx"},
+              {"content_base64", Base64Encode(MakeDocx({"The vault code is " + word}))}});
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  EXPECT_EQ(r.Json()["result"]["status"], "PROCESSING");
+  json doc = Wait(kb, "memo-1");
+  ASSERT_EQ(doc.value("status", ""), "SUCCESS") << doc.dump();
+  EXPECT_NE(doc.value("content", "").find(word), std::string::npos) << doc.dump();
+  json hits = Search(kb, "vault code " + word);
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].value("doc_id", ""), "memo-1");
+
+  // Refused at once, naming the field, storing nothing.
+  const std::string ok = Base64Encode("text");
+  struct Case {
+    json doc;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {{{"title", "t"}, {"content_base64", ok}}, "doc.file_name"},
+      {{{"title", "t"}, {"file_name", "a/b.txt"}, {"content_base64", ok}}, "doc.file_name"},
+      {{{"title", "t"}, {"file_name", "a.txt"}}, "doc.content_base64"},
+      {{{"title", "t"}, {"file_name", "a.txt"}, {"content_base64", "not base64!"}},
+       "doc.content_base64"},
+      {{{"title", "t"}, {"file_name", "a.txt"}, {"content_base64", ""}}, "doc.content_base64"},
+      {{{"title", "t"}, {"file_name", "a.txt"}, {"content_base64", 7}}, "doc.content_base64"},
+      // --kb-max-doc-bytes is 8 MiB on this server.
+      {{{"title", "t"},
+        {"file_name", "a.txt"},
+        {"content_base64", Base64Encode(std::string((8 << 20) + 1, 'a'))}},
+       "--kb-max-doc-bytes"},
+  };
+  for (const Case& c : cases) {
+    json doc = c.doc;
+    doc["id"] = "refused";
+    EXPECT_TRUE(IsError(upload(doc), 400, "InvalidParameter", c.field)) << c.field;
+  }
+  EXPECT_TRUE(IsError(client().Get(Kb(kb) + "/docs/refused"), 404, "NotFound"));
 }
 
 TEST_F(KbApiTest, EveryFormatIsExtractedAndFound) {
@@ -429,6 +480,48 @@ TEST(KbRestartTest, DocumentsAndChunksSurviveARestart) {
 // A key limited to one workspace reads LOCAL documents only from that workspace's directory
 // (--import-dir-layout auto, with workspace-limited keys): a file put there for another workspace
 // stays unreadable, whatever path names it.
+// Documents uploaded by content and acknowledged survive kill -9, wherever their ingestion was:
+// the bytes are in the store with the document, and the restarted server runs what was left.
+TEST(KbRestartTest, ContentUploadsSurviveKill9) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerProcess server({.extra_args = {"--embedder", "none", "--retrieval", "bm25"}});
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  constexpr int kDocs = 40;
+  std::vector<std::string> words;
+  std::string filler;
+  for (int i = 0; i < 4000; ++i) filler += "Paragraph " + std::to_string(i) + " of filler.\n\n";
+  for (int i = 0; i < kDocs; ++i) {
+    words.push_back(UniqueWord());
+    const std::string text = "# Doc\n\nThe keyword is " + words.back() + ".\n\n" + filler;
+    HttpResponse r =
+        client.Post(Kb("kb-kill") + "/docs", json{{"type", "CONTENT"},
+                                                  {"doc",
+                                                   {{"id", "c" + std::to_string(i)},
+                                                    {"title", "Doc"},
+                                                    {"file_name", "doc.md"},
+                                                    {"content_base64", Base64Encode(text)}}}});
+    ASSERT_EQ(r.status, 200) << r.Describe();
+  }
+  server.Kill();
+  ASSERT_TRUE(server.Restart());
+  client.set_base_url(server.BaseUrl());
+  for (int i = 0; i < kDocs; ++i) {
+    const std::string path = Kb("kb-kill") + "/docs/c" + std::to_string(i);
+    json doc;
+    for (int t = 0; t < 1000; ++t) {
+      doc = client.Get(path).Json()["result"];
+      if (doc.value("status", "") != "PROCESSING") break;
+      std::this_thread::sleep_for(30ms);
+    }
+    ASSERT_EQ(doc.value("status", ""), "SUCCESS") << i << " " << doc.dump();
+    json hits = client.Post(Kb("kb-kill") + "/search", json{{"query", words[i]}, {"top_k", 1}})
+                    .Json()["result"]["results"];
+    ASSERT_EQ(hits.size(), 1u) << i;
+    EXPECT_EQ(hits[0].value("doc_id", ""), "c" + std::to_string(i));
+  }
+}
+
 TEST(KbImportDirTest, AWorkspaceLimitedKeyReadsOnlyItsWorkspacesDirectory) {
   ENGRAM_REQUIRE_BINARY();
   char templ[] = "/tmp/engram-kb-import-XXXXXX";

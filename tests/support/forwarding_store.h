@@ -92,6 +92,10 @@ class ForwardingStore : public Store {
   }
 
   Status PutKbDoc(const KbDocRecord& doc) override { return base_->PutKbDoc(doc); }
+  Result<std::string> GetKbUpload(std::string_view workspace, std::string_view kb_id,
+                                  std::string_view id, std::string_view job_id) override {
+    return base_->GetKbUpload(workspace, kb_id, id, job_id);
+  }
   Result<bool> FinishKbDoc(const KbDocRecord& doc,
                            const std::vector<KbChunkRecord>& chunks) override {
     return base_->FinishKbDoc(doc, chunks);
