@@ -178,6 +178,62 @@ describe('the web console', { skip: SKIP || false }, () => {
     await waitText('#search-results .error', /^400: .*user_id/);
   });
 
+  const showKb = async (ws, kb) => {
+    await driver.get(`${server.base}/console#/knowledge`);
+    await driver.wait(until.elementLocated(By.id('kb-form')), 10000);
+    await type('#k-workspace', ws);
+    await type('#k-kb', kb);
+    await driver.findElement(By.id('kb-go')).click();
+  };
+  const uploadFile = async (name, bytes) => {
+    const file = path.join(SHOTS, name);
+    fs.writeFileSync(file, bytes);
+    await driver.wait(until.elementLocated(By.id('kb-file')), 10000);
+    await driver.findElement(By.id('kb-file')).sendKeys(file);
+    await driver.findElement(By.id('kb-send')).click();
+  };
+
+  test('a document uploaded from the browser reaches SUCCESS, is searched with its breakdown and deleted', async () => {
+    await showKb('wsa', 'manuals');
+    await waitText('#kb-total', /^0 documents/);
+    await uploadFile('kettle.md', '# Kettle\n\nDescale the kettle with citric acid every month.\n');
+    await waitText('#kb-upload-status', /: SUCCESS/);
+    await waitText('#kb-table', /kettle\.md\s+\S+\s+SUCCESS/);
+    await driver.findElement(By.css('#kb-table tr.row')).click();
+    await waitText('#kb-content', /citric acid/);
+    await shot('knowledge-base');
+    // The API holds it too, ingested from the bytes the page sent.
+    const id = await driver.findElement(By.css('#kb-table tr.row')).getAttribute('data-id');
+    const stored = await rest(server.base, 'GET', `/v3/openapi/workspaces/wsa/memory/agentic-memory/knowledge-bases/manuals/docs/${id}`, KEY);
+    assert.equal(stored.body.result.status, 'SUCCESS');
+
+    await driver.get(`${server.base}/console#/search`);
+    await driver.wait(until.elementLocated(By.id('search-form')), 10000);
+    await driver.findElement(By.css('#s-target option[value="kb"]')).click();
+    await type('#s-workspace', 'wsa');
+    await type('#s-scope', 'manuals');
+    await type('#s-q', 'descale kettle');
+    await driver.findElement(By.id('search-go')).click();
+    await waitText('#search-table', /citric acid/);
+    assert.match(await text('#search-table tbody tr'), /BM25 \d+\.\d{3}, part/);
+
+    // A file the server cannot read fails, and the page says why.
+    await showKb('wsa', 'manuals');
+    await uploadFile('noise.bin', Buffer.from([0, 159, 146, 150, 0, 1, 2, 3, 255, 254]));
+    await waitText('#kb-upload-status', /: FAIL \(.+\)/);
+    await waitText('#kb-table', /noise\.bin\s+\S+\s+FAIL/);
+
+    // Delete asks first.
+    await driver.findElement(By.css(`#kb-table tr.row[data-id="${id}"]`)).click();
+    await driver.wait(until.elementLocated(By.id('kb-delete')), 10000);
+    await driver.findElement(By.id('kb-delete')).click();
+    await driver.wait(until.alertIsPresent(), 5000);
+    await (await driver.switchTo().alert()).accept();
+    await waitText('#kb-deleted', /deleted/);
+    await waitText('#kb-total', /^1 documents/);
+    assert.equal((await rest(server.base, 'GET', `/v3/openapi/workspaces/wsa/memory/agentic-memory/knowledge-bases/manuals/docs/${id}`, KEY)).status, 404);
+  });
+
   test('bad input shows the API\'s message', async () => {
     await showMemories('no such/workspace', 'alice');
     await waitText('#memory-results .error', /^4\d\d: /);

@@ -1,11 +1,12 @@
 // The console's entry: sign-in, navigation between views (the URL's hash names the view), and
 // sign-out. Views render into #view; every call they make goes through api.js.
 import { ApiError, call, signIn, signOut, signedIn } from './api.js';
+import * as knowledge from './knowledge.js';
 import * as memories from './memories.js';
 import * as overview from './overview.js';
 import * as search from './search.js';
 
-const VIEWS = { overview, memories, search };
+const VIEWS = { overview, memories, search, knowledge };
 
 function show(id, visible) { document.getElementById(id).hidden = !visible; }
 

@@ -1,0 +1,140 @@
+// Knowledge bases: a knowledge base's documents with their status, newest first, a page at a time;
+// upload a file from this computer (sent by content, ingested by the server like any document,
+// its status followed until it leaves PROCESSING); a document's detail (its text or its error);
+// delete with confirmation.
+import { call, query, v3Path } from './api.js';
+import { el, errorBox } from './dom.js';
+
+const PAGE = 20;
+const POLL_MS = 500;
+const state = { workspace: 'default', kb: '', page: 1 };
+
+const kbPath = (rest = '') => v3Path(state.workspace, `/knowledge-bases/${encodeURIComponent(state.kb)}${rest}`);
+
+export async function render(view) {
+  const input = (name, label) => el('label', {}, label, el('input', { name, value: state[name], id: `k-${name}` }));
+  const form = el('form', { class: 'bar', id: 'kb-form' },
+    input('workspace', 'Workspace'), input('kb', 'Knowledge base id'),
+    el('button', { type: 'submit', id: 'kb-go' }, 'Show'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    for (const k of ['workspace', 'kb']) state[k] = String(data.get(k) || '').trim();
+    state.page = 1;
+    render(view);
+  });
+  const upload = el('div', { id: 'kb-upload' });
+  const list = el('div', { id: 'kb-list' });
+  const detail = el('div', { id: 'kb-detail' });
+  view.replaceChildren(el('h2', {}, 'Knowledge bases'), form, upload, list, detail);
+  if (!state.workspace || !state.kb) {
+    list.append(el('p', { class: 'muted' }, 'Name a workspace and a knowledge base.'));
+    return;
+  }
+  upload.append(uploadForm(view));
+  await showList(list, detail, view);
+}
+
+function uploadForm(view) {
+  const file = el('input', { type: 'file', id: 'kb-file' });
+  const title = el('input', { id: 'kb-title', placeholder: 'the file name', size: 30 });
+  const status = el('span', { id: 'kb-upload-status', class: 'muted' });
+  const send = el('button', { type: 'button', id: 'kb-send' }, 'Upload');
+  send.addEventListener('click', async () => {
+    const chosen = file.files[0];
+    if (!chosen) { status.textContent = 'Choose a file first.'; return; }
+    status.textContent = 'Uploading…';
+    try {
+      const content = await base64(chosen);
+      const answer = await call('POST', kbPath('/docs'), {
+        type: 'CONTENT',
+        doc: { title: title.value.trim() || chosen.name, file_name: chosen.name, content_base64: content },
+      });
+      const id = answer.result.id;
+      status.textContent = `${id}: PROCESSING`;
+      await render(view);
+      await follow(id);
+    } catch (e) {
+      status.replaceChildren(errorBox(e));
+    }
+  });
+  return el('div', { class: 'bar' }, el('label', {}, 'File', file), el('label', {}, 'Title', title), send, status);
+}
+
+// Polls a document until it leaves PROCESSING (for at most FOLLOW_MS), then draws the list again
+// with its status; stops quietly when the user has left the view.
+const FOLLOW_MS = 10 * 60 * 1000;
+async function follow(id) {
+  const note = () => document.getElementById('kb-upload-status');
+  for (const until = Date.now() + FOLLOW_MS; Date.now() < until;) {
+    const doc = (await call('GET', kbPath(`/docs/${encodeURIComponent(id)}`))).result;
+    if (!note()) return;
+    note().textContent = `${id}: ${doc.status}${doc.error_message ? ` (${doc.error_message})` : ''}`;
+    if (doc.status !== 'PROCESSING') break;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  if (!note()) return;
+  const said = note().textContent;
+  await render(document.getElementById('view'));
+  if (note()) note().textContent = said;
+}
+
+// A file's bytes in base64, read in the browser (btoa takes a string of byte-valued characters).
+async function base64(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  const step = 0x8000;
+  for (let i = 0; i < bytes.length; i += step) binary += String.fromCharCode(...bytes.subarray(i, i + step));
+  return btoa(binary);
+}
+
+async function showList(list, detail, view) {
+  try {
+    const page = (await call('GET', kbPath('/docs') + query({ page_number: state.page, page_size: PAGE }))).result;
+    list.append(el('p', { class: 'muted', id: 'kb-total' }, `${page.total} documents`));
+    if (page.results.length) {
+      list.append(el('table', { id: 'kb-table' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'Title'), el('th', {}, 'Id'), el('th', {}, 'Status'), el('th', {}, 'Uploaded'))),
+        el('tbody', {}, page.results.map((d) => el('tr', {
+          class: 'row', 'data-id': d.id, onclick: () => open(detail, d.id, view),
+        }, el('td', {}, d.title), el('td', {}, d.id), el('td', { class: `status-${d.status}` }, d.status), el('td', {}, d.timestamp))))));
+    }
+    const pages = Math.max(1, Math.ceil(page.total / PAGE));
+    list.append(el('div', { class: 'pager' },
+      el('button', { type: 'button', disabled: state.page <= 1, onclick: () => { state.page -= 1; render(view); } }, 'Previous'),
+      el('span', {}, `page ${state.page} of ${pages}`),
+      el('button', { type: 'button', disabled: state.page >= pages, onclick: () => { state.page += 1; render(view); } }, 'Next')));
+  } catch (e) {
+    list.append(errorBox(e));
+  }
+}
+
+const PREVIEW_CHARS = 4000;
+
+async function open(detail, id, view) {
+  detail.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
+  try {
+    const doc = (await call('GET', kbPath(`/docs/${encodeURIComponent(id)}`))).result;
+    const remove = el('button', { type: 'button', class: 'danger', id: 'kb-delete' }, 'Delete');
+    remove.addEventListener('click', async () => {
+      if (!window.confirm(`Delete the document "${doc.title}" (${doc.id})?`)) return;
+      try {
+        await call('DELETE', kbPath(`/docs/${encodeURIComponent(id)}`));
+        await render(view);
+        document.getElementById('kb-detail').replaceChildren(el('p', { id: 'kb-deleted' }, `Document ${id} deleted.`));
+      } catch (e) {
+        detail.append(errorBox(e));
+      }
+    });
+    const text = doc.content || '';
+    detail.replaceChildren(el('div', { class: 'detail' },
+      el('h3', {}, doc.title),
+      el('p', { class: 'muted' }, `${doc.id} · ${doc.status} · uploaded ${doc.timestamp}`),
+      doc.error_message ? el('p', { class: 'error', id: 'kb-error' }, doc.error_message) : null,
+      text ? el('h4', {}, `Text (${text.length} characters${text.length > PREVIEW_CHARS ? `, the first ${PREVIEW_CHARS} shown` : ''})`) : null,
+      text ? el('pre', { id: 'kb-content' }, text.slice(0, PREVIEW_CHARS)) : null,
+      el('div', { class: 'actions' }, remove)));
+  } catch (e) {
+    detail.replaceChildren(errorBox(e));
+  }
+}
