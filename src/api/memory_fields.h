@@ -38,12 +38,4 @@ Result<std::optional<int64_t>> ReadExpirationField(const nlohmann::json& body);
 // "YYYY-MM-DD" of the day an expiration time (as ReadExpirationField returns it) ends.
 std::string FormatExpirationDate(int64_t expires_at_us);
 
-// params[name] as an integer in [1, max]; `fallback` when absent.
-Result<size_t> PositiveQueryParam(const std::map<std::string, std::string>& params,
-                                  const char* name, size_t fallback, size_t max);
-
-// kInvalidParameter naming the first parameter not in `known`.
-Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,
-                             std::initializer_list<std::string_view> known);
-
 }  // namespace engram

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/json_input.h"
 #include "common/ascii.h"
 
@@ -51,6 +53,33 @@ Result<std::map<std::string, std::string>> ParseQueryString(std::string_view que
     }
   }
   return out;
+}
+
+Result<size_t> PositiveQueryParam(const std::map<std::string, std::string>& params,
+                                  const char* name, size_t fallback, size_t max) {
+  auto it = params.find(name);
+  if (it == params.end()) return fallback;
+  const std::string& v = it->second;
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an integer between 1 and {}", name, max));
+  }
+  const size_t n = std::stoul(v);
+  if (n < 1 || n > max) {
+    return Status::InvalidParameter(
+        fmt::format("{} must be an integer between 1 and {}, got {}", name, max, n));
+  }
+  return n;
+}
+
+Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,
+                             std::initializer_list<std::string_view> known) {
+  for (const auto& [name, value] : params) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return Status::InvalidParameter(fmt::format("unknown query parameter {}", name));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace engram

@@ -2,6 +2,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -14,5 +15,13 @@ namespace engram {
 // malformed escape, or a value that is not UTF-8 or holds a NUL is kInvalidParameter naming the
 // parameter.
 Result<std::map<std::string, std::string>> ParseQueryString(std::string_view query);
+
+// params[name] as an integer in [1, max]; `fallback` when absent.
+Result<size_t> PositiveQueryParam(const std::map<std::string, std::string>& params,
+                                  const char* name, size_t fallback, size_t max);
+
+// kInvalidParameter naming the first parameter not in `known`.
+Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,
+                             std::initializer_list<std::string_view> known);
 
 }  // namespace engram

@@ -8,6 +8,7 @@
 #include "api/conversation_input.h"
 #include "api/envelope.h"
 #include "api/json_input.h"
+#include "api/memory_fields.h"
 #include "api/query_params.h"
 #include "api/search_explanation_json.h"
 #include "common/codec.h"
@@ -320,6 +321,53 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                     json{{"imported_count", skills->size()}, {"data", std::move(data)}},
                     ctx.request_id, ctx.ElapsedMs());
               }});
+  router.Add({.method = "GET",
+              .pattern = p,
+              .name = "skill_list",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto params = ParseQueryString(req.query);
+                if (!params.ok()) return params.status();
+                ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
+                    *params, {"user_id", "agent_id", "page_number", "page_size"}));
+                // Skills are owned: a list is one owner's, as a search is.
+                std::string scope[2];
+                const char* names[2] = {"user_id", "agent_id"};
+                for (int i = 0; i < 2; ++i) {
+                  auto it = params->find(names[i]);
+                  if (it == params->end()) continue;
+                  ENGRAM_RETURN_IF_ERROR(CheckIdValue(it->second, names[i], limits.max_id_bytes));
+                  scope[i] = it->second;
+                }
+                if (scope[0].empty()) return Status::InvalidParameter("user_id is required");
+                auto page = PositiveQueryParam(*params, "page_number", 1, 1000000);
+                if (!page.ok()) return page.status();
+                auto size = PositiveQueryParam(*params, "page_size", 20,
+                                               static_cast<size_t>(limits.max_size));
+                if (!size.ok()) return size.status();
+                // Skills not yet loaded are loaded first: not on an I/O thread.
+                if (req.on_io_thread && !service->WorkspaceLoaded(ws(ctx))) {
+                  return HttpResponse::RunOnWorker();
+                }
+                size_t total = 0;
+                auto skills = service->List(ws(ctx), scope[0], scope[1], *page, *size, &total);
+                if (!skills.ok()) return skills.status();
+                json results = json::array();
+                for (const SkillSummary& s : *skills) {
+                  results.push_back({{"skill_id", s.id},
+                                     {"name", s.name},
+                                     {"description", s.description},
+                                     {"version", s.version},
+                                     {"user_id", s.owner},
+                                     {"agent_id", IdOrNull(s.agent_id)},
+                                     {"updated_at", FormatIsoMicros(s.updated_at_us)}});
+                }
+                return V3Response(json{{"total", total},
+                                       {"page_number", *page},
+                                       {"page_size", *size},
+                                       {"results", std::move(results)}},
+                                  ctx.request_id, ctx.ElapsedMs());
+              },
+              .compute_bound = true});
   router.Add(
       {.method = "POST",
        .pattern = p + "/search",

@@ -131,6 +131,35 @@ std::vector<SkillHit> SkillIndex::Search(const SkillQuery& q) const {
   return hits;
 }
 
+std::vector<SkillSummary> SkillIndex::List(const std::string& owner, const std::string& agent_id,
+                                           size_t offset, size_t limit, size_t* total) const {
+  ReaderLock lock(&mu_);
+  std::vector<const SkillSummary*> matching;
+  if (auto owned = by_owner_.find(owner); owned != by_owner_.end()) {
+    for (DocId d : owned->second) {
+      const SkillSummary& s = docs_[d].skill;
+      // The owner's list may hold dead slots, and a slot twice; only live ones of this owner.
+      if (!index_.live(d) || s.owner != owner) continue;
+      if (!agent_id.empty() && s.agent_id != agent_id) continue;
+      matching.push_back(&s);
+    }
+  }
+  std::sort(matching.begin(), matching.end());
+  matching.erase(std::unique(matching.begin(), matching.end()), matching.end());
+  *total = matching.size();
+  std::vector<SkillSummary> out;
+  if (offset >= matching.size()) return out;
+  const size_t end = std::min(matching.size(), offset + limit);
+  std::partial_sort(matching.begin(), matching.begin() + static_cast<long>(end), matching.end(),
+                    [](const SkillSummary* a, const SkillSummary* b) {
+                      return a->updated_at_us != b->updated_at_us
+                                 ? a->updated_at_us > b->updated_at_us
+                                 : a->id < b->id;
+                    });
+  for (size_t i = offset; i < end; ++i) out.push_back(*matching[i]);
+  return out;
+}
+
 size_t SkillIndex::size() const {
   ReaderLock lock(&mu_);
   return index_.size();

@@ -75,6 +75,10 @@ class SkillIndex {
 
   // Best first; only skills of query.user_id (and query.agent_id when set).
   std::vector<SkillHit> Search(const SkillQuery& query) const;
+  // `owner`'s skills (only those of `agent_id` when non-empty), most recently updated first (ties
+  // by id), from `offset`, at most `limit`; `total` gets how many there are.
+  std::vector<SkillSummary> List(const std::string& owner, const std::string& agent_id,
+                                 size_t offset, size_t limit, size_t* total) const;
 
   size_t size() const;
   // Whether the service finished filling it from the store (MarkLoaded): until then it is not

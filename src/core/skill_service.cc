@@ -271,6 +271,16 @@ bool MayActOn(const std::optional<std::string>& user_id, const std::string& owne
 
 }  // namespace
 
+Result<std::vector<SkillSummary>> SkillService::List(const std::string& workspace,
+                                                     const std::string& user_id,
+                                                     const std::string& agent_id,
+                                                     size_t page_number, size_t page_size,
+                                                     size_t* total) {
+  auto index = Index(workspace);
+  if (!index.ok()) return index.status();
+  return (*index)->List(user_id, agent_id, (page_number - 1) * page_size, page_size, total);
+}
+
 Result<SkillRecord> SkillService::Get(const std::string& workspace, const std::string& id,
                                       const std::optional<std::string>& user_id) {
   auto skill = store_->GetSkill(workspace, id);

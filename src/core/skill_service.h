@@ -113,6 +113,11 @@ class SkillService {
   // Every skill of the archive, or nothing (kInvalidParameter naming the skill and the problem).
   Result<std::vector<SkillRecord>> Import(const SkillImportRequest& request);
   Result<std::vector<SkillHit>> Search(const SkillSearchRequest& request);
+  // A page (from 1) of `user_id`'s skills (of `agent_id` when non-empty), most recently updated
+  // first; `total` gets how many there are.
+  Result<std::vector<SkillSummary>> List(const std::string& workspace, const std::string& user_id,
+                                         const std::string& agent_id, size_t page_number,
+                                         size_t page_size, size_t* total);
   // The non-blocking probe: whether the workspace's skill index is resident and loaded, so a search
   // of it answers without loading from the store. Takes only the cache's lock, briefly; an HTTP I/O
   // thread asks it before a search and leaves a cold workspace to a worker. (On a shared store

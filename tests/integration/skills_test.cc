@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "common/codec.h"
@@ -163,6 +164,25 @@ TEST_F(SkillApiTest, ImportsOneSkillPerFolderAndSearchRanksByIntent) {
   EXPECT_EQ(top["explain"]["fusion"]["score"], top["score"]);
   // Another user sees none of them.
   EXPECT_TRUE(Search(client(), UniqueId("u"), "sourdough bread").empty());
+
+  // Listed a page at a time; only the owner's.
+  json page = Result(client().Get(P3() + "/skills?user_id=" + user + "&page_size=2"));
+  EXPECT_EQ(page.value("total", 0), 3) << page.dump();
+  ASSERT_EQ(page["results"].size(), 2u) << page.dump();
+  json rest = Result(client().Get(P3() + "/skills?user_id=" + user + "&page_size=2&page_number=2"));
+  ASSERT_EQ(rest["results"].size(), 1u) << rest.dump();
+  std::set<std::string> names;
+  for (const json& p : {page, rest}) {
+    for (const json& s : p["results"]) {
+      names.insert(s["name"].get<std::string>());
+      EXPECT_EQ(s["user_id"], user);
+      EXPECT_TRUE(s.contains("updated_at"));
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"bake-sourdough", "deploy-web-app", "reset-router"}));
+  EXPECT_GE(page["results"][0]["updated_at"].get<std::string>(),
+            page["results"][1]["updated_at"].get<std::string>());
+  EXPECT_EQ(Result(client().Get(P3() + "/skills?user_id=" + UniqueId("u"))).value("total", -1), 0);
 }
 
 TEST_F(SkillApiTest, SameNameImportedAgainIsANewVersion) {
@@ -241,6 +261,11 @@ TEST_F(SkillApiTest, ValidatesRequests) {
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/search",
                                     json{{"query", "x"}, {"user_id", user}, {"explain", 1}}),
                       400, "InvalidParameter", "explain"));
+  EXPECT_TRUE(IsError(client().Get(P3() + "/skills"), 400, "InvalidParameter", "user_id"));
+  EXPECT_TRUE(IsError(client().Get(P3() + "/skills?user_id=" + user + "&page_size=500"), 400,
+                      "InvalidParameter", "page_size"));
+  EXPECT_TRUE(IsError(client().Get(P3() + "/skills?user_id=" + user + "&colour=red"), 400,
+                      "InvalidParameter", "colour"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/add", json{{"messages", "x"}}), 400,
                       "InvalidParameter", "user_id"));
   EXPECT_TRUE(IsError(client().Post(P3() + "/skills/add", json{{"user_id", user}}), 400,
