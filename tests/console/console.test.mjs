@@ -31,6 +31,44 @@ const KEY = 'k-all';
 const KEY_A = 'k-a';
 const P4 = (ws) => `/v4/openapi/workspaces/${ws}/memory/agentic-memory`;
 
+// A ZIP archive of `entries` ([name, text]) with stored (uncompressed) members.
+function storedZip(entries) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc32 = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const locals = [];
+  const centrals = [];
+  let offset = 0;
+  for (const [name, text] of entries) {
+    const nameBytes = Buffer.from(name);
+    const data = Buffer.from(text);
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc, 14); local.writeUInt32LE(data.length, 18); local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6);
+    central.writeUInt32LE(crc, 16); central.writeUInt32LE(data.length, 20); central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBytes.length, 28); central.writeUInt32LE(offset, 42);
+    locals.push(local, nameBytes, data);
+    centrals.push(central, nameBytes);
+    offset += 30 + nameBytes.length + data.length;
+  }
+  const dir = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(dir.length, 12); end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, dir, end]);
+}
+
 describe('the web console', { skip: SKIP || false }, () => {
   let server;
   let driver;
@@ -232,6 +270,42 @@ describe('the web console', { skip: SKIP || false }, () => {
     await waitText('#kb-deleted', /deleted/);
     await waitText('#kb-total', /^1 documents/);
     assert.equal((await rest(server.base, 'GET', `/v3/openapi/workspaces/wsa/memory/agentic-memory/knowledge-bases/manuals/docs/${id}`, KEY)).status, 404);
+  });
+
+  test('a ZIP of skills imported from the browser is listed, opened with its files and deleted', async () => {
+    await driver.get(`${server.base}/console#/skills`);
+    await driver.wait(until.elementLocated(By.id('skill-form')), 10000);
+    await type('#sk-workspace', 'wsa');
+    await type('#sk-user_id', 'dana');
+    await driver.findElement(By.id('skill-go')).click();
+    await waitText('#skill-total', /^0 skills/);
+    const skill = (name, what) => `---\nname: ${name}\ndescription: ${what}\n---\n\n1. First step.\n2. Second step.\n`;
+    const zip = storedZip([
+      ['brew/SKILL.md', skill('brew-oolong', 'Brew oolong tea in a clay pot')],
+      ['brew/notes.txt', 'Rinse the leaves first.'],
+      ['bake/SKILL.md', skill('bake-bread', 'Bake a sourdough loaf')],
+    ]);
+    const file = path.join(SHOTS, 'skills.zip');
+    fs.writeFileSync(file, zip);
+    await driver.findElement(By.id('skill-file')).sendKeys(file);
+    await driver.findElement(By.id('skill-send')).click();
+    await waitText('#skill-import-status', /Imported 2/);
+    await waitText('#skill-total', /^2 skills/);
+    await driver.findElement(By.xpath("//table[@id='skill-table']//tr[td[text()='brew-oolong']]")).click();
+    await waitText('#skill-files', /notes\.txt/);
+    assert.match(await text('#skill-files'), /SKILL\.md/);
+    await shot('skills');
+    // A file that is no ZIP: the API's message.
+    fs.writeFileSync(file, 'not a zip');
+    await driver.findElement(By.id('skill-file')).sendKeys(file);
+    await driver.findElement(By.id('skill-send')).click();
+    await waitText('#skill-import-status .error', /^400: /);
+    await driver.findElement(By.id('skill-delete')).click();
+    await driver.wait(until.alertIsPresent(), 5000);
+    await (await driver.switchTo().alert()).accept();
+    await waitText('#skill-deleted', /brew-oolong deleted/);
+    await waitText('#skill-total', /^1 skills/);
+    assert.doesNotMatch(await text('#skill-table'), /brew-oolong/);
   });
 
   test('bad input shows the API\'s message', async () => {

@@ -5,8 +5,9 @@ import * as knowledge from './knowledge.js';
 import * as memories from './memories.js';
 import * as overview from './overview.js';
 import * as search from './search.js';
+import * as skills from './skills.js';
 
-const VIEWS = { overview, memories, search, knowledge };
+const VIEWS = { overview, memories, search, knowledge, skills };
 
 function show(id, visible) { document.getElementById(id).hidden = !visible; }
 

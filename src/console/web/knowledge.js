@@ -4,6 +4,7 @@
 // delete with confirmation.
 import { call, query, v3Path } from './api.js';
 import { el, errorBox } from './dom.js';
+import { base64 } from './files.js';
 
 const PAGE = 20;
 const POLL_MS = 500;
@@ -77,15 +78,6 @@ async function follow(id) {
   const said = note().textContent;
   await render(document.getElementById('view'));
   if (note()) note().textContent = said;
-}
-
-// A file's bytes in base64, read in the browser (btoa takes a string of byte-valued characters).
-async function base64(file) {
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  let binary = '';
-  const step = 0x8000;
-  for (let i = 0; i < bytes.length; i += step) binary += String.fromCharCode(...bytes.subarray(i, i + step));
-  return btoa(binary);
 }
 
 async function showList(list, detail, view) {
