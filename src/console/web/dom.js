@@ -39,3 +39,31 @@ export function bars(pairs, unit = '') {
   });
   return chart;
 }
+
+// The form that picks what a list view shows: a text field per [name, label] of `fields`, filled
+// from `state` (ids `${prefix}-${name}`), and a Show button (id `button`). Submitting copies the
+// trimmed values into `state`, goes back to the first page and calls `redraw`.
+export function scopeForm({ id, prefix, button, fields, state, redraw }) {
+  const form = el('form', { class: 'bar', id },
+    fields.map(([name, label]) => el('label', {}, label,
+      el('input', { name, value: state[name], id: `${prefix}-${name}` }))),
+    el('button', { type: 'submit', id: button }, 'Show'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    for (const [name] of fields) state[name] = String(data.get(name) || '').trim();
+    state.page = 1;
+    redraw();
+  });
+  return form;
+}
+
+// Previous / next buttons over `total` items, `size` to a page; `state.page` counts from 1.
+export function pager(state, total, size, redraw) {
+  const pages = Math.max(1, Math.ceil(total / size));
+  const go = (step) => () => { state.page += step; redraw(); };
+  return el('div', { class: 'pager' },
+    el('button', { type: 'button', disabled: state.page <= 1, onclick: go(-1) }, 'Previous'),
+    el('span', {}, `page ${state.page} of ${pages}`),
+    el('button', { type: 'button', disabled: state.page >= pages, onclick: go(1) }, 'Next'));
+}

@@ -3,7 +3,7 @@
 // its status followed until it leaves PROCESSING); a document's detail (its text or its error);
 // delete with confirmation.
 import { call, query, v3Path } from './api.js';
-import { el, errorBox } from './dom.js';
+import { el, errorBox, pager, scopeForm } from './dom.js';
 import { base64 } from './files.js';
 
 const PAGE = 20;
@@ -13,16 +13,9 @@ const state = { workspace: 'default', kb: '', page: 1 };
 const kbPath = (rest = '') => v3Path(state.workspace, `/knowledge-bases/${encodeURIComponent(state.kb)}${rest}`);
 
 export async function render(view) {
-  const input = (name, label) => el('label', {}, label, el('input', { name, value: state[name], id: `k-${name}` }));
-  const form = el('form', { class: 'bar', id: 'kb-form' },
-    input('workspace', 'Workspace'), input('kb', 'Knowledge base id'),
-    el('button', { type: 'submit', id: 'kb-go' }, 'Show'));
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const data = new FormData(form);
-    for (const k of ['workspace', 'kb']) state[k] = String(data.get(k) || '').trim();
-    state.page = 1;
-    render(view);
+  const form = scopeForm({
+    id: 'kb-form', prefix: 'k', button: 'kb-go', state, redraw: () => render(view),
+    fields: [['workspace', 'Workspace'], ['kb', 'Knowledge base id']],
   });
   const upload = el('div', { id: 'kb-upload' });
   const list = el('div', { id: 'kb-list' });
@@ -91,11 +84,7 @@ async function showList(list, detail, view) {
           class: 'row', 'data-id': d.id, onclick: () => open(detail, d.id, view),
         }, el('td', {}, d.title), el('td', {}, d.id), el('td', { class: `status-${d.status}` }, d.status), el('td', {}, d.timestamp))))));
     }
-    const pages = Math.max(1, Math.ceil(page.total / PAGE));
-    list.append(el('div', { class: 'pager' },
-      el('button', { type: 'button', disabled: state.page <= 1, onclick: () => { state.page -= 1; render(view); } }, 'Previous'),
-      el('span', {}, `page ${state.page} of ${pages}`),
-      el('button', { type: 'button', disabled: state.page >= pages, onclick: () => { state.page += 1; render(view); } }, 'Next')));
+    list.append(pager(state, page.total, PAGE, () => render(view)));
   } catch (e) {
     list.append(errorBox(e));
   }

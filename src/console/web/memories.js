@@ -2,25 +2,17 @@
 // memory's detail with its history and provenance; editing its text; delete with confirmation;
 // and a search.
 import { call, memoryPath, query } from './api.js';
-import { el, errorBox } from './dom.js';
+import { el, errorBox, pager, scopeForm } from './dom.js';
 
 const PAGE = 20;
 const state = { workspace: 'default', user_id: '', agent_id: '', run_id: '', page: 1, q: '' };
 
 export async function render(view, params) {
   Object.assign(state, params);
-  const input = (name, label) => el('label', {}, label,
-    el('input', { name, value: state[name], id: `f-${name}` }));
-  const form = el('form', { class: 'bar', id: 'memory-filter' },
-    input('workspace', 'Workspace'), input('user_id', 'User'), input('agent_id', 'Agent'),
-    input('run_id', 'Run'), input('q', 'Search (optional)'),
-    el('button', { type: 'submit', id: 'memory-go' }, 'Show'));
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const data = new FormData(form);
-    for (const k of ['workspace', 'user_id', 'agent_id', 'run_id', 'q']) state[k] = String(data.get(k) || '').trim();
-    state.page = 1;
-    render(view, {});
+  const form = scopeForm({
+    id: 'memory-filter', prefix: 'f', button: 'memory-go', state, redraw: () => render(view, {}),
+    fields: [['workspace', 'Workspace'], ['user_id', 'User'], ['agent_id', 'Agent'], ['run_id', 'Run'],
+      ['q', 'Search (optional)']],
   });
   const results = el('div', { id: 'memory-results' });
   const detail = el('div', { id: 'memory-detail' });
@@ -41,11 +33,7 @@ export async function render(view, params) {
       query({ ...scope, page_number: state.page, page_size: PAGE }));
     results.append(el('p', { class: 'muted', id: 'memory-total' }, `${page.total} memories`));
     results.append(table(page.results, false, (m) => open(detail, m.id, view)));
-    const pages = Math.max(1, Math.ceil(page.total / PAGE));
-    results.append(el('div', { class: 'pager' },
-      el('button', { type: 'button', disabled: state.page <= 1, onclick: () => { state.page -= 1; render(view, {}); } }, 'Previous'),
-      el('span', {}, `page ${state.page} of ${pages}`),
-      el('button', { type: 'button', disabled: state.page >= pages, onclick: () => { state.page += 1; render(view, {}); } }, 'Next')));
+    results.append(pager(state, page.total, PAGE, () => render(view, {})));
   } catch (e) {
     results.append(errorBox(e));
   }

@@ -1,7 +1,7 @@
 // Skills: one owner's skills, most recently updated first, a page at a time; a skill's detail with
 // its files; import a ZIP of skills from this computer; delete with confirmation.
 import { call, query, v3Path } from './api.js';
-import { el, errorBox } from './dom.js';
+import { el, errorBox, pager, scopeForm } from './dom.js';
 import { base64 } from './files.js';
 
 const PAGE = 20;
@@ -10,16 +10,9 @@ const state = { workspace: 'default', user_id: '', page: 1 };
 const skillsPath = (rest = '') => v3Path(state.workspace, `/skills${rest}`);
 
 export async function render(view) {
-  const input = (name, label) => el('label', {}, label, el('input', { name, value: state[name], id: `sk-${name}` }));
-  const form = el('form', { class: 'bar', id: 'skill-form' },
-    input('workspace', 'Workspace'), input('user_id', 'User'),
-    el('button', { type: 'submit', id: 'skill-go' }, 'Show'));
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const data = new FormData(form);
-    for (const k of ['workspace', 'user_id']) state[k] = String(data.get(k) || '').trim();
-    state.page = 1;
-    render(view);
+  const form = scopeForm({
+    id: 'skill-form', prefix: 'sk', button: 'skill-go', state, redraw: () => render(view),
+    fields: [['workspace', 'Workspace'], ['user_id', 'User']],
   });
   const upload = el('div', { id: 'skill-import' });
   const list = el('div', { id: 'skill-list' });
@@ -39,11 +32,7 @@ export async function render(view) {
         el('tbody', {}, page.results.map((s) => el('tr', { class: 'row', 'data-id': s.skill_id, onclick: () => open(detail, s.skill_id, view) },
           el('td', {}, s.name), el('td', {}, s.description), el('td', {}, s.version), el('td', {}, s.updated_at))))));
     }
-    const pages = Math.max(1, Math.ceil(page.total / PAGE));
-    list.append(el('div', { class: 'pager' },
-      el('button', { type: 'button', disabled: state.page <= 1, onclick: () => { state.page -= 1; render(view); } }, 'Previous'),
-      el('span', {}, `page ${state.page} of ${pages}`),
-      el('button', { type: 'button', disabled: state.page >= pages, onclick: () => { state.page += 1; render(view); } }, 'Next')));
+    list.append(pager(state, page.total, PAGE, () => render(view)));
   } catch (e) {
     list.append(errorBox(e));
   }
