@@ -10,7 +10,6 @@
 #include "api/json_input.h"
 #include "api/query_params.h"
 #include "api/search_explanation_json.h"
-#include "common/ascii.h"
 #include "common/codec.h"
 #include "common/job_status.h"
 #include "common/time_util.h"
@@ -95,10 +94,7 @@ Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& 
     // Bounded by the request body's limit; the decoded size is checked before decoding.
     auto encoded = GetString(*doc, "content_base64", "doc.content_base64", {.max_bytes = SIZE_MAX});
     if (!encoded.ok()) return encoded.status();
-    const size_t digits =
-        static_cast<size_t>(std::count_if((*encoded)->begin(), (*encoded)->end(),
-                                          [](char c) { return !IsAsciiSpace(c) && c != '='; }));
-    if (digits / 4 * 3 + digits % 4 * 3 / 4 > limits.max_upload_bytes) {
+    if (Base64DecodedSize(**encoded) > limits.max_upload_bytes) {
       return Status::InvalidParameter(
           fmt::format("doc.content_base64 holds more than {} bytes (--kb-max-doc-bytes)",
                       limits.max_upload_bytes));

@@ -23,6 +23,19 @@ constexpr auto kTable = MakeTable();
 
 }  // namespace
 
+namespace {
+bool IsBase64Space(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+}  // namespace
+
+size_t Base64DecodedSize(std::string_view in) {
+  size_t symbols = 0;
+  for (char ch : in) {
+    const auto c = static_cast<uint8_t>(ch);
+    if (!IsBase64Space(c) && c != '=') ++symbols;
+  }
+  return symbols / 4 * 3 + symbols % 4 * 3 / 4;
+}
+
 std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded) {
   std::string out;
   // The loop stops as soon as the output passes max_decoded, so reserve no more than that.
@@ -34,7 +47,7 @@ std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded)
   size_t symbols = 0;
   for (char ch : in) {
     auto c = static_cast<uint8_t>(ch);
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (IsBase64Space(c)) continue;
     if (c == '=') {
       ++pad;
       continue;

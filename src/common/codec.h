@@ -13,6 +13,10 @@ namespace engram {
 // Returns nullopt on any other character or a bad length. Stops early (nullopt) once the decoded
 // size would exceed `max_decoded` bytes, so a huge input costs no allocation.
 std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded = SIZE_MAX);
+// The number of bytes `in` decodes to, counted as Base64Decode reads it (whitespace and padding
+// skipped), without decoding: a size check that can tell "too large" from "not base64". Exact for
+// input Base64Decode accepts.
+size_t Base64DecodedSize(std::string_view in);
 std::string Base64Encode(std::string_view bytes);
 
 // Lower-case hex SHA-256 of `bytes`.

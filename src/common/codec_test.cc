@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <vector>
 
 namespace engram {
 namespace {
@@ -16,6 +18,21 @@ TEST(CodecTest, Base64RoundTrip) {
     auto dec = Base64Decode(enc);
     ASSERT_TRUE(dec.has_value()) << len;
     EXPECT_EQ(*dec, s);
+  }
+}
+
+TEST(CodecTest, Base64DecodedSizeCountsWhatDecodingYields) {
+  const std::vector<std::string> inputs = {
+      "", "a", "ab", "abc", "abcd", "hello, world", std::string(1000, 'x')};
+  for (const std::string& s : inputs) {
+    const std::string enc = Base64Encode(s);
+    EXPECT_EQ(Base64DecodedSize(enc), s.size()) << s;
+    std::string spaced;
+    for (char c : enc) (spaced += c) += (spaced.size() % 7 == 0 ? "\n" : "");
+    EXPECT_EQ(Base64DecodedSize(spaced), s.size()) << "whitespace is skipped, as decoding does";
+    std::string unpadded = enc.substr(0, enc.find('='));
+    EXPECT_EQ(Base64DecodedSize(unpadded), s.size());
+    EXPECT_EQ(Base64Decode(unpadded)->size(), s.size());
   }
 }
 

@@ -83,10 +83,20 @@ std::string VectorHex(const std::vector<float>& v) {
   return out;
 }
 
-void DeleteChunks(pqxx::work& txn, const std::string& workspace, const std::string& kb_id,
-                  const std::string& doc_id) {
-  txn.exec_params("DELETE FROM kb_chunks WHERE workspace = $1 AND kb_id = $2 AND doc_id = $3",
-                  workspace, kb_id, doc_id);
+// Deletes what a document's upload or ingestion left beside its row: its chunks and its uploaded
+// bytes (every write that replaces, ends or deletes a document starts over from none). Returns
+// how many rows went.
+size_t DeleteDocData(pqxx::work& txn, const std::string& workspace, const std::string& kb_id,
+                     const std::string& doc_id) {
+  size_t rows = 0;
+  for (const char* table : {"kb_chunks", "kb_uploads"}) {
+    rows += txn.exec_params(fmt::format("DELETE FROM {} WHERE workspace = $1 AND kb_id = $2 AND "
+                                        "doc_id = $3",
+                                        table),
+                            workspace, kb_id, doc_id)
+                .affected_rows();
+  }
+  return rows;
 }
 
 // Inserts a document's chunks a few hundred rows per statement rather than one round trip each:
@@ -120,19 +130,13 @@ void InsertChunks(pqxx::work& txn, const KbDocRecord& doc,
   }
 }
 
-void DeleteUpload(pqxx::work& txn, const std::string& workspace, const std::string& kb_id,
-                  const std::string& doc_id) {
-  txn.exec_params("DELETE FROM kb_uploads WHERE workspace = $1 AND kb_id = $2 AND doc_id = $3",
-                  workspace, kb_id, doc_id);
-}
-
 }  // namespace
 
 Status PgStore::PutKbDoc(const KbDocRecord& doc) {
   ENGRAM_RETURN_IF_ERROR(CheckUploadText(doc));
   return pool_->Write([&](pqxx::work& txn) -> Status {
     pg::BumpScopeVersion(txn, ScopeKeyKb(doc.workspace, doc.kb_id));
-    DeleteChunks(txn, doc.workspace, doc.kb_id, doc.id);
+    DeleteDocData(txn, doc.workspace, doc.kb_id, doc.id);
     // The ingestion is this node's while it renews the lease; another node takes it over after.
     const int64_t lease_until = pg::DbNowMicros(txn) + lease_us();
     txn.exec_params(
@@ -149,7 +153,6 @@ Status PgStore::PutKbDoc(const KbDocRecord& doc) {
         doc.workspace, doc.kb_id, doc.id, doc.job_id, doc.title, doc.source_type, doc.file_url,
         job_rows::StoredWord(doc.status, kDocWords), doc.error_message, doc.created_at_us,
         doc.updated_at_us, options_.node_id, lease_until);
-    DeleteUpload(txn, doc.workspace, doc.kb_id, doc.id);
     if (!doc.upload.empty()) {
       txn.exec_params(
           "INSERT INTO kb_uploads(workspace, kb_id, doc_id, job_id, bytes) "
@@ -202,8 +205,7 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
       stale = true;
       return pg::NothingChanged();
     }
-    DeleteUpload(txn, doc.workspace, doc.kb_id, doc.id);
-    DeleteChunks(txn, doc.workspace, doc.kb_id, doc.id);
+    DeleteDocData(txn, doc.workspace, doc.kb_id, doc.id);
     InsertChunks(txn, doc, chunks);
     return Status::Ok();
   });
@@ -276,11 +278,7 @@ Result<bool> PgStore::DeleteKbDoc(std::string_view workspace, std::string_view k
     pqxx::result del = txn.exec_params(
         "DELETE FROM kb_docs WHERE workspace = $1 AND kb_id = $2 AND id = $3", ws, kb, doc_id);
     deleted = del.affected_rows() > 0;
-    DeleteUpload(txn, ws, kb, doc_id);
-    pqxx::result chunks =
-        txn.exec_params("DELETE FROM kb_chunks WHERE workspace = $1 AND kb_id = $2 AND doc_id = $3",
-                        ws, kb, doc_id);
-    if (!deleted && chunks.affected_rows() == 0) {
+    if (DeleteDocData(txn, ws, kb, doc_id) == 0 && !deleted) {
       unchanged = true;
       return pg::NothingChanged();
     }

@@ -48,31 +48,27 @@ std::vector<float> VectorFromBlob(const std::string& blob) {
   return v;
 }
 
-Status DeleteChunks(sqlite3* db, std::string_view workspace, std::string_view kb_id,
-                    std::string_view doc_id) {
-  sqlite::Stmt del(db, "DELETE FROM kb_chunks WHERE workspace = ? AND kb_id = ? AND doc_id = ?");
-  ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-  del.Bind(1, workspace);
-  del.Bind(2, kb_id);
-  del.Bind(3, doc_id);
-  return del.Exec();
-}
-
-Status DeleteUpload(sqlite3* db, std::string_view workspace, std::string_view kb_id,
-                    std::string_view doc_id) {
-  sqlite::Stmt del(db, "DELETE FROM kb_uploads WHERE workspace = ? AND kb_id = ? AND doc_id = ?");
-  ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-  del.Bind(1, workspace);
-  del.Bind(2, kb_id);
-  del.Bind(3, doc_id);
-  return del.Exec();
+// Deletes what a document's upload or ingestion left beside its row: its chunks and its uploaded
+// bytes. Every write that replaces, ends or deletes a document starts over from none.
+Status DeleteDocData(sqlite3* db, std::string_view workspace, std::string_view kb_id,
+                     std::string_view doc_id) {
+  for (const char* table : {"kb_chunks", "kb_uploads"}) {
+    sqlite::Stmt del(
+        db, fmt::format("DELETE FROM {} WHERE workspace = ? AND kb_id = ? AND doc_id = ?", table));
+    ENGRAM_RETURN_IF_ERROR(del.prepare_status());
+    del.Bind(1, workspace);
+    del.Bind(2, kb_id);
+    del.Bind(3, doc_id);
+    ENGRAM_RETURN_IF_ERROR(del.Exec());
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
   return Submit([&doc](sqlite3* db) -> Status {
-    ENGRAM_RETURN_IF_ERROR(DeleteChunks(db, doc.workspace, doc.kb_id, doc.id));
+    ENGRAM_RETURN_IF_ERROR(DeleteDocData(db, doc.workspace, doc.kb_id, doc.id));
     sqlite::Stmt ins(db, fmt::format("INSERT OR REPLACE INTO kb_docs({}, content) "
                                      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
                                      kDocColumns));
@@ -89,7 +85,6 @@ Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
     ins.Bind(10, doc.created_at_us);
     ins.Bind(11, doc.updated_at_us);
     ENGRAM_RETURN_IF_ERROR(ins.Exec());
-    ENGRAM_RETURN_IF_ERROR(DeleteUpload(db, doc.workspace, doc.kb_id, doc.id));
     if (doc.upload.empty()) return Status::Ok();
     sqlite::Stmt up(db,
                     "INSERT INTO kb_uploads(workspace, kb_id, doc_id, job_id, bytes) "
@@ -145,8 +140,7 @@ Result<bool> SqliteStore::FinishKbDoc(const KbDocRecord& doc,
     ENGRAM_RETURN_IF_ERROR(up.Exec());
     if (sqlite3_changes(db) == 0) return Status::Ok();  // deleted or uploaded again meanwhile
     applied = true;
-    ENGRAM_RETURN_IF_ERROR(DeleteUpload(db, doc.workspace, doc.kb_id, doc.id));
-    ENGRAM_RETURN_IF_ERROR(DeleteChunks(db, doc.workspace, doc.kb_id, doc.id));
+    ENGRAM_RETURN_IF_ERROR(DeleteDocData(db, doc.workspace, doc.kb_id, doc.id));
     sqlite::Stmt ins(db,
                      "INSERT INTO kb_chunks(workspace, kb_id, doc_id, position, heading, text, "
                      "vector_model, vector) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
@@ -229,8 +223,7 @@ Result<bool> SqliteStore::DeleteKbDoc(std::string_view workspace, std::string_vi
     del.Bind(3, id);
     ENGRAM_RETURN_IF_ERROR(del.Exec());
     deleted = sqlite3_changes(db) > 0;
-    ENGRAM_RETURN_IF_ERROR(DeleteUpload(db, workspace, kb_id, id));
-    return DeleteChunks(db, workspace, kb_id, id);
+    return DeleteDocData(db, workspace, kb_id, id);
   });
   if (!st.ok()) return st;
   return deleted;
