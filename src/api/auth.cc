@@ -129,4 +129,14 @@ std::optional<std::string> ApiKeyAuth::SoleWorkspace(const HttpRequest& request)
   return (*key)->workspaces.front();
 }
 
+Result<std::optional<std::vector<std::string>>> ApiKeyAuth::LimitedTo(
+    const HttpRequest& request) const {
+  auto key = Match(request);
+  if (!key.ok()) return key.status();
+  if (*key == nullptr || (*key)->workspaces.empty()) {
+    return std::optional<std::vector<std::string>>();
+  }
+  return std::optional<std::vector<std::string>>((*key)->workspaces);
+}
+
 }  // namespace engram

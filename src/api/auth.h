@@ -38,6 +38,9 @@ class ApiKeyAuth {
   // The one workspace the request's key is limited to; nullopt when the key covers several or
   // all, in development mode, or when no valid key is presented.
   std::optional<std::string> SoleWorkspace(const HttpRequest& request) const;
+  // The workspaces the request's key is limited to, in its spec's order; nullopt when the key
+  // covers every workspace (or in development mode). As Check when no valid key is presented.
+  Result<std::optional<std::vector<std::string>>> LimitedTo(const HttpRequest& request) const;
 
  private:
   struct Key {

@@ -55,5 +55,19 @@ TEST(ApiKeyAuthTest, AnyWorkspaceAndSoleWorkspace) {
   EXPECT_EQ(auth->SoleWorkspace(WithHeader("x-api-key", "nope")), std::nullopt);
 }
 
+TEST(ApiKeyAuthTest, LimitedToNamesTheKeysWorkspaces) {
+  using Names = std::optional<std::vector<std::string>>;
+  auto auth = ApiKeyAuth::FromSpecs({"admin", "team:beta:alpha"});
+  ASSERT_TRUE(auth.ok());
+  EXPECT_EQ(*auth->LimitedTo(WithHeader("x-api-key", "team")),
+            Names(std::vector<std::string>{"beta", "alpha"}));
+  EXPECT_EQ(*auth->LimitedTo(WithHeader("x-api-key", "admin")), Names());
+  EXPECT_EQ(auth->LimitedTo(WithHeader("x-api-key", "nope")).status().code(),
+            StatusCode::kUnauthenticated);
+  auto dev = ApiKeyAuth::FromSpecs({});
+  ASSERT_TRUE(dev.ok());
+  EXPECT_EQ(*dev->LimitedTo(HttpRequest{}), Names());
+}
+
 }  // namespace
 }  // namespace engram

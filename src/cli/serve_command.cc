@@ -15,6 +15,7 @@
 #include "api/openapi_check.h"
 #include "api/ops_api.h"
 #include "api/router.h"
+#include "api/workspaces_api.h"
 #include "common/kernel_family.h"
 #include "console/routes.h"
 #include "modules/embedding_module.h"
@@ -131,8 +132,9 @@ void AddModuleMetrics(Metrics& metrics, Modules& m) {
 }
 
 // Every API's routes; the served /openapi.json must describe exactly these (openapi_check.h).
-Status RegisterRoutes(Router& router, Modules& m, Metrics& metrics) {
+Status RegisterRoutes(Router& router, Modules& m, Metrics& metrics, const ApiKeyAuth& auth) {
   RegisterOpsRoutes(router, m.store.get(), &metrics);
+  RegisterWorkspaceRoutes(router, m.store.get(), &auth);  // what each workspace holds
   m.leaderboard->RegisterRoutes(router);
   m.memories->RegisterRoutes(router);  // V4 and mem0's Platform API (docs/mem0.md)
   m.knowledge->RegisterRoutes(router);
@@ -204,7 +206,7 @@ int RunServe(ServeOptions options) {
   Router router;
   Status ready = BuildModules(options, *family, *auth, modules);
   if (ready.ok()) ready = StartModules(modules);
-  if (ready.ok()) ready = RegisterRoutes(router, modules, metrics);
+  if (ready.ok()) ready = RegisterRoutes(router, modules, metrics, *auth);
   if (!ready.ok()) {
     spdlog::error("{}", ready.message());
     return StartExitCode(ready);

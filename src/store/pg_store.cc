@@ -7,6 +7,7 @@
 
 #include "common/ids.h"
 #include "common/thread_util.h"
+#include "store/census_query.h"
 #include "store/job_rows.h"
 #include "store/stored_scopes.h"
 
@@ -237,6 +238,20 @@ Result<StoredScopes> PgStore::ListStoredScopes() {
   if (!st.ok()) return st;
   stored_scopes::Sort(&out);
   return out;
+}
+
+Result<std::vector<WorkspaceCounts>> PgStore::CountWorkspaces() {
+  census_query::Tally tally;
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    tally.clear();
+    for (const auto& r : txn.exec(census_query::Sql())) {
+      census_query::Add(r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<int64_t>(),
+                        r[3].as<int64_t>(), r[4].as<int64_t>(), &tally);
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return census_query::Finish(std::move(tally));
 }
 
 Store::Stats PgStore::GetStats() {

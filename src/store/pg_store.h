@@ -116,6 +116,8 @@ class PgStore final : public Store {
   Result<bool> ImportAgentMemory(const AgentMemoryImport& item) override;
   Result<bool> ImportSkill(const SkillRecord& skill,
                            const std::vector<SkillVersionRecord>& versions) override;
+  // WorkspaceCensus (here).
+  Result<std::vector<WorkspaceCounts>> CountWorkspaces() override;
   Stats GetStats() override;
   // The Leaderboard data lifecycle of MessageStore (pg_lifecycle.cc).
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,

@@ -148,6 +148,10 @@ describe('the web console', { skip: SKIP || false }, () => {
     assert.match(await text('#health'), /ok/);
     await waitText('#counts', /agent memories/);
     assert.match(await driver.findElement(By.id('counts')).getText(), /^4\s/m);
+    // Each workspace with what it holds: wsa has three memories of two users.
+    await waitText('#workspace-table', /wsb/);
+    const wsa = await driver.findElement(By.css('#workspace-table tr[data-workspace="wsa"]')).getText();
+    assert.match(wsa, /^wsa 3 \(2 users\) 3\b/);
     // Every request the page made so far named a route (no favicon or missing file asked for).
     assert.doesNotMatch(await driver.findElement(By.id('view')).getText(), /unmatched/);
     await shot('overview');
@@ -335,6 +339,12 @@ describe('the web console', { skip: SKIP || false }, () => {
     await driver.findElement(By.id('sign-out')).click();
     await signIn(KEY_A);
     await waitText('#view', /key valid for every workspace/);
+    // The overview names the key's workspace only; a click on it opens its memories.
+    await waitText('#workspace-table', /wsa/);
+    assert.doesNotMatch(await driver.findElement(By.id('workspace-table')).getText(), /wsb/);
+    await driver.findElement(By.css('#workspace-table tr[data-workspace="wsa"]')).click();
+    await driver.wait(until.elementLocated(By.id('memory-filter')), 10000);
+    assert.equal(await driver.findElement(By.id('f-workspace')).getAttribute('value'), 'wsa');
     await showMemories('wsb', 'bob');
     await waitText('#memory-results .error', /^403: /);
     assert.doesNotMatch(await driver.findElement(By.id('view')).getText(), /secret garden/);

@@ -151,6 +151,9 @@ class ForwardingStore : public Store {
     return base_->ImportSkill(skill, versions);
   }
 
+  Result<std::vector<WorkspaceCounts>> CountWorkspaces() override {
+    return base_->CountWorkspaces();
+  }
   Stats GetStats() override { return base_->GetStats(); }
 
   Result<UserDeletion> DeleteLeaderboardUser(std::string_view workspace,

@@ -1,8 +1,11 @@
-// Overview: health, what the store holds, queue depths and request latency by route, from
-// /healthz and /metrics (the server's Prometheus figures; a key limited to some workspaces may
-// not read them, and the view says so).
-import { call } from './api.js';
-import { bars, el, errorBox } from './dom.js';
+// Overview: health; the workspaces the key may see with what each holds (GET /workspaces, a page
+// at a time); and, for a key valid for every workspace, what the store holds, queue depths and
+// request latency by route from /metrics (the server's Prometheus figures).
+import { call, query } from './api.js';
+import { bars, el, errorBox, pager } from './dom.js';
+
+const PAGE = 20;
+const state = { page: 1 };
 
 // Prometheus text: [{name, labels: {k: v}, value}] (comments and histogram buckets skipped).
 export function parseMetrics(text) {
@@ -34,6 +37,10 @@ export async function render(view) {
   } catch (e) {
     parts.push(errorBox(e));
   }
+  parts.push(el('h3', {}, 'Workspaces'));
+  const workspaces = el('div', { id: 'workspaces' });
+  parts.push(workspaces);
+  await drawWorkspaces(workspaces);
   let metrics = null;
   try {
     metrics = parseMetrics(await call('GET', '/metrics'));
@@ -43,6 +50,7 @@ export async function render(view) {
   }
   if (metrics) {
     const one = (name) => metrics.filter((m) => m.name === name).reduce((s, m) => s + m.value, 0);
+    parts.push(el('h3', {}, 'The server (every workspace)'));
     parts.push(el('div', { class: 'cards', id: 'counts' },
       card('agent memories', one('engram_agent_memories')),
       card('leaderboard messages in memory', one('engram_shard_memories')),
@@ -66,6 +74,47 @@ export async function render(view) {
     parts.push(bars(busiest.map(([route, r]) => [route, (r.sum / r.count) * 1000]), ' ms'));
   }
   view.replaceChildren(...parts);
+}
+
+// The key's workspaces: a row each (a click opens its memories), and a chart of their memories.
+async function drawWorkspaces(box) {
+  let page;
+  try {
+    page = await call('GET', `/workspaces${query({ page_number: state.page, page_size: PAGE })}`);
+  } catch (e) {
+    box.replaceChildren(errorBox(e));
+    return;
+  }
+  if (page.total === 0) {
+    box.replaceChildren(el('p', { class: 'muted' }, 'No workspace holds anything yet.'));
+    return;
+  }
+  const both = (n, of, what) => (of ? `${n} (${of} ${of === 1 ? what.one : what.many})` : String(n));
+  const USERS = { one: 'user', many: 'users' };
+  const OWNERS = { one: 'owner', many: 'owners' };
+  const UNFINISHED = { one: 'unfinished', many: 'unfinished' };
+  const PROCESSING = { one: 'processing', many: 'processing' };
+  const head = el('tr', {}, ['Workspace', 'Memories (users)', 'Memory events', 'Skills (owners)',
+    'Skill tasks', 'Knowledge bases', 'Documents', 'Leaderboard users', 'Leaderboard messages']
+    .map((h) => el('th', {}, h)));
+  const rows = page.workspaces.map((w) => el('tr', {
+    class: 'row', 'data-workspace': w.workspace,
+    onclick: () => { location.hash = `#/memories/${encodeURIComponent(w.workspace)}`; },
+  },
+  el('td', {}, w.workspace),
+  el('td', {}, both(w.memories.count, w.memories.users, USERS)),
+  el('td', {}, both(w.memory_events.count, w.memory_events.unfinished, UNFINISHED)),
+  el('td', {}, both(w.skills.count, w.skills.owners, OWNERS)),
+  el('td', {}, both(w.skill_tasks.count, w.skill_tasks.unfinished, UNFINISHED)),
+  el('td', {}, String(w.knowledge_bases.count)),
+  el('td', {}, both(w.knowledge_bases.documents, w.knowledge_bases.processing, PROCESSING)),
+  el('td', {}, String(w.leaderboard.users)),
+  el('td', {}, String(w.leaderboard.messages))));
+  box.replaceChildren(
+    el('table', { id: 'workspace-table' }, el('thead', {}, head), el('tbody', {}, rows)),
+    pager(state, page.total, PAGE, () => drawWorkspaces(box)),
+    el('h3', {}, 'Memories and Leaderboard messages'),
+    bars(page.workspaces.map((w) => [w.workspace, w.memories.count + w.leaderboard.messages])));
 }
 
 function card(label, value) {
