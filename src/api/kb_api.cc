@@ -144,36 +144,29 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
                      {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kKbDocument)}},
                     ctx.request_id, ctx.ElapsedMs());
               }});
-  router.Add({.method = "GET",
-              .pattern = p + "/docs",
-              .name = "kb_doc_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto kb_id = kb(ctx);
-                if (!kb_id.ok()) return kb_id.status();
-                auto params = ParseQueryString(req.query);
-                if (!params.ok()) return params.status();
-                for (const auto& [name, value] : *params) {
-                  if (name != "page_number" && name != "page_size") {
-                    return Status::InvalidParameter(
-                        fmt::format("unknown query parameter {}", name));
-                  }
-                }
-                auto page = PositiveQueryParam(*params, "page_number", 1, 1000000);
-                if (!page.ok()) return page.status();
-                auto size = PositiveQueryParam(*params, "page_size", 10,
-                                               static_cast<size_t>(limits.max_page_size));
-                if (!size.ok()) return size.status();
-                size_t total = 0;
-                auto docs = service->List(ws(ctx), *kb_id, *page, *size, &total);
-                if (!docs.ok()) return docs.status();
-                json results = json::array();
-                for (const auto& d : *docs) results.push_back(RenderListItem(d));
-                return V3Response({{"total", total},
-                                   {"page_number", *page},
-                                   {"page_size", *size},
-                                   {"results", std::move(results)}},
-                                  ctx.request_id, ctx.ElapsedMs());
-              }});
+  router.Add(
+      {.method = "GET",
+       .pattern = p + "/docs",
+       .name = "kb_doc_list",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto kb_id = kb(ctx);
+         if (!kb_id.ok()) return kb_id.status();
+         auto params = ParseQueryString(req.query);
+         if (!params.ok()) return params.status();
+         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
+         auto page = PageQueryParams(*params, 10, static_cast<size_t>(limits.max_page_size));
+         if (!page.ok()) return page.status();
+         size_t total = 0;
+         auto docs = service->List(ws(ctx), *kb_id, page->number, page->size, &total);
+         if (!docs.ok()) return docs.status();
+         json results = json::array();
+         for (const auto& d : *docs) results.push_back(RenderListItem(d));
+         return V3Response({{"total", total},
+                            {"page_number", page->number},
+                            {"page_size", page->size},
+                            {"results", std::move(results)}},
+                           ctx.request_id, ctx.ElapsedMs());
+       }});
   router.Add({.method = "GET",
               .pattern = p + "/docs/{doc_id}",
               .name = "kb_doc_get",

@@ -72,6 +72,15 @@ Result<size_t> PositiveQueryParam(const std::map<std::string, std::string>& para
   return n;
 }
 
+Result<PageQuery> PageQueryParams(const std::map<std::string, std::string>& params,
+                                  size_t default_size, size_t max_size) {
+  auto number = PositiveQueryParam(params, "page_number", 1, 1000000);
+  if (!number.ok()) return number.status();
+  auto size = PositiveQueryParam(params, "page_size", default_size, max_size);
+  if (!size.ok()) return size.status();
+  return PageQuery{.number = *number, .size = *size};
+}
+
 Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,
                              std::initializer_list<std::string_view> known) {
   for (const auto& [name, value] : params) {

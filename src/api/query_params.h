@@ -20,6 +20,16 @@ Result<std::map<std::string, std::string>> ParseQueryString(std::string_view que
 Result<size_t> PositiveQueryParam(const std::map<std::string, std::string>& params,
                                   const char* name, size_t fallback, size_t max);
 
+// A page of a list: `page_number` from 1 (at most 1,000,000) and `page_size` from 1 to `max_size`,
+// `default_size` when absent.
+struct PageQuery {
+  size_t number = 1;
+  size_t size = 0;
+  size_t offset() const { return (number - 1) * size; }
+};
+Result<PageQuery> PageQueryParams(const std::map<std::string, std::string>& params,
+                                  size_t default_size, size_t max_size);
+
 // kInvalidParameter naming the first parameter not in `known`.
 Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,
                              std::initializer_list<std::string_view> known);

@@ -115,6 +115,15 @@ json RenderSkill(const SkillRecord& s, const std::vector<SkillVersionRecord>& ve
           {"previous_versions", std::move(history)}};
 }
 
+json RenderTask(const SkillTaskRecord& task) {
+  return {{"task_id", task.id},
+          {"status", JobStatusName(task.status, JobVocabulary::kSkillTask)},
+          {"skill_ids", task.skill_ids},
+          {"error_message", IdOrNull(task.error_message)},
+          {"created_at", FormatIsoMicros(task.created_at_us)},
+          {"updated_at", FormatIsoMicros(task.updated_at_us)}};
+}
+
 }  // namespace
 
 Result<SkillAddRequest> ParseSkillAdd(std::string_view body, const std::string& workspace,
@@ -299,14 +308,29 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
               .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
                 auto task = service->GetTask(ws(ctx), ctx.params.at("task_id"));
                 if (!task.ok()) return task.status();
-                json result = {{"task_id", task->id},
-                               {"status", JobStatusName(task->status, JobVocabulary::kSkillTask)},
-                               {"skill_ids", task->skill_ids},
-                               {"error_message", IdOrNull(task->error_message)},
-                               {"created_at", FormatIsoMicros(task->created_at_us)},
-                               {"updated_at", FormatIsoMicros(task->updated_at_us)}};
-                return V3Response(result, ctx.request_id, ctx.ElapsedMs());
+                return V3Response(RenderTask(*task), ctx.request_id, ctx.ElapsedMs());
               }});
+  router.Add(
+      {.method = "GET",
+       .pattern = p + "/tasks",
+       .name = "skill_task_list",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto params = ParseQueryString(req.query);
+         if (!params.ok()) return params.status();
+         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
+         auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_size));
+         if (!page.ok()) return page.status();
+         size_t total = 0;
+         auto tasks = service->ListTasks(ws(ctx), page->number, page->size, &total);
+         if (!tasks.ok()) return tasks.status();
+         json results = json::array();
+         for (const auto& t : *tasks) results.push_back(RenderTask(t));
+         return V3Response(json{{"total", total},
+                                {"page_number", page->number},
+                                {"page_size", page->size},
+                                {"results", std::move(results)}},
+                           ctx.request_id, ctx.ElapsedMs());
+       }});
   router.Add({.method = "POST",
               .pattern = p + "/import",
               .name = "skill_import",
@@ -339,17 +363,15 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                   scope[i] = it->second;
                 }
                 if (scope[0].empty()) return Status::InvalidParameter("user_id is required");
-                auto page = PositiveQueryParam(*params, "page_number", 1, 1000000);
+                auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_size));
                 if (!page.ok()) return page.status();
-                auto size = PositiveQueryParam(*params, "page_size", 20,
-                                               static_cast<size_t>(limits.max_size));
-                if (!size.ok()) return size.status();
                 // Skills not yet loaded are loaded first: not on an I/O thread.
                 if (req.on_io_thread && !service->WorkspaceLoaded(ws(ctx))) {
                   return HttpResponse::RunOnWorker();
                 }
                 size_t total = 0;
-                auto skills = service->List(ws(ctx), scope[0], scope[1], *page, *size, &total);
+                auto skills =
+                    service->List(ws(ctx), scope[0], scope[1], page->number, page->size, &total);
                 if (!skills.ok()) return skills.status();
                 json results = json::array();
                 for (const SkillSummary& s : *skills) {
@@ -362,8 +384,8 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                                      {"updated_at", FormatIsoMicros(s.updated_at_us)}});
                 }
                 return V3Response(json{{"total", total},
-                                       {"page_number", *page},
-                                       {"page_size", *size},
+                                       {"page_number", page->number},
+                                       {"page_size", page->size},
                                        {"results", std::move(results)}},
                                   ctx.request_id, ctx.ElapsedMs());
               },

@@ -57,23 +57,21 @@ void RegisterWorkspaceRoutes(Router& router, WorkspaceCensus* census, const ApiK
          auto params = ParseQueryString(req.query);
          if (!params.ok()) return params.status();
          ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
-         auto page = PositiveQueryParam(*params, "page_number", 1, 1000000);
+         auto page = PageQueryParams(*params, 50, kMaxPageSize);
          if (!page.ok()) return page.status();
-         auto size = PositiveQueryParam(*params, "page_size", 50, kMaxPageSize);
-         if (!size.ok()) return size.status();
          auto limited = auth->LimitedTo(req);
          if (!limited.ok()) return limited.status();
          auto all = census->CountWorkspaces();
          if (!all.ok()) return all.status();
          const std::vector<WorkspaceCounts> visible = Visible(std::move(*all), *limited);
-         const size_t begin = std::min(visible.size(), (*page - 1) * *size);
-         const size_t end = std::min(visible.size(), begin + *size);
+         const size_t begin = std::min(visible.size(), page->offset());
+         const size_t end = std::min(visible.size(), begin + page->size);
          json results = json::array();
          for (size_t i = begin; i < end; ++i) results.push_back(RenderWorkspaceCounts(visible[i]));
          return JsonResponse(200, json{{"workspaces", std::move(results)},
                                        {"total", visible.size()},
-                                       {"page_number", *page},
-                                       {"page_size", *size}});
+                                       {"page_number", page->number},
+                                       {"page_size", page->size}});
        }});
 }
 

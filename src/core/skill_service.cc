@@ -433,19 +433,33 @@ Result<std::string> SkillService::Add(const SkillAddRequest& request) {
   return id;
 }
 
+// A task being run is "running" until its skills are in the index as well as the store, so a
+// client that sees "completed" and then searches finds them.
+void SkillService::ShowRunning(SkillTaskRecord& task) {
+  if (!running_ids_.count(task.id)) return;
+  task.status = JobStatus::kRunning;
+  task.skill_ids.clear();
+  task.error_message.clear();
+}
+
 Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, const std::string& id) {
   auto task = store_->GetSkillTask(workspace, id);
-  // A task being run is "running" until its skills are in the index as well as the store, so a
-  // client that sees "completed" and then searches finds them.
   if (task.ok()) {
     MutexLock lock(&running_mu_);
-    if (running_ids_.count(id)) {
-      task->status = JobStatus::kRunning;
-      task->skill_ids.clear();
-      task->error_message.clear();
-    }
+    ShowRunning(*task);
   }
   return task;
+}
+
+Result<std::vector<SkillTaskRecord>> SkillService::ListTasks(const std::string& workspace,
+                                                             size_t page_number, size_t page_size,
+                                                             size_t* total) {
+  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  auto tasks = store_->ListSkillTasks(workspace, offset, page_size, total);
+  if (!tasks.ok()) return tasks;
+  MutexLock lock(&running_mu_);
+  for (SkillTaskRecord& task : *tasks) ShowRunning(task);
+  return tasks;
 }
 
 void SkillService::Enqueue(SkillTaskRecord task) {

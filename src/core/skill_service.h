@@ -109,6 +109,10 @@ class SkillService {
   // Stores the add as a pending task; returns its id (st-…). kThrottled when too many queue.
   Result<std::string> Add(const SkillAddRequest& request);
   Result<SkillTaskRecord> GetTask(const std::string& workspace, const std::string& id);
+  // The workspace's tasks, newest first; page_number from 1; `total` gets their count. Tasks being
+  // run read running, as in GetTask.
+  Result<std::vector<SkillTaskRecord>> ListTasks(const std::string& workspace, size_t page_number,
+                                                 size_t page_size, size_t* total);
 
   // Every skill of the archive, or nothing (kInvalidParameter naming the skill and the problem).
   Result<std::vector<SkillRecord>> Import(const SkillImportRequest& request);
@@ -149,6 +153,8 @@ class SkillService {
   // Shared stores: queues the tasks of dead nodes that the store hands to this node.
   void ClaimOrphanedTasks();
   void RunTask(const SkillTaskRecord& task);
+  // Shows a task this node is running as running (its stored row may already read completed).
+  void ShowRunning(SkillTaskRecord& task) REQUIRES(running_mu_);
   // Queues `task` again on `stripe` (its owner's) to run after a short pause: the store could not
   // be read. Holds no worker meanwhile.
   void RetryLater(const SkillTaskRecord& task, size_t stripe);

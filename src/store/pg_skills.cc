@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -293,6 +294,31 @@ Result<SkillTaskRecord> PgStore::GetSkillTask(std::string_view workspace, std::s
   }
   if (!found) return Status::NotFound(fmt::format("skill task {} not found", id));
   return std::move(*found);
+}
+
+Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view workspace,
+                                                             size_t offset, size_t limit,
+                                                             size_t* total) {
+  std::vector<SkillTaskRecord> out;
+  *total = 0;
+  if (HasNul(workspace)) return out;  // never written
+  // PostgreSQL's BIGINT bounds the page; a larger offset or limit means "all".
+  constexpr size_t kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
+  const auto bounded = [](size_t v) { return static_cast<int64_t>(v < kMax ? v : kMax); };
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out.clear();
+    *total = txn.exec_params1("SELECT count(*) FROM skill_tasks WHERE workspace = $1",
+                              std::string(workspace))[0]
+                 .as<size_t>();
+    auto rows = txn.exec_params(fmt::format("SELECT {} FROM skill_tasks WHERE workspace = $1 "
+                                            "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
+                                            kTaskColumns),
+                                std::string(workspace), bounded(offset), bounded(limit));
+    for (const auto& r : rows) out.push_back(ReadTaskRow(r));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
 }
 
 Result<std::vector<SkillTaskRecord>> PgStore::UnfinishedSkillTasks() {

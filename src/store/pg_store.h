@@ -80,6 +80,8 @@ class PgStore final : public Store {
   Status InsertSkillTask(const SkillTaskRecord& task) override;
   Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override;
   Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override;
+  Result<std::vector<SkillTaskRecord>> ListSkillTasks(std::string_view workspace, size_t offset,
+                                                      size_t limit, size_t* total) override;
   // KbStore (pg_kb.cc).
   Status PutKbDoc(const KbDocRecord& doc) override;
   Result<std::string> GetKbUpload(std::string_view workspace, std::string_view kb_id,

@@ -32,6 +32,11 @@ class SkillStore : public virtual ScopeSync {
   virtual Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) = 0;
   // Tasks still pending or running (a restart resumes them), oldest first.
   virtual Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() = 0;
+  // A workspace's tasks, newest first (created_at, then id descending): [offset, offset + limit)
+  // of them; `total` gets their count.
+  virtual Result<std::vector<SkillTaskRecord>> ListSkillTasks(std::string_view workspace,
+                                                              size_t offset, size_t limit,
+                                                              size_t* total) = 0;
 };
 
 }  // namespace engram

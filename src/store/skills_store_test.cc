@@ -241,6 +241,38 @@ TEST_P(SkillsStoreTest, TasksInsertGetUnfinished) {
   EXPECT_EQ(unfinished[1].request_json, R"({"messages":[]})");
 }
 
+TEST_P(SkillsStoreTest, ListSkillTasksPagesNewestFirst) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_->InsertSkillTask(Task("st-" + std::to_string(i), 100 + i)).ok());
+  }
+  // Same time: the id breaks the tie, descending.
+  ASSERT_TRUE(store_->InsertSkillTask(Task("st-9", 104)).ok());
+  SkillTaskRecord elsewhere = Task("st-other", 500);
+  elsewhere.workspace = "other";
+  ASSERT_TRUE(store_->InsertSkillTask(elsewhere).ok());
+
+  size_t total = 0;
+  auto all = store_->ListSkillTasks("w", 0, 100, &total);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(total, 6u);
+  std::vector<std::string> ids;
+  for (const auto& t : *all) ids.push_back(t.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"st-9", "st-4", "st-3", "st-2", "st-1", "st-0"}));
+  EXPECT_EQ((*all)[0].request_json, R"({"messages":[]})");
+
+  auto page = store_->ListSkillTasks("w", 2, 2, &total);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].id, "st-3");
+  EXPECT_EQ((*page)[1].id, "st-2");
+  EXPECT_EQ(total, 6u);
+  EXPECT_TRUE(store_->ListSkillTasks("w", 6, 10, &total)->empty());
+  EXPECT_EQ(store_->ListSkillTasks("w", SIZE_MAX, SIZE_MAX, &total)->size(), 0u);
+  EXPECT_EQ(store_->ListSkillTasks("w", 0, SIZE_MAX, &total)->size(), 6u);
+  EXPECT_TRUE(store_->ListSkillTasks("nobody", 0, 10, &total)->empty());
+  EXPECT_EQ(total, 0u);
+}
+
 TEST_P(SkillsStoreTest, ApplyingChangesFinishesTheirTask) {
   ASSERT_TRUE(store_->InsertSkillTask(Task("st-1", 100)).ok());
   ASSERT_TRUE(store_->InsertSkillTask(Task("st-2", 200)).ok());

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 
 #include "common/time_util.h"
 #include "store/job_rows.h"
@@ -274,6 +275,34 @@ Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace, st
     if (q.Step(&st)) return ReadTaskRow(q);
     if (!st.ok()) return st;
     return Status::NotFound(fmt::format("skill task {} not found", id));
+  });
+}
+
+Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_view workspace,
+                                                                 size_t offset, size_t limit,
+                                                                 size_t* total) {
+  *total = 0;
+  // SQLite's LIMIT and OFFSET are 64-bit signed; a larger offset or limit means "all".
+  constexpr size_t kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
+  const auto bounded = [](size_t v) { return static_cast<int64_t>(v < kMax ? v : kMax); };
+  return WithReader([&](sqlite3* db) -> Result<std::vector<SkillTaskRecord>> {
+    Status st;
+    sqlite::Stmt count(db, "SELECT count(*) FROM skill_tasks WHERE workspace = ?");
+    ENGRAM_RETURN_IF_ERROR(count.prepare_status());
+    count.Bind(1, workspace);
+    if (!count.Step(&st)) return st.ok() ? Status::Internal("count returned no row") : st;
+    *total = static_cast<size_t>(count.ColumnInt(0));
+    std::vector<SkillTaskRecord> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE workspace = ? "
+                                   "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                                   kTaskColumns));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, bounded(limit));
+    q.Bind(3, bounded(offset));
+    while (q.Step(&st)) out.push_back(ReadTaskRow(q));
+    if (!st.ok()) return st;
+    return out;
   });
 }
 

@@ -200,6 +200,35 @@ TEST_F(MemoryApiTest, EventsOfOneScopeRunInOrder) {
   }
 }
 
+TEST_F(MemoryApiTest, EventListPagesTheWorkspacesEventsNewestFirst) {
+  const std::string ws = UniqueWorkspace("events");
+  std::vector<std::string> ids;
+  for (const char* text : {"I live in Berlin.", "I keep bees.", "I play the oboe."}) {
+    json event = AddMemoriesAndWait(client(), {{"messages", text}, {"user_id", "u"}}, ws);
+    ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
+    ids.push_back(event["id"]);
+  }
+  json list = client().Get(MemoryPrefix(ws) + "/events").Json();
+  ASSERT_EQ(list["total"], 3) << list.dump();
+  EXPECT_EQ(list["page_number"], 1);
+  EXPECT_EQ(list["page_size"], 20);
+  ASSERT_EQ(list["results"].size(), 3u);
+  EXPECT_EQ(list["results"][0]["id"], ids[2]);
+  EXPECT_EQ(list["results"][2]["id"], ids[0]);
+  // Each as GET …/events/{id} renders it.
+  EXPECT_EQ(list["results"][1], client().Get(MemoryPrefix(ws) + "/events/" + ids[1]).Json());
+  json second = client().Get(MemoryPrefix(ws) + "/events?page_size=2&page_number=2").Json();
+  ASSERT_EQ(second["results"].size(), 1u) << second.dump();
+  EXPECT_EQ(second["results"][0]["id"], ids[0]);
+  EXPECT_EQ(client().Get(MemoryPrefix(UniqueWorkspace("none")) + "/events").Json()["total"], 0);
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix(ws) + "/events?page_size=101"), 400,
+                      "InvalidParameter", "page_size"));
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix(ws) + "/events?page_number=0"), 400,
+                      "InvalidParameter", "page_number"));
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix(ws) + "/events?status=FAILED"), 400,
+                      "InvalidParameter", "status"));
+}
+
 TEST_F(MemoryApiTest, UpdateDeleteAndHistory) {
   const std::string user = UniqueId("u");
   const std::string old_word = UniqueWord(), new_word = UniqueWord();

@@ -448,6 +448,50 @@ TEST_F(SkillApiTest, AliasBombsAndFifoEntriesAreRefusedAndTheServerStaysSmall) {
   }
 }
 
+TEST_F(SkillApiTest, TaskListPagesTheWorkspacesTasksNewestFirst) {
+  const std::string ws = UniqueWorkspace("tasks");
+  std::vector<std::string> ids;
+  for (const char* text :
+       {"I like tea.", "1. Open the valve.\n2. Bleed the radiator.", "Nothing to learn here."}) {
+    json add =
+        Result(client().Post(P3(ws) + "/skills/add", json{{"user_id", "u"}, {"messages", text}}));
+    ids.push_back(add.value("task_id", ""));
+    std::this_thread::sleep_for(2ms);  // distinct creation times
+  }
+  json list;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    list = Result(client().Get(P3(ws) + "/skills/tasks"));
+    bool done = list.is_object() && list["results"].size() == 3;
+    for (const auto& t : done ? list["results"] : json::array()) {
+      done = done && (t["status"] == "completed" || t["status"] == "failed");
+    }
+    if (done) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(list["total"], 3) << list.dump();
+  EXPECT_EQ(list["page_number"], 1);
+  EXPECT_EQ(list["page_size"], 20);
+  ASSERT_EQ(list["results"].size(), 3u);
+  EXPECT_EQ(list["results"][0]["task_id"], ids[2]);
+  EXPECT_EQ(list["results"][2]["task_id"], ids[0]);
+  EXPECT_EQ(list["results"][0]["status"], "completed");
+  EXPECT_TRUE(HasFieldTypes(list["results"][1], {{"task_id", JsonType::kString},
+                                                 {"status", JsonType::kString},
+                                                 {"skill_ids", JsonType::kArray},
+                                                 {"error_message", JsonType::kString},
+                                                 {"created_at", JsonType::kString}}));
+  json second = Result(client().Get(P3(ws) + "/skills/tasks?page_size=2&page_number=2"));
+  ASSERT_EQ(second["results"].size(), 1u);
+  EXPECT_EQ(second["results"][0]["task_id"], ids[0]);
+  // Another workspace's tasks are not listed; bad paging names the parameter.
+  EXPECT_EQ(Result(client().Get(P3(UniqueWorkspace("empty")) + "/skills/tasks"))["total"], 0);
+  EXPECT_TRUE(IsError(client().Get(P3(ws) + "/skills/tasks?page_size=101"), 400, "InvalidParameter",
+                      "page_size"));
+  EXPECT_TRUE(IsError(client().Get(P3(ws) + "/skills/tasks?user_id=u"), 400, "InvalidParameter",
+                      "user_id"));
+}
+
 TEST_F(SkillApiTest, ExtractsSkillsFromAConversation) {
   const std::string user = UniqueId("u");
   json add = Result(client().Post(

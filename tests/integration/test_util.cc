@@ -74,6 +74,10 @@ void SharedServerTest::TearDownTestSuite() {
 
 std::string UniqueId(std::string_view prefix) { return std::string(prefix) + ":" + NewUuid(); }
 
+std::string UniqueWorkspace(std::string_view prefix) {
+  return std::string(prefix) + "-" + NewUuid();
+}
+
 std::string UniqueWord() {
   static constexpr char kLetters[] = "bcdfghjklmnpqrtvwxz";
   thread_local std::mt19937_64 rng{std::random_device{}()};

@@ -69,6 +69,8 @@ struct TempDir {
 
 // "prefix:<uuid>", unique per call.
 std::string UniqueId(std::string_view prefix);
+// "<prefix>-<uuid>": a fresh workspace name (at most 64 characters for a prefix of up to 27).
+std::string UniqueWorkspace(std::string_view prefix);
 // A random lower-case word no dictionary or stemmer knows (consonants only), e.g. "qzkxbdfrtw".
 std::string UniqueWord();
 

@@ -87,6 +87,10 @@ class ForwardingStore : public Store {
   Result<SkillTaskRecord> GetSkillTask(std::string_view workspace, std::string_view id) override {
     return base_->GetSkillTask(workspace, id);
   }
+  Result<std::vector<SkillTaskRecord>> ListSkillTasks(std::string_view workspace, size_t offset,
+                                                      size_t limit, size_t* total) override {
+    return base_->ListSkillTasks(workspace, offset, limit, total);
+  }
   Result<std::vector<SkillTaskRecord>> UnfinishedSkillTasks() override {
     return base_->UnfinishedSkillTasks();
   }
