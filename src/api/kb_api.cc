@@ -20,8 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kPrefix =
-    "/v3/openapi/workspaces/{workspace}/memory/{service_id}/knowledge-bases/{kb_id}";
+constexpr const char* kKnowledgeBases =
+    "/v3/openapi/workspaces/{workspace}/memory/{service_id}/knowledge-bases";
 
 // Ids travel in URL paths: printable, no '/', not blank.
 Status CheckId(const std::string& value, std::string_view name, const KbApiLimits& limits) {
@@ -121,7 +121,7 @@ json RenderKbHit(const KbHit& h) {
 }
 
 void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
-  const std::string p = kPrefix;
+  const std::string p = std::string(kKnowledgeBases) + "/{kb_id}";
   auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
   // The kb_id of the path, validated.
   auto kb = [limits](const RequestContext& ctx) -> Result<std::string> {
@@ -129,6 +129,33 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
     ENGRAM_RETURN_IF_ERROR(CheckId(id, "kb_id", limits));
     return id;
   };
+  router.Add(
+      {.method = "GET",
+       .pattern = kKnowledgeBases,
+       .name = "kb_list",
+       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+         auto params = ParseQueryString(req.query);
+         if (!params.ok()) return params.status();
+         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
+         auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_page_size));
+         if (!page.ok()) return page.status();
+         size_t total = 0;
+         auto kbs = service->ListKnowledgeBases(ws(ctx), page->number, page->size, &total);
+         if (!kbs.ok()) return kbs.status();
+         json results = json::array();
+         for (const KnowledgeBaseSummary& k : *kbs) {
+           results.push_back({{"kb_id", k.kb_id},
+                              {"documents", k.documents},
+                              {"processing", k.processing},
+                              {"failed", k.failed},
+                              {"updated_at", FormatIsoMicros(k.updated_at_us)}});
+         }
+         return V3Response({{"total", total},
+                            {"page_number", page->number},
+                            {"page_size", page->size},
+                            {"results", std::move(results)}},
+                           ctx.request_id, ctx.ElapsedMs());
+       }});
   router.Add({.method = "POST",
               .pattern = p + "/docs",
               .name = "kb_doc_upload",

@@ -163,6 +163,12 @@ Result<KbDocRecord> KbService::Get(const std::string& workspace, const std::stri
   return doc;
 }
 
+Result<std::vector<KnowledgeBaseSummary>> KbService::ListKnowledgeBases(
+    const std::string& workspace, size_t page_number, size_t page_size, size_t* total) {
+  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  return store_->ListKnowledgeBases(workspace, offset, page_size, total);
+}
+
 Result<std::vector<KbDocRecord>> KbService::List(const std::string& workspace,
                                                  const std::string& kb_id, size_t page_number,
                                                  size_t page_size, size_t* total) {

@@ -96,6 +96,11 @@ class KbService {
   // Newest first; page_number from 1.
   Result<std::vector<KbDocRecord>> List(const std::string& workspace, const std::string& kb_id,
                                         size_t page_number, size_t page_size, size_t* total);
+  // The workspace's knowledge bases by kb_id, with their documents counted by status (as stored:
+  // a document whose ingestion is ending may count as done a moment before its GET says so).
+  Result<std::vector<KnowledgeBaseSummary>> ListKnowledgeBases(const std::string& workspace,
+                                                               size_t page_number, size_t page_size,
+                                                               size_t* total);
   // kNotFound for an unknown document.
   Status Delete(const std::string& workspace, const std::string& kb_id, const std::string& id);
   // `explain`: each hit says how it got its score (KbHit::explain).

@@ -38,6 +38,11 @@ class KbStore : public virtual ScopeSync {
   virtual Result<std::vector<KbDocRecord>> ListKbDocs(std::string_view workspace,
                                                       std::string_view kb_id, size_t offset,
                                                       size_t limit, size_t* total) = 0;
+  // The workspace's knowledge bases by kb_id (bytewise): [offset, offset + limit) of them; `total`
+  // gets their count.
+  virtual Result<std::vector<KnowledgeBaseSummary>> ListKnowledgeBases(std::string_view workspace,
+                                                                       size_t offset, size_t limit,
+                                                                       size_t* total) = 0;
   // Deletes a document and its chunks; false when there was none.
   virtual Result<bool> DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
                                    std::string_view id) = 0;

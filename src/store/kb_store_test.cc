@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "store_backends.h"
 
@@ -89,6 +90,52 @@ TEST_P(KbStoreTest, UploadFinishLoadListDelete) {
   EXPECT_TRUE(store_->LoadKbChunks("w", "kb")->empty());
   EXPECT_EQ(store_->GetKbDoc("w", "kb", "a").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->LoadKbChunks("w", "other")->empty());
+}
+
+TEST_P(KbStoreTest, ListKnowledgeBasesCountsEachOnesDocumentsByStatus) {
+  size_t total = 7;
+  ASSERT_TRUE(store_->ListKnowledgeBases("w", 0, 10, &total)->empty());
+  EXPECT_EQ(total, 0u);
+  // kb "b": one processing, one failed (updated last at 30); kb "a": one done; "Z" sorts first.
+  for (const auto& [kb, id, at] : std::vector<std::tuple<std::string, std::string, int64_t>>{
+           {"b", "d1", 10}, {"b", "d2", 20}, {"a", "d3", 5}, {"Z", "d4", 1}}) {
+    KbDocRecord doc = Doc(id, "j-" + id, at);
+    doc.kb_id = kb;
+    ASSERT_TRUE(store_->PutKbDoc(doc).ok());
+  }
+  KbDocRecord failed = Doc("d2", "j-d2", 20);
+  failed.kb_id = "b";
+  failed.status = JobStatus::kFailed;
+  failed.error_message = "unreadable";
+  failed.updated_at_us = 30;
+  ASSERT_TRUE(*store_->FinishKbDoc(failed, {}));
+  KbDocRecord done = Doc("d3", "j-d3", 5);
+  done.kb_id = "a";
+  done.status = JobStatus::kSucceeded;
+  ASSERT_TRUE(*store_->FinishKbDoc(done, {Chunk("d3", 0, "text")}));
+  KbDocRecord elsewhere = Doc("d9", "j-d9", 1);
+  elsewhere.workspace = "other";
+  ASSERT_TRUE(store_->PutKbDoc(elsewhere).ok());
+
+  auto all = store_->ListKnowledgeBases("w", 0, SIZE_MAX, &total);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(total, 3u);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].kb_id, "Z");
+  EXPECT_EQ((*all)[1].kb_id, "a");
+  EXPECT_EQ((*all)[1].documents, 1);
+  EXPECT_EQ((*all)[1].processing, 0);
+  EXPECT_EQ((*all)[1].failed, 0);
+  const KnowledgeBaseSummary& b = (*all)[2];
+  EXPECT_EQ(b.kb_id, "b");
+  EXPECT_EQ(b.documents, 2);
+  EXPECT_EQ(b.processing, 1);
+  EXPECT_EQ(b.failed, 1);
+  EXPECT_EQ(b.updated_at_us, 30);
+  auto page = store_->ListKnowledgeBases("w", 1, 1, &total);
+  ASSERT_EQ(page->size(), 1u);
+  EXPECT_EQ((*page)[0].kb_id, "a");
+  EXPECT_TRUE(store_->ListKnowledgeBases("w", SIZE_MAX, 1, &total)->empty());
 }
 
 TEST_P(KbStoreTest, UploadedBytesStayUntilTheJobEnds) {

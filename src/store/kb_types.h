@@ -29,6 +29,15 @@ struct KbDocRecord {
   int64_t updated_at_us = 0;
 };
 
+// One knowledge base as its documents describe it (a knowledge base exists while it has one).
+struct KnowledgeBaseSummary {
+  std::string kb_id;
+  int64_t documents = 0;
+  int64_t processing = 0;  // being ingested
+  int64_t failed = 0;
+  int64_t updated_at_us = 0;  // the latest change of any of its documents
+};
+
 // One searchable piece of a document.
 struct KbChunkRecord {
   std::string doc_id;

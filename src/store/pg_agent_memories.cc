@@ -11,6 +11,7 @@
 #include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
+#include "store/row_bounds.h"
 
 namespace engram {
 
@@ -329,9 +330,6 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
   std::vector<MemoryEventRecord> out;
   *total = 0;
   if (HasNul(workspace)) return out;  // never written
-  // PostgreSQL's BIGINT bounds the page; a larger offset or limit means "all".
-  constexpr size_t kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
-  const auto bounded = [](size_t v) { return static_cast<int64_t>(v < kMax ? v : kMax); };
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
     *total = txn.exec_params1("SELECT count(*) FROM memory_events WHERE workspace = $1",
@@ -340,7 +338,7 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
     auto rows = txn.exec_params(fmt::format("SELECT {} FROM memory_events WHERE workspace = $1 "
                                             "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
                                             kEventColumns),
-                                std::string(workspace), bounded(offset), bounded(limit));
+                                std::string(workspace), SqlRowBound(offset), SqlRowBound(limit));
     for (const auto& r : rows) out.push_back(ReadEventRow(r));
     return Status::Ok();
   });

@@ -13,8 +13,10 @@
 
 #include "common/time_util.h"
 #include "store/job_rows.h"
+#include "store/kb_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
+#include "store/row_bounds.h"
 
 namespace engram {
 
@@ -242,8 +244,6 @@ Result<std::vector<KbDocRecord>> PgStore::ListKbDocs(std::string_view workspace,
   std::vector<KbDocRecord> out;
   *total = 0;
   if (HasNul(workspace) || HasNul(kb_id)) return out;
-  // PostgreSQL refuses negative LIMIT / OFFSET values (SQLite reads -1 as "no limit").
-  const auto clamp = [](size_t v) { return static_cast<int64_t>(std::min<size_t>(v, INT64_MAX)); };
   size_t count = 0;
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
@@ -256,9 +256,42 @@ Result<std::vector<KbDocRecord>> PgStore::ListKbDocs(std::string_view workspace,
         txn.exec_params(fmt::format("SELECT {} FROM kb_docs WHERE workspace = $1 AND kb_id = $2 "
                                     "ORDER BY created_at DESC, id COLLATE \"C\" LIMIT $3 OFFSET $4",
                                     kDocColumns),
-                        ws, kb, clamp(limit), clamp(offset));
+                        ws, kb, SqlRowBound(limit), SqlRowBound(offset));
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadDocRow(row, /*with_content=*/false));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  *total = count;
+  return out;
+}
+
+Result<std::vector<KnowledgeBaseSummary>> PgStore::ListKnowledgeBases(std::string_view workspace,
+                                                                      size_t offset, size_t limit,
+                                                                      size_t* total) {
+  std::vector<KnowledgeBaseSummary> out;
+  *total = 0;
+  if (HasNul(workspace)) return out;  // never written
+  size_t count = 0;
+  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
+    out.clear();
+    const std::string ws(workspace);
+    count =
+        txn.exec_params1("SELECT count(DISTINCT kb_id) FROM kb_docs WHERE workspace = $1", ws)[0]
+            .as<size_t>();
+    // COLLATE "C": by bytes, as in SQLite, whatever the database's collation.
+    pqxx::result res =
+        txn.exec_params(fmt::format("SELECT {} FROM kb_docs WHERE workspace = $1 GROUP BY kb_id "
+                                    "ORDER BY kb_id COLLATE \"C\" LIMIT $2 OFFSET $3",
+                                    kb_rows::SummaryColumns()),
+                        ws, SqlRowBound(limit), SqlRowBound(offset));
+    for (const auto& r : res) {
+      out.push_back({.kb_id = r[0].as<std::string>(),
+                     .documents = r[1].as<int64_t>(),
+                     .processing = r[2].as<int64_t>(),
+                     .failed = r[3].as<int64_t>(),
+                     .updated_at_us = r[4].as<int64_t>()});
+    }
     return Status::Ok();
   });
   if (!st.ok()) return st;

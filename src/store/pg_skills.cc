@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <initializer_list>
-#include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
+#include "store/row_bounds.h"
 #include "store/skill_rows.h"
 
 namespace engram {
@@ -302,9 +302,6 @@ Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view wo
   std::vector<SkillTaskRecord> out;
   *total = 0;
   if (HasNul(workspace)) return out;  // never written
-  // PostgreSQL's BIGINT bounds the page; a larger offset or limit means "all".
-  constexpr size_t kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
-  const auto bounded = [](size_t v) { return static_cast<int64_t>(v < kMax ? v : kMax); };
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
     *total = txn.exec_params1("SELECT count(*) FROM skill_tasks WHERE workspace = $1",
@@ -313,7 +310,7 @@ Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view wo
     auto rows = txn.exec_params(fmt::format("SELECT {} FROM skill_tasks WHERE workspace = $1 "
                                             "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
                                             kTaskColumns),
-                                std::string(workspace), bounded(offset), bounded(limit));
+                                std::string(workspace), SqlRowBound(offset), SqlRowBound(limit));
     for (const auto& r : rows) out.push_back(ReadTaskRow(r));
     return Status::Ok();
   });

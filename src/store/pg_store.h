@@ -92,6 +92,9 @@ class PgStore final : public Store {
                                std::string_view id) override;
   Result<std::vector<KbDocRecord>> ListKbDocs(std::string_view workspace, std::string_view kb_id,
                                               size_t offset, size_t limit, size_t* total) override;
+  Result<std::vector<KnowledgeBaseSummary>> ListKnowledgeBases(std::string_view workspace,
+                                                               size_t offset, size_t limit,
+                                                               size_t* total) override;
   Result<bool> DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
                            std::string_view id) override;
   Result<std::vector<KbChunkRecord>> LoadKbChunks(std::string_view workspace,

@@ -5,6 +5,8 @@
 
 #include "common/time_util.h"
 #include "store/job_rows.h"
+#include "store/kb_rows.h"
+#include "store/row_bounds.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
 
@@ -207,6 +209,36 @@ Result<std::vector<KbDocRecord>> SqliteStore::ListKbDocs(std::string_view worksp
     q.Bind(3, static_cast<int64_t>(limit));
     q.Bind(4, static_cast<int64_t>(offset));
     while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));
+    if (!st.ok()) return st;
+    return out;
+  });
+}
+
+Result<std::vector<KnowledgeBaseSummary>> SqliteStore::ListKnowledgeBases(
+    std::string_view workspace, size_t offset, size_t limit, size_t* total) {
+  *total = 0;
+  return WithReader([&](sqlite3* db) -> Result<std::vector<KnowledgeBaseSummary>> {
+    sqlite::Stmt count(db, "SELECT count(DISTINCT kb_id) FROM kb_docs WHERE workspace = ?");
+    ENGRAM_RETURN_IF_ERROR(count.prepare_status());
+    count.Bind(1, workspace);
+    Status st;
+    *total = count.Step(&st) ? static_cast<size_t>(count.ColumnInt(0)) : 0;
+    ENGRAM_RETURN_IF_ERROR(st);
+    std::vector<KnowledgeBaseSummary> out;
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE workspace = ? GROUP BY kb_id "
+                                   "ORDER BY kb_id LIMIT ? OFFSET ?",
+                                   kb_rows::SummaryColumns()));
+    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
+    q.Bind(1, workspace);
+    q.Bind(2, SqlRowBound(limit));
+    q.Bind(3, SqlRowBound(offset));
+    while (q.Step(&st)) {
+      out.push_back({.kb_id = q.ColumnText(0),
+                     .documents = q.ColumnInt(1),
+                     .processing = q.ColumnInt(2),
+                     .failed = q.ColumnInt(3),
+                     .updated_at_us = q.ColumnInt(4)});
+    }
     if (!st.ok()) return st;
     return out;
   });

@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <limits>
 
 #include "common/time_util.h"
 #include "store/job_rows.h"
+#include "store/row_bounds.h"
 #include "store/skill_rows.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
@@ -282,9 +282,6 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_vie
                                                                  size_t offset, size_t limit,
                                                                  size_t* total) {
   *total = 0;
-  // SQLite's LIMIT and OFFSET are 64-bit signed; a larger offset or limit means "all".
-  constexpr size_t kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
-  const auto bounded = [](size_t v) { return static_cast<int64_t>(v < kMax ? v : kMax); };
   return WithReader([&](sqlite3* db) -> Result<std::vector<SkillTaskRecord>> {
     Status st;
     sqlite::Stmt count(db, "SELECT count(*) FROM skill_tasks WHERE workspace = ?");
@@ -298,8 +295,8 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_vie
                                    kTaskColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
-    q.Bind(2, bounded(limit));
-    q.Bind(3, bounded(offset));
+    q.Bind(2, SqlRowBound(limit));
+    q.Bind(3, SqlRowBound(offset));
     while (q.Step(&st)) out.push_back(ReadTaskRow(q));
     if (!st.ok()) return st;
     return out;

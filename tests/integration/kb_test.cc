@@ -343,6 +343,51 @@ TEST_F(KbApiTest, ListPaginatesNewestFirst) {
   EXPECT_EQ(client().Get(Kb(kb, "other-ws") + "/docs").Json()["result"].value("total", -1), 0);
 }
 
+TEST_F(KbApiTest, KnowledgeBasesAreListedWithTheirDocumentsByStatus) {
+  ENGRAM_REQUIRE_BINARY();
+  const std::string ws = UniqueWorkspace("kbs");
+  const std::string list =
+      "/v3/openapi/workspaces/" + ws + "/memory/agentic-memory/knowledge-bases";
+  EXPECT_EQ(client().Get(list).Json()["result"]["total"], 0);
+  WriteFile(ImportDir() / "listed.txt", "a listed document");
+  auto upload = [&](const std::string& kb, const std::string& id, const std::string& file) {
+    HttpResponse r = client().Post(
+        Kb(kb, ws) + "/docs",
+        json{{"type", "LOCAL"}, {"doc", {{"id", id}, {"title", id}, {"file_url", file}}}});
+    ASSERT_EQ(r.status, 200) << r.Describe();
+  };
+  upload("manuals", "m1", "listed.txt");
+  upload("manuals", "m2", "no-such-file.txt");
+  upload("faq", "f1", "listed.txt");
+  json result;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    result = client().Get(list).Json()["result"];
+    int processing = 0;
+    for (const auto& k : result["results"]) processing += k.value("processing", 1);
+    if (result["results"].size() == 2 && processing == 0) break;
+    std::this_thread::sleep_for(30ms);
+  }
+  ASSERT_EQ(result["total"], 2) << result.dump();
+  EXPECT_EQ(result["page_size"], 20);
+  ASSERT_EQ(result["results"].size(), 2u);
+  const json& faq = result["results"][0];
+  const json& manuals = result["results"][1];
+  EXPECT_EQ(faq["kb_id"], "faq");
+  EXPECT_EQ(faq["documents"], 1);
+  EXPECT_EQ(faq["failed"], 0);
+  EXPECT_EQ(manuals["kb_id"], "manuals");
+  EXPECT_EQ(manuals["documents"], 2);
+  EXPECT_EQ(manuals["processing"], 0);
+  EXPECT_EQ(manuals["failed"], 1) << manuals.dump();
+  EXPECT_TRUE(manuals["updated_at"].is_string());
+  json second = client().Get(list + "?page_size=1&page_number=2").Json()["result"];
+  ASSERT_EQ(second["results"].size(), 1u);
+  EXPECT_EQ(second["results"][0]["kb_id"], "manuals");
+  EXPECT_TRUE(IsError(client().Get(list + "?page_size=0"), 400, "InvalidParameter", "page_size"));
+  EXPECT_TRUE(IsError(client().Get(list + "?kb_id=faq"), 400, "InvalidParameter", "kb_id"));
+}
+
 TEST_F(KbApiTest, InvalidRequestsAre400WithPreciseMessages) {
   ENGRAM_REQUIRE_BINARY();
   const std::string kb = UniqueId("kb");

@@ -112,6 +112,11 @@ class ForwardingStore : public Store {
                                               size_t offset, size_t limit, size_t* total) override {
     return base_->ListKbDocs(workspace, kb_id, offset, limit, total);
   }
+  Result<std::vector<KnowledgeBaseSummary>> ListKnowledgeBases(std::string_view workspace,
+                                                               size_t offset, size_t limit,
+                                                               size_t* total) override {
+    return base_->ListKnowledgeBases(workspace, offset, limit, total);
+  }
   Result<bool> DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
                            std::string_view id) override {
     return base_->DeleteKbDoc(workspace, kb_id, id);
