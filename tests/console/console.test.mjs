@@ -94,6 +94,16 @@ describe('the web console', { skip: SKIP || false }, () => {
     await add('wsb', 'bob', 'Bob keeps a secret garden');
     await add('wsa', 'carol', 'Carol brews oolong tea in a clay pot');
     await add('wsa', 'carol', 'Carol bought green tea for her sister');
+    // A skill task in wsa, run to its end, for the events-and-tasks view.
+    const task = await rest(server.base, 'POST', '/v3/openapi/workspaces/wsa/memory/agentic-memory/skills/add', KEY,
+      { user_id: 'erin', messages: [{ role: 'user', content: 'How do I repot a fern?' },
+        { role: 'assistant', content: '1. Water it the day before.\n2. Lift it out gently.\n3. Set it in fresh soil.' }] });
+    assert.equal(task.status, 200, JSON.stringify(task.body));
+    for (let i = 0; i < 200; i++) {
+      const t = await rest(server.base, 'GET', `/v3/openapi/workspaces/wsa/memory/agentic-memory/skills/tasks/${task.body.result.task_id}`, KEY);
+      if (t.body.result.status === 'completed') break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
     const wd = await import(pathToFileURL(path.join(WEBDRIVER, 'index.js')).href);
     const chrome = await import(pathToFileURL(path.join(WEBDRIVER, 'chrome.js')).href);
     ({ By, until } = wd);
@@ -310,6 +320,32 @@ describe('the web console', { skip: SKIP || false }, () => {
     await waitText('#skill-deleted', /brew-oolong deleted/);
     await waitText('#skill-total', /^1 skills/);
     assert.doesNotMatch(await text('#skill-table'), /brew-oolong/);
+  });
+
+  test('events and tasks show a workspace\'s work; a memory opens the event that made it', async () => {
+    await showMemories('wsa', 'carol');
+    await driver.wait(until.elementLocated(By.css('#memory-table tr.row')), 10000);
+    await driver.findElement(By.css('#memory-table tr.row')).click();
+    await driver.wait(until.elementLocated(By.id('memory-event')), 10000);
+    await driver.findElement(By.id('memory-event')).click();
+    await waitText('#event', /SUCCEEDED/);
+    assert.match(await text('#event-decisions'), /ADD\s+m-\S+\s+Carol/);
+    // The workspace's events (three adds), its skill task, and its knowledge base's document jobs.
+    await waitText('#event-total', /^3 events/);
+    await waitText('#task-table', /completed/);
+    assert.match(await text('#job-table'), /manuals\s+1\s+0\s+1/);
+    await shot('events-and-tasks');
+    // A decision's memory opens in the memories view.
+    await driver.findElement(By.css('#event-decisions a')).click();
+    await waitText('#memory-history', /ADD/);
+    // A knowledge base's row opens its documents, with the failure and its reason.
+    await driver.get(`${server.base}/console#/activity/wsa`);
+    await driver.wait(until.elementLocated(By.css('#job-table tr.row')), 10000);
+    await driver.findElement(By.css('#job-table tr.row[data-kb="manuals"]')).click();
+    await waitText('#kb-table', /noise\.bin\s+\S+\s+FAIL/);
+    // Without a knowledge base named, the view lists the workspace's.
+    await showKb('wsa', '');
+    await waitText('#kb-bases', /manuals/);
   });
 
   test('bad input shows the API\'s message', async () => {

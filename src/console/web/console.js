@@ -1,5 +1,6 @@
 // The console's entry: sign-in, navigation between views (the URL's hash names the view), and
 // sign-out. Views render into #view; every call they make goes through api.js.
+import * as activity from './activity.js';
 import { ApiError, call, signIn, signOut, signedIn } from './api.js';
 import * as knowledge from './knowledge.js';
 import * as memories from './memories.js';
@@ -7,7 +8,14 @@ import * as overview from './overview.js';
 import * as search from './search.js';
 import * as skills from './skills.js';
 
-const VIEWS = { overview, memories, search, knowledge, skills };
+const VIEWS = { overview, memories, search, knowledge, skills, activity };
+// What the segments after a view's name mean (#/memories/<workspace>/<memory id>): links between
+// views open a workspace's list, a memory, a knowledge base or an event.
+const PATH_PARAMS = {
+  memories: ['workspace', 'memory'],
+  knowledge: ['workspace', 'kb'],
+  activity: ['workspace', 'event'],
+};
 
 function show(id, visible) { document.getElementById(id).hidden = !visible; }
 
@@ -22,7 +30,9 @@ async function route() {
   const view = VIEWS[name] ? name : 'overview';
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.view === view);
   const params = {};
-  if (view === 'memories' && rest.length) params.workspace = decodeURIComponent(rest[0]);
+  (PATH_PARAMS[view] || []).forEach((name, i) => {
+    if (rest[i]) params[name] = decodeURIComponent(rest[i]);
+  });
   await VIEWS[view].render(document.getElementById('view'), params);
 }
 

@@ -1,4 +1,5 @@
-// Knowledge bases: a knowledge base's documents with their status, newest first, a page at a time;
+// Knowledge bases: a workspace's knowledge bases (a click opens one); a knowledge base's documents
+// with their status, newest first, a page at a time;
 // upload a file from this computer (sent by content, ingested by the server like any document,
 // its status followed until it leaves PROCESSING); a document's detail (its text or its error);
 // delete with confirmation.
@@ -8,11 +9,14 @@ import { base64 } from './files.js';
 
 const PAGE = 20;
 const POLL_MS = 500;
-const state = { workspace: 'default', kb: '', page: 1 };
+const state = { workspace: 'default', kb: '', page: 1, kbPage: 1 };
 
 const kbPath = (rest = '') => v3Path(state.workspace, `/knowledge-bases/${encodeURIComponent(state.kb)}${rest}`);
 
-export async function render(view) {
+export async function render(view, params = {}) {
+  if (params.workspace !== undefined || params.kb !== undefined) {
+    Object.assign(state, { kb: '', ...params, page: 1, kbPage: 1 });
+  }
   const form = scopeForm({
     id: 'kb-form', prefix: 'k', button: 'kb-go', state, redraw: () => render(view),
     fields: [['workspace', 'Workspace'], ['kb', 'Knowledge base id']],
@@ -21,8 +25,12 @@ export async function render(view) {
   const list = el('div', { id: 'kb-list' });
   const detail = el('div', { id: 'kb-detail' });
   view.replaceChildren(el('h2', {}, 'Knowledge bases'), form, upload, list, detail);
-  if (!state.workspace || !state.kb) {
-    list.append(el('p', { class: 'muted' }, 'Name a workspace and a knowledge base.'));
+  if (!state.workspace) {
+    list.append(el('p', { class: 'muted' }, 'Name a workspace.'));
+    return;
+  }
+  if (!state.kb) {
+    await showKnowledgeBases(list, view);
     return;
   }
   upload.append(uploadForm(view));
@@ -71,6 +79,30 @@ async function follow(id) {
   const said = note().textContent;
   await render(document.getElementById('view'));
   if (note()) note().textContent = said;
+}
+
+// The workspace's knowledge bases with their documents by status; a click opens one (a new one is
+// made by naming it above and uploading to it).
+async function showKnowledgeBases(list, view) {
+  try {
+    const page = (await call('GET', v3Path(state.workspace, '/knowledge-bases') +
+      query({ page_number: state.kbPage, page_size: PAGE }))).result;
+    list.append(el('p', { class: 'muted', id: 'kb-count' },
+      `${page.total} knowledge bases; open one, or name a new one above to upload to it.`));
+    if (page.results.length) {
+      list.append(el('table', { id: 'kb-bases' },
+        el('thead', {}, el('tr', {}, ['Knowledge base', 'Documents', 'Processing', 'Failed', 'Last change']
+          .map((h) => el('th', {}, h)))),
+        el('tbody', {}, page.results.map((k) => el('tr', {
+          class: 'row', 'data-kb': k.kb_id, onclick: () => { state.kb = k.kb_id; state.page = 1; render(view); },
+        }, el('td', {}, k.kb_id), el('td', {}, String(k.documents)), el('td', {}, String(k.processing)),
+        el('td', { class: k.failed ? 'status-FAIL' : '' }, String(k.failed)), el('td', {}, k.updated_at))))));
+    }
+    list.append(pager({ get page() { return state.kbPage; }, set page(p) { state.kbPage = p; } },
+      page.total, PAGE, () => render(view)));
+  } catch (e) {
+    list.append(errorBox(e));
+  }
 }
 
 async function showList(list, detail, view) {

@@ -8,7 +8,8 @@ const PAGE = 20;
 const state = { workspace: 'default', user_id: '', agent_id: '', run_id: '', page: 1, q: '' };
 
 export async function render(view, params) {
-  Object.assign(state, params);
+  const { memory, ...fields } = params;
+  Object.assign(state, fields);
   const form = scopeForm({
     id: 'memory-filter', prefix: 'f', button: 'memory-go', state, redraw: () => render(view, {}),
     fields: [['workspace', 'Workspace'], ['user_id', 'User'], ['agent_id', 'Agent'], ['run_id', 'Run'],
@@ -17,6 +18,8 @@ export async function render(view, params) {
   const results = el('div', { id: 'memory-results' });
   const detail = el('div', { id: 'memory-detail' });
   view.replaceChildren(el('h2', {}, 'Memories'), form, results, detail);
+  // A link to one memory (#/memories/<workspace>/<id>) opens it whatever the list shows.
+  if (memory) open(detail, memory, view);
   if (!state.workspace || !(state.user_id || state.agent_id || state.run_id)) {
     results.append(el('p', { class: 'muted' }, 'Name a workspace and a user, agent or run.'));
     return;
@@ -94,6 +97,10 @@ async function open(detail, id, view) {
           el('td', {}, h.event), el('td', {}, h.old_memory ?? ''), el('td', {}, h.new_memory ?? ''),
           el('td', {}, h.created_at || ''))))),
       el('h4', {}, 'Provenance'),
+      memory.provenance?.event_id ? el('p', {}, el('a', {
+        id: 'memory-event',
+        href: `#/activity/${encodeURIComponent(state.workspace)}/${encodeURIComponent(memory.provenance.event_id)}`,
+      }, `Open the event that made it (${memory.provenance.event_id})`)) : null,
       el('pre', { id: 'memory-provenance' }, JSON.stringify(memory.provenance ?? null, null, 2)),
       el('h4', {}, 'Metadata'),
       el('pre', {}, JSON.stringify(memory.metadata ?? {}, null, 2)),
