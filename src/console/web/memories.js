@@ -1,11 +1,14 @@
 // Memories: a workspace's memories of one user, agent or run, newest first, a page at a time; a
 // memory's detail with its history and provenance; editing its text; delete with confirmation;
-// and a search.
+// and a search, narrowed by a filter built with a form (filters.js).
 import { call, memoryPath, query } from './api.js';
 import { el, errorBox, pager, scopeForm } from './dom.js';
+import { buildFilter, filterForm } from './filters.js';
 
 const PAGE = 20;
-const state = { workspace: 'default', user_id: '', agent_id: '', run_id: '', page: 1, q: '' };
+const state = {
+  workspace: 'default', user_id: '', agent_id: '', run_id: '', page: 1, q: '', filters: [], combine: 'AND',
+};
 
 export async function render(view, params) {
   const { memory, ...fields } = params;
@@ -17,7 +20,7 @@ export async function render(view, params) {
   });
   const results = el('div', { id: 'memory-results' });
   const detail = el('div', { id: 'memory-detail' });
-  view.replaceChildren(el('h2', {}, 'Memories'), form, results, detail);
+  view.replaceChildren(el('h2', {}, 'Memories'), form, filterForm(state, () => {}), results, detail);
   // A link to one memory (#/memories/<workspace>/<id>) opens it whatever the list shows.
   if (memory) open(detail, memory, view);
   if (!state.workspace || !(state.user_id || state.agent_id || state.run_id)) {
@@ -26,12 +29,15 @@ export async function render(view, params) {
   }
   const scope = { user_id: state.user_id, agent_id: state.agent_id, run_id: state.run_id };
   try {
+    const filters = buildFilter(state.filters, state.combine);
     if (state.q) {
-      const found = await call('POST', memoryPath(state.workspace, '/memories/search'),
-        { query: state.q, ...Object.fromEntries(Object.entries(scope).filter(([, v]) => v)), top_k: PAGE });
+      const body = { query: state.q, ...Object.fromEntries(Object.entries(scope).filter(([, v]) => v)), top_k: PAGE };
+      if (filters) body.filters = filters;
+      const found = await call('POST', memoryPath(state.workspace, '/memories/search'), body);
       results.append(table(found.results, true, (m) => open(detail, m.id, view)));
       return;
     }
+    if (filters) results.append(el('p', { class: 'muted' }, 'The filter narrows a search: type a query to apply it.'));
     const page = await call('GET', memoryPath(state.workspace, '/memories') +
       query({ ...scope, page_number: state.page, page_size: PAGE }));
     results.append(el('p', { class: 'muted', id: 'memory-total' }, `${page.total} memories`));
