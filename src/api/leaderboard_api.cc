@@ -10,6 +10,7 @@
 
 #include "api/envelope.h"
 #include "api/json_input.h"
+#include "api/search_explanation_json.h"
 #include "common/ascii.h"
 #include "common/codec.h"
 #include "common/time_util.h"
@@ -171,6 +172,9 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
     return top_k.status();
   }
   req.top_k = static_cast<int>(top_k->value_or(10));
+  auto explain = GetBool(j, "explain");
+  if (!explain.ok()) return explain.status();
+  req.explain = explain->value_or(false);
 
   auto o = j.find("options");
   if (o != j.end() && !o->is_null()) {
@@ -291,6 +295,7 @@ nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResul
   item["id"] = hit.id;
   item["content"] = RenderContent(hit, result);
   item["score"] = hit.score;
+  if (hit.explain) item["explain"] = ExplanationJson(*hit.explain);
   // Milliseconds, as JavaScript's toISOString writes them (what the Leaderboard's clients parse).
   item["created_at"] = FormatIsoMillis(hit.time_us);
   return item;

@@ -285,7 +285,7 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
   LeaderboardSearchResult result;
   auto hits = (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),
                                ForQuery(options_.retrieval, NamesCodeIdentifier(request.query)),
-                               ParseQueryDates(request.query));
+                               ParseQueryDates(request.query), request.explain);
   if (rerank_.enabled()) {
     // The options of a multiple-choice question tell the reranker what to look for.
     std::string question = request.query;
@@ -298,6 +298,7 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     hit.id = std::move(h.doc.id);
     hit.text = std::move(h.doc.text);
     hit.score = h.score;
+    hit.explain = std::move(h.explain);
     hit.time_us = h.doc.time_us;
     if (const auto& shape = h.doc.shape;
         shape && (h.doc.begin > 0 || h.doc.begin + hit.text.size() < shape->bytes)) {

@@ -33,6 +33,7 @@
 
 #include "common/mutex.h"
 #include "core/rerank_stage.h"
+#include "core/search_explanation.h"
 #include "core/shard_registry.h"
 #include "core/vector_backfill.h"
 #include "embed/embedder.h"
@@ -73,6 +74,7 @@ struct LeaderboardSearchRequest {
   std::vector<std::string> options;
   std::string user_id;
   int top_k = 10;
+  bool explain = false;  // each hit says how it got its score (LeaderboardHit::explain)
 };
 
 // Where a result cut from a long message sits in it (index/passages.h).
@@ -105,6 +107,8 @@ struct LeaderboardHit {
   // The turns the result shows, in conversation order, this hit's own among them; empty when
   // it shows this hit alone (text, parts).
   std::vector<LeaderboardTurn> turns;
+  // Set when the search asked for it: how the hit's own message (or passage) got its score.
+  std::optional<SearchExplanation> explain;
 };
 
 struct LeaderboardSearchResult {

@@ -238,7 +238,8 @@ std::vector<std::pair<int64_t, std::string>> ScopeShard::MissingVectors() const 
 std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const std::vector<float>& query_vector, size_t k,
                                          const RetrievalOptions& options,
-                                         const std::optional<TimeRange>& dates) const {
+                                         const std::optional<TimeRange>& dates,
+                                         bool explain) const {
   ReaderLock lock(&mu_);
   // The lambdas below run under this lock; they reach docs_ through `docs` because the analysis
   // checks a lambda as a function of its own.
@@ -274,7 +275,10 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
     closeness = [&](DocId d) { return DateCloseness((*docs)[d].time_us, *dates, options); };
     query.prior = &closeness;
   }
-  const std::vector<ScoredDoc> fused = index_.Search(query).ranked;
+  query.explain = explain;
+  const HybridHits found = index_.Search(query);
+  const std::vector<ScoredDoc>& fused = found.ranked;
+  const HybridHits* explained = explain ? &found : nullptr;
   const std::function<TurnFacts(DocId)> facts = [docs](DocId d) {
     return TurnFacts{(*docs)[d].text.size(), (*docs)[d].asks};
   };
@@ -287,18 +291,23 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
     // lexical ranking (conversation windows, else plain BM25) names each message's best passage.
     std::vector<ScoredDoc> plain;
     if (windows.empty() && query.use_bm25) plain = index_.bm25().Search(terms, candidates);
-    return ExcerptsLocked(ranked, windows.empty() ? plain : windows, k);
+    return ExcerptsLocked(ranked, windows.empty() ? plain : windows, k, explained,
+                          query.fusion.method);
   }
 
   std::vector<ShardHit> hits;
   if (!excerpts) {
     hits.reserve(ranked.size());
-    for (const auto& s : ranked) hits.push_back({docs_[s.doc], s.score});
+    for (const auto& s : ranked) {
+      hits.push_back({docs_[s.doc], s.score});
+      if (explained) hits.back().explain = Explain(found, s.doc, query.fusion.method, s.score);
+    }
     return hits;
   }
   const auto bytes = [docs](DocId d) { return (*docs)[d].text.size(); };
   for (ConversationExcerpt& e : AssembleExcerpts(ranked, k, turns_, bytes, options.excerpt)) {
     ShardHit hit{docs_[e.turns[e.anchor]], e.score};
+    if (explained) hit.explain = Explain(found, e.turns[e.anchor], query.fusion.method, e.score);
     if (e.turns.size() > 1) {
       hit.anchor = e.anchor;
       hit.turns.reserve(e.turns.size());
@@ -310,8 +319,9 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
 }
 
 std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& ranked,
-                                                 const std::vector<ScoredDoc>& lexical,
-                                                 size_t k) const {
+                                                 const std::vector<ScoredDoc>& lexical, size_t k,
+                                                 const HybridHits* explained,
+                                                 FusionMethod method) const {
   // The answer's messages, in the order of their best passage, with their ranked passages.
   struct Excerpt {
     DocId first;
@@ -360,6 +370,8 @@ std::vector<ShardHit> ScopeShard::ExcerptsLocked(const std::vector<ScoredDoc>& r
       }
     }
     ShardHit hit{docs_[e.first + lo], e.score};
+    // The score is the best ranked passage's (the first of e.passages).
+    if (explained) hit.explain = Explain(*explained, e.first + e.passages.front(), method, e.score);
     hit.doc.parts_json = docs_[e.first].parts_json;
     if (lo != hi) {
       hit.doc.text.clear();

@@ -22,6 +22,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "core/retrieval_options.h"
+#include "core/search_explanation.h"
 #include "index/analyzer.h"
 #include "index/hybrid_index.h"
 #include "index/passages.h"
@@ -71,6 +72,9 @@ struct ShardHit {
   // shows, in conversation order, doc among them at `anchor`; empty when it shows doc alone.
   std::vector<ShardDoc> turns;
   size_t anchor = 0;
+  // Set by an explained search: how doc (for a long message, its best ranked passage) got the
+  // result's score.
+  std::optional<SearchExplanation> explain;
 };
 
 struct ShardOptions {
@@ -116,11 +120,13 @@ class ScopeShard {
 
   // Ranked hits for a query: analysed terms, its vector (empty: BM25 only) and the dates it names
   // (see ParseQueryDates). Passages of long messages are ranked on their own; a message appears
-  // at most once, as an excerpt of its passages that ranked.
+  // at most once, as an excerpt of its passages that ranked. `explain`: each hit says how it got
+  // its score (ShardHit::explain); the ranking is the same either way.
   std::vector<ShardHit> Search(const std::vector<std::string>& terms,
                                const std::vector<float>& query_vector, size_t k,
                                const RetrievalOptions& options,
-                               const std::optional<TimeRange>& dates = std::nullopt) const;
+                               const std::optional<TimeRange>& dates = std::nullopt,
+                               bool explain = false) const;
 
   // Messages (not passages).
   size_t size() const;
@@ -141,8 +147,10 @@ class ScopeShard {
   static bool TurnBefore(const std::vector<ShardDoc>& docs, DocId a, DocId b);
   // The best `k` messages of `ranked` (passages), each once, as excerpts centred on the passage
   // of the message that ranks first in `lexical` (the query's words), else on its best ranked.
+  // `explained`: the explained search `ranked` came from, fused by `method`; null when not asked.
   std::vector<ShardHit> ExcerptsLocked(const std::vector<ScoredDoc>& ranked,
-                                       const std::vector<ScoredDoc>& lexical, size_t k) const
+                                       const std::vector<ScoredDoc>& lexical, size_t k,
+                                       const HybridHits* explained, FusionMethod method) const
       REQUIRES_SHARED(mu_);
 
   const Analyzer* analyzer_;

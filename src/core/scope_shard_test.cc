@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <tuple>
 
 namespace engram {
 namespace {
@@ -324,6 +325,45 @@ TEST_F(ScopeShardTest, LongMessagesAreSearchedAsPassagesAndReturnedOnceAsExcerpt
   for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << id;
   EXPECT_EQ(seen.count("m-2"), 1u);
   EXPECT_EQ(seen.count("m-3"), 1u);
+}
+
+// An explained search ranks exactly as a plain one, and each hit carries the fusion of the doc its
+// score came from: turns alone, turns as excerpts of their session, passages of a long message.
+TEST_F(ScopeShardTest, AnExplainedSearchRanksTheSameAndSaysHowEachHitScored) {
+  ScopeShard chat(&analyzer_, opts_);
+  chat.Apply({Rec(1, "s", 10, "what did you adopt last week", {0.f, 1.f}),
+              Rec(2, "s", 20, "a puppy named rex", {1.f, 0.f}),
+              Rec(3, "s", 30, "the puppy sleeps all day", {0.6f, 0.8f}),
+              Rec(4, "t", 40, "compute the puppy's age", {0.8f, 0.6f})});
+  ScopeShard code(&analyzer_, opts_);
+  code.Apply({Rec(1, "s", 10, "a puppy named rex", {1.f, 0.f}),
+              Rec(2, "t", 40, SourceFile(60), {0.8f, 0.6f})});
+  for (const auto& [shard, excerpts, path] :
+       std::vector<std::tuple<const ScopeShard*, bool, const char*>>{
+           {&chat, false, "turns"}, {&chat, true, "excerpts"}, {&code, false, "passages"}}) {
+    SCOPED_TRACE(path);
+    RetrievalOptions opts;
+    opts.excerpts = excerpts;
+    const auto terms = analyzer_.AnalyzeQuery("puppy compute");
+    const std::vector<float> q = {1.f, 0.f};
+    const auto plain = shard->Search(terms, q, 4, opts);
+    const auto explained = shard->Search(terms, q, 4, opts, std::nullopt, /*explain=*/true);
+    ASSERT_EQ(plain.size(), explained.size());
+    ASSERT_FALSE(plain.empty());
+    int fused = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_EQ(plain[i].doc.id, explained[i].doc.id);
+      EXPECT_EQ(plain[i].score, explained[i].score);
+      EXPECT_FALSE(plain[i].explain.has_value());
+      ASSERT_TRUE(explained[i].explain.has_value()) << i;
+      const SearchExplanation& e = *explained[i].explain;
+      EXPECT_EQ(e.ranked_score, explained[i].score);
+      if (!e.fusion) continue;  // a turn brought in beside a hit
+      ++fused;
+      EXPECT_TRUE(e.fusion->lexical.has_value() || e.fusion->vector.has_value());
+    }
+    EXPECT_GT(fused, 0);
+  }
 }
 
 TEST_F(ScopeShardTest, PassagesTakeTheirVectorsFromTheMessagesStoredVector) {

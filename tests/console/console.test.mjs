@@ -94,6 +94,13 @@ describe('the web console', { skip: SKIP || false }, () => {
     await add('wsb', 'bob', 'Bob keeps a secret garden');
     await add('wsa', 'carol', 'Carol brews oolong tea in a clay pot');
     await add('wsa', 'carol', 'Carol bought green tea for her sister');
+    // A Leaderboard conversation, for the playground's Leaderboard target.
+    const lb = await rest(server.base, 'POST', '/leaderboard/add', KEY, {
+      request_id: 'console-lb-1', user_id: 'lb-user', session_id: 's1',
+      messages: [{ role: 'user', content: 'We paddled the red kayak across the bay.', timestamp: 1704067200000 },
+        { role: 'assistant', content: 'That sounds like a calm morning on the water.', timestamp: 1704067260000 }],
+    });
+    assert.equal(lb.status, 200, JSON.stringify(lb.body));
     // A skill task in wsa, run to its end, for the events-and-tasks view.
     const task = await rest(server.base, 'POST', '/v3/openapi/workspaces/wsa/memory/agentic-memory/skills/add', KEY,
       { user_id: 'erin', messages: [{ role: 'user', content: 'How do I repot a fern?' },
@@ -250,6 +257,13 @@ describe('the web console', { skip: SKIP || false }, () => {
     await type('#s-scope', 'u'.repeat(300));
     await driver.findElement(By.id('search-go')).click();
     await waitText('#search-results .error', /^400: .*user_id/);
+    // A Leaderboard user's messages, explained the same way.
+    await driver.findElement(By.css('#s-target option[value="leaderboard"]')).click();
+    await type('#s-scope', 'lb-user');
+    await type('#s-q', 'red kayak');
+    await driver.findElement(By.id('search-go')).click();
+    await waitText('#search-table', /kayak across the bay/);
+    assert.match(await text('#search-table tbody tr'), /BM25 \d+\.\d{3}, part/);
   });
 
   const showKb = async (ws, kb) => {

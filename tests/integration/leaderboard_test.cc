@@ -138,6 +138,44 @@ TEST_F(LeaderboardTest, TheReplyRanksAboveTheShortQuestionItAnswers) {
       << data.dump();
 }
 
+// `explain: true` (an extension the Leaderboard does not send): the same results, each with how
+// it got its score; absent unless asked; a non-boolean is refused naming the field.
+TEST_F(LeaderboardTest, AnExplainedSearchSaysHowEachResultScored) {
+  std::string user = UniqueId("eval:run:explain");
+  AddOk(user, json::array({
+                  Message("We adopted a tabby kitten called Miso.", kJan1),
+                  Message("Miso sleeps on the radiator all afternoon.", kJan1 + kHourMs),
+                  Message("The garden needs weeding before spring.", kJan1 + 2 * kHourMs),
+              }));
+  json plain_body = SearchBody(user, "where does the kitten Miso sleep", 10);
+  json explained_body = plain_body;
+  explained_body["explain"] = true;
+  json plain = CheckSearchShape(client().Post(kSearchPath, plain_body), 10);
+  HttpResponse resp = client().Post(kSearchPath, explained_body);
+  ASSERT_EQ(resp.status, 200) << resp.Describe();
+  json explained = resp.Json()["data"];
+  ASSERT_EQ(explained.size(), plain.size()) << resp.body;
+  ASSERT_FALSE(plain.empty());
+  bool fused = false;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_FALSE(plain[i].contains("explain"));
+    EXPECT_EQ(explained[i]["id"], plain[i]["id"]);
+    EXPECT_EQ(explained[i]["score"], plain[i]["score"]);
+    const json& e = explained[i]["explain"];
+    ASSERT_TRUE(e.is_object()) << explained[i].dump();
+    EXPECT_EQ(e["ranked_score"], explained[i]["score"]);
+    if (e["fusion"].is_object()) {
+      fused = true;
+      EXPECT_TRUE(e["fusion"]["bm25"].is_object()) << e.dump();
+      EXPECT_TRUE(e["fusion"]["method"].is_string()) << e.dump();
+    }
+  }
+  EXPECT_TRUE(fused) << resp.body;
+  explained_body["explain"] = "yes";
+  EXPECT_TRUE(
+      IsError(client().Post(kSearchPath, explained_body), 400, "InvalidParameter", "explain"));
+}
+
 TEST_F(LeaderboardTest, SearchHonoursTopK) {
   std::string user = UniqueId("user");
   json messages = json::array();

@@ -1,5 +1,5 @@
-// Search playground: one query against a workspace's memories (of a user), a knowledge base, or a
-// user's skills, asked with `explain: true`, so each result shows how it got its score: each
+// Search playground: one query against a workspace's memories (of a user), a knowledge base, a
+// user's skills or a Leaderboard user's messages, asked with `explain: true`, so each result shows how it got its score: each
 // retriever's raw score and its part of the fused sum, the date prior, the factors, and the rank
 // before a reranker (docs/retrieval.md, "Explained search").
 import { call, memoryPath, v3Path } from './api.js';
@@ -29,6 +29,15 @@ const TARGETS = {
       { query: s.q, user_id: s.scope, size: Math.min(s.top_k, 100), explain: true }],
     results: (answer) => answer.result.results,
     text: (r) => `${r.name}: ${r.description}`,
+  },
+  // The Leaderboard's data lives in the server's Leaderboard workspace: the field above is unused.
+  leaderboard: {
+    label: 'Leaderboard', scope: 'User',
+    request: (s) => ['/leaderboard/search',
+      { query: s.q, user_id: s.scope, top_k: Math.min(s.top_k, 100), explain: true }],
+    results: (answer) => answer.data,
+    text: (r) => (typeof r.content === 'string' ? r.content
+      : r.content.filter((p) => p.type === 'text').map((p) => p.text).join('\n')),
   },
 };
 
