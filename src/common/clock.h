@@ -2,9 +2,10 @@
 // sleeping through it.
 //
 // A component that reads time takes a `Clock*` in its options (null: RealClock()). It reads
-// monotonic time for deadlines, backoffs and pauses (SteadyNow) and waits for such a deadline
+// monotonic time for deadlines, backoffs and pauses (SteadyNow), waits for such a deadline
 // through the clock (WaitUntil), so that under a FakeClock the wait ends when a test advances
-// time past it, not when real time gets there.
+// time past it, not when real time gets there, and reads the calendar for what it stamps on rows
+// and compares with them (WallMicros: creation and update times, expiry, retention).
 //
 // Thread-safety: every method may be called from any thread. RealClock() is stateless and lives
 // for the whole process; a FakeClock must outlive the components given it.
@@ -15,6 +16,7 @@
 #include <cstdint>
 
 #include "common/mutex.h"
+#include "common/time_util.h"
 
 namespace engram {
 
@@ -27,6 +29,9 @@ class Clock {
   // Monotonic time: deadlines, backoffs, pauses, durations.
   virtual SteadyTime SteadyNow() const = 0;
 
+  // Calendar time, microseconds since the Unix epoch: row stamps, expiry, retention.
+  virtual int64_t WallMicros() const = 0;
+
   // Waits on `cv` until it is signalled or this clock reaches `deadline`. May return early
   // (spuriously): callers wait in a loop over their condition and the deadline.
   virtual void WaitUntil(CondVar* cv, Mutex* mu, SteadyTime deadline) const REQUIRES(mu) = 0;
@@ -36,6 +41,7 @@ class Clock {
 class SystemClock final : public Clock {
  public:
   SteadyTime SteadyNow() const override { return std::chrono::steady_clock::now(); }
+  int64_t WallMicros() const override { return NowMicros(); }
   void WaitUntil(CondVar* cv, Mutex* mu, SteadyTime deadline) const override REQUIRES(mu) {
     cv->WaitUntil(mu, deadline);
   }
@@ -47,8 +53,9 @@ inline const Clock* RealClock() {
   return &clock;
 }
 
-// Time that moves only when a test advances it. It starts at an arbitrary steady time point far
-// from zero, so that arithmetic below "now" stays valid.
+// Time that moves only when a test advances it. Steady time starts at an arbitrary point far from
+// zero, so that arithmetic below "now" stays valid; the calendar starts at 2026-01-01T00:00:00Z.
+// Advance moves both.
 class FakeClock final : public Clock {
  public:
   SteadyTime SteadyNow() const override {
@@ -64,7 +71,12 @@ class FakeClock final : public Clock {
     cv->WaitFor(mu, std::chrono::milliseconds(1));
   }
 
-  void Advance(std::chrono::nanoseconds by) { now_ns_.fetch_add(by.count()); }
+  int64_t WallMicros() const override { return wall_us_.load(); }
+
+  void Advance(std::chrono::nanoseconds by) {
+    now_ns_.fetch_add(by.count());
+    wall_us_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(by).count());
+  }
 
   // Waits for a deadline still ahead so far: a test that sees it grow knows a component looked at
   // its state and found nothing due (a negative it could otherwise only sleep on).
@@ -73,6 +85,7 @@ class FakeClock final : public Clock {
  private:
   mutable std::atomic<uint64_t> waits_{0};
   std::atomic<int64_t> now_ns_{std::chrono::nanoseconds(std::chrono::hours(24 * 365)).count()};
+  std::atomic<int64_t> wall_us_{int64_t{1767225600} * 1000 * 1000};
 };
 
 }  // namespace engram

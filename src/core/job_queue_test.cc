@@ -154,6 +154,7 @@ TEST_F(JobQueueTest, RetriedJobStillRunsBeforeTheLaterJobsOfItsStripe) {
 class CountingClock final : public Clock {
  public:
   SteadyTime SteadyNow() const override { return RealClock()->SteadyNow(); }
+  int64_t WallMicros() const override { return RealClock()->WallMicros(); }
   void WaitUntil(CondVar* cv, Mutex* mu, SteadyTime deadline) const override REQUIRES(mu) {
     waits.fetch_add(1);
     RealClock()->WaitUntil(cv, mu, deadline);

@@ -32,6 +32,7 @@ KbService::KbService(KbStore* store, const Analyzer* analyzer, const Embedder* e
       embedder_(embedder),
       fetcher_(fetcher),
       options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()),
       shards_(ShardDomain::kKb, options_.budget,
               [this] { return std::make_shared<KbShard>(analyzer_, options_.shard); }) {
   if (embedder_ != nullptr) {
@@ -57,7 +58,10 @@ Status KbService::Start() {
   std::function<void()> poll;
   if (store_->shared()) poll = [this] { ClaimOrphanedDocs(); };
   jobs_.Start(
-      {.workers = options_.workers, .poll_interval = options_.job_poll_interval, .name = "kb-docs"},
+      {.workers = options_.workers,
+       .poll_interval = options_.job_poll_interval,
+       .name = "kb-docs",
+       .clock = clock_},
       [this](KbDocRecord& doc) { RunJob(std::move(doc)); }, {}, std::move(poll));
   return Status::Ok();
 }
@@ -127,7 +131,7 @@ Result<std::string> KbService::Upload(const KbUploadRequest& request) {
   doc.file_url = request.file_url;
   if (request.content) doc.upload = *request.content;
   doc.status = JobStatus::kPending;
-  doc.created_at_us = doc.updated_at_us = NowMicros();
+  doc.created_at_us = doc.updated_at_us = clock_->WallMicros();
   {
     MutexLock lock(&DocLock(doc.workspace, doc.kb_id, doc.id));
     auto shard = Shard(doc.workspace, doc.kb_id);
@@ -269,7 +273,7 @@ void KbService::RunJob(KbDocRecord doc) {
   std::string content;
   auto chunks = Ingest(doc, &content);
   KbDocRecord end = doc;
-  end.updated_at_us = NowMicros();
+  end.updated_at_us = clock_->WallMicros();
   if (chunks.ok()) {
     end.status = JobStatus::kSucceeded;
     end.content = std::move(content);

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "core/job_queue.h"
 #include "core/kb_shard.h"
@@ -61,6 +62,8 @@ struct KbServiceOptions {
   // The memory budget shared with the other shard caches; null: shards are never dropped. Not
   // owned; it must outlive the service.
   ShardBudget* budget = nullptr;
+  // Row stamps (document times); null: RealClock(). Not owned; it must outlive the service.
+  const Clock* clock = nullptr;
 };
 
 struct KbUploadRequest {
@@ -132,6 +135,7 @@ class KbService {
   const Embedder* embedder_;
   const DocFetcher* fetcher_;
   KbServiceOptions options_;
+  const Clock* const clock_;  // options_.clock, or RealClock()
 
   ShardCache<KbShard> shards_;  // keyed "workspace<US>kb_id", under options_.budget
 

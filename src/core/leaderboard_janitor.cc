@@ -26,9 +26,10 @@ std::chrono::milliseconds DeriveInterval(const LeaderboardJanitorOptions& o) {
 
 LeaderboardJanitor::LeaderboardJanitor(LeaderboardService* service,
                                        LeaderboardJanitorOptions options)
-    : service_(service), options_(std::move(options)), interval_(DeriveInterval(options_)) {
-  if (!options_.now_us) options_.now_us = [] { return NowMicros(); };
-}
+    : service_(service),
+      options_(std::move(options)),
+      interval_(DeriveInterval(options_)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()) {}
 
 LeaderboardJanitor::~LeaderboardJanitor() { Stop(); }
 
@@ -57,15 +58,13 @@ void LeaderboardJanitor::Loop() {
     SweepOnce();
     lock.Lock();
     // Until the interval passes or Stop.
-    const auto deadline = std::chrono::steady_clock::now() + interval_;
-    while (!stopping_) {
-      if (!cv_.WaitUntil(&mu_, deadline)) break;
-    }
+    const auto deadline = clock_->SteadyNow() + interval_;
+    while (!stopping_ && clock_->SteadyNow() < deadline) clock_->WaitUntil(&cv_, &mu_, deadline);
   }
 }
 
 void LeaderboardJanitor::SweepOnce() {
-  const int64_t now = options_.now_us();
+  const int64_t now = clock_->WallMicros();
   if (options_.idempotency_ttl.count() > 0) {
     const int64_t before_s = (now - options_.idempotency_ttl.count()) / 1000000;
     auto expired = service_->ExpireIdempotency(before_s);

@@ -16,9 +16,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "core/leaderboard_service.h"
 
@@ -34,8 +34,9 @@ struct LeaderboardJanitorOptions {
   std::chrono::milliseconds interval{0};
   // Users deleted per sweep at most; the rest wait for the next sweep.
   size_t max_users_per_sweep = 1000;
-  // The wall clock in Unix microseconds (tests inject one).
-  std::function<int64_t()> now_us;
+  // What "idle" and "older" are measured against, and the pause between sweeps; null: RealClock().
+  // Not owned; it must outlive the janitor.
+  const Clock* clock = nullptr;
 };
 
 class LeaderboardJanitor {
@@ -68,6 +69,7 @@ class LeaderboardJanitor {
   LeaderboardService* service_;
   LeaderboardJanitorOptions options_;
   std::chrono::milliseconds interval_;
+  const Clock* const clock_;  // options_.clock, or RealClock()
 
   Mutex mu_;
   CondVar cv_;

@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <filesystem>
 #include <thread>
 
-#include "common/time_util.h"
+#include "common/clock.h"
 #include "store/sqlite_store.h"
 
 namespace engram {
@@ -18,10 +17,13 @@ class LeaderboardJanitorTest : public ::testing::Test {
   void SetUp() override {
     char tmpl[] = "/tmp/engram-janitor-XXXXXX";
     dir_ = mkdtemp(tmpl);
-    store_ = std::move(SqliteStore::Open({.path = dir_ + "/db"})).value();
+    store_ = std::move(SqliteStore::Open({.path = dir_ + "/db", .clock = &clock_})).value();
     registry_ = std::make_unique<ShardRegistry>(store_.get(), &analyzer_, ShardOptions{});
-    service_ = std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_,
-                                                    nullptr, nullptr);
+    // The service stamps what it stores with the janitor's clock: idle time moves when the test
+    // advances it.
+    service_ =
+        std::make_unique<LeaderboardService>(store_.get(), registry_.get(), &analyzer_, nullptr,
+                                             nullptr, LeaderboardOptions{.clock = &clock_});
   }
   void TearDown() override {
     service_.reset();
@@ -49,6 +51,7 @@ class LeaderboardJanitorTest : public ::testing::Test {
   }
 
   std::string dir_;
+  FakeClock clock_;
   Analyzer analyzer_;
   std::unique_ptr<SqliteStore> store_;
   std::unique_ptr<ShardRegistry> registry_;
@@ -58,14 +61,13 @@ class LeaderboardJanitorTest : public ::testing::Test {
 TEST_F(LeaderboardJanitorTest, RetentionDeletesUsersOnceTheyAreIdleLongEnough) {
   Add("r1", "a", "walrus colony");
   Add("r1", "b", "walrus colony");
-  std::atomic<int64_t> now{NowMicros()};
   LeaderboardJanitor janitor(service_.get(), {.retention = std::chrono::hours(24),
                                               .idempotency_ttl = std::chrono::microseconds(0),
-                                              .now_us = [&] { return now.load(); }});
+                                              .clock = &clock_});
   janitor.SweepOnce();
   EXPECT_EQ(janitor.purged_users(), 0);
   EXPECT_EQ(Count("a", "walrus"), 1u);
-  now += int64_t{48} * 3600 * 1000000;  // two days later, without a write
+  clock_.Advance(std::chrono::hours(48));  // two days later, without a write
   janitor.SweepOnce();
   EXPECT_EQ(janitor.purged_users(), 2);
   EXPECT_EQ(janitor.purged_messages(), 2);
@@ -76,7 +78,9 @@ TEST_F(LeaderboardJanitorTest, RetentionDeletesUsersOnceTheyAreIdleLongEnough) {
 
 TEST_F(LeaderboardJanitorTest, RecentUsersSurviveTheSweep) {
   Add("r1", "fresh", "walrus colony");
-  LeaderboardJanitor janitor(service_.get(), {.retention = std::chrono::hours(1)});
+  LeaderboardJanitor janitor(service_.get(),
+                             {.retention = std::chrono::hours(1), .clock = &clock_});
+  clock_.Advance(std::chrono::minutes(59));
   janitor.SweepOnce();
   EXPECT_EQ(janitor.purged_users(), 0);
   EXPECT_EQ(Count("fresh", "walrus"), 1u);
@@ -84,8 +88,8 @@ TEST_F(LeaderboardJanitorTest, RecentUsersSurviveTheSweep) {
 
 TEST_F(LeaderboardJanitorTest, ExpiredIdempotencyRecordsLetARequestIdStoreAgain) {
   Add("r1", "u", "narwhal tusk");
-  std::atomic<int64_t> now{NowMicros() + int64_t{8} * 24 * 3600 * 1000000};  // 8 days later
-  LeaderboardJanitor janitor(service_.get(), {.now_us = [&] { return now.load(); }});
+  clock_.Advance(std::chrono::hours(8 * 24));  // 8 days later
+  LeaderboardJanitor janitor(service_.get(), {.clock = &clock_});
   janitor.SweepOnce();
   EXPECT_EQ(janitor.expired_idempotency(), 1);
   Add("r1", "u", "narwhal tusk");  // stored again: the record is gone
@@ -103,9 +107,11 @@ TEST_F(LeaderboardJanitorTest, IntervalIsAQuarterOfTheShortestPeriodWithinBounds
 
 TEST_F(LeaderboardJanitorTest, StartAndStopRunTheThread) {
   Add("r1", "gone", "sea otter");
-  LeaderboardJanitor janitor(service_.get(), {.retention = std::chrono::microseconds(1),
-                                              .interval = std::chrono::milliseconds(20)});
-  janitor.Start();
+  LeaderboardJanitor janitor(service_.get(), {.retention = std::chrono::hours(1),
+                                              .interval = std::chrono::milliseconds(20),
+                                              .clock = &clock_});
+  janitor.Start();  // its first sweep finds nothing idle long enough
+  clock_.Advance(std::chrono::hours(2));
   for (int i = 0; i < 200 && janitor.purged_users() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

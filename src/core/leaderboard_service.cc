@@ -116,7 +116,8 @@ LeaderboardService::LeaderboardService(MessageStore* store, ShardRegistry* shard
       analyzer_(analyzer),
       embedder_(embedder),
       vectors_(vectors),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()) {}
 
 Result<std::string> LeaderboardService::Add(const LeaderboardAddRequest& request) {
   const std::string key = request.user_id + '\x1f' + request.request_id;
@@ -170,7 +171,7 @@ Result<std::string> AnswerOfRetry(const LeaderboardAddRequest& request,
 }  // namespace
 
 Result<std::string> LeaderboardService::DoAdd(const LeaderboardAddRequest& request) {
-  const int64_t now = NowMicros();
+  const int64_t now = clock_->WallMicros();
   AddBatch batch;
   batch.idempotency = IdempotencyRecord{"leaderboard:" + request.request_id, request.body_hash,
                                         request.response_json, request.user_id};

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "core/rerank_stage.h"
 #include "core/search_explanation.h"
@@ -134,6 +135,9 @@ struct LeaderboardOptions {
   size_t vector_wait_max_bytes = 64 << 10;
   // With a reranker (SetReranker): how many of a search's best results it reorders.
   size_t rerank_candidates = 30;
+  // The time stamped on what an add stores (and on its messages without a timestamp); null:
+  // RealClock(). Not owned; it must outlive the service.
+  const Clock* clock = nullptr;
 };
 
 class LeaderboardService {
@@ -186,6 +190,7 @@ class LeaderboardService {
   const Embedder* embedder_;
   VectorBackfill* vectors_;
   LeaderboardOptions options_;
+  const Clock* const clock_;  // options_.clock, or RealClock()
   const ImageTextExtractor* ocr_ = nullptr;
   RerankStage rerank_{"leaderboard search"};
 

@@ -118,7 +118,8 @@ Status MemoryService::Start() {
        .idle_interval =
            std::chrono::duration_cast<std::chrono::milliseconds>(options_.purge_interval),
        .poll_interval = options_.job_poll_interval,
-       .name = "mem-events"},
+       .name = "mem-events",
+       .clock = clock_},
       [this](Job& job) { RunJob(job); }, [this] { PurgeExpired(); }, std::move(poll));
   return Status::Ok();
 }
@@ -203,7 +204,7 @@ void MemoryService::AddAsync(const MemoryAddRequest& request,
   event.workspace = request.workspace;
   event.status = JobStatus::kPending;
   event.request_json = EncodeAddRequest(request);
-  event.created_at_us = event.updated_at_us = NowMicros();
+  event.created_at_us = event.updated_at_us = clock_->WallMicros();
   // The request is at hand: no need to decode the JSON just encoded from it.
   const size_t stripe = EventStripe(request);
   MemoryEventRecord job = event;
@@ -349,7 +350,7 @@ void MemoryService::RunEvent(const MemoryEventRecord& event) {
 Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& event,
                                                    const MemoryAddRequest& req, MemoryShard& shard,
                                                    std::string* result_json) {
-  const int64_t now = NowMicros();
+  const int64_t now = clock_->WallMicros();
   std::vector<ConversationMessage> messages = req.messages;
   for (auto& m : messages) {
     if (m.time_us == 0) m.time_us = req.timestamp_us.value_or(event.created_at_us);
@@ -635,7 +636,7 @@ void MemoryService::PurgeExpired() {
   shards_.ForEach([&](const std::string& ws, const std::shared_ptr<MemoryShard>& shard) {
     if (shard->loaded()) shards.emplace_back(ws, shard);
   });
-  const int64_t now = NowMicros();
+  const int64_t now = clock_->WallMicros();
   for (const auto& [workspace, shard] : shards) {
     std::vector<AgentMemory> expired = shard->Expired(now);
     if (expired.empty()) continue;

@@ -26,6 +26,7 @@ MemoryService::MemoryService(AgentMemoryStore* store, const Analyzer* analyzer,
       embedder_(embedder),
       extractor_(extractor),
       options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()),
       categorizer_(embedder_, options_.categorizer),
       shards_(ShardDomain::kMemories, options_.budget,
               [this] { return std::make_shared<MemoryShard>(analyzer_, options_.shard); }) {
@@ -115,7 +116,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.filter = &request.filter;
   query.k = request.top_k;
   query.threshold = request.threshold;
-  query.now_us = NowMicros();
+  query.now_us = clock_->WallMicros();
   query.dates = ParseQueryDates(request.query);
   query.names_identifier = NamesCodeIdentifier(request.query);
   query.explain = request.explain;
@@ -130,7 +131,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
 Result<AgentMemory> MemoryService::Get(const std::string& workspace, const std::string& id) {
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
-  auto m = (*shard)->Get(id, NowMicros());
+  auto m = (*shard)->Get(id, clock_->WallMicros());
   if (!m) return Status::NotFound(fmt::format("memory {} not found", id));
   return *m;
 }
@@ -138,16 +139,16 @@ Result<AgentMemory> MemoryService::Get(const std::string& workspace, const std::
 Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   auto shard = Shard(request.workspace);
   if (!shard.ok()) return shard.status();
-  auto current = (*shard)->Get(request.id, NowMicros());
+  auto current = (*shard)->Get(request.id, clock_->WallMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
   MutexLock scope(&ScopeLock(request.workspace, current->user_id, current->agent_id,
                              current->run_id, current->app_id));
   // Re-read under the scope lock: an event may have changed or deleted it meanwhile.
-  current = (*shard)->Get(request.id, NowMicros());
+  current = (*shard)->Get(request.id, clock_->WallMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", request.id));
 
   MemoryChange change = ChangeOf(*current, MemoryChange::Op::kUpdate);
-  change.record.updated_at_us = std::max(NowMicros(), current->updated_at_us);
+  change.record.updated_at_us = std::max(clock_->WallMicros(), current->updated_at_us);
   if (request.text && *request.text != current->text) {
     change.record.text = *request.text;
     change.record.provenance_json = EditProvenance(*current);
@@ -203,7 +204,7 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
 Status MemoryService::Delete(const std::string& workspace, const std::string& id) {
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
-  auto current = (*shard)->Get(id, NowMicros());
+  auto current = (*shard)->Get(id, clock_->WallMicros());
   if (!current) return Status::NotFound(fmt::format("memory {} not found", id));
   MutexLock scope(
       &ScopeLock(workspace, current->user_id, current->agent_id, current->run_id, current->app_id));
@@ -223,7 +224,7 @@ Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspac
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
   const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
-  return (*shard)->List(filter, NowMicros(), offset, page_size, total);
+  return (*shard)->List(filter, clock_->WallMicros(), offset, page_size, total);
 }
 
 Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const MemoryFilter& filter) {
@@ -235,7 +236,7 @@ Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const Memo
   if (!shard.ok()) return shard.status();
   size_t total = 0;
   std::vector<AgentMemory> all =
-      (*shard)->List(filter, NowMicros(), 0, std::numeric_limits<size_t>::max(), &total);
+      (*shard)->List(filter, clock_->WallMicros(), 0, std::numeric_limits<size_t>::max(), &total);
   MemoryChangeBatch batch;
   batch.workspace = workspace;
   for (const AgentMemory& m : all) batch.changes.push_back(ChangeOf(m, MemoryChange::Op::kDelete));
@@ -260,7 +261,7 @@ Result<std::vector<MemoryEntity>> MemoryService::Entities(const std::string& wor
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
   std::vector<MemoryEntity> out;
-  for (ScopeSummary& s : (*shard)->Scopes(NowMicros())) {
+  for (ScopeSummary& s : (*shard)->Scopes(clock_->WallMicros())) {
     // "user_id" -> "user", and so on: mem0's entity types.
     std::string type = s.field.substr(0, s.field.size() - 3);
     out.push_back({.type = std::move(type),
@@ -304,14 +305,14 @@ Result<MemoryFeedbackRecord> MemoryService::RecordFeedback(const std::string& wo
   }
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
-  if (!(*shard)->Get(memory_id, NowMicros())) {
+  if (!(*shard)->Get(memory_id, clock_->WallMicros())) {
     return Status::NotFound(fmt::format("memory {} not found", memory_id));
   }
   MemoryFeedbackRecord record{.id = NewId("mf"),
                               .memory_id = memory_id,
                               .feedback = feedback,
                               .reason = reason,
-                              .created_at_us = NowMicros()};
+                              .created_at_us = clock_->WallMicros()};
   if (Status st = store_->InsertFeedback(workspace, record); !st.ok()) return st;
   return record;
 }

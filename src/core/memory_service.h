@@ -39,6 +39,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "core/job_queue.h"
 #include "core/memory_filter.h"
@@ -114,6 +115,10 @@ struct MemoryServiceOptions {
   // The memory budget shared with the other shard caches; null: shards are never dropped. Not
   // owned; it must outlive the service.
   ShardBudget* budget = nullptr;
+  // Row stamps (event, memory and feedback times), what expiry is compared with, and the job
+  // queue's pauses (the purge's interval among them); null: RealClock(). Not owned; it must
+  // outlive the service.
+  const Clock* clock = nullptr;
 };
 
 class MemoryService {
@@ -227,6 +232,7 @@ class MemoryService {
   const Embedder* embedder_;
   const MemoryExtractor* extractor_;
   MemoryServiceOptions options_;
+  const Clock* const clock_;       // options_.clock, or RealClock()
   MemoryCategorizer categorizer_;  // over embedder_: no categories without one
   RerankStage rerank_{"memory search"};
 

@@ -318,6 +318,38 @@ TEST_F(MemoryServiceTest, UpdateSetsCreatedAtAndExpiry) {
   EXPECT_EQ(service_->Get("w", m.id).status().code(), StatusCode::kNotFound);
 }
 
+// Time is the service's clock: a memory is visible until its expiry passes on it, and the purge
+// that runs every purge_interval of it deletes the memory with a DELETE in its history.
+TEST_F(MemoryServiceTest, AMemoryExpiresAndIsPurgedWhenItsClockPassesTheExpiry) {
+  FakeClock clock;
+  service_ = std::make_unique<MemoryService>(
+      store_.get(), &analyzer_, nullptr, &extractor_,
+      MemoryServiceOptions{.purge_interval = std::chrono::seconds(600), .clock = &clock});
+  ASSERT_TRUE(service_->Start().ok());
+  const MemoryEventRecord event = AddAndWait(Verbatim({"parks on level two today"}));
+  ASSERT_EQ(event.status, JobStatus::kSucceeded);
+  EXPECT_EQ(event.created_at_us, clock.WallMicros());  // stamped by the service's clock
+  const AgentMemory m = All(Filter(R"({"user_id": "alice"})")).at(0);
+  const int64_t in_an_hour = clock.WallMicros() + int64_t{3600} * 1000000;
+  ASSERT_TRUE(service_->Update({.workspace = "w", .id = m.id, .expires_at_us = in_an_hour}).ok());
+  clock.Advance(std::chrono::minutes(59));
+  EXPECT_TRUE(service_->Get("w", m.id).ok());
+  clock.Advance(std::chrono::minutes(2));
+  EXPECT_EQ(service_->Get("w", m.id).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(All(Filter(R"({"user_id": "alice"})")).empty());
+  // The purge comes with the next idle interval of the clock; it runs on the service's thread.
+  clock.Advance(std::chrono::seconds(601));
+  std::vector<HistoryRecord> history;
+  for (int i = 0; i < 500; ++i) {
+    auto read = service_->History("w", m.id);
+    if (read.ok()) history = std::move(*read);
+    if (history.size() == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(history.size(), 3u);
+  EXPECT_EQ(history[2].event, "DELETE");
+}
+
 TEST(MemoryAddRequestCodingTest, RoundTripsAndReadsOlderRequests) {
   MemoryAddRequest r;
   r.workspace = "w";

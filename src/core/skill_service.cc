@@ -92,6 +92,7 @@ SkillService::SkillService(SkillStore* store, const Analyzer* analyzer, const Em
       embedder_(embedder),
       extractor_(extractor),
       options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()),
       indexes_(ShardDomain::kSkills, options_.budget,
                [this] { return std::make_shared<SkillIndex>(analyzer_, options_.index); }) {
   if (embedder_ != nullptr) {
@@ -203,7 +204,7 @@ Result<std::vector<SkillRecord>> SkillService::Import(const SkillImportRequest& 
   auto index = Index(request.workspace);
   if (!index.ok()) return index.status();
   MutexLock owner(&owner_locks_[OwnerStripe(request.workspace, request.user_id)]);
-  const int64_t now = NowMicros();
+  const int64_t now = clock_->WallMicros();
   SkillChangeBatch batch;
   batch.workspace = request.workspace;
   for (SkillPackage& p : *packages) {
@@ -339,7 +340,7 @@ Result<SkillRecord> SkillService::Update(const SkillUpdateRequest& request) {
   }
   // Every change is a new version; the replaced state is kept in the history.
   if (!version_set) next.version = NextSkillVersion(current->version);
-  next.updated_at_us = std::max(NowMicros(), current->updated_at_us);
+  next.updated_at_us = std::max(clock_->WallMicros(), current->updated_at_us);
   ENGRAM_RETURN_IF_ERROR(SyncSkillMd(next));
   next.vector.clear();
   Embed({&next});
@@ -389,7 +390,8 @@ Status SkillService::Start() {
   jobs_.Start(
       {.workers = options_.task_workers,
        .poll_interval = options_.job_poll_interval,
-       .name = "skill-tasks"},
+       .name = "skill-tasks",
+       .clock = clock_},
       [this](SkillTaskRecord& t) { RunTask(t); }, {}, std::move(poll));
   return Status::Ok();
 }
@@ -426,7 +428,7 @@ Result<std::string> SkillService::Add(const SkillAddRequest& request) {
   task.workspace = request.workspace;
   task.status = JobStatus::kPending;
   task.request_json = EncodeAddRequest(request);
-  task.created_at_us = task.updated_at_us = NowMicros();
+  task.created_at_us = task.updated_at_us = clock_->WallMicros();
   ENGRAM_RETURN_IF_ERROR(store_->InsertSkillTask(task));
   std::string id = task.id;
   Enqueue(std::move(task));
@@ -518,7 +520,7 @@ void SkillService::RunTask(const SkillTaskRecord& task) {
   auto drafts = extractor_->Extract(request->messages);
   if (!drafts.ok()) return fail(drafts.status());
   MutexLock owner(&owner_locks_[OwnerStripe(task.workspace, request->user_id)]);
-  const int64_t now = NowMicros();
+  const int64_t now = clock_->WallMicros();
   SkillChangeBatch batch;
   batch.workspace = task.workspace;
   SkillTaskRecord end = task;

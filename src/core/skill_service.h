@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "core/job_queue.h"
 #include "core/shard_budget.h"
@@ -92,6 +93,8 @@ struct SkillServiceOptions {
   // The memory budget shared with the other shard caches; null: indexes are never dropped. Not
   // owned; it must outlive the service.
   ShardBudget* budget = nullptr;
+  // Row stamps (task and skill times); null: RealClock(). Not owned; it must outlive the service.
+  const Clock* clock = nullptr;
 };
 
 class SkillService {
@@ -170,6 +173,7 @@ class SkillService {
   const Embedder* embedder_;
   const SkillExtractor* extractor_;
   SkillServiceOptions options_;
+  const Clock* const clock_;  // options_.clock, or RealClock()
 
   ShardCache<SkillIndex> indexes_;  // by workspace, under options_.budget
   Mutex load_mu_;                   // one index load at a time

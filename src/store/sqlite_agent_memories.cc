@@ -158,9 +158,9 @@ Result<std::vector<MemoryRecord>> SqliteStore::LoadAgentMemories(std::string_vie
 
 Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch batch) {
   MemoryChangeOutcome outcome;
-  Status st = Submit([&batch, &outcome](sqlite3* db) -> Status {
+  Status st = Submit([this, &batch, &outcome](sqlite3* db) -> Status {
     outcome = {};
-    const int64_t now = NowMicros();
+    const int64_t now = clock_->WallMicros();
     for (auto& c : batch.changes) {
       bool applied = true;
       switch (c.op) {
@@ -404,7 +404,7 @@ Status SqliteStore::UpdateEventStatus(std::string_view id, JobStatus status,
     ENGRAM_RETURN_IF_ERROR(up.prepare_status());
     up.Bind(1, JobStatusName(status, kEventWords));
     up.Bind(2, error_message);
-    up.Bind(3, NowMicros());
+    up.Bind(3, clock_->WallMicros());
     up.Bind(4, id);
     return up.Exec();
   });

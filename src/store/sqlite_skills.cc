@@ -181,8 +181,8 @@ Result<std::vector<SkillVersionRecord>> SqliteStore::GetSkillVersions(std::strin
 }
 
 Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
-  return Submit([&batch](sqlite3* db) -> Status {
-    const int64_t now = NowMicros();
+  return Submit([this, &batch](sqlite3* db) -> Status {
+    const int64_t now = clock_->WallMicros();
     const std::string& ws = batch.workspace;
     for (const SkillChange& c : batch.changes) {
       const SkillRecord& r = c.record;

@@ -364,7 +364,7 @@ void SqliteStore::WriterLoop() {
 
 Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
   AddOutcome outcome;
-  Status st = Submit([&batch, &outcome](sqlite3* db) -> Status {
+  Status st = Submit([this, &batch, &outcome](sqlite3* db) -> Status {
     if (batch.idempotency) {
       auto existing = ReadIdempotency(db, batch.idempotency->user_id, batch.idempotency->key);
       if (!existing.ok()) return existing.status();
@@ -391,12 +391,13 @@ Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
     if (batch.idempotency) {
       sqlite::Stmt idem(db,
                         "INSERT INTO idempotency(user_id, key, body_hash, response, created_at) "
-                        "VALUES(?, ?, ?, ?, strftime('%s','now'))");
+                        "VALUES(?, ?, ?, ?, ?)");
       ENGRAM_RETURN_IF_ERROR(idem.prepare_status());
       idem.Bind(1, batch.idempotency->user_id);
       idem.Bind(2, batch.idempotency->key);
       idem.Bind(3, batch.idempotency->body_hash);
       idem.Bind(4, batch.idempotency->response_json);
+      idem.Bind(5, clock_->WallMicros() / 1000000);  // seconds, as the expiry compares them
       ENGRAM_RETURN_IF_ERROR(idem.Exec());
     }
     outcome.stored = batch.memories;

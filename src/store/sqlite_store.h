@@ -63,7 +63,9 @@ struct SqliteStoreOptions {
   // Name of the SQLite VFS every connection opens the database through (empty: SQLite's default).
   // Tests inject disk faults through one (sqlite_fault_vfs.h).
   std::string vfs;
-  // Health probes' backoff, commit timings and the intake journal's backoff; null: RealClock().
+  // Health probes' backoff, commit timings, the intake journal's backoff, and the times the store
+  // stamps itself (history rows, event and skill updates, idempotency records); null:
+  // RealClock(). (PostgreSQL stamps with the database's time, the one clock all nodes share.)
   const Clock* clock = nullptr;
   // Opens for reads only, beside a server that may be writing (engram export): no writer, no
   // migrations (the schema must be current), no intake journal. Writes answer kUnavailable.
