@@ -1,5 +1,5 @@
 // SearchExplanation: why a search result has its score, for searches that ask (`explain`). Every
-// search API that offers it (V4 memories, knowledge bases, skills) fills it from
+// search API that offers it (V4 memories, knowledge bases, skills, the Leaderboard) fills it from
 // the one hybrid search (index/hybrid_index.h), so the breakdown is the ranking's own arithmetic,
 // not a reconstruction.
 //
