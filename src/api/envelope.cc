@@ -20,6 +20,14 @@ void AddRetryAfter(HttpResponse& response, int seconds) {
   response.headers.emplace_back("Retry-After", std::to_string(std::max(1, seconds)));
 }
 
+nlohmann::json ListPageBody(nlohmann::json items, size_t total, size_t page_number,
+                            size_t page_size, std::string_view items_key) {
+  return nlohmann::json{{std::string(items_key), std::move(items)},
+                        {"total", total},
+                        {"page_number", page_number},
+                        {"page_size", page_size}};
+}
+
 HttpResponse JsonResponse(int http_status, const nlohmann::json& body) {
   HttpResponse r;
   r.status = http_status;

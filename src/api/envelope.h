@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "api/router.h"
 #include "common/json_reader.h"  // DumpJson, for the handlers that render with these helpers
@@ -23,6 +24,11 @@ void AddRetryAfter(HttpResponse& response, int seconds = 1);
 // {"request_id", "latency", "code", "http_code", "message"} with the status's HTTP code (and
 // Retry-After on 429 / 503: the transport's overload answers are rendered here too).
 HttpResponse ErrorResponse(const Status& status, const std::string& request_id, double latency_ms);
+
+// One page of a list, as every list answers it: {<items_key>: items, total, page_number,
+// page_size}.
+nlohmann::json ListPageBody(nlohmann::json items, size_t total, size_t page_number,
+                            size_t page_size, std::string_view items_key = "results");
 
 // A JSON body with the given HTTP status (Retry-After added on 429 / 503).
 HttpResponse JsonResponse(int http_status, const nlohmann::json& body);

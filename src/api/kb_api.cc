@@ -129,33 +129,26 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
     ENGRAM_RETURN_IF_ERROR(CheckId(id, "kb_id", limits));
     return id;
   };
-  router.Add(
-      {.method = "GET",
-       .pattern = kKnowledgeBases,
-       .name = "kb_list",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto params = ParseQueryString(req.query);
-         if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
-         auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_page_size));
-         if (!page.ok()) return page.status();
-         size_t total = 0;
-         auto kbs = service->ListKnowledgeBases(ws(ctx), page->number, page->size, &total);
-         if (!kbs.ok()) return kbs.status();
-         json results = json::array();
-         for (const KnowledgeBaseSummary& k : *kbs) {
-           results.push_back({{"kb_id", k.kb_id},
-                              {"documents", k.documents},
-                              {"processing", k.processing},
-                              {"failed", k.failed},
-                              {"updated_at", FormatIsoMicros(k.updated_at_us)}});
-         }
-         return V3Response({{"total", total},
-                            {"page_number", page->number},
-                            {"page_size", page->size},
-                            {"results", std::move(results)}},
-                           ctx.request_id, ctx.ElapsedMs());
-       }});
+  router.Add({.method = "GET",
+              .pattern = kKnowledgeBases,
+              .name = "kb_list",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits.max_page_size));
+                if (!page.ok()) return page.status();
+                size_t total = 0;
+                auto kbs = service->ListKnowledgeBases(ws(ctx), page->number, page->size, &total);
+                if (!kbs.ok()) return kbs.status();
+                json results = json::array();
+                for (const KnowledgeBaseSummary& k : *kbs) {
+                  results.push_back({{"kb_id", k.kb_id},
+                                     {"documents", k.documents},
+                                     {"processing", k.processing},
+                                     {"failed", k.failed},
+                                     {"updated_at", FormatIsoMicros(k.updated_at_us)}});
+                }
+                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                                  ctx.request_id, ctx.ElapsedMs());
+              }});
   router.Add({.method = "POST",
               .pattern = p + "/docs",
               .name = "kb_doc_upload",
@@ -171,29 +164,22 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
                      {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kKbDocument)}},
                     ctx.request_id, ctx.ElapsedMs());
               }});
-  router.Add(
-      {.method = "GET",
-       .pattern = p + "/docs",
-       .name = "kb_doc_list",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto kb_id = kb(ctx);
-         if (!kb_id.ok()) return kb_id.status();
-         auto params = ParseQueryString(req.query);
-         if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
-         auto page = PageQueryParams(*params, 10, static_cast<size_t>(limits.max_page_size));
-         if (!page.ok()) return page.status();
-         size_t total = 0;
-         auto docs = service->List(ws(ctx), *kb_id, page->number, page->size, &total);
-         if (!docs.ok()) return docs.status();
-         json results = json::array();
-         for (const auto& d : *docs) results.push_back(RenderListItem(d));
-         return V3Response({{"total", total},
-                            {"page_number", page->number},
-                            {"page_size", page->size},
-                            {"results", std::move(results)}},
-                           ctx.request_id, ctx.ElapsedMs());
-       }});
+  router.Add({.method = "GET",
+              .pattern = p + "/docs",
+              .name = "kb_doc_list",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto kb_id = kb(ctx);
+                if (!kb_id.ok()) return kb_id.status();
+                auto page = PageOnlyQuery(req.query, 10, static_cast<size_t>(limits.max_page_size));
+                if (!page.ok()) return page.status();
+                size_t total = 0;
+                auto docs = service->List(ws(ctx), *kb_id, page->number, page->size, &total);
+                if (!docs.ok()) return docs.status();
+                json results = json::array();
+                for (const auto& d : *docs) results.push_back(RenderListItem(d));
+                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                                  ctx.request_id, ctx.ElapsedMs());
+              }});
   router.Add({.method = "GET",
               .pattern = p + "/docs/{doc_id}",
               .name = "kb_doc_get",

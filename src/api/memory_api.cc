@@ -222,27 +222,21 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                 if (!event.ok()) return event.status();
                 return JsonResponse(200, RenderEvent(*event));
               }});
-  router.Add(
-      {.method = "GET",
-       .pattern = p + "/events",
-       .name = "memory_event_list",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto params = ParseQueryString(req.query);
-         if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
-         // An event carries its results: pages are shorter than memory lists'.
-         auto page = PageQueryParams(*params, 20, 100);
-         if (!page.ok()) return page.status();
-         size_t total = 0;
-         auto events = service->ListEvents(ws(ctx), page->number, page->size, &total);
-         if (!events.ok()) return events.status();
-         json results = json::array();
-         for (const auto& e : *events) results.push_back(RenderEvent(e));
-         return JsonResponse(200, json{{"results", std::move(results)},
-                                       {"total", total},
-                                       {"page_number", page->number},
-                                       {"page_size", page->size}});
-       }});
+  router.Add({.method = "GET",
+              .pattern = p + "/events",
+              .name = "memory_event_list",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                // An event carries its results: pages are shorter than memory lists'.
+                auto page = PageOnlyQuery(req.query, 20, 100);
+                if (!page.ok()) return page.status();
+                size_t total = 0;
+                auto events = service->ListEvents(ws(ctx), page->number, page->size, &total);
+                if (!events.ok()) return events.status();
+                json results = json::array();
+                for (const auto& e : *events) results.push_back(RenderEvent(e));
+                return JsonResponse(
+                    200, ListPageBody(std::move(results), total, page->number, page->size));
+              }});
   router.Add({.method = "POST",
               .pattern = p + "/memories/search",
               .name = "memory_search",
@@ -282,10 +276,8 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                 if (!list.ok()) return list.status();
                 json results = json::array();
                 for (const auto& m : *list) results.push_back(RenderMemory(m));
-                return JsonResponse(200, json{{"results", std::move(results)},
-                                              {"total", total},
-                                              {"page_number", page->number},
-                                              {"page_size", page->size}});
+                return JsonResponse(
+                    200, ListPageBody(std::move(results), total, page->number, page->size));
               }});
   router.Add(
       {.method = "DELETE",

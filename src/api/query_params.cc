@@ -81,6 +81,13 @@ Result<PageQuery> PageQueryParams(const std::map<std::string, std::string>& para
   return PageQuery{.number = *number, .size = *size};
 }
 
+Result<PageQuery> PageOnlyQuery(std::string_view query, size_t default_size, size_t max_size) {
+  auto params = ParseQueryString(query);
+  if (!params.ok()) return params.status();
+  ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
+  return PageQueryParams(*params, default_size, max_size);
+}
+
 Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,
                              std::initializer_list<std::string_view> known) {
   for (const auto& [name, value] : params) {

@@ -29,6 +29,9 @@ struct PageQuery {
 };
 Result<PageQuery> PageQueryParams(const std::map<std::string, std::string>& params,
                                   size_t default_size, size_t max_size);
+// The page of a list whose query string may hold nothing else: parsed, any other parameter
+// refused (kInvalidParameter naming it), then as PageQueryParams.
+Result<PageQuery> PageOnlyQuery(std::string_view query, size_t default_size, size_t max_size);
 
 // kInvalidParameter naming the first parameter not in `known`.
 Status CheckKnownQueryParams(const std::map<std::string, std::string>& params,

@@ -310,27 +310,20 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                 if (!task.ok()) return task.status();
                 return V3Response(RenderTask(*task), ctx.request_id, ctx.ElapsedMs());
               }});
-  router.Add(
-      {.method = "GET",
-       .pattern = p + "/tasks",
-       .name = "skill_task_list",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto params = ParseQueryString(req.query);
-         if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
-         auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_size));
-         if (!page.ok()) return page.status();
-         size_t total = 0;
-         auto tasks = service->ListTasks(ws(ctx), page->number, page->size, &total);
-         if (!tasks.ok()) return tasks.status();
-         json results = json::array();
-         for (const auto& t : *tasks) results.push_back(RenderTask(t));
-         return V3Response(json{{"total", total},
-                                {"page_number", page->number},
-                                {"page_size", page->size},
-                                {"results", std::move(results)}},
-                           ctx.request_id, ctx.ElapsedMs());
-       }});
+  router.Add({.method = "GET",
+              .pattern = p + "/tasks",
+              .name = "skill_task_list",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits.max_size));
+                if (!page.ok()) return page.status();
+                size_t total = 0;
+                auto tasks = service->ListTasks(ws(ctx), page->number, page->size, &total);
+                if (!tasks.ok()) return tasks.status();
+                json results = json::array();
+                for (const auto& t : *tasks) results.push_back(RenderTask(t));
+                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                                  ctx.request_id, ctx.ElapsedMs());
+              }});
   router.Add({.method = "POST",
               .pattern = p + "/import",
               .name = "skill_import",
@@ -383,10 +376,7 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                                      {"agent_id", IdOrNull(s.agent_id)},
                                      {"updated_at", FormatIsoMicros(s.updated_at_us)}});
                 }
-                return V3Response(json{{"total", total},
-                                       {"page_number", page->number},
-                                       {"page_size", page->size},
-                                       {"results", std::move(results)}},
+                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
                                   ctx.request_id, ctx.ElapsedMs());
               },
               .compute_bound = true});

@@ -54,10 +54,7 @@ void RegisterWorkspaceRoutes(Router& router, WorkspaceCensus* census, const ApiK
        // Any valid key: the answer is narrowed to the key's workspaces below.
        .auth = AuthMode::kAnyWorkspace,
        .handler = [census, auth](const HttpRequest& req, RequestContext&) -> Result<HttpResponse> {
-         auto params = ParseQueryString(req.query);
-         if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"page_number", "page_size"}));
-         auto page = PageQueryParams(*params, 50, kMaxPageSize);
+         auto page = PageOnlyQuery(req.query, 50, kMaxPageSize);
          if (!page.ok()) return page.status();
          auto limited = auth->LimitedTo(req);
          if (!limited.ok()) return limited.status();
@@ -68,10 +65,8 @@ void RegisterWorkspaceRoutes(Router& router, WorkspaceCensus* census, const ApiK
          const size_t end = std::min(visible.size(), begin + page->size);
          json results = json::array();
          for (size_t i = begin; i < end; ++i) results.push_back(RenderWorkspaceCounts(visible[i]));
-         return JsonResponse(200, json{{"workspaces", std::move(results)},
-                                       {"total", visible.size()},
-                                       {"page_number", page->number},
-                                       {"page_size", page->size}});
+         return JsonResponse(200, ListPageBody(std::move(results), visible.size(), page->number,
+                                               page->size, "workspaces"));
        }});
 }
 
