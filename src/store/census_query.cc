@@ -27,15 +27,6 @@ std::string MakeSql() {
       unfinished(JobVocabulary::kKbDocument));
 }
 
-}  // namespace
-
-const std::string& Sql() {
-  static const std::string kSql = MakeSql();
-  return kSql;
-}
-
-namespace {
-
 WorkspaceCounts& Entry(std::string_view workspace, Tally* tally) {
   auto it = tally->find(workspace);
   if (it == tally->end()) {
@@ -46,6 +37,11 @@ WorkspaceCounts& Entry(std::string_view workspace, Tally* tally) {
 }
 
 }  // namespace
+
+const std::string& Sql() {
+  static const std::string kSql = MakeSql();
+  return kSql;
+}
 
 void Add(std::string_view tag, std::string_view workspace, int64_t a, int64_t b, int64_t c,
          Tally* tally) {

@@ -11,7 +11,6 @@
 #include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
-#include "store/row_bounds.h"
 
 namespace engram {
 
@@ -332,14 +331,11 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
   if (HasNul(workspace)) return out;  // never written
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
-    *total = txn.exec_params1("SELECT count(*) FROM memory_events WHERE workspace = $1",
-                              std::string(workspace))[0]
-                 .as<size_t>();
-    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memory_events WHERE workspace = $1 "
-                                            "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
-                                            kEventColumns),
-                                std::string(workspace), SqlRowBound(offset), SqlRowBound(limit));
-    for (const auto& r : rows) out.push_back(ReadEventRow(r));
+    const std::string ws(workspace);
+    for (const auto& r :
+         pg::JobsNewestFirst(txn, "memory_events", kEventColumns, ws, offset, limit, total)) {
+      out.push_back(ReadEventRow(r));
+    }
     return Status::Ok();
   });
   if (!st.ok()) return st;

@@ -4,6 +4,7 @@
 
 #include "store/categories_json.h"
 #include "store/pg_pool.h"
+#include "store/row_bounds.h"
 
 namespace engram::pg {
 
@@ -89,6 +90,18 @@ void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t
                  has_vector ? m.vector_model : std::string(), has_vector, VectorBytes(m.vector),
                  m.app_id, CategoriesToJson(m.categories), m.provenance_json)[0]
               .as<int64_t>();
+}
+
+pqxx::result JobsNewestFirst(pqxx::transaction_base& txn, std::string_view table,
+                             std::string_view columns, const std::string& workspace, size_t offset,
+                             size_t limit, size_t* total) {
+  *total = txn.exec_params1(fmt::format("SELECT count(*) FROM {} WHERE workspace = $1", table),
+                            workspace)[0]
+               .as<size_t>();
+  return txn.exec_params(fmt::format("SELECT {} FROM {} WHERE workspace = $1 "
+                                     "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
+                                     columns, table),
+                         workspace, SqlRowBound(offset), SqlRowBound(limit));
 }
 
 }  // namespace engram::pg

@@ -14,7 +14,6 @@
 #include "store/job_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
-#include "store/row_bounds.h"
 #include "store/skill_rows.h"
 
 namespace engram {
@@ -304,14 +303,11 @@ Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view wo
   if (HasNul(workspace)) return out;  // never written
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
-    *total = txn.exec_params1("SELECT count(*) FROM skill_tasks WHERE workspace = $1",
-                              std::string(workspace))[0]
-                 .as<size_t>();
-    auto rows = txn.exec_params(fmt::format("SELECT {} FROM skill_tasks WHERE workspace = $1 "
-                                            "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
-                                            kTaskColumns),
-                                std::string(workspace), SqlRowBound(offset), SqlRowBound(limit));
-    for (const auto& r : rows) out.push_back(ReadTaskRow(r));
+    const std::string ws(workspace);
+    for (const auto& r :
+         pg::JobsNewestFirst(txn, "skill_tasks", kTaskColumns, ws, offset, limit, total)) {
+      out.push_back(ReadTaskRow(r));
+    }
     return Status::Ok();
   });
   if (!st.ok()) return st;

@@ -464,41 +464,46 @@ bool NewerEventFirst(const MemoryEventRecord& a, const MemoryEventRecord& b) {
 
 }  // namespace
 
-Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view workspace,
-                                                               size_t offset, size_t limit,
-                                                               size_t* total) {
-  // Events accepted through the intake journal have no row until they end: they are listed from
-  // memory, once (an event that ended meanwhile is listed by its row).
+Result<std::vector<MemoryEventRecord>> SqliteStore::AcceptedWithoutRow(
+    sqlite3* db, std::optional<std::string_view> workspace) {
   std::vector<MemoryEventRecord> accepted;
   {
     MutexLock lock(&accepted_mu_);
     for (const auto& [id, a] : accepted_) {
-      if (a.event.workspace == workspace) accepted.push_back(a.event);
+      if (!workspace || a.event.workspace == *workspace) accepted.push_back(a.event);
     }
   }
+  if (accepted.empty()) return accepted;
+  nlohmann::json ids = nlohmann::json::array();
+  for (const auto& e : accepted) ids.push_back(e.id);
+  sqlite::Stmt stored(db,
+                      "SELECT id FROM memory_events WHERE id IN (SELECT value FROM json_each(?))");
+  ENGRAM_RETURN_IF_ERROR(stored.prepare_status());
+  stored.Bind(1, ids.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::set<std::string> with_row;
+  Status st;
+  while (stored.Step(&st)) with_row.insert(stored.ColumnText(0));
+  ENGRAM_RETURN_IF_ERROR(st);
+  std::erase_if(accepted, [&](const MemoryEventRecord& e) { return with_row.count(e.id) > 0; });
+  return accepted;
+}
+
+Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view workspace,
+                                                               size_t offset, size_t limit,
+                                                               size_t* total) {
   return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryEventRecord>> {
+    // Events accepted through the intake journal have no row until they end: they are listed
+    // from memory, once.
+    auto accepted = AcceptedWithoutRow(db, workspace);
+    if (!accepted.ok()) return accepted.status();
     Status st;
-    if (!accepted.empty()) {
-      nlohmann::json ids = nlohmann::json::array();
-      for (const auto& e : accepted) ids.push_back(e.id);
-      sqlite::Stmt stored(db,
-                          "SELECT id FROM memory_events WHERE workspace = ? AND id IN "
-                          "(SELECT value FROM json_each(?))");
-      ENGRAM_RETURN_IF_ERROR(stored.prepare_status());
-      stored.Bind(1, workspace);
-      stored.Bind(2, ids.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      std::set<std::string> with_row;
-      while (stored.Step(&st)) with_row.insert(stored.ColumnText(0));
-      ENGRAM_RETURN_IF_ERROR(st);
-      std::erase_if(accepted, [&](const MemoryEventRecord& e) { return with_row.count(e.id) > 0; });
-    }
     sqlite::Stmt count(db, "SELECT count(*) FROM memory_events WHERE workspace = ?");
     ENGRAM_RETURN_IF_ERROR(count.prepare_status());
     count.Bind(1, workspace);
     if (!count.Step(&st)) return st.ok() ? Status::Internal("count returned no row") : st;
-    *total = static_cast<size_t>(count.ColumnInt(0)) + accepted.size();
+    *total = static_cast<size_t>(count.ColumnInt(0)) + accepted->size();
     count.Reset();
-    std::vector<MemoryEventRecord> out = std::move(accepted);
+    std::vector<MemoryEventRecord> out = std::move(*accepted);
     if (offset >= *total || limit == 0) return std::vector<MemoryEventRecord>{};
     // The rows that can fall in the page whatever the accepted events' times.
     const size_t wanted = std::min(*total, offset + std::min(limit, *total));

@@ -11,8 +11,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <set>
 
 #include "common/thread_util.h"
 #include "store/census_query.h"
@@ -564,13 +562,6 @@ Result<StoredScopes> SqliteStore::ListStoredScopes() {
 }
 
 Result<std::vector<WorkspaceCounts>> SqliteStore::CountWorkspaces() {
-  // Events accepted through the intake journal have no row until they end: each is counted once,
-  // as unfinished, unless it ended meanwhile (then its row counts it).
-  std::vector<std::pair<std::string, std::string>> accepted;  // workspace, id
-  {
-    MutexLock lock(&accepted_mu_);
-    for (const auto& [id, a] : accepted_) accepted.emplace_back(a.event.workspace, id);
-  }
   return WithReader([&](sqlite3* db) -> Result<std::vector<WorkspaceCounts>> {
     census_query::Tally tally;
     Status st;
@@ -581,21 +572,12 @@ Result<std::vector<WorkspaceCounts>> SqliteStore::CountWorkspaces() {
                         q.ColumnInt(4), &tally);
     }
     ENGRAM_RETURN_IF_ERROR(st);
-    if (!accepted.empty()) {
-      nlohmann::json ids = nlohmann::json::array();
-      for (const auto& [ws, id] : accepted) ids.push_back(id);
-      sqlite::Stmt stored(
-          db, "SELECT id FROM memory_events WHERE id IN (SELECT value FROM json_each(?))");
-      ENGRAM_RETURN_IF_ERROR(stored.prepare_status());
-      stored.Bind(1, ids.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      std::set<std::string> with_row;
-      while (stored.Step(&st)) with_row.insert(stored.ColumnText(0));
-      ENGRAM_RETURN_IF_ERROR(st);
-      for (const auto& [ws, id] : accepted) {
-        if (with_row.count(id) > 0) continue;
-        census_query::AddAcceptedEvent(ws, &tally);
-      }
-    }
+    // Events accepted through the intake journal have no row until they end: each counts once,
+    // as unfinished.
+    auto accepted = AcceptedWithoutRow(db, std::nullopt);
+    if (!accepted.ok()) return accepted.status();
+    for (const MemoryEventRecord& e : *accepted)
+      census_query::AddAcceptedEvent(e.workspace, &tally);
     return census_query::Finish(std::move(tally));
   });
 }

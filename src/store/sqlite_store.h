@@ -177,6 +177,11 @@ class SqliteStore final : public Store {
   Status Lock();              // takes options_.lock_file, if any
   Status Submit(WriteFn fn);  // blocks until committed (or failed)
   Result<MemoryEventRecord> ReadEvent(std::string_view workspace, std::string_view id);
+  // The events acknowledged through the journal that have no row yet (one that ended meanwhile
+  // is read from its row instead): of `workspace`, or of every workspace when it is nullopt.
+  // Takes accepted_mu_ for a snapshot, then reads `db`.
+  Result<std::vector<MemoryEventRecord>> AcceptedWithoutRow(
+      sqlite3* db, std::optional<std::string_view> workspace) EXCLUDES(accepted_mu_);
   // An accepted event ended (its row is committed): its journal record is released.
   void ForgetAcceptedEvent(const std::string& id);
   void WriterLoop();
