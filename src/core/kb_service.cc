@@ -9,6 +9,7 @@
 
 #include "common/ids.h"
 #include "common/time_util.h"
+#include "core/paging.h"
 
 namespace engram {
 
@@ -169,14 +170,14 @@ Result<KbDocRecord> KbService::Get(const std::string& workspace, const std::stri
 
 Result<std::vector<KnowledgeBaseSummary>> KbService::ListKnowledgeBases(
     const std::string& workspace, size_t page_number, size_t page_size, size_t* total) {
-  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  const size_t offset = PageOffset(page_number, page_size);
   return store_->ListKnowledgeBases(workspace, offset, page_size, total);
 }
 
 Result<std::vector<KbDocRecord>> KbService::List(const std::string& workspace,
                                                  const std::string& kb_id, size_t page_number,
                                                  size_t page_size, size_t* total) {
-  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  const size_t offset = PageOffset(page_number, page_size);
   auto docs = store_->ListKbDocs(workspace, kb_id, offset, page_size, total);
   if (docs.ok()) {
     for (KbDocRecord& d : *docs) MaskFinishing(d);

@@ -13,6 +13,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "core/memory_provenance.h"
+#include "core/paging.h"
 #include "index/query_dates.h"
 #include "index/question_form.h"
 
@@ -223,7 +224,7 @@ Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspac
                                                      size_t page_size, size_t* total) {
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
-  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  const size_t offset = PageOffset(page_number, page_size);
   return (*shard)->List(filter, clock_->WallMicros(), offset, page_size, total);
 }
 
@@ -280,7 +281,7 @@ Result<std::vector<MemoryEntity>> MemoryService::Entities(const std::string& wor
 Result<std::vector<MemoryEventRecord>> MemoryService::ListEvents(const std::string& workspace,
                                                                  size_t page_number,
                                                                  size_t page_size, size_t* total) {
-  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  const size_t offset = PageOffset(page_number, page_size);
   auto events = store_->ListEvents(workspace, offset, page_size, total);
   if (!events.ok()) return events;
   // As GetEvent: an event is RUNNING until its changes are in the shard too.

@@ -11,6 +11,7 @@
 #include "common/ids.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
+#include "core/paging.h"
 
 namespace engram {
 
@@ -456,7 +457,7 @@ Result<SkillTaskRecord> SkillService::GetTask(const std::string& workspace, cons
 Result<std::vector<SkillTaskRecord>> SkillService::ListTasks(const std::string& workspace,
                                                              size_t page_number, size_t page_size,
                                                              size_t* total) {
-  const size_t offset = (std::max<size_t>(page_number, 1) - 1) * page_size;
+  const size_t offset = PageOffset(page_number, page_size);
   auto tasks = store_->ListSkillTasks(workspace, offset, page_size, total);
   if (!tasks.ok()) return tasks;
   MutexLock lock(&running_mu_);
