@@ -17,11 +17,11 @@ std::string MemoryPrefix(std::string_view workspace) {
 }
 
 json WaitMemoryEvent(const HttpClient& client, const std::string& event_id,
-                     std::string_view workspace) {
+                     std::string_view workspace, const Headers& headers) {
   json last;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < deadline) {
-    HttpResponse r = client.Get(MemoryPrefix(workspace) + "/events/" + event_id);
+    HttpResponse r = client.Get(MemoryPrefix(workspace) + "/events/" + event_id, headers);
     if (r.status != 200) {
       ADD_FAILURE() << "event poll: " << r.Describe();
       return json();
@@ -35,8 +35,9 @@ json WaitMemoryEvent(const HttpClient& client, const std::string& event_id,
   return last;
 }
 
-json AddMemoriesAndWait(const HttpClient& client, const json& body, std::string_view workspace) {
-  HttpResponse r = client.Post(MemoryPrefix(workspace) + "/memories/add", body);
+json AddMemoriesAndWait(const HttpClient& client, const json& body, std::string_view workspace,
+                        const Headers& headers) {
+  HttpResponse r = client.Post(MemoryPrefix(workspace) + "/memories/add", body, headers);
   EXPECT_EQ(r.status, 200) << r.Describe();
   // Answered later (once durable), with its request id all the same.
   EXPECT_TRUE(IsJsonResponse(r));
@@ -47,7 +48,7 @@ json AddMemoriesAndWait(const HttpClient& client, const json& body, std::string_
   const std::string id = j.value("event_id", "");
   EXPECT_EQ(id.rfind("me-", 0), 0u) << r.body;
   if (id.empty()) return json();
-  return WaitMemoryEvent(client, id, workspace);
+  return WaitMemoryEvent(client, id, workspace, headers);
 }
 
 json SearchMemories(const HttpClient& client, const json& body, std::string_view workspace) {

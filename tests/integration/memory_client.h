@@ -15,12 +15,14 @@ namespace engram::testing {
 std::string MemoryPrefix(std::string_view workspace = "default");
 
 // Polls an event until it is SUCCEEDED or FAILED (or 20 s pass); returns its last body.
+// `headers` go with every request (an API key).
 nlohmann::json WaitMemoryEvent(const HttpClient& client, const std::string& event_id,
-                               std::string_view workspace = "default");
+                               std::string_view workspace = "default", const Headers& headers = {});
 
 // Adds (expecting the documented PENDING answer) and waits for the event; returns the event.
 nlohmann::json AddMemoriesAndWait(const HttpClient& client, const nlohmann::json& body,
-                                  std::string_view workspace = "default");
+                                  std::string_view workspace = "default",
+                                  const Headers& headers = {});
 
 // memories/search's `results` (expecting 200); an empty array otherwise.
 nlohmann::json SearchMemories(const HttpClient& client, const nlohmann::json& body,

@@ -1,9 +1,6 @@
 // GET /workspaces (docs/api/README.md, operator endpoints): what each workspace holds, counted
 // from the store; a key limited to some workspaces sees exactly those, an empty one included; a
 // key for every workspace sees each one with data; bad paging is a 400 naming the parameter.
-#include <chrono>
-#include <thread>
-
 #include "memory_client.h"
 #include "test_util.h"
 
@@ -20,18 +17,9 @@ void AddVerbatim(const HttpClient& client, const std::string& workspace, const s
                  const std::vector<std::string>& texts) {
   json messages = json::array();
   for (const auto& t : texts) messages.push_back({{"role", "user"}, {"content", t}});
-  HttpResponse add =
-      client.Post(MemoryPrefix(workspace) + "/memories/add",
-                  json{{"messages", messages}, {"user_id", user}, {"infer", false}}, kAdmin);
-  ASSERT_EQ(add.status, 200) << add.Describe();
-  const std::string event = add.Json()["event_id"];
-  for (int i = 0; i < 400; ++i) {
-    json e = client.Get(MemoryPrefix(workspace) + "/events/" + event, kAdmin).Json();
-    if (e.value("status", "") == "SUCCEEDED") return;
-    ASSERT_NE(e.value("status", ""), "FAILED") << e.dump();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  FAIL() << "event " << event << " did not end";
+  json event = AddMemoriesAndWait(
+      client, {{"messages", messages}, {"user_id", user}, {"infer", false}}, workspace, kAdmin);
+  ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
 }
 
 json Find(const json& list, const std::string& workspace) {

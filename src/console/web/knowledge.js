@@ -9,13 +9,15 @@ import { base64 } from './files.js';
 
 const PAGE = 20;
 const POLL_MS = 500;
-const state = { workspace: 'default', kb: '', page: 1, kbPage: 1 };
+const state = { workspace: 'default', kb: '', page: 1 };
+const bases = { page: 1 };  // the page of the workspace's knowledge-base list
 
 const kbPath = (rest = '') => v3Path(state.workspace, `/knowledge-bases/${encodeURIComponent(state.kb)}${rest}`);
 
 export async function render(view, params = {}) {
   if (params.workspace !== undefined || params.kb !== undefined) {
-    Object.assign(state, { kb: '', ...params, page: 1, kbPage: 1 });
+    Object.assign(state, { kb: '', ...params, page: 1 });
+    bases.page = 1;
   }
   const form = scopeForm({
     id: 'kb-form', prefix: 'k', button: 'kb-go', state, redraw: () => render(view),
@@ -86,7 +88,7 @@ async function follow(id) {
 async function showKnowledgeBases(list, view) {
   try {
     const page = (await call('GET', v3Path(state.workspace, '/knowledge-bases') +
-      query({ page_number: state.kbPage, page_size: PAGE }))).result;
+      query({ page_number: bases.page, page_size: PAGE }))).result;
     list.append(el('p', { class: 'muted', id: 'kb-count' },
       `${page.total} knowledge bases; open one, or name a new one above to upload to it.`));
     if (page.results.length) {
@@ -98,8 +100,7 @@ async function showKnowledgeBases(list, view) {
         }, el('td', {}, k.kb_id), el('td', {}, String(k.documents)), el('td', {}, String(k.processing)),
         el('td', { class: k.failed ? 'status-FAIL' : '' }, String(k.failed)), el('td', {}, k.updated_at))))));
     }
-    list.append(pager({ get page() { return state.kbPage; }, set page(p) { state.kbPage = p; } },
-      page.total, PAGE, () => render(view)));
+    list.append(pager(bases, page.total, PAGE, () => render(view)));
   } catch (e) {
     list.append(errorBox(e));
   }
