@@ -13,14 +13,34 @@ bool Retryable(const std::exception& e) {
          dynamic_cast<const pqxx::deadlock_detected*>(&e) != nullptr;
 }
 
+// The error's SQLSTATE, empty when it is not an SQL error.
+std::string_view SqlState(const std::exception& e) {
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+  return sql == nullptr ? std::string_view() : std::string_view(sql->sqlstate());
+}
+
+// Errors after which this connection's session cannot write while a new one may: a database or
+// server turned read-only (a primary demoted to a standby, `default_transaction_read_only` set),
+// an administrator's shutdown or termination of the session, a server still starting.
+bool ReplacesConnection(const std::exception& e) {
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr) return true;
+  const std::string_view state = SqlState(e);
+  return state == "25006" || state == "57P01" || state == "57P02" || state == "57P03" ||
+         state.substr(0, 2) == "08";
+}
+
 }  // namespace
 
 Status FromException(const std::exception& e, std::string_view what) {
   if (dynamic_cast<const pqxx::unique_violation*>(&e) != nullptr) {
     return Status::Conflict(fmt::format("{}: {}", what, e.what()));
   }
-  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
-      dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
+  // The database cannot take the statement now and may soon: out of disk, memory or
+  // connections (class 53), read-only, shutting down or unreachable, a statement that ran out of
+  // time (57014). The caller answers 503 and the client retries; nothing here is Engram's fault.
+  const std::string_view state = SqlState(e);
+  if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr || ReplacesConnection(e) ||
+      state.substr(0, 2) == "53" || state == "57014") {
     return Status::Unavailable(fmt::format("{}: database unavailable: {}", what, e.what()));
   }
   return Status::Internal(fmt::format("{}: {}", what, e.what()));
@@ -86,9 +106,16 @@ Status Pool::Run(const std::function<Status(pqxx::connection&)>& fn, bool retry)
     try {
       st = fn(**conn);
     } catch (const std::exception& e) {
-      broken = dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr;
+      broken = ReplacesConnection(e);
       if (retry && Retryable(e) && attempt < options_.max_retries) {
         Release(*conn, false);
+        continue;
+      }
+      // Once on a new connection: an idle connection the server ended (a restart, a failover)
+      // fails its next use, and nothing it ran was committed (a commit whose outcome is unknown
+      // is an in_doubt_error, never retried).
+      if (retry && broken && attempt == 0) {
+        Release(*conn, true);
         continue;
       }
       st = FromException(e, "database");

@@ -2,10 +2,12 @@
 // time, and the helpers every PgStore file uses to run a transaction and turn libpqxx exceptions
 // into Status values (libpqxx reports everything by exception; nothing above store/ sees one).
 //
-// A connection that breaks is replaced on its next use, so a PostgreSQL restart costs the requests
-// in flight, not the node. Transactions that fail with a serialization failure or a deadlock are
-// run again (at most `max_retries` times): the caller's function must therefore only touch the
-// transaction and its own locals.
+// A connection that breaks is replaced on its next use and the transaction run once more on the
+// new one, so a PostgreSQL restart costs the requests in flight, not the node; so is one whose
+// session turned read-only or was shut down, so a database made writable again (or a new primary
+// behind the same address) takes writes without a restart of the node. Transactions that fail with
+// a serialization failure or a deadlock are run again (at most `max_retries` times): the caller's
+// function must therefore only touch the transaction and its own locals.
 //
 // Thread-safety: all methods are safe to call concurrently.
 #pragma once
@@ -58,8 +60,9 @@ class Pool {
   int open_ GUARDED_BY(mu_) = 0;  // connections handed out + idle
 };
 
-// The Status for a libpqxx / std exception (unique violation → kConflict, broken connection →
-// kUnavailable, everything else kInternal), with `what` naming the operation.
+// The Status for a libpqxx / std exception (unique violation → kConflict; a broken connection, a
+// read-only or shutting-down server, a lack of disk, memory or connections and a statement
+// timeout → kUnavailable; everything else kInternal), with `what` naming the operation.
 Status FromException(const std::exception& e, std::string_view what);
 
 // float32 vectors as little-endian bytes (BYTEA), as SQLite stores them.

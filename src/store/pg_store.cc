@@ -220,7 +220,10 @@ Result<int64_t> PgStore::ScopeVersion(const std::string& scope_key) {
 
 Status PgStore::CheckWritable() {
   return pool_->Write([&](pqxx::work& txn) -> Status {
-    txn.exec("SELECT 1");
+    // A write that changes nothing: PostgreSQL refuses it where it would refuse any write (a
+    // read-only database or session, a standby), and the pool then replaces the connection, so
+    // the probe reports a recovered database without waiting for a write.
+    txn.exec("DELETE FROM scope_versions WHERE false");
     return Status::Ok();
   });
 }

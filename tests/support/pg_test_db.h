@@ -45,6 +45,8 @@ class PgTestDatabase {
 
   // The libpq URL of this test's database.
   std::string url() const { return base_ + "/" + name_; }
+  // Its name (for ALTER DATABASE).
+  const std::string& name() const { return name_; }
 
  private:
   PgTestDatabase(std::string base, std::string name)
