@@ -110,6 +110,7 @@ struct ServeOptions {
   int excerpt_turns_after = 5;
   uint64_t excerpt_max_bytes = 8192;     // context stops where a result would exceed this
   uint64_t answer_max_bytes = 96 << 10;  // and where the answer's results would exceed this
+  int excerpt_lead_results = 30;         // results that show their matched turn alone, first
 
   // V4 memories and the mem0-compatible API (config/settings/memories.cc).
   // Memory extraction: "rules" (built-in, offline) or "llm" (an OpenAI-compatible

@@ -2,7 +2,8 @@
 // consecutive turns of one session (the matched turn with the turns around it), so that an
 // answering model reads who said what, in reply to what, and when. Hits that are adjacent merge
 // into one excerpt; a turn appears at most once in an answer; the results stay in the order of
-// their best turn, within `k` items and a byte budget per result and per answer.
+// their best turn, within `k` items and a byte budget per result and per answer. Optionally a
+// lead of the best matched turns, each alone, comes first, and the turns around them next.
 //
 // Thread-safety: a pure function of its arguments (the caller holds its shard's reader lock).
 #pragma once
@@ -25,6 +26,10 @@ struct ExcerptOptions {
   // shown whatever its length), and where the answer's would exceed answer_max_bytes.
   size_t max_result_bytes = 8192;
   size_t answer_max_bytes = 96 << 10;
+  // The first lead_results results show their matched turn alone (adjacent matches too); the
+  // turns around each follow them, before the other matches' excerpts. A reader of the first
+  // results sees as many matches as one turn per result gives, and all results the context.
+  size_t lead_results = 0;
 };
 
 struct ConversationExcerpt {

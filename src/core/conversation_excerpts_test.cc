@@ -113,5 +113,52 @@ TEST(ConversationExcerptsTest, DocumentsOutsideSessionsStayAlone) {
             (std::vector<std::vector<DocId>>{{3}, {1}}));
 }
 
+// One turn of context, after a lead of `lead` results.
+ExcerptOptions Lead(size_t lead) {
+  ExcerptOptions o = OneTurn();
+  o.lead_results = lead;
+  return o;
+}
+
+TEST(ConversationExcerptsTest, TheLeadShowsMatchesAloneAndTheirContextFollows) {
+  const TurnOrder order = Sessions({20});
+  // 5 and 12 lead alone; then 5's turn before and after, then 12's; then 9 with its context,
+  // which touches 12's turn before (11) and joins it there.
+  const auto excerpts = AssembleExcerpts(Ranked({5, 12, 9}), 10, order, kTen, Lead(2));
+  EXPECT_EQ(Turns(excerpts),
+            (std::vector<std::vector<DocId>>{{5}, {12}, {4}, {6}, {8, 9, 10, 11}, {13}}));
+  // A context run is named by its own turn, the one beside the lead turn.
+  EXPECT_EQ(excerpts[2].turns[excerpts[2].anchor], 4u);
+  EXPECT_EQ(excerpts[4].turns[excerpts[4].anchor], 11u);
+  std::set<DocId> seen;
+  for (size_t i = 0; i < excerpts.size(); ++i) {
+    for (DocId t : excerpts[i].turns) EXPECT_TRUE(seen.insert(t).second) << t;
+    // A context run scores as the lead result it surrounds, and no result above the one before.
+    if (i > 0) {
+      EXPECT_LE(excerpts[i].score, excerpts[i - 1].score) << i;
+    }
+  }
+  EXPECT_EQ(excerpts[2].score, excerpts[1].score);
+}
+
+TEST(ConversationExcerptsTest, AdjacentLeadMatchesStayApartAndTheLeadStaysDense) {
+  const TurnOrder order = Sessions({20});
+  // 5 and 6 lead as two results; 5's context stops at 6 and 6's at 5. 3 touches 5's context run
+  // {4} and joins it there, not the lead, which shows only matched turns.
+  const auto excerpts = AssembleExcerpts(Ranked({5, 6, 12, 3}), 10, order, kTen, Lead(2));
+  EXPECT_EQ(Turns(excerpts),
+            (std::vector<std::vector<DocId>>{{5}, {6}, {2, 3, 4}, {7}, {11, 12, 13}}));
+}
+
+TEST(ConversationExcerptsTest, TheLeadKeepsWithinKAndTheSessionsEnds) {
+  const TurnOrder order = Sessions({3, 3});
+  // 0 has no turn before it; 3 begins the second session. k cuts the context runs.
+  EXPECT_EQ(Turns(AssembleExcerpts(Ranked({0, 3}), 3, order, kTen, Lead(2))),
+            (std::vector<std::vector<DocId>>{{0}, {3}, {1}}));
+  // A lead longer than k is k results.
+  EXPECT_EQ(Turns(AssembleExcerpts(Ranked({0, 4, 2}), 2, order, kTen, Lead(5))),
+            (std::vector<std::vector<DocId>>{{0}, {4}}));
+}
+
 }  // namespace
 }  // namespace engram

@@ -43,7 +43,8 @@ Result<std::unique_ptr<LeaderboardModule>> LeaderboardModule::Build(const ServeO
   lb.retrieval.excerpt = {.turns_before = static_cast<size_t>(options.excerpt_turns_before),
                           .turns_after = static_cast<size_t>(options.excerpt_turns_after),
                           .max_result_bytes = options.excerpt_max_bytes,
-                          .answer_max_bytes = options.answer_max_bytes};
+                          .answer_max_bytes = options.answer_max_bytes,
+                          .lead_results = static_cast<size_t>(options.excerpt_lead_results)};
   lb.rerank_candidates = retrieval.rerank_candidates();
   m->service_ = std::make_unique<LeaderboardService>(
       deps.store, m->shards_.get(), retrieval.analyzer(), deps.embedder, retrieval.backfill(), lb);

@@ -2,7 +2,8 @@
 // excerpts): a result shows the matched turn with the turns of its session around it, in order,
 // dated and with their speakers; adjacent matches merge; no turn is shown twice; the contract's
 // shape holds (ids, scores best first, at most top_k); a turn sent as a ContentPart array keeps
-// its image.
+// its image. With the default lead (--excerpt-lead-results), the first results show their matched
+// turn alone and the turns around them follow.
 #include <algorithm>
 #include <set>
 #include <string>
@@ -30,6 +31,8 @@ std::vector<std::string> Lines(const std::string& text) {
 
 class LeaderboardExcerptsTest : public SharedServerTest {
  protected:
+  // Every result an excerpt around its match: no lead of matches shown alone.
+  ServerOptions Options() const override { return {.extra_args = {"--excerpt-lead-results", "0"}}; }
   // Adds one session of `messages` for `user` and asserts success.
   void AddSession(const std::string& user, const std::string& session, json messages) {
     json body = AddBody(UniqueId("eval:run:excerpts:chunk"), user, session, std::move(messages));
@@ -161,6 +164,53 @@ TEST_F(LeaderboardExcerptsTest, ATurnSentAsContentPartsKeepsItsImage) {
   EXPECT_NE(text.find("Ana: My new " + word), std::string::npos) << text;
   EXPECT_NE(text.find("Ben: Show me!"), std::string::npos) << text;
   EXPECT_NE(text.find("Ana: Here it is."), std::string::npos) << text;
+}
+
+// The server's defaults: a lead of matches shown alone, then the turns around them.
+class LeaderboardLeadTest : public LeaderboardExcerptsTest {
+ protected:
+  ServerOptions Options() const override { return {}; }
+};
+
+TEST_F(LeaderboardLeadTest, TheBestMatchLeadsAloneAndTheTurnsAroundItFollowOnce) {
+  const std::string user = UniqueId("eval:run:excerpts:u");
+  const std::string word = UniqueWord();
+  json messages = json::array();
+  std::vector<std::string> texts;
+  for (int i = 0; i < 13; ++i) {
+    std::string text = i % 2 == 0 ? "Ana: " : "Ben: ";
+    text += i == 6 ? "I finally bought the " + word + " at the market."
+                   : "Turn number " + std::to_string(i) + " about the weather.";
+    texts.push_back(text);
+    messages.push_back(Message(text, kJan1 + i * 1000, i % 2 == 0 ? "user" : "assistant"));
+  }
+  AddSession(user, "s1", messages);
+  json data = Search(user, "Where did I buy the " + word + "?", 100);
+  ASSERT_GE(data.size(), 2u) << data.dump().substr(0, 500);
+  // The first result is the match, alone, with its date.
+  const std::string first = ContentText(data[0]["content"]);
+  EXPECT_EQ(Lines(first).size(), 1u) << first;
+  EXPECT_EQ(first.rfind("[2024-01-01", 0), 0u) << first;
+  EXPECT_NE(first.find(texts[6]), std::string::npos) << first;
+  EXPECT_EQ(data[0]["created_at"], "2024-01-01T00:00:06.000Z");
+  // Every turn of the five before and after it is in the answer, each once; ids are unique and
+  // scores never rise.
+  std::string all;
+  std::set<std::string> ids;
+  double prev = 1e9;
+  for (const json& item : data) {
+    all += ContentText(item["content"]) + "\n";
+    EXPECT_TRUE(ids.insert(item["id"].get<std::string>()).second) << "duplicate id";
+    EXPECT_LE(item["score"].get<double>(), prev + 1e-9) << "scores must not increase";
+    prev = item["score"].get<double>();
+  }
+  for (int i = 1; i <= 11; ++i) {
+    const size_t at = all.find(texts[i]);
+    EXPECT_NE(at, std::string::npos) << "turn " << i << " missing";
+    if (at != std::string::npos) {
+      EXPECT_EQ(all.find(texts[i], at + 1), std::string::npos) << "turn " << i << " twice";
+    }
+  }
 }
 
 }  // namespace

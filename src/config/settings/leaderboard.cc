@@ -14,6 +14,7 @@ std::vector<OptionSpec> LeaderboardSettings() {
       {.name = "excerpt-turns-before", .field = &ServeOptions::excerpt_turns_before, .help = "excerpts: turns of context before a matched turn", .tier = OptionTier::kAdvanced, .min = 0, .max = 20},
       {.name = "excerpt-turns-after", .field = &ServeOptions::excerpt_turns_after, .help = "excerpts: turns of context after a matched turn", .tier = OptionTier::kAdvanced, .min = 0, .max = 20},
       {.name = "excerpt-max-bytes", .field = &ServeOptions::excerpt_max_bytes, .help = "excerpts: context stops where a result's text would exceed this (a matched turn is shown whole)", .tier = OptionTier::kAdvanced, .min = 0},
+      {.name = "excerpt-lead-results", .field = &ServeOptions::excerpt_lead_results, .help = "excerpts: the first results show their matched turn alone; the turns around them follow", .tier = OptionTier::kAdvanced, .min = 0, .max = 100},
       {.name = "answer-max-bytes", .field = &ServeOptions::answer_max_bytes, .help = "excerpts: context stops where a search's results would exceed this in all", .tier = OptionTier::kAdvanced, .min = 0},
       {.name = "leaderboard-idempotency-ttl-days", .field = &ServeOptions::leaderboard_idempotency_ttl_days, .help = "keep Leaderboard request_id records this many days (longer than any retry window; 0: forever)", .min = 0, .max = 36500},
   };
