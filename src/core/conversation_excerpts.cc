@@ -90,16 +90,19 @@ std::vector<ConversationExcerpt> AssembleExcerpts(const std::vector<ScoredDoc>& 
   const size_t lead = built.size();
   // Then the lead's context, best lead result first: the turns before it and the turns after it,
   // each run a result of its own (the lead turn is not shown again). Joins only results after the
-  // lead, which stays as dense as it was.
+  // lead, which stays as dense as it was. Context, unlike a match, is shown only within the
+  // budgets, the run's first turn included.
+  const auto context_from = [&](DocId t) {
+    return t != TurnOrder::kNone && shown.count(t) == 0 && built.size() < k && fits(0, bytes(t));
+  };
   for (size_t i = 0; i < lead && built.size() < k; ++i) {
     const float score = built[i].score;
     const DocId before = order.prev(built[i].turns.front());
     const DocId after = order.next(built[i].turns.back());
-    if (before != TurnOrder::kNone && shown.count(before) == 0 && options.turns_before > 0) {
+    if (options.turns_before > 0 && context_from(before)) {
       place(before, score, options.turns_before - 1, 0, lead);
     }
-    if (after != TurnOrder::kNone && shown.count(after) == 0 && options.turns_after > 0 &&
-        built.size() < k) {
+    if (options.turns_after > 0 && context_from(after)) {
       place(after, score, 0, options.turns_after - 1, lead);
     }
   }

@@ -150,6 +150,20 @@ TEST(ConversationExcerptsTest, AdjacentLeadMatchesStayApartAndTheLeadStaysDense)
             (std::vector<std::vector<DocId>>{{5}, {6}, {2, 3, 4}, {7}, {11, 12, 13}}));
 }
 
+TEST(ConversationExcerptsTest, TheLeadsContextKeepsWithinTheBudgets) {
+  const TurnOrder order = Sessions({20});
+  ExcerptOptions full = Lead(2);
+  full.answer_max_bytes = 25;  // the two lead turns (10 bytes each) and no context run
+  EXPECT_EQ(Turns(AssembleExcerpts(Ranked({5, 12}), 10, order, kTen, full)),
+            (std::vector<std::vector<DocId>>{{5}, {12}}));
+  // A context turn longer than a result may be is not shown; the next one is.
+  const auto sized = [](DocId d) -> size_t { return d == 4 ? 5000 : 10; };
+  ExcerptOptions small = Lead(1);
+  small.max_result_bytes = 100;
+  EXPECT_EQ(Turns(AssembleExcerpts(Ranked({5}), 10, order, sized, small)),
+            (std::vector<std::vector<DocId>>{{5}, {6}}));
+}
+
 TEST(ConversationExcerptsTest, TheLeadKeepsWithinKAndTheSessionsEnds) {
   const TurnOrder order = Sessions({3, 3});
   // 0 has no turn before it; 3 begins the second session. k cuts the context runs.
