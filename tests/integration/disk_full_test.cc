@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "memory_client.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -24,7 +25,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 const std::string kPrefix = "/v4/openapi/workspaces/default/memory/agentic-memory";
-const std::string kV3Health = "/v3/openapi/workspaces/default/memory/agentic-memory/health";
 // Room left on a full disk: the intake journal's records of a few dozen adds.
 constexpr size_t kRoomBytes = 48 * 1024;
 
@@ -95,30 +95,6 @@ class DiskFullTest : public ::testing::Test {
     }
     return status;
   }
-  bool Finds(const std::string& user, const std::string& word) {
-    HttpResponse r =
-        client_->Post(kPrefix + "/memories/search", {{"query", word}, {"user_id", user}});
-    if (r.status != 200) {
-      ADD_FAILURE() << "search: " << r.Describe();
-      return false;
-    }
-    for (const auto& m : r.Json().value("results", json::array())) {
-      if (m.value("memory", "").find(word) != std::string::npos) return true;
-    }
-    return false;
-  }
-  // Health as the three endpoints see it: 200 only if all three agree.
-  ::testing::AssertionResult Healthy(bool want) {
-    HttpResponse z = client_->Get("/healthz");
-    HttpResponse v3 = client_->Get(kV3Health);
-    const int code = want ? 200 : 503;
-    const std::string word = want ? "\"healthy\"" : "\"unhealthy\"";
-    if (z.status != code || v3.status != code || v3.body.find(word) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "healthz " << z.status << ", V3 health " << v3.status << " " << v3.body;
-    }
-    return ::testing::AssertionSuccess();
-  }
   // Acknowledged events: (event id, word).
   using Acknowledged = std::vector<std::pair<std::string, std::string>>;
   // Some history for `user` first, so that applying an event needs new pages of the database;
@@ -147,16 +123,6 @@ class DiskFullTest : public ::testing::Test {
     }
     return acknowledged;
   }
-  template <typename Fn>
-  static bool Within(std::chrono::milliseconds limit, Fn&& fn) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (fn()) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return fn();
-  }
-
   std::string dir_;
   bool mounted_ = false;
   std::unique_ptr<ServerProcess> server_;
@@ -171,7 +137,7 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   HttpResponse first = Add(user, "Stored before the disk filled up: " + before);
   ASSERT_EQ(first.status, 200) << first.Describe();
   ASSERT_EQ(WaitEvent(first.Json().value("event_id", "")), "SUCCEEDED");
-  ASSERT_TRUE(Healthy(true));
+  ASSERT_TRUE(HealthIs(*client_, true));
 
   // Full: an add is refused (a record may still fit in a page the journal already has).
   Fill("filler");
@@ -182,7 +148,7 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
     refused = r.status == 503;
   }
   EXPECT_TRUE(refused) << "no add was refused on a full disk";
-  EXPECT_TRUE(Healthy(false));
+  EXPECT_TRUE(HealthIs(*client_, false));
   // The leaderboard's adds commit straight to SQLite: SQLITE_FULL answers 503 too, never 500.
   bool store_refused = false;
   for (int i = 0; i < 50 && !store_refused; ++i) {
@@ -197,7 +163,7 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   EXPECT_NE(metrics.find("engram_intake_refused_total "), std::string::npos);
   EXPECT_EQ(metrics.find("engram_intake_refused_total 0\n"), std::string::npos);
   // Reads go on.
-  EXPECT_TRUE(Finds(user, before));
+  EXPECT_TRUE(FindsMemory(*client_, user, before));
 
   // Space freed: adds and health come back without a restart.
   Free("filler");
@@ -211,8 +177,8 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   }));
   ASSERT_FALSE(event_id.empty());
   EXPECT_EQ(WaitEvent(event_id), "SUCCEEDED");
-  EXPECT_TRUE(Within(5s, [&] { return static_cast<bool>(Healthy(true)); })) << Healthy(true);
-  EXPECT_TRUE(Finds(user, after));
+  EXPECT_TRUE(Within(5s, [&] { return HealthIs(*client_, true); })) << HealthIs(*client_, true);
+  EXPECT_TRUE(FindsMemory(*client_, user, after));
   json lb = engram::testing::AddBody(UniqueId("eval:run:freed"), user, "s",
                                      json::array({Message("Freed " + UniqueWord())}));
   EXPECT_TRUE(IsAddSuccess(client_->Post(kAddPath, lb), lb));
@@ -227,8 +193,8 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
   Fill("filler-2");
   ASSERT_TRUE(server_->Start()) << server_->Output();
   client_ = std::make_unique<HttpClient>(server_->BaseUrl());
-  EXPECT_TRUE(Finds(user, before));
-  EXPECT_TRUE(Finds(user, after));
+  EXPECT_TRUE(FindsMemory(*client_, user, before));
+  EXPECT_TRUE(FindsMemory(*client_, user, after));
   bool write_refused = false;
   for (int i = 0; i < 50 && !write_refused; ++i) {
     HttpResponse r = Add(user, "Full at start " + UniqueWord());
@@ -236,7 +202,7 @@ TEST_F(DiskFullTest, RefusesWhileFullRecoversWhenFreedStopsAndStartsOnAFullDisk)
     write_refused = r.status == 503;
   }
   EXPECT_TRUE(write_refused);
-  EXPECT_TRUE(Healthy(false));
+  EXPECT_TRUE(HealthIs(*client_, false));
   // No memory content in the log, whatever happened.
   EXPECT_EQ(server_->Output().find(before), std::string::npos);
   ExitInfo stopped_again = server_->Stop();
@@ -261,7 +227,7 @@ TEST_F(DiskFullTest, AcknowledgedAddsFinishOnceSpaceReturns) {
   Free("filler");
   for (const auto& [id, word] : acknowledged) {
     EXPECT_EQ(WaitEvent(id), "SUCCEEDED") << id;
-    EXPECT_TRUE(Finds(user, word)) << word;
+    EXPECT_TRUE(FindsMemory(*client_, user, word)) << word;
   }
   std::cout << "[ disk full ] " << acknowledged.size()
             << " add(s) acknowledged on the full disk finished once space returned\n";
@@ -315,7 +281,7 @@ TEST_F(DiskFullTest, AcknowledgedAddsStayPendingThroughAReadOnlyStart) {
   client_ = std::make_unique<HttpClient>(server_->BaseUrl());
   for (const auto& [id, word] : acknowledged) {
     EXPECT_EQ(WaitEvent(id), "SUCCEEDED") << id;
-    EXPECT_TRUE(Finds(user, word)) << word;
+    EXPECT_TRUE(FindsMemory(*client_, user, word)) << word;
   }
 }
 
@@ -335,10 +301,10 @@ TEST_F(DiskFullTest, StartOnAFullDiskAfterACleanStopIsReadOnly) {
   Fill("filler");
   ASSERT_TRUE(server_->Start()) << server_->Output();
   client_ = std::make_unique<HttpClient>(server_->BaseUrl());
-  EXPECT_TRUE(Finds(user, word));
+  EXPECT_TRUE(FindsMemory(*client_, user, word));
   HttpResponse refused = Add(user, "Not while full " + UniqueWord());
   EXPECT_EQ(refused.status, 503) << refused.Describe();
-  EXPECT_TRUE(Healthy(false));
+  EXPECT_TRUE(HealthIs(*client_, false));
   EXPECT_NE(server_->Output().find("serving reads, refusing writes"), std::string::npos)
       << server_->Output();
 
@@ -346,10 +312,10 @@ TEST_F(DiskFullTest, StartOnAFullDiskAfterACleanStopIsReadOnly) {
   Free("filler");
   ASSERT_TRUE(server_->Restart()) << server_->Output();
   client_ = std::make_unique<HttpClient>(server_->BaseUrl());
-  EXPECT_TRUE(Healthy(true));
+  EXPECT_TRUE(HealthIs(*client_, true));
   HttpResponse again = Add(user, "Writable after the restart " + UniqueWord());
   EXPECT_EQ(again.status, 200) << again.Describe();
-  EXPECT_TRUE(Finds(user, word));
+  EXPECT_TRUE(FindsMemory(*client_, user, word));
 }
 
 }  // namespace

@@ -39,6 +39,27 @@ class LeaderboardExcerptsTest : public SharedServerTest {
     HttpResponse resp = client().Post(kAddPath, body);
     ASSERT_TRUE(IsAddSuccess(resp, body)) << resp.Describe();
   }
+  // Thirteen turns of Ana and Ben, alternately, the seventh (index 6) the one that names `word`.
+  static std::vector<std::string> MarketTurns(const std::string& word) {
+    std::vector<std::string> texts;
+    for (int i = 0; i < 13; ++i) {
+      std::string text = i % 2 == 0 ? "Ana: " : "Ben: ";
+      text += i == 6 ? "I finally bought the " + word + " at the market."
+                     : "Turn number " + std::to_string(i) + " about the weather.";
+      texts.push_back(std::move(text));
+    }
+    return texts;
+  }
+  // Adds `texts` as one session for `user`, a second apart from 2024-01-01, user and assistant
+  // in turn.
+  void AddTurns(const std::string& user, const std::vector<std::string>& texts) {
+    json messages = json::array();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      messages.push_back(Message(texts[i], kJan1 + static_cast<int64_t>(i) * 1000,
+                                 i % 2 == 0 ? "user" : "assistant"));
+    }
+    AddSession(user, "s1", messages);
+  }
   json Search(const std::string& user, const std::string& query, int top_k) {
     HttpResponse resp = client().Post(kSearchPath, SearchBody(user, query, top_k));
     EXPECT_EQ(resp.status, 200) << resp.Describe();
@@ -50,17 +71,9 @@ class LeaderboardExcerptsTest : public SharedServerTest {
 TEST_F(LeaderboardExcerptsTest, AResultShowsTheTurnsAroundItsMatchInOrderWithSpeakers) {
   const std::string user = UniqueId("eval:run:excerpts:u");
   const std::string word = UniqueWord();
-  json messages = json::array();
-  std::vector<std::string> texts;
-  for (int i = 0; i < 13; ++i) {
-    std::string text = i % 2 == 0 ? "Ana: " : "Ben: ";
-    text += i == 6 ? "I finally bought the " + word + " at the market."
-                   : "Turn number " + std::to_string(i) + " about the weather.";
-    if (i == 8) text = "A line that names no speaker.";
-    texts.push_back(text);
-    messages.push_back(Message(text, kJan1 + i * 1000, i % 2 == 0 ? "user" : "assistant"));
-  }
-  AddSession(user, "s1", messages);
+  std::vector<std::string> texts = MarketTurns(word);
+  texts[8] = "A line that names no speaker.";
+  AddTurns(user, texts);
   json data = Search(user, "Where did I buy the " + word + "?", 10);
   ASSERT_GE(data.size(), 1u);
   ASSERT_TRUE(data[0]["content"].is_string()) << data.dump();
@@ -175,16 +188,8 @@ class LeaderboardLeadTest : public LeaderboardExcerptsTest {
 TEST_F(LeaderboardLeadTest, TheBestMatchLeadsAloneAndTheTurnsAroundItFollowOnce) {
   const std::string user = UniqueId("eval:run:excerpts:u");
   const std::string word = UniqueWord();
-  json messages = json::array();
-  std::vector<std::string> texts;
-  for (int i = 0; i < 13; ++i) {
-    std::string text = i % 2 == 0 ? "Ana: " : "Ben: ";
-    text += i == 6 ? "I finally bought the " + word + " at the market."
-                   : "Turn number " + std::to_string(i) + " about the weather.";
-    texts.push_back(text);
-    messages.push_back(Message(text, kJan1 + i * 1000, i % 2 == 0 ? "user" : "assistant"));
-  }
-  AddSession(user, "s1", messages);
+  const std::vector<std::string> texts = MarketTurns(word);
+  AddTurns(user, texts);
   json data = Search(user, "Where did I buy the " + word + "?", 100);
   ASSERT_GE(data.size(), 2u) << data.dump().substr(0, 500);
   // The first result is the match, alone, with its date.

@@ -59,4 +59,11 @@ json SearchMemories(const HttpClient& client, const json& body, std::string_view
   return j["results"];
 }
 
+bool FindsMemory(const HttpClient& client, const std::string& user, const std::string& word) {
+  for (const json& m : SearchMemories(client, {{"query", word}, {"user_id", user}})) {
+    if (m.value("memory", "").find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace engram::testing

@@ -28,4 +28,8 @@ nlohmann::json AddMemoriesAndWait(const HttpClient& client, const nlohmann::json
 nlohmann::json SearchMemories(const HttpClient& client, const nlohmann::json& body,
                               std::string_view workspace = "default");
 
+// Whether a search of `user`'s memories (default workspace) for `word` returns a memory that
+// holds it.
+bool FindsMemory(const HttpClient& client, const std::string& user, const std::string& word);
+
 }  // namespace engram::testing

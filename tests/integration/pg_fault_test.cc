@@ -6,7 +6,6 @@
 // Skips without a test cluster (ENGRAM_TEST_PG_URL; scripts/test.sh starts one).
 #include <chrono>
 #include <pqxx/pqxx>
-#include <thread>
 
 #include "memory_client.h"
 #include "pg_test_db.h"
@@ -17,8 +16,6 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-const std::string kV3Health = "/v3/openapi/workspaces/default/memory/agentic-memory/health";
 
 class PgFaultTest : public ::testing::Test {
  protected:
@@ -52,30 +49,6 @@ class PgFaultTest : public ::testing::Test {
     return client_->Post(MemoryPrefix() + "/memories/add",
                          {{"messages", text}, {"user_id", user}, {"infer", false}});
   }
-  bool Finds(const std::string& user, const std::string& word) {
-    for (const json& m : SearchMemories(*client_, {{"query", word}, {"user_id", user}})) {
-      if (m.value("memory", "").find(word) != std::string::npos) return true;
-    }
-    return false;
-  }
-  // Health as /healthz and the V3 health route see it: true only if both agree on `want`.
-  bool Healthy(bool want) {
-    HttpResponse z = client_->Get("/healthz");
-    HttpResponse v3 = client_->Get(kV3Health);
-    const int code = want ? 200 : 503;
-    return z.status == code && v3.status == code &&
-           v3.body.find(want ? "\"healthy\"" : "\"unhealthy\"") != std::string::npos;
-  }
-  template <typename Fn>
-  static bool Within(std::chrono::milliseconds limit, Fn&& fn) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (fn()) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return fn();
-  }
-
   std::unique_ptr<PgTestDatabase> db_;
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<HttpClient> client_;
@@ -88,11 +61,11 @@ TEST_F(PgFaultTest, AReadOnlyDatabaseRefusesWritesWith503AndRecoversWithoutARest
       *client_,
       {{"messages", "Stored before the fault: " + before}, {"user_id", user}, {"infer", false}});
   ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
-  ASSERT_TRUE(Healthy(true));
+  ASSERT_TRUE(HealthIs(*client_, true));
 
   SetReadOnly(true);
   // The probe writes nothing, yet sees what a write would: unhealthy.
-  EXPECT_TRUE(Within(10s, [&] { return Healthy(false); }));
+  EXPECT_TRUE(Within(10s, [&] { return HealthIs(*client_, false); })) << HealthIs(*client_, false);
   const std::string refused = UniqueWord();
   for (int i = 0; i < 3; ++i) {
     HttpResponse r = Add(user, "Sent during the fault: " + refused);
@@ -101,12 +74,12 @@ TEST_F(PgFaultTest, AReadOnlyDatabaseRefusesWritesWith503AndRecoversWithoutARest
     EXPECT_TRUE(r.Json().is_object() && r.Json().contains("code")) << r.Describe();
   }
   // Reads go on.
-  EXPECT_TRUE(Finds(user, before));
-  EXPECT_TRUE(Healthy(false));
+  EXPECT_TRUE(FindsMemory(*client_, user, before));
+  EXPECT_TRUE(HealthIs(*client_, false));
 
   SetReadOnly(false);
   // Health and writes recover on their own: the pool replaced the read-only sessions.
-  EXPECT_TRUE(Within(10s, [&] { return Healthy(true); }));
+  EXPECT_TRUE(Within(10s, [&] { return HealthIs(*client_, true); })) << HealthIs(*client_, true);
   const std::string after = UniqueWord();
   HttpResponse r;
   EXPECT_TRUE(Within(10s, [&] {
@@ -116,10 +89,10 @@ TEST_F(PgFaultTest, AReadOnlyDatabaseRefusesWritesWith503AndRecoversWithoutARest
     const json done = WaitMemoryEvent(*client_, r.Json().value("event_id", ""));
     EXPECT_EQ(done.is_object() ? done.value("status", "") : "", "SUCCEEDED") << done.dump();
   }
-  EXPECT_TRUE(Finds(user, after));
-  EXPECT_TRUE(Finds(user, before));
+  EXPECT_TRUE(FindsMemory(*client_, user, after));
+  EXPECT_TRUE(FindsMemory(*client_, user, before));
   // What was refused was not stored.
-  EXPECT_FALSE(Finds(user, refused));
+  EXPECT_FALSE(FindsMemory(*client_, user, refused));
 }
 
 }  // namespace

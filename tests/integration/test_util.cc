@@ -159,6 +159,18 @@ int CountOccurrences(const nlohmann::json& data, std::string_view needle) {
   return n;
 }
 
+::testing::AssertionResult HealthIs(const HttpClient& client, bool healthy) {
+  HttpResponse z = client.Get("/healthz");
+  HttpResponse v3 = client.Get("/v3/openapi/workspaces/default/memory/agentic-memory/health");
+  const int code = healthy ? 200 : 503;
+  const std::string word = healthy ? "\"healthy\"" : "\"unhealthy\"";
+  if (z.status != code || v3.status != code || v3.body.find(word) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "healthz " << z.status << ", V3 health " << v3.status << " " << v3.body;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult IsJsonResponse(const HttpResponse& resp) {
   if (resp.status == 0) return ::testing::AssertionFailure() << "no response: " << resp.error;
   if (resp.Header("x-request-id").empty()) {

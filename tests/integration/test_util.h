@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -102,6 +104,21 @@ int CountOccurrences(const nlohmann::json& data, std::string_view needle);
 // and code; when `field` is non-empty the message must mention it (case-insensitive).
 ::testing::AssertionResult IsError(const HttpResponse& resp, int status, std::string_view code,
                                    std::string_view field = {});
+
+// Health as /healthz and the default workspace's V3 health route see it: success only when both
+// answer healthy (200, "healthy") or both unhealthy (503, "unhealthy"), as `healthy` asks.
+::testing::AssertionResult HealthIs(const HttpClient& client, bool healthy);
+
+// Calls `fn` every 50 ms until it returns true or `limit` has passed; returns its last answer.
+template <typename Fn>
+bool Within(std::chrono::milliseconds limit, Fn&& fn) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fn()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return static_cast<bool>(fn());
+}
 
 // JSON types of response fields. The contract's examples show unset ids and messages as "" (e.g.
 // "agent_id": ""), so a field the contract shows as a string must never be null.
