@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace engram {
 
@@ -108,6 +110,19 @@ std::string HexOf(const unsigned char* md, unsigned len) {
 }
 
 }  // namespace
+
+static_assert(std::endian::native == std::endian::little && sizeof(float) == 4,
+              "stored vectors are little-endian float32");
+
+std::string_view FloatVectorBytes(const std::vector<float>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)};
+}
+
+std::vector<float> FloatVectorFromBytes(std::string_view bytes) {
+  std::vector<float> v(bytes.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
 
 std::string Sha256Hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];

@@ -1,4 +1,5 @@
-// Byte codecs: base64 (standard and URL-safe alphabets) and SHA-256 hex digests.
+// Byte codecs: base64 (standard and URL-safe alphabets), SHA-256 hex digests and the byte form of
+// a float vector.
 // Thread-safety: pure functions; a Sha256 object is used by one thread at a time.
 #pragma once
 
@@ -6,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace engram {
 
@@ -18,6 +20,14 @@ std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded 
 // input Base64Decode accepts.
 size_t Base64DecodedSize(std::string_view in);
 std::string Base64Encode(std::string_view bytes);
+
+// A float vector's bytes: its float32 values, little-endian (the byte order of every CPU Engram
+// builds for, checked at compile time), as the stores' vector columns and the export format hold
+// them. The view points into `v` and lives as long as `v` is unchanged.
+std::string_view FloatVectorBytes(const std::vector<float>& v);
+// The vector `bytes` hold. A trailing partial value (never written by Engram) is ignored; callers
+// that must refuse one check `bytes.size() % sizeof(float)` themselves.
+std::vector<float> FloatVectorFromBytes(std::string_view bytes);
 
 // Lower-case hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);

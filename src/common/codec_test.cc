@@ -45,6 +45,22 @@ TEST(CodecTest, Base64RejectsBadInput) {
   EXPECT_EQ(*Base64Decode("QUI"), "AB");  // padding optional
 }
 
+TEST(CodecTest, FloatVectorBytesAreLittleEndianFloat32) {
+  const std::vector<float> v{1.0f, -2.5f};
+  EXPECT_EQ(FloatVectorBytes(v), std::string("\x00\x00\x80\x3f\x00\x00\x20\xc0", 8));
+  EXPECT_EQ(FloatVectorFromBytes(FloatVectorBytes(v)), v);
+  EXPECT_TRUE(FloatVectorBytes({}).empty());
+  EXPECT_TRUE(FloatVectorFromBytes("").empty());
+}
+
+TEST(CodecTest, FloatVectorFromBytesIgnoresATrailingPartialValue) {
+  const std::vector<float> v{0.25f, 3.0f};
+  std::string bytes(FloatVectorBytes(v));
+  bytes += "\x01\x02";
+  EXPECT_EQ(FloatVectorFromBytes(bytes), v);
+  EXPECT_TRUE(FloatVectorFromBytes("abc").empty());
+}
+
 TEST(CodecTest, Sha256) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }

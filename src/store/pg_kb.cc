@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/codec.h"
 #include "common/time_util.h"
 #include "store/job_rows.h"
 #include "store/kb_rows.h"
@@ -74,13 +75,13 @@ KbDocRecord ReadDocRow(const pqxx::row& row, bool with_content) {
 // A float32 vector in bytea's text input form (\x + hex), the same bytes as pg::VectorBytes.
 std::string VectorHex(const std::vector<float>& v) {
   static constexpr char kHex[] = "0123456789abcdef";
-  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
-  const size_t n = v.size() * sizeof(float);
+  const std::string_view bytes = FloatVectorBytes(v);
   std::string out = "\\x";
-  out.reserve(2 + 2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 0xf];
+  out.reserve(2 + 2 * bytes.size());
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
   }
   return out;
 }

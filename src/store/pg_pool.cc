@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
+#include "common/codec.h"
 
 namespace engram::pg {
 
@@ -156,16 +156,14 @@ Status Pool::WithConnection(const std::function<Status(pqxx::connection&)>& fn) 
 }
 
 pqxx::binarystring VectorBytes(const std::vector<float>& v) {
-  static_assert(sizeof(float) == 4);
-  return pqxx::binarystring(v.data(), v.size() * sizeof(float));
+  const std::string_view bytes = FloatVectorBytes(v);
+  return pqxx::binarystring(bytes.data(), bytes.size());
 }
 
 std::vector<float> VectorFromField(const pqxx::field& f) {
   if (f.is_null()) return {};
-  pqxx::binarystring bytes(f);
-  std::vector<float> v(bytes.size() / sizeof(float));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-  return v;
+  const pqxx::binarystring bytes(f);
+  return FloatVectorFromBytes(std::string_view(bytes.get(), bytes.size()));
 }
 
 int64_t DbNowMicros(pqxx::transaction_base& txn) {

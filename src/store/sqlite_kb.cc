@@ -1,8 +1,7 @@
 // SqliteStore: knowledge-base documents (which double as their ingestion jobs) and their chunks.
 #include <fmt/format.h>
 
-#include <cstring>
-
+#include "common/codec.h"
 #include "common/time_util.h"
 #include "store/job_rows.h"
 #include "store/kb_rows.h"
@@ -36,18 +35,6 @@ KbDocRecord ReadDocRow(const sqlite::Stmt& q, bool with_content) {
   d.updated_at_us = q.ColumnInt(10);
   if (with_content) d.content = q.ColumnText(11);
   return d;
-}
-
-std::string VectorBlob(const std::vector<float>& v) {
-  std::string out(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-std::vector<float> VectorFromBlob(const std::string& blob) {
-  std::vector<float> v(blob.size() / sizeof(float));
-  if (!v.empty()) std::memcpy(v.data(), blob.data(), v.size() * sizeof(float));
-  return v;
 }
 
 // Deletes what a document's upload or ingestion left beside its row: its chunks and its uploaded
@@ -159,7 +146,7 @@ Result<bool> SqliteStore::FinishKbDoc(const KbDocRecord& doc,
       if (c.vector.empty()) {
         ins.BindNull(8);
       } else {
-        ins.BindBlob(8, VectorBlob(c.vector));
+        ins.BindBlob(8, FloatVectorBytes(c.vector));
       }
       ENGRAM_RETURN_IF_ERROR(ins.Exec());
     }
@@ -281,7 +268,7 @@ Result<std::vector<KbChunkRecord>> SqliteStore::LoadKbChunks(std::string_view wo
       c.heading = q.ColumnText(2);
       c.text = q.ColumnText(3);
       c.vector_model = q.ColumnText(4);
-      if (!q.ColumnIsNull(5)) c.vector = VectorFromBlob(q.ColumnBlob(5));
+      if (!q.ColumnIsNull(5)) c.vector = FloatVectorFromBytes(q.ColumnBlob(5));
       c.title = q.ColumnText(6);
       out.push_back(std::move(c));
     }

@@ -1,7 +1,6 @@
 #include "store/sqlite_rows.h"
 
-#include <cstring>
-
+#include "common/codec.h"
 #include "store/categories_json.h"
 
 namespace engram::sqlite {
@@ -30,9 +29,7 @@ MemoryRecord ReadMemoryRow(const Stmt& s) {
   m.updated_at_us = s.ColumnInt(14);
   if (!s.ColumnIsNull(15)) {
     m.vector_model = s.ColumnText(15);
-    std::string blob = s.ColumnBlob(16);
-    m.vector.resize(blob.size() / sizeof(float));
-    std::memcpy(m.vector.data(), blob.data(), m.vector.size() * sizeof(float));
+    m.vector = FloatVectorFromBytes(s.ColumnBlob(16));
   }
   if (!s.ColumnIsNull(17)) m.expires_at_us = s.ColumnInt(17);
   m.app_id = s.ColumnText(18);
@@ -40,14 +37,6 @@ MemoryRecord ReadMemoryRow(const Stmt& s) {
   m.provenance_json = s.ColumnText(20);
   return m;
 }
-
-namespace {
-
-std::string_view VectorBytes(const std::vector<float>& v) {
-  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)};
-}
-
-}  // namespace
 
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
   Stmt ins(
@@ -94,7 +83,7 @@ Status InsertVector(sqlite3* db, int64_t seq, const std::string& model,
   ins.Bind(1, seq);
   ins.Bind(2, model);
   ins.Bind(3, static_cast<int64_t>(vector.size()));
-  ins.BindBlob(4, VectorBytes(vector));
+  ins.BindBlob(4, FloatVectorBytes(vector));
   return ins.Exec();
 }
 

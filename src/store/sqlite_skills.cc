@@ -1,8 +1,7 @@
 // SqliteStore: skills (API V3), their former versions and their extraction tasks.
 #include <fmt/format.h>
 
-#include <cstring>
-
+#include "common/codec.h"
 #include "common/time_util.h"
 #include "store/job_rows.h"
 #include "store/row_bounds.h"
@@ -13,18 +12,6 @@
 namespace engram {
 
 namespace {
-
-std::string EncodeVector(const std::vector<float>& v) {
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return bytes;
-}
-
-std::vector<float> DecodeVector(const std::string& bytes) {
-  std::vector<float> v(bytes.size() / sizeof(float));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-  return v;
-}
 
 constexpr const char* kSkillColumns =
     "id, workspace, owner, agent_id, name, description, version, tags, triggers, license, "
@@ -46,7 +33,7 @@ SkillRecord ReadSkillRow(const sqlite::Stmt& q) {
   s.files = skill_rows::DecodeFiles(q.ColumnText(11));
   s.created_at_us = q.ColumnInt(12);
   s.updated_at_us = q.ColumnInt(13);
-  if (!q.ColumnIsNull(14)) s.vector = DecodeVector(q.ColumnBlob(14));
+  if (!q.ColumnIsNull(14)) s.vector = FloatVectorFromBytes(q.ColumnBlob(14));
   s.vector_model = q.ColumnText(15);
   return s;
 }
@@ -70,7 +57,7 @@ void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord&
   if (r.vector.empty()) {
     s.BindNull(15);
   } else {
-    s.BindBlob(15, EncodeVector(r.vector));
+    s.BindBlob(15, FloatVectorBytes(r.vector));
   }
   s.Bind(16, r.vector.empty() ? std::string() : r.vector_model);
 }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <cstring>
 #include <optional>
 
 #include "common/codec.h"
@@ -15,12 +14,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// A vector as base64 of its float32 values, little-endian (the byte order of every CPU Engram
-// builds for, and of the stores' vector columns).
+// A vector as base64 of its bytes (FloatVectorBytes: float32, little-endian).
 json EncodeVector(const std::vector<float>& v, const std::string& model) {
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return {{"model", model}, {"data", Base64Encode(bytes)}};
+  return {{"model", model}, {"data", Base64Encode(FloatVectorBytes(v))}};
 }
 
 // Stored JSON text (metadata, parts, provenance) as a JSON value; text that does not parse (never
@@ -142,8 +138,7 @@ class Fields {
       Fail("vector.data", "expected base64 of float32 values");
       return;
     }
-    vector->resize(bytes->size() / sizeof(float));
-    std::memcpy(vector->data(), bytes->data(), bytes->size());
+    *vector = FloatVectorFromBytes(*bytes);
     *model = std::move(m);
   }
   const json* Find(const char* name, bool required) {
