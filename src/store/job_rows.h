@@ -1,6 +1,6 @@
-// Job status columns as every store keeps them: the stored word of each job's vocabulary
-// (common/job_status.h), so the SQLite and PostgreSQL rows of a job read the same and the rows
-// written before JobStatus existed keep their meaning. Internal to store/.
+// Job rows as every store keeps them: their column lists, and the status column as the stored word
+// of each job's vocabulary (common/job_status.h), so the SQLite and PostgreSQL rows of a job read
+// the same and the rows written before JobStatus existed keep their meaning. Internal to store/.
 // Thread-safety: pure functions (ReadStatus may log).
 #pragma once
 
@@ -27,5 +27,12 @@ inline std::string StoredWord(JobStatus status, JobVocabulary vocabulary) {
 // "status IN ('pending', 'running')" or "status = 'PROCESSING'". The words are literals, not
 // parameters, so the planner can use the partial indexes of the migrations, which name them too.
 const std::string& UnfinishedCondition(JobVocabulary vocabulary);
+
+// The columns of a memory event row and of a skill task row, in the order both stores read and
+// write them.
+inline constexpr const char* kEventColumns =
+    "id, workspace, status, request, result, error_message, created_at, updated_at";
+inline constexpr const char* kTaskColumns =
+    "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
 
 }  // namespace engram::job_rows

@@ -10,4 +10,10 @@ namespace engram::kb_rows {
 // failed, latest updated_at (each count a 64-bit integer in both databases).
 const std::string& SummaryColumns();
 
+// The columns of a document row (content apart), in the order both stores read them; content, when
+// selected, follows as column 11.
+inline constexpr const char* kDocColumns =
+    "workspace, kb_id, id, job_id, title, source_type, file_url, status, error_message, "
+    "created_at, updated_at";
+
 }  // namespace engram::kb_rows

@@ -20,9 +20,6 @@ using pg::HasNul;
 
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
 
-constexpr const char* kEventColumns =
-    "id, workspace, status, request, result, error_message, created_at, updated_at";
-
 MemoryEventRecord ReadEventRow(const pqxx::row& r) {
   MemoryEventRecord e;
   e.id = r[0].as<std::string>();
@@ -260,7 +257,7 @@ Status PgStore::InsertEvent(const MemoryEventRecord& event) {
     const int64_t lease_until = pg::DbNowMicros(txn) + lease_us();
     txn.exec_params(fmt::format("INSERT INTO memory_events({}, lease_owner, lease_until) "
                                 "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                                kEventColumns),
+                                job_rows::kEventColumns),
                     event.id, event.workspace, job_rows::StoredWord(event.status, kEventWords),
                     event.request_json, event.result_json, event.error_message, event.created_at_us,
                     event.updated_at_us, options_.node_id, lease_until);
@@ -288,7 +285,7 @@ Result<MemoryEventRecord> PgStore::GetEvent(std::string_view workspace, std::str
       found.reset();
       auto rows = txn.exec_params(
           fmt::format("SELECT {} FROM memory_events WHERE id = $1 AND workspace = $2",
-                      kEventColumns),
+                      job_rows::kEventColumns),
           std::string(id), std::string(workspace));
       if (!rows.empty()) found = ReadEventRow(rows[0]);
       return Status::Ok();
@@ -311,7 +308,7 @@ Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
                     "SELECT id FROM memory_events WHERE {} AND "
                     "lease_until < $3 ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED) "
                     "RETURNING {}",
-                    job_rows::UnfinishedCondition(kEventWords), kEventColumns),
+                    job_rows::UnfinishedCondition(kEventWords), job_rows::kEventColumns),
         options_.node_id, now + lease_us(), now);
     for (const auto& r : rows) out.push_back(ReadEventRow(r));
     return Status::Ok();
@@ -332,8 +329,8 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
     const std::string ws(workspace);
-    for (const auto& r :
-         pg::JobsNewestFirst(txn, "memory_events", kEventColumns, ws, offset, limit, total)) {
+    for (const auto& r : pg::JobsNewestFirst(txn, "memory_events", job_rows::kEventColumns, ws,
+                                             offset, limit, total)) {
       out.push_back(ReadEventRow(r));
     }
     return Status::Ok();

@@ -50,11 +50,7 @@ Status CheckUploadText(const KbDocRecord& d) {
                     {d.error_message, "document error_message"}});
 }
 
-constexpr const char* kDocColumns =
-    "workspace, kb_id, id, job_id, title, source_type, file_url, status, error_message, "
-    "created_at, updated_at";
-
-// Reads kDocColumns (content, when selected, is column 11).
+// Reads kb_rows::kDocColumns (content, when selected, is column 11).
 KbDocRecord ReadDocRow(const pqxx::row& row, bool with_content) {
   KbDocRecord d;
   d.workspace = row[0].as<std::string>();
@@ -152,7 +148,7 @@ Status PgStore::PutKbDoc(const KbDocRecord& doc) {
             "error_message = EXCLUDED.error_message, created_at = EXCLUDED.created_at, "
             "updated_at = EXCLUDED.updated_at, content = '', lease_owner = EXCLUDED.lease_owner, "
             "lease_until = EXCLUDED.lease_until",
-            kDocColumns),
+            kb_rows::kDocColumns),
         doc.workspace, doc.kb_id, doc.id, doc.job_id, doc.title, doc.source_type, doc.file_url,
         job_rows::StoredWord(doc.status, kDocWords), doc.error_message, doc.created_at_us,
         doc.updated_at_us, options_.node_id, lease_until);
@@ -226,7 +222,7 @@ Result<KbDocRecord> PgStore::GetKbDoc(std::string_view workspace, std::string_vi
       pqxx::result res = txn.exec_params(
           fmt::format("SELECT {}, content FROM kb_docs WHERE workspace = $1 AND kb_id = $2 AND "
                       "id = $3",
-                      kDocColumns),
+                      kb_rows::kDocColumns),
           std::string(workspace), std::string(kb_id), std::string(id));
       if (!res.empty()) found = ReadDocRow(res[0], /*with_content=*/true);
       return Status::Ok();
@@ -256,7 +252,7 @@ Result<std::vector<KbDocRecord>> PgStore::ListKbDocs(std::string_view workspace,
     pqxx::result res =
         txn.exec_params(fmt::format("SELECT {} FROM kb_docs WHERE workspace = $1 AND kb_id = $2 "
                                     "ORDER BY created_at DESC, id COLLATE \"C\" LIMIT $3 OFFSET $4",
-                                    kDocColumns),
+                                    kb_rows::kDocColumns),
                         ws, kb, SqlRowBound(limit), SqlRowBound(offset));
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadDocRow(row, /*with_content=*/false));
@@ -367,7 +363,7 @@ Result<std::vector<KbDocRecord>> PgStore::UnfinishedKbDocs() {
                     "WHERE (workspace, kb_id, id) IN (SELECT workspace, kb_id, id FROM kb_docs "
                     "WHERE {} AND lease_until < $3 ORDER BY created_at "
                     "LIMIT 1000 FOR UPDATE SKIP LOCKED) RETURNING {}",
-                    job_rows::UnfinishedCondition(kDocWords), kDocColumns),
+                    job_rows::UnfinishedCondition(kDocWords), kb_rows::kDocColumns),
         options_.node_id, now + lease_us(), now);
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadDocRow(row, /*with_content=*/false));

@@ -39,10 +39,6 @@ Status CheckSkillText(const std::string& workspace, const SkillRecord& r) {
                     {r.vector_model, "skill vector_model"}});
 }
 
-constexpr const char* kSkillColumns =
-    "id, workspace, owner, agent_id, name, description, version, tags, triggers, license, "
-    "metadata, files, created_at, updated_at, vector, vector_model";
-
 SkillRecord ReadSkillRow(const pqxx::row& row) {
   SkillRecord s;
   s.id = row[0].as<std::string>();
@@ -64,8 +60,9 @@ SkillRecord ReadSkillRow(const pqxx::row& row) {
   return s;
 }
 
-// Runs `sql` with every column of kSkillColumns as $1..$16, in order. An empty vector is passed as
-// empty bytes, which the statements turn into NULL (NULLIF($15, ''::bytea)), as SQLite stores it.
+// Runs `sql` with every column of skill_rows::kSkillColumns as $1..$16, in order. An empty vector
+// is passed as empty bytes, which the statements turn into NULL (NULLIF($15, ''::bytea)), as SQLite
+// stores it.
 pqxx::result ExecSkill(pqxx::work& txn, const std::string& sql, const std::string& workspace,
                        const SkillRecord& r) {
   return txn.exec_params(
@@ -93,7 +90,7 @@ void InsertSkillRow(pqxx::work& txn, const std::string& workspace, const SkillRe
   ExecSkill(txn,
             fmt::format("INSERT INTO skills({}) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
                         "$11, $12, $13, $14, NULLIF($15, ''::bytea), $16)",
-                        kSkillColumns),
+                        skill_rows::kSkillColumns),
             workspace, r);
 }
 
@@ -103,9 +100,6 @@ void InsertVersionRow(pqxx::work& txn, const std::string& workspace, const Skill
       "VALUES($1, $2, $3, $4, $5)",
       v.skill_id, workspace, v.version, v.snapshot_json, v.replaced_at_us);
 }
-
-constexpr const char* kTaskColumns =
-    "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
 
 SkillTaskRecord ReadTaskRow(const pqxx::row& row) {
   SkillTaskRecord t;
@@ -134,9 +128,9 @@ Result<std::vector<SkillRecord>> PgStore::LoadSkills(std::string_view workspace)
   if (HasNul(workspace)) return out;
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
-    pqxx::result res =
-        txn.exec_params(fmt::format("SELECT {} FROM skills WHERE workspace = $1", kSkillColumns),
-                        std::string(workspace));
+    pqxx::result res = txn.exec_params(
+        fmt::format("SELECT {} FROM skills WHERE workspace = $1", skill_rows::kSkillColumns),
+        std::string(workspace));
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadSkillRow(row));
     return Status::Ok();
@@ -150,9 +144,10 @@ Result<SkillRecord> PgStore::GetSkill(std::string_view workspace, std::string_vi
   if (!HasNul(workspace) && !HasNul(id)) {
     Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
       found.reset();
-      pqxx::result res = txn.exec_params(
-          fmt::format("SELECT {} FROM skills WHERE workspace = $1 AND id = $2", kSkillColumns),
-          std::string(workspace), std::string(id));
+      pqxx::result res =
+          txn.exec_params(fmt::format("SELECT {} FROM skills WHERE workspace = $1 AND id = $2",
+                                      skill_rows::kSkillColumns),
+                          std::string(workspace), std::string(id));
       if (!res.empty()) found = ReadSkillRow(res[0]);
       return Status::Ok();
     });
@@ -270,7 +265,7 @@ Status PgStore::InsertSkillTask(const SkillTaskRecord& task) {
     const int64_t lease_until = pg::DbNowMicros(txn) + lease_us();
     txn.exec_params(fmt::format("INSERT INTO skill_tasks({}, lease_owner, lease_until) "
                                 "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                                kTaskColumns),
+                                job_rows::kTaskColumns),
                     task.id, task.workspace, job_rows::StoredWord(task.status, kTaskWords),
                     task.request_json, skill_rows::EncodeList(task.skill_ids), task.error_message,
                     task.created_at_us, task.updated_at_us, options_.node_id, lease_until);
@@ -283,9 +278,10 @@ Result<SkillTaskRecord> PgStore::GetSkillTask(std::string_view workspace, std::s
   if (!HasNul(workspace) && !HasNul(id)) {
     Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
       found.reset();
-      pqxx::result res = txn.exec_params(
-          fmt::format("SELECT {} FROM skill_tasks WHERE id = $1 AND workspace = $2", kTaskColumns),
-          std::string(id), std::string(workspace));
+      pqxx::result res =
+          txn.exec_params(fmt::format("SELECT {} FROM skill_tasks WHERE id = $1 AND workspace = $2",
+                                      job_rows::kTaskColumns),
+                          std::string(id), std::string(workspace));
       if (!res.empty()) found = ReadTaskRow(res[0]);
       return Status::Ok();
     });
@@ -304,8 +300,8 @@ Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view wo
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     out.clear();
     const std::string ws(workspace);
-    for (const auto& r :
-         pg::JobsNewestFirst(txn, "skill_tasks", kTaskColumns, ws, offset, limit, total)) {
+    for (const auto& r : pg::JobsNewestFirst(txn, "skill_tasks", job_rows::kTaskColumns, ws, offset,
+                                             limit, total)) {
       out.push_back(ReadTaskRow(r));
     }
     return Status::Ok();
@@ -327,7 +323,7 @@ Result<std::vector<SkillTaskRecord>> PgStore::UnfinishedSkillTasks() {
                     "SELECT id FROM skill_tasks WHERE {} "
                     "AND lease_until < $3 ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED) "
                     "RETURNING {}",
-                    job_rows::UnfinishedCondition(kTaskWords), kTaskColumns),
+                    job_rows::UnfinishedCondition(kTaskWords), job_rows::kTaskColumns),
         options_.node_id, now + lease_us(), now);
     out.reserve(res.size());
     for (const auto& row : res) out.push_back(ReadTaskRow(row));

@@ -1,5 +1,5 @@
-// Skill columns as every store keeps them: lists, files and replaced states as JSON text, so the
-// SQLite and PostgreSQL rows of a skill read the same. Internal to store/.
+// Skill rows as every store keeps them: the column list; lists, files and replaced states as JSON
+// text, so the SQLite and PostgreSQL rows of a skill read the same. Internal to store/.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -23,5 +23,10 @@ std::map<std::string, std::string> DecodeFiles(const std::string& text);
 
 // The replaced state of a skill, as a version row keeps it (name, description, files, ...).
 std::string Snapshot(const SkillRecord& r);
+
+// The columns of a skill row, in the order both stores read and write them.
+inline constexpr const char* kSkillColumns =
+    "id, workspace, owner, agent_id, name, description, version, tags, triggers, license, "
+    "metadata, files, created_at, updated_at, vector, vector_model";
 
 }  // namespace engram::skill_rows

@@ -35,22 +35,20 @@ MemoryEventRecord ReadEventRow(const sqlite::Stmt& q) {
   return e;
 }
 
-constexpr const char* kEventColumns =
-    "id, workspace, status, request, result, error_message, created_at, updated_at";
-
 // What an event row insert does when the id exists: fail; leave the stored row (an event read
 // back from the intake journal again); or set the end (status, result, error) the row carries.
 enum class OnConflict { kFail, kIgnore, kSetEnd };
 
 Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, OnConflict on_conflict) {
   sqlite::Stmt ins(
-      db, fmt::format("INSERT {}INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?){}",
-                      on_conflict == OnConflict::kIgnore ? "OR IGNORE " : "", kEventColumns,
-                      on_conflict == OnConflict::kSetEnd
-                          ? " ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
-                            "result = excluded.result, error_message = excluded.error_message, "
-                            "updated_at = excluded.updated_at"
-                          : ""));
+      db,
+      fmt::format("INSERT {}INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?){}",
+                  on_conflict == OnConflict::kIgnore ? "OR IGNORE " : "", job_rows::kEventColumns,
+                  on_conflict == OnConflict::kSetEnd
+                      ? " ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
+                        "result = excluded.result, error_message = excluded.error_message, "
+                        "updated_at = excluded.updated_at"
+                      : ""));
   ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
   ins.Bind(1, event.id);
   ins.Bind(2, event.workspace);
@@ -428,7 +426,7 @@ Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std:
 Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<MemoryEventRecord> {
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE id = ? AND workspace = ?",
-                                   kEventColumns));
+                                   job_rows::kEventColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, id);
     q.Bind(2, workspace);
@@ -442,8 +440,9 @@ Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std
 Result<std::vector<MemoryEventRecord>> SqliteStore::UnfinishedEvents() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryEventRecord>> {
     std::vector<MemoryEventRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE {} ORDER BY created_at, id",
-                                   kEventColumns, job_rows::UnfinishedCondition(kEventWords)));
+    sqlite::Stmt q(
+        db, fmt::format("SELECT {} FROM memory_events WHERE {} ORDER BY created_at, id",
+                        job_rows::kEventColumns, job_rows::UnfinishedCondition(kEventWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
     while (q.Step(&st)) out.push_back(ReadEventRow(q));
@@ -509,7 +508,7 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
     const size_t wanted = std::min(*total, offset + std::min(limit, *total));
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE workspace = ? "
                                    "ORDER BY created_at DESC, id DESC LIMIT ?",
-                                   kEventColumns));
+                                   job_rows::kEventColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, static_cast<int64_t>(wanted));

@@ -15,11 +15,7 @@ namespace {
 
 constexpr JobVocabulary kDocWords = JobVocabulary::kKbDocument;
 
-constexpr const char* kDocColumns =
-    "workspace, kb_id, id, job_id, title, source_type, file_url, status, error_message, "
-    "created_at, updated_at";
-
-// Reads kDocColumns (content, when selected, is column 11).
+// Reads kb_rows::kDocColumns (content, when selected, is column 11).
 KbDocRecord ReadDocRow(const sqlite::Stmt& q, bool with_content) {
   KbDocRecord d;
   d.workspace = q.ColumnText(0);
@@ -60,7 +56,7 @@ Status SqliteStore::PutKbDoc(const KbDocRecord& doc) {
     ENGRAM_RETURN_IF_ERROR(DeleteDocData(db, doc.workspace, doc.kb_id, doc.id));
     sqlite::Stmt ins(db, fmt::format("INSERT OR REPLACE INTO kb_docs({}, content) "
                                      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
-                                     kDocColumns));
+                                     kb_rows::kDocColumns));
     ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
     ins.Bind(1, doc.workspace);
     ins.Bind(2, doc.kb_id);
@@ -161,7 +157,7 @@ Result<KbDocRecord> SqliteStore::GetKbDoc(std::string_view workspace, std::strin
   return WithReader([&](sqlite3* db) -> Result<KbDocRecord> {
     sqlite::Stmt q(db, fmt::format("SELECT {}, content FROM kb_docs WHERE workspace = ? AND "
                                    "kb_id = ? AND id = ?",
-                                   kDocColumns));
+                                   kb_rows::kDocColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, kb_id);
@@ -189,7 +185,7 @@ Result<std::vector<KbDocRecord>> SqliteStore::ListKbDocs(std::string_view worksp
     std::vector<KbDocRecord> out;
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE workspace = ? AND kb_id = ? "
                                    "ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
-                                   kDocColumns));
+                                   kb_rows::kDocColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, kb_id);
@@ -281,7 +277,7 @@ Result<std::vector<KbDocRecord>> SqliteStore::UnfinishedKbDocs() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<KbDocRecord>> {
     std::vector<KbDocRecord> out;
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM kb_docs WHERE {} ORDER BY created_at",
-                                   kDocColumns, job_rows::UnfinishedCondition(kDocWords)));
+                                   kb_rows::kDocColumns, job_rows::UnfinishedCondition(kDocWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
     while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));

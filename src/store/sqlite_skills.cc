@@ -13,10 +13,6 @@ namespace engram {
 
 namespace {
 
-constexpr const char* kSkillColumns =
-    "id, workspace, owner, agent_id, name, description, version, tags, triggers, license, "
-    "metadata, files, created_at, updated_at, vector, vector_model";
-
 SkillRecord ReadSkillRow(const sqlite::Stmt& q) {
   SkillRecord s;
   s.id = q.ColumnText(0);
@@ -38,7 +34,7 @@ SkillRecord ReadSkillRow(const sqlite::Stmt& q) {
   return s;
 }
 
-// Binds every column of kSkillColumns, in order, from 1.
+// Binds every column of skill_rows::kSkillColumns, in order, from 1.
 void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord& r) {
   s.Bind(1, r.id);
   s.Bind(2, workspace);
@@ -82,7 +78,7 @@ Status CheckNameFree(sqlite3* db, const std::string& workspace, const SkillRecor
 Status InsertSkillRow(sqlite3* db, const std::string& workspace, const SkillRecord& r) {
   sqlite::Stmt ins(db, fmt::format("INSERT INTO skills({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                                    "?, ?, ?, ?, ?, ?)",
-                                   kSkillColumns));
+                                   skill_rows::kSkillColumns));
   ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
   BindSkill(ins, workspace, r);
   return ins.Exec();
@@ -103,9 +99,6 @@ Status InsertVersionRow(sqlite3* db, const std::string& workspace, const SkillVe
 
 constexpr JobVocabulary kTaskWords = JobVocabulary::kSkillTask;
 
-constexpr const char* kTaskColumns =
-    "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
-
 SkillTaskRecord ReadTaskRow(const sqlite::Stmt& q) {
   SkillTaskRecord t;
   t.id = q.ColumnText(0);
@@ -124,7 +117,8 @@ SkillTaskRecord ReadTaskRow(const sqlite::Stmt& q) {
 Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view workspace) {
   return WithReader([&](sqlite3* db) -> Result<std::vector<SkillRecord>> {
     std::vector<SkillRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skills WHERE workspace = ?", kSkillColumns));
+    sqlite::Stmt q(
+        db, fmt::format("SELECT {} FROM skills WHERE workspace = ?", skill_rows::kSkillColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     Status st;
@@ -136,8 +130,8 @@ Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view worksp
 
 Result<SkillRecord> SqliteStore::GetSkill(std::string_view workspace, std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<SkillRecord> {
-    sqlite::Stmt q(
-        db, fmt::format("SELECT {} FROM skills WHERE workspace = ? AND id = ?", kSkillColumns));
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skills WHERE workspace = ? AND id = ?",
+                                   skill_rows::kSkillColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, id);
@@ -237,7 +231,7 @@ Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
 Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
   return Submit([&task](sqlite3* db) -> Status {
     sqlite::Stmt ins(db, fmt::format("INSERT INTO skill_tasks({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                                     kTaskColumns));
+                                     job_rows::kTaskColumns));
     ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
     ins.Bind(1, task.id);
     ins.Bind(2, task.workspace);
@@ -253,8 +247,8 @@ Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
 
 Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace, std::string_view id) {
   return WithReader([&](sqlite3* db) -> Result<SkillTaskRecord> {
-    sqlite::Stmt q(
-        db, fmt::format("SELECT {} FROM skill_tasks WHERE id = ? AND workspace = ?", kTaskColumns));
+    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE id = ? AND workspace = ?",
+                                   job_rows::kTaskColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, id);
     q.Bind(2, workspace);
@@ -279,7 +273,7 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_vie
     std::vector<SkillTaskRecord> out;
     sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE workspace = ? "
                                    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-                                   kTaskColumns));
+                                   job_rows::kTaskColumns));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, SqlRowBound(limit));
@@ -293,8 +287,9 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_vie
 Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<SkillTaskRecord>> {
     std::vector<SkillTaskRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM skill_tasks WHERE {} ORDER BY created_at, id",
-                                   kTaskColumns, job_rows::UnfinishedCondition(kTaskWords)));
+    sqlite::Stmt q(db,
+                   fmt::format("SELECT {} FROM skill_tasks WHERE {} ORDER BY created_at, id",
+                               job_rows::kTaskColumns, job_rows::UnfinishedCondition(kTaskWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
     while (q.Step(&st)) out.push_back(ReadTaskRow(q));
