@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "store/skill_rows.h"
+
 namespace engram::job_rows {
 
 namespace {
@@ -37,6 +39,32 @@ const std::string& UnfinishedCondition(JobVocabulary vocabulary) {
       break;
   }
   return kKbDocument;
+}
+
+MemoryEventRecord ReadEventRow(const RowReader& row) {
+  MemoryEventRecord e;
+  e.id = row.Text(0);
+  e.workspace = row.Text(1);
+  e.status = ReadStatus(row.Text(2), JobVocabulary::kMemoryEvent, e.id);
+  e.request_json = row.Text(3);
+  e.result_json = row.Text(4);
+  e.error_message = row.Text(5);
+  e.created_at_us = row.Int(6);
+  e.updated_at_us = row.Int(7);
+  return e;
+}
+
+SkillTaskRecord ReadTaskRow(const RowReader& row) {
+  SkillTaskRecord t;
+  t.id = row.Text(0);
+  t.workspace = row.Text(1);
+  t.status = ReadStatus(row.Text(2), JobVocabulary::kSkillTask, t.id);
+  t.request_json = row.Text(3);
+  t.skill_ids = skill_rows::DecodeList(row.Text(4));
+  t.error_message = row.Text(5);
+  t.created_at_us = row.Int(6);
+  t.updated_at_us = row.Int(7);
+  return t;
 }
 
 }  // namespace engram::job_rows

@@ -8,6 +8,9 @@
 #include <string_view>
 
 #include "common/job_status.h"
+#include "store/row_reader.h"
+#include "store/skill_types.h"
+#include "store/types.h"
 
 namespace engram::job_rows {
 
@@ -34,5 +37,9 @@ inline constexpr const char* kEventColumns =
     "id, workspace, status, request, result, error_message, created_at, updated_at";
 inline constexpr const char* kTaskColumns =
     "id, workspace, status, request, skill_ids, error_message, created_at, updated_at";
+
+// A row of kEventColumns / kTaskColumns.
+MemoryEventRecord ReadEventRow(const RowReader& row);
+SkillTaskRecord ReadTaskRow(const RowReader& row);
 
 }  // namespace engram::job_rows

@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "store/kb_types.h"
+#include "store/row_reader.h"
+
 namespace engram::kb_rows {
 
 // The select list of ListKnowledgeBases over kb_docs GROUP BY kb_id: kb_id, documents, processing,
@@ -15,5 +18,8 @@ const std::string& SummaryColumns();
 inline constexpr const char* kDocColumns =
     "workspace, kb_id, id, job_id, title, source_type, file_url, status, error_message, "
     "created_at, updated_at";
+
+// A row of kDocColumns, and of content after them when `with_content`.
+KbDocRecord ReadDocRow(const RowReader& row, bool with_content);
 
 }  // namespace engram::kb_rows

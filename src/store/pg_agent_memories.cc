@@ -9,6 +9,7 @@
 #include "store/categories_json.h"
 #include "store/history_rows.h"
 #include "store/job_rows.h"
+#include "store/memory_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 
@@ -19,19 +20,6 @@ namespace {
 using pg::HasNul;
 
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
-
-MemoryEventRecord ReadEventRow(const pqxx::row& r) {
-  MemoryEventRecord e;
-  e.id = r[0].as<std::string>();
-  e.workspace = r[1].as<std::string>();
-  e.status = job_rows::ReadStatus(r[2].as<std::string>(), kEventWords, e.id);
-  e.request_json = r[3].as<std::string>();
-  e.result_json = r[4].as<std::string>();
-  e.error_message = r[5].as<std::string>();
-  e.created_at_us = r[6].as<int64_t>();
-  e.updated_at_us = r[7].as<int64_t>();
-  return e;
-}
 
 Status CheckEventText(const MemoryEventRecord& e) {
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", e.id));
@@ -128,7 +116,7 @@ Result<std::vector<MemoryRecord>> PgStore::LoadAgentMemories(std::string_view wo
                                             "workspace = $1 ORDER BY seq",
                                             pg::kMemoryColumns),
                                 std::string(workspace));
-    for (const auto& r : rows) out.push_back(pg::ReadMemoryRow(r));
+    for (const auto& r : rows) out.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -287,7 +275,7 @@ Result<MemoryEventRecord> PgStore::GetEvent(std::string_view workspace, std::str
           fmt::format("SELECT {} FROM memory_events WHERE id = $1 AND workspace = $2",
                       job_rows::kEventColumns),
           std::string(id), std::string(workspace));
-      if (!rows.empty()) found = ReadEventRow(rows[0]);
+      if (!rows.empty()) found = job_rows::ReadEventRow(pg::ResultRow(rows[0]));
       return Status::Ok();
     });
     if (!st.ok()) return st;
@@ -310,7 +298,7 @@ Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
                     "RETURNING {}",
                     job_rows::UnfinishedCondition(kEventWords), job_rows::kEventColumns),
         options_.node_id, now + lease_us(), now);
-    for (const auto& r : rows) out.push_back(ReadEventRow(r));
+    for (const auto& r : rows) out.push_back(job_rows::ReadEventRow(pg::ResultRow(r)));
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -331,7 +319,7 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
     const std::string ws(workspace);
     for (const auto& r : pg::JobsNewestFirst(txn, "memory_events", job_rows::kEventColumns, ws,
                                              offset, limit, total)) {
-      out.push_back(ReadEventRow(r));
+      out.push_back(job_rows::ReadEventRow(pg::ResultRow(r)));
     }
     return Status::Ok();
   });
@@ -383,7 +371,8 @@ Result<ScopeDelta> PgStore::LoadAgentMemoriesSince(std::string_view workspace, i
                                             "workspace = $1 AND version > $2 ORDER BY seq",
                                             pg::kMemoryColumns),
                                 std::string(workspace), since);
-    for (const auto& r : rows) delta.upserts.push_back(pg::ReadMemoryRow(r));
+    for (const auto& r : rows)
+      delta.upserts.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
     auto removed = txn.exec_params(
         "SELECT id FROM memory_tombstones WHERE workspace = $1 AND version > $2 ORDER BY version",
         std::string(workspace), since);

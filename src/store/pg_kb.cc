@@ -50,24 +50,6 @@ Status CheckUploadText(const KbDocRecord& d) {
                     {d.error_message, "document error_message"}});
 }
 
-// Reads kb_rows::kDocColumns (content, when selected, is column 11).
-KbDocRecord ReadDocRow(const pqxx::row& row, bool with_content) {
-  KbDocRecord d;
-  d.workspace = row[0].as<std::string>();
-  d.kb_id = row[1].as<std::string>();
-  d.id = row[2].as<std::string>();
-  d.job_id = row[3].as<std::string>();
-  d.title = row[4].as<std::string>();
-  d.source_type = row[5].as<std::string>();
-  d.file_url = row[6].as<std::string>();
-  d.status = job_rows::ReadStatus(row[7].as<std::string>(), kDocWords, d.id);
-  d.error_message = row[8].as<std::string>();
-  d.created_at_us = row[9].as<int64_t>();
-  d.updated_at_us = row[10].as<int64_t>();
-  if (with_content) d.content = row[11].as<std::string>();
-  return d;
-}
-
 // A float32 vector in bytea's text input form (\x + hex), the same bytes as pg::VectorBytes.
 std::string VectorHex(const std::vector<float>& v) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -224,7 +206,7 @@ Result<KbDocRecord> PgStore::GetKbDoc(std::string_view workspace, std::string_vi
                       "id = $3",
                       kb_rows::kDocColumns),
           std::string(workspace), std::string(kb_id), std::string(id));
-      if (!res.empty()) found = ReadDocRow(res[0], /*with_content=*/true);
+      if (!res.empty()) found = kb_rows::ReadDocRow(pg::ResultRow(res[0]), /*with_content=*/true);
       return Status::Ok();
     });
     if (!st.ok()) return st;
@@ -255,7 +237,8 @@ Result<std::vector<KbDocRecord>> PgStore::ListKbDocs(std::string_view workspace,
                                     kb_rows::kDocColumns),
                         ws, kb, SqlRowBound(limit), SqlRowBound(offset));
     out.reserve(res.size());
-    for (const auto& row : res) out.push_back(ReadDocRow(row, /*with_content=*/false));
+    for (const auto& row : res)
+      out.push_back(kb_rows::ReadDocRow(pg::ResultRow(row), /*with_content=*/false));
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -366,7 +349,8 @@ Result<std::vector<KbDocRecord>> PgStore::UnfinishedKbDocs() {
                     job_rows::UnfinishedCondition(kDocWords), kb_rows::kDocColumns),
         options_.node_id, now + lease_us(), now);
     out.reserve(res.size());
-    for (const auto& row : res) out.push_back(ReadDocRow(row, /*with_content=*/false));
+    for (const auto& row : res)
+      out.push_back(kb_rows::ReadDocRow(pg::ResultRow(row), /*with_content=*/false));
     return Status::Ok();
   });
   if (!st.ok()) return st;

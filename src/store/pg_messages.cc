@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "store/memory_rows.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 
@@ -111,7 +112,7 @@ Result<std::vector<MemoryRecord>> PgStore::LoadScope(std::string_view workspace,
                                             "workspace = $1 AND user_id = $2 ORDER BY seq",
                                             pg::kMemoryColumns),
                                 std::string(workspace), std::string(user_id));
-    for (const auto& r : rows) out.push_back(pg::ReadMemoryRow(r));
+    for (const auto& r : rows) out.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -164,7 +165,8 @@ Result<ScopeDelta> PgStore::LoadScopeSince(std::string_view workspace, std::stri
                     "user_id = $2 AND version > $3 ORDER BY seq",
                     pg::kMemoryColumns),
         std::string(workspace), std::string(user_id), since);
-    for (const auto& r : rows) delta.upserts.push_back(pg::ReadMemoryRow(r));
+    for (const auto& r : rows)
+      delta.upserts.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
     return Status::Ok();
   });
   if (!st.ok()) return st;

@@ -166,6 +166,12 @@ std::vector<float> VectorFromField(const pqxx::field& f) {
   return FloatVectorFromBytes(std::string_view(bytes.get(), bytes.size()));
 }
 
+std::string ResultRow::Text(int i) const {
+  return row_[i].is_null() ? std::string() : row_[i].as<std::string>();
+}
+
+int64_t ResultRow::Int(int i) const { return row_[i].is_null() ? 0 : row_[i].as<int64_t>(); }
+
 int64_t DbNowMicros(pqxx::transaction_base& txn) {
   return txn.exec("SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0][0]
       .as<int64_t>();

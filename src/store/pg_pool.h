@@ -22,6 +22,7 @@
 
 #include "common/mutex.h"
 #include "common/status.h"
+#include "store/row_reader.h"
 
 namespace engram::pg {
 
@@ -68,6 +69,19 @@ Status FromException(const std::exception& e, std::string_view what);
 // float32 vectors as little-endian bytes (BYTEA), as SQLite stores them.
 pqxx::binarystring VectorBytes(const std::vector<float>& v);
 std::vector<float> VectorFromField(const pqxx::field& f);
+
+// One row of a result, as a RowReader.
+class ResultRow final : public RowReader {
+ public:
+  explicit ResultRow(const pqxx::row& row) : row_(row) {}
+  bool IsNull(int i) const override { return row_[i].is_null(); }
+  std::string Text(int i) const override;
+  int64_t Int(int i) const override;
+  std::vector<float> Vector(int i) const override { return VectorFromField(row_[i]); }
+
+ private:
+  const pqxx::row& row_;
+};
 
 // The database clock in microseconds since the epoch (leases use it so node clocks may differ).
 int64_t DbNowMicros(pqxx::transaction_base& txn);

@@ -13,35 +13,6 @@ const char* const kMemoryColumns =
     "source_ts, position, created_at, updated_at, vector_model, vector, expires_at, app_id, "
     "categories, provenance";
 
-MemoryRecord ReadMemoryRow(const pqxx::row& r) {
-  MemoryRecord m;
-  m.seq = r[0].as<int64_t>();
-  m.id = r[1].as<std::string>();
-  m.workspace = r[2].as<std::string>();
-  m.user_id = r[3].as<std::string>();
-  m.agent_id = r[4].as<std::string>();
-  m.run_id = r[5].as<std::string>();
-  m.session_id = r[6].as<std::string>();
-  m.role = r[7].as<std::string>();
-  m.text = r[8].as<std::string>();
-  if (!r[9].is_null()) m.parts_json = r[9].as<std::string>();
-  m.metadata_json = r[10].as<std::string>();
-  if (!r[11].is_null()) m.source_ts_us = r[11].as<int64_t>();
-  m.position = r[12].as<int32_t>();
-  m.created_at_us = r[13].as<int64_t>();
-  m.updated_at_us = r[14].as<int64_t>();
-  // As in SQLite, the model is only reported beside a vector.
-  if (!r[16].is_null()) {
-    m.vector_model = r[15].as<std::string>();
-    m.vector = VectorFromField(r[16]);
-  }
-  if (!r[17].is_null()) m.expires_at_us = r[17].as<int64_t>();
-  m.app_id = r[18].as<std::string>();
-  m.categories = CategoriesFromJson(r[19].as<std::string>());
-  m.provenance_json = r[20].as<std::string>();
-  return m;
-}
-
 Status CheckText(std::string_view field, std::string_view value) {
   if (value.find('\0') == std::string_view::npos) return Status::Ok();
   return Status::InvalidParameter(fmt::format("{}: text contains a NUL character", field));

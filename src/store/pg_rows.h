@@ -16,10 +16,8 @@
 
 namespace engram::pg {
 
-// Columns read by ReadMemoryRow, from `memories`.
+// Columns read by memory_rows::ReadMemoryRow, from `memories`.
 extern const char* const kMemoryColumns;
-
-MemoryRecord ReadMemoryRow(const pqxx::row& r);
 
 // PostgreSQL text cannot hold a NUL byte (and libpq would cut the value at the first one), so a
 // write checks its text before touching the database: kInvalidParameter naming `field`.

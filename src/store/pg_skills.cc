@@ -39,27 +39,6 @@ Status CheckSkillText(const std::string& workspace, const SkillRecord& r) {
                     {r.vector_model, "skill vector_model"}});
 }
 
-SkillRecord ReadSkillRow(const pqxx::row& row) {
-  SkillRecord s;
-  s.id = row[0].as<std::string>();
-  s.workspace = row[1].as<std::string>();
-  s.owner = row[2].as<std::string>();
-  s.agent_id = row[3].as<std::string>();
-  s.name = row[4].as<std::string>();
-  s.description = row[5].as<std::string>();
-  s.version = row[6].as<std::string>();
-  s.tags = skill_rows::DecodeList(row[7].as<std::string>());
-  s.triggers = skill_rows::DecodeList(row[8].as<std::string>());
-  s.license = row[9].as<std::string>();
-  s.metadata_json = row[10].as<std::string>();
-  s.files = skill_rows::DecodeFiles(row[11].as<std::string>());
-  s.created_at_us = row[12].as<int64_t>();
-  s.updated_at_us = row[13].as<int64_t>();
-  s.vector = pg::VectorFromField(row[14]);
-  s.vector_model = row[15].as<std::string>();
-  return s;
-}
-
 // Runs `sql` with every column of skill_rows::kSkillColumns as $1..$16, in order. An empty vector
 // is passed as empty bytes, which the statements turn into NULL (NULLIF($15, ''::bytea)), as SQLite
 // stores it.
@@ -101,19 +80,6 @@ void InsertVersionRow(pqxx::work& txn, const std::string& workspace, const Skill
       v.skill_id, workspace, v.version, v.snapshot_json, v.replaced_at_us);
 }
 
-SkillTaskRecord ReadTaskRow(const pqxx::row& row) {
-  SkillTaskRecord t;
-  t.id = row[0].as<std::string>();
-  t.workspace = row[1].as<std::string>();
-  t.status = job_rows::ReadStatus(row[2].as<std::string>(), kTaskWords, t.id);
-  t.request_json = row[3].as<std::string>();
-  t.skill_ids = skill_rows::DecodeList(row[4].as<std::string>());
-  t.error_message = row[5].as<std::string>();
-  t.created_at_us = row[6].as<int64_t>();
-  t.updated_at_us = row[7].as<int64_t>();
-  return t;
-}
-
 Status CheckTaskText(const SkillTaskRecord& t) {
   return CheckText({{t.id, "task id"},
                     {t.workspace, "workspace"},
@@ -132,7 +98,7 @@ Result<std::vector<SkillRecord>> PgStore::LoadSkills(std::string_view workspace)
         fmt::format("SELECT {} FROM skills WHERE workspace = $1", skill_rows::kSkillColumns),
         std::string(workspace));
     out.reserve(res.size());
-    for (const auto& row : res) out.push_back(ReadSkillRow(row));
+    for (const auto& row : res) out.push_back(skill_rows::ReadSkillRow(pg::ResultRow(row)));
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -148,7 +114,7 @@ Result<SkillRecord> PgStore::GetSkill(std::string_view workspace, std::string_vi
           txn.exec_params(fmt::format("SELECT {} FROM skills WHERE workspace = $1 AND id = $2",
                                       skill_rows::kSkillColumns),
                           std::string(workspace), std::string(id));
-      if (!res.empty()) found = ReadSkillRow(res[0]);
+      if (!res.empty()) found = skill_rows::ReadSkillRow(pg::ResultRow(res[0]));
       return Status::Ok();
     });
     if (!st.ok()) return st;
@@ -282,7 +248,7 @@ Result<SkillTaskRecord> PgStore::GetSkillTask(std::string_view workspace, std::s
           txn.exec_params(fmt::format("SELECT {} FROM skill_tasks WHERE id = $1 AND workspace = $2",
                                       job_rows::kTaskColumns),
                           std::string(id), std::string(workspace));
-      if (!res.empty()) found = ReadTaskRow(res[0]);
+      if (!res.empty()) found = job_rows::ReadTaskRow(pg::ResultRow(res[0]));
       return Status::Ok();
     });
     if (!st.ok()) return st;
@@ -302,7 +268,7 @@ Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view wo
     const std::string ws(workspace);
     for (const auto& r : pg::JobsNewestFirst(txn, "skill_tasks", job_rows::kTaskColumns, ws, offset,
                                              limit, total)) {
-      out.push_back(ReadTaskRow(r));
+      out.push_back(job_rows::ReadTaskRow(pg::ResultRow(r)));
     }
     return Status::Ok();
   });
@@ -326,7 +292,7 @@ Result<std::vector<SkillTaskRecord>> PgStore::UnfinishedSkillTasks() {
                     job_rows::UnfinishedCondition(kTaskWords), job_rows::kTaskColumns),
         options_.node_id, now + lease_us(), now);
     out.reserve(res.size());
-    for (const auto& row : res) out.push_back(ReadTaskRow(row));
+    for (const auto& row : res) out.push_back(job_rows::ReadTaskRow(pg::ResultRow(row)));
     return Status::Ok();
   });
   if (!st.ok()) return st;

@@ -55,4 +55,25 @@ std::string Snapshot(const SkillRecord& r) {
                {"updated_at_us", r.updated_at_us}});
 }
 
+SkillRecord ReadSkillRow(const RowReader& row) {
+  SkillRecord s;
+  s.id = row.Text(0);
+  s.workspace = row.Text(1);
+  s.owner = row.Text(2);
+  s.agent_id = row.Text(3);
+  s.name = row.Text(4);
+  s.description = row.Text(5);
+  s.version = row.Text(6);
+  s.tags = DecodeList(row.Text(7));
+  s.triggers = DecodeList(row.Text(8));
+  s.license = row.Text(9);
+  s.metadata_json = row.Text(10);
+  s.files = DecodeFiles(row.Text(11));
+  s.created_at_us = row.Int(12);
+  s.updated_at_us = row.Int(13);
+  s.vector = row.Vector(14);
+  s.vector_model = row.Text(15);
+  return s;
+}
+
 }  // namespace engram::skill_rows

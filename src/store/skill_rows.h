@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "store/row_reader.h"
 #include "store/skill_types.h"
 
 namespace engram::skill_rows {
@@ -28,5 +29,8 @@ std::string Snapshot(const SkillRecord& r);
 inline constexpr const char* kSkillColumns =
     "id, workspace, owner, agent_id, name, description, version, tags, triggers, license, "
     "metadata, files, created_at, updated_at, vector, vector_model";
+
+// A row of kSkillColumns.
+SkillRecord ReadSkillRow(const RowReader& row);
 
 }  // namespace engram::skill_rows

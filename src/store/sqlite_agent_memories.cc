@@ -13,6 +13,7 @@
 #include "store/categories_json.h"
 #include "store/history_rows.h"
 #include "store/job_rows.h"
+#include "store/memory_rows.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_store.h"
 
@@ -21,19 +22,6 @@ namespace engram {
 namespace {
 
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
-
-MemoryEventRecord ReadEventRow(const sqlite::Stmt& q) {
-  MemoryEventRecord e;
-  e.id = q.ColumnText(0);
-  e.workspace = q.ColumnText(1);
-  e.status = job_rows::ReadStatus(q.ColumnText(2), kEventWords, e.id);
-  e.request_json = q.ColumnText(3);
-  e.result_json = q.ColumnText(4);
-  e.error_message = q.ColumnText(5);
-  e.created_at_us = q.ColumnInt(6);
-  e.updated_at_us = q.ColumnInt(7);
-  return e;
-}
 
 // What an event row insert does when the id exists: fail; leave the stored row (an event read
 // back from the intake journal again); or set the end (status, result, error) the row carries.
@@ -148,7 +136,7 @@ Result<std::vector<MemoryRecord>> SqliteStore::LoadAgentMemories(std::string_vie
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     Status st;
-    while (q.Step(&st)) out.push_back(sqlite::ReadMemoryRow(q));
+    while (q.Step(&st)) out.push_back(memory_rows::ReadMemoryRow(sqlite::StmtRow(q)));
     if (!st.ok()) return st;
     return out;
   });
@@ -431,7 +419,7 @@ Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std
     q.Bind(1, id);
     q.Bind(2, workspace);
     Status st;
-    if (q.Step(&st)) return ReadEventRow(q);
+    if (q.Step(&st)) return job_rows::ReadEventRow(sqlite::StmtRow(q));
     if (!st.ok()) return st;
     return Status::NotFound(fmt::format("event {} not found", id));
   });
@@ -445,7 +433,7 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::UnfinishedEvents() {
                         job_rows::kEventColumns, job_rows::UnfinishedCondition(kEventWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
-    while (q.Step(&st)) out.push_back(ReadEventRow(q));
+    while (q.Step(&st)) out.push_back(job_rows::ReadEventRow(sqlite::StmtRow(q)));
     if (!st.ok()) return st;
     return out;
   });
@@ -512,7 +500,7 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     q.Bind(2, static_cast<int64_t>(wanted));
-    while (q.Step(&st)) out.push_back(ReadEventRow(q));
+    while (q.Step(&st)) out.push_back(job_rows::ReadEventRow(sqlite::StmtRow(q)));
     ENGRAM_RETURN_IF_ERROR(st);
     std::sort(out.begin(), out.end(), NewerEventFirst);
     if (offset >= out.size()) return std::vector<MemoryEventRecord>{};

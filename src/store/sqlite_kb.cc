@@ -15,24 +15,6 @@ namespace {
 
 constexpr JobVocabulary kDocWords = JobVocabulary::kKbDocument;
 
-// Reads kb_rows::kDocColumns (content, when selected, is column 11).
-KbDocRecord ReadDocRow(const sqlite::Stmt& q, bool with_content) {
-  KbDocRecord d;
-  d.workspace = q.ColumnText(0);
-  d.kb_id = q.ColumnText(1);
-  d.id = q.ColumnText(2);
-  d.job_id = q.ColumnText(3);
-  d.title = q.ColumnText(4);
-  d.source_type = q.ColumnText(5);
-  d.file_url = q.ColumnText(6);
-  d.status = job_rows::ReadStatus(q.ColumnText(7), kDocWords, d.id);
-  d.error_message = q.ColumnText(8);
-  d.created_at_us = q.ColumnInt(9);
-  d.updated_at_us = q.ColumnInt(10);
-  if (with_content) d.content = q.ColumnText(11);
-  return d;
-}
-
 // Deletes what a document's upload or ingestion left beside its row: its chunks and its uploaded
 // bytes. Every write that replaces, ends or deletes a document starts over from none.
 Status DeleteDocData(sqlite3* db, std::string_view workspace, std::string_view kb_id,
@@ -167,7 +149,7 @@ Result<KbDocRecord> SqliteStore::GetKbDoc(std::string_view workspace, std::strin
       if (!st.ok()) return st;
       return Status::NotFound(fmt::format("document {} not found in knowledge base {}", id, kb_id));
     }
-    return ReadDocRow(q, /*with_content=*/true);
+    return kb_rows::ReadDocRow(sqlite::StmtRow(q), /*with_content=*/true);
   });
 }
 
@@ -191,7 +173,8 @@ Result<std::vector<KbDocRecord>> SqliteStore::ListKbDocs(std::string_view worksp
     q.Bind(2, kb_id);
     q.Bind(3, static_cast<int64_t>(limit));
     q.Bind(4, static_cast<int64_t>(offset));
-    while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));
+    while (q.Step(&st))
+      out.push_back(kb_rows::ReadDocRow(sqlite::StmtRow(q), /*with_content=*/false));
     if (!st.ok()) return st;
     return out;
   });
@@ -280,7 +263,8 @@ Result<std::vector<KbDocRecord>> SqliteStore::UnfinishedKbDocs() {
                                    kb_rows::kDocColumns, job_rows::UnfinishedCondition(kDocWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
-    while (q.Step(&st)) out.push_back(ReadDocRow(q, /*with_content=*/false));
+    while (q.Step(&st))
+      out.push_back(kb_rows::ReadDocRow(sqlite::StmtRow(q), /*with_content=*/false));
     if (!st.ok()) return st;
     return out;
   });

@@ -10,34 +10,6 @@ const char* const kMemoryColumns =
     "m.parts, m.metadata, m.source_ts, m.position, m.created_at, m.updated_at, v.model, v.vector, "
     "m.expires_at, m.app_id, m.categories, m.provenance";
 
-MemoryRecord ReadMemoryRow(const Stmt& s) {
-  MemoryRecord m;
-  m.seq = s.ColumnInt(0);
-  m.id = s.ColumnText(1);
-  m.workspace = s.ColumnText(2);
-  m.user_id = s.ColumnText(3);
-  m.agent_id = s.ColumnText(4);
-  m.run_id = s.ColumnText(5);
-  m.session_id = s.ColumnText(6);
-  m.role = s.ColumnText(7);
-  m.text = s.ColumnText(8);
-  m.parts_json = s.ColumnText(9);
-  m.metadata_json = s.ColumnText(10);
-  if (!s.ColumnIsNull(11)) m.source_ts_us = s.ColumnInt(11);
-  m.position = static_cast<int32_t>(s.ColumnInt(12));
-  m.created_at_us = s.ColumnInt(13);
-  m.updated_at_us = s.ColumnInt(14);
-  if (!s.ColumnIsNull(15)) {
-    m.vector_model = s.ColumnText(15);
-    m.vector = FloatVectorFromBytes(s.ColumnBlob(16));
-  }
-  if (!s.ColumnIsNull(17)) m.expires_at_us = s.ColumnInt(17);
-  m.app_id = s.ColumnText(18);
-  m.categories = CategoriesFromJson(s.ColumnText(19));
-  m.provenance_json = s.ColumnText(20);
-  return m;
-}
-
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
   Stmt ins(
       db,

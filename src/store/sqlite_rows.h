@@ -14,10 +14,8 @@
 
 namespace engram::sqlite {
 
-// Columns read by ReadMemoryRow, from `memories m LEFT JOIN memory_vectors v`.
+// Columns read by memory_rows::ReadMemoryRow, from `memories m LEFT JOIN memory_vectors v`.
 extern const char* const kMemoryColumns;
-
-MemoryRecord ReadMemoryRow(const Stmt& s);
 
 // Inserts a memory row of `kind` ("message" | "memory") and its vector if it has one; fills m.seq.
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m);

@@ -13,27 +13,6 @@ namespace engram {
 
 namespace {
 
-SkillRecord ReadSkillRow(const sqlite::Stmt& q) {
-  SkillRecord s;
-  s.id = q.ColumnText(0);
-  s.workspace = q.ColumnText(1);
-  s.owner = q.ColumnText(2);
-  s.agent_id = q.ColumnText(3);
-  s.name = q.ColumnText(4);
-  s.description = q.ColumnText(5);
-  s.version = q.ColumnText(6);
-  s.tags = skill_rows::DecodeList(q.ColumnText(7));
-  s.triggers = skill_rows::DecodeList(q.ColumnText(8));
-  s.license = q.ColumnText(9);
-  s.metadata_json = q.ColumnText(10);
-  s.files = skill_rows::DecodeFiles(q.ColumnText(11));
-  s.created_at_us = q.ColumnInt(12);
-  s.updated_at_us = q.ColumnInt(13);
-  if (!q.ColumnIsNull(14)) s.vector = FloatVectorFromBytes(q.ColumnBlob(14));
-  s.vector_model = q.ColumnText(15);
-  return s;
-}
-
 // Binds every column of skill_rows::kSkillColumns, in order, from 1.
 void BindSkill(sqlite::Stmt& s, const std::string& workspace, const SkillRecord& r) {
   s.Bind(1, r.id);
@@ -99,19 +78,6 @@ Status InsertVersionRow(sqlite3* db, const std::string& workspace, const SkillVe
 
 constexpr JobVocabulary kTaskWords = JobVocabulary::kSkillTask;
 
-SkillTaskRecord ReadTaskRow(const sqlite::Stmt& q) {
-  SkillTaskRecord t;
-  t.id = q.ColumnText(0);
-  t.workspace = q.ColumnText(1);
-  t.status = job_rows::ReadStatus(q.ColumnText(2), kTaskWords, t.id);
-  t.request_json = q.ColumnText(3);
-  t.skill_ids = skill_rows::DecodeList(q.ColumnText(4));
-  t.error_message = q.ColumnText(5);
-  t.created_at_us = q.ColumnInt(6);
-  t.updated_at_us = q.ColumnInt(7);
-  return t;
-}
-
 }  // namespace
 
 Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view workspace) {
@@ -122,7 +88,7 @@ Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view worksp
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     q.Bind(1, workspace);
     Status st;
-    while (q.Step(&st)) out.push_back(ReadSkillRow(q));
+    while (q.Step(&st)) out.push_back(skill_rows::ReadSkillRow(sqlite::StmtRow(q)));
     if (!st.ok()) return st;
     return out;
   });
@@ -136,7 +102,7 @@ Result<SkillRecord> SqliteStore::GetSkill(std::string_view workspace, std::strin
     q.Bind(1, workspace);
     q.Bind(2, id);
     Status st;
-    if (q.Step(&st)) return ReadSkillRow(q);
+    if (q.Step(&st)) return skill_rows::ReadSkillRow(sqlite::StmtRow(q));
     if (!st.ok()) return st;
     return Status::NotFound(fmt::format("skill {} not found", id));
   });
@@ -253,7 +219,7 @@ Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace, st
     q.Bind(1, id);
     q.Bind(2, workspace);
     Status st;
-    if (q.Step(&st)) return ReadTaskRow(q);
+    if (q.Step(&st)) return job_rows::ReadTaskRow(sqlite::StmtRow(q));
     if (!st.ok()) return st;
     return Status::NotFound(fmt::format("skill task {} not found", id));
   });
@@ -278,7 +244,7 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_vie
     q.Bind(1, workspace);
     q.Bind(2, SqlRowBound(limit));
     q.Bind(3, SqlRowBound(offset));
-    while (q.Step(&st)) out.push_back(ReadTaskRow(q));
+    while (q.Step(&st)) out.push_back(job_rows::ReadTaskRow(sqlite::StmtRow(q)));
     if (!st.ok()) return st;
     return out;
   });
@@ -292,7 +258,7 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
                                job_rows::kTaskColumns, job_rows::UnfinishedCondition(kTaskWords)));
     ENGRAM_RETURN_IF_ERROR(q.prepare_status());
     Status st;
-    while (q.Step(&st)) out.push_back(ReadTaskRow(q));
+    while (q.Step(&st)) out.push_back(job_rows::ReadTaskRow(sqlite::StmtRow(q)));
     if (!st.ok()) return st;
     return out;
   });

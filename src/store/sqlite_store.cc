@@ -14,6 +14,7 @@
 
 #include "common/thread_util.h"
 #include "store/census_query.h"
+#include "store/memory_rows.h"
 #include "store/migrations.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_util.h"
@@ -437,7 +438,7 @@ Result<std::vector<MemoryRecord>> SqliteStore::LoadScope(std::string_view worksp
     if (st.ok()) {
       q.Bind(1, workspace);
       q.Bind(2, user_id);
-      while (q.Step(&st)) out.push_back(ReadMemoryRow(q));
+      while (q.Step(&st)) out.push_back(memory_rows::ReadMemoryRow(sqlite::StmtRow(q)));
     }
   }
   ReleaseReader(db);

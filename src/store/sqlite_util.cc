@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/codec.h"
+
 namespace engram::sqlite {
 
 Status ErrorStatus(sqlite3* db, int rc, std::string_view what) {
@@ -124,6 +126,10 @@ Status ExecScript(sqlite3* db, const char* sql) {
     return ErrorStatus(db, rc, "exec: " + msg);
   }
   return Status::Ok();
+}
+
+std::vector<float> StmtRow::Vector(int i) const {
+  return stmt_.ColumnIsNull(i) ? std::vector<float>() : FloatVectorFromBytes(stmt_.ColumnBlob(i));
 }
 
 }  // namespace engram::sqlite

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
+#include "store/row_reader.h"
 
 namespace engram::sqlite {
 
@@ -47,6 +49,19 @@ class Stmt {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   int prepare_rc_ = SQLITE_OK;
+};
+
+// The current row of a stepped statement, as a RowReader.
+class StmtRow final : public RowReader {
+ public:
+  explicit StmtRow(const Stmt& stmt) : stmt_(stmt) {}
+  bool IsNull(int i) const override { return stmt_.ColumnIsNull(i); }
+  std::string Text(int i) const override { return stmt_.ColumnText(i); }
+  int64_t Int(int i) const override { return stmt_.ColumnInt(i); }
+  std::vector<float> Vector(int i) const override;
+
+ private:
+  const Stmt& stmt_;
 };
 
 // Runs one or more statements without results.
