@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sanitizer runs of the unit tests of the layers where threads meet, built with clang-14:
+# Sanitizer runs of the unit tests of the layers where threads meet, built with clang-14, and of the
+# HTTP integration tests against a server built the same way:
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer, in build-asan/
 #   tsan  ThreadSanitizer, in build-tsan/
 # Usage: scripts/sanitize.sh [asan] [tsan]   (both when none is named)
@@ -14,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-read -r -a ASAN_BINARIES <<<"${ASAN_TARGETS:-common_test store_test server_test core_test shard_budget_test}"
+read -r -a ASAN_BINARIES <<<"${ASAN_TARGETS:-common_test store_test server_test core_test shard_budget_test integration_test}"
 read -r -a TSAN_BINARIES <<<"${TSAN_TARGETS:-store_test server_test core_test shard_budget_test}"
 kinds=("$@")
 if [ ${#kinds[@]} -eq 0 ]; then kinds=(asan tsan); fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test: a short libFuzzer run of the parsers (scripts/fuzz.sh),
 # the Debian package built, installed and served from (scripts/package.sh --smoke, as root), the
-# unit tests of the layers where threads meet under AddressSanitizer + UBSan and ThreadSanitizer
-# (scripts/sanitize.sh), then the unit, property and HTTP integration tests with ctest; both store
+# unit tests of the layers where threads meet under AddressSanitizer + UBSan and ThreadSanitizer and
+# the HTTP integration tests under AddressSanitizer + UBSan (scripts/sanitize.sh), then the unit,
+# property and HTTP integration tests with ctest; both store
 # backends (a throw-away PostgreSQL cluster is started for the run and removed after it,
 # scripts/pg_test_cluster.sh). ctest runs last, so its summary closes the output.
 set -euo pipefail

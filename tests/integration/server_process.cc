@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 extern char** environ;
 
@@ -168,7 +169,7 @@ void ServerProcess::JoinReader() {
     ::dup2(fds[1], STDERR_FILENO);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    if (options_.memory_limit_mb) {
+    if (options_.memory_limit_mb && !kAddressSanitizer) {
       const rlimit limit{.rlim_cur = *options_.memory_limit_mb << 20,
                          .rlim_max = *options_.memory_limit_mb << 20};
       ::setrlimit(RLIMIT_DATA, &limit);
@@ -268,6 +269,15 @@ void ServerProcess::Kill() {
       return ::testing::AssertionFailure() << "server did not stop on SIGTERM within 10 s";
   }
   return Start();
+}
+
+long RssKib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
 }
 
 }  // namespace engram::testing

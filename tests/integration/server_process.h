@@ -25,6 +25,25 @@
 
 namespace engram::testing {
 
+// True when the tests, and so the server built beside them, are built with AddressSanitizer
+// (scripts/sanitize.sh): its shadow memory reserves terabytes of address space, and freed memory
+// waits in its quarantine, so a memory cap stops the server from starting and the server's
+// resident size no longer says what it holds. Tests of memory bounds check only the behaviour then.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+// Resident memory of a process in KiB (VmRSS), or -1 when /proc cannot tell.
+long RssKib(pid_t pid);
+
 // The path in ENGRAM_BINARY when that file exists and is executable, else nullopt.
 std::optional<std::string> EngramBinary();
 
@@ -46,7 +65,8 @@ struct ServerOptions {
   std::chrono::milliseconds start_timeout{20000};
   // When set, the child's private writable memory (RLIMIT_DATA: heap, anonymous mappings, thread
   // stacks) is capped at this many MiB, so a test of hostile input that the server failed to
-  // bound ends in the server's allocation failure, not in the machine swapping.
+  // bound ends in the server's allocation failure, not in the machine swapping. Not applied under
+  // AddressSanitizer (kAddressSanitizer), whose shadow memory alone exceeds any such cap.
   std::optional<size_t> memory_limit_mb;
 };
 
