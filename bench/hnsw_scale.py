@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""One scope's vector index grown to 1,000,000 vectors: the HNSW path next to the exact scan.
+
+A scope with more than `--hnsw-threshold` vectors (default 20,000) answers unfiltered vector
+searches from an HNSW graph over its int8 codes (src/index/vector_index.h). This tool measures that
+path at up to a million vectors of real conversational text, with `build/bench/hnsw_scale`:
+
+- texts: every message of the LoCoMo, LongMemEval_S and Mem-Gallery dev sets, each of their
+  sentences and each clause of those sentences (split at , ; : and parentheses), at least 16
+  characters, deduplicated, in a fixed shuffled order; the dev sets hold about a million;
+- queries: the datasets' questions (500, shuffled);
+- both embedded with the built-in model on every core (cached in --cache-dir, so a second run
+  skips the model), inserted one by one into the product's index and into an exact scan of the
+  same codes; at each size, insert time (what loading the scope's shard costs for its vectors),
+  memory, single-thread latency p50 / p99 for k = 10 and k = 200 (the hybrid search asks each
+  retriever for 200), and the graph's recall against the exact answer.
+
+    python3 bench/hnsw_scale.py --tool build/bench/hnsw_scale [--sizes 20000,100000,300000,1000000]
+
+Skips (exit 0) when the datasets are absent.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import replay  # noqa: E402
+
+DATASETS = {"locomo": "locomo_dev.json", "longmemeval": "longmemeval_s_dev.json.xz",
+            "memgallery": "mem_gallery_dev.json"}
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+CLAUSE = re.compile(r"[,;:]\s+|\s+-\s+|\s+\(")
+MIN_CHARS = 16
+
+
+def corpus(data_dir):
+    """(texts, queries) from the dev sets present in data_dir."""
+    seen, texts, queries = set(), [], []
+
+    def keep(t):
+        t = " ".join(t.split())
+        if len(t) >= MIN_CHARS and t not in seen:
+            seen.add(t)
+            texts.append(t)
+
+    for name, file in DATASETS.items():
+        path = os.path.join(data_dir, file)
+        if not os.path.exists(path):
+            benchlib.log(f"skipping {name}: {path} not found")
+            continue
+        ds = replay.load_dataset(name, path, None)
+        for user in ds.users:
+            for session in user.sessions:
+                for m in session.messages:
+                    if not isinstance(m.content, str):
+                        continue
+                    keep(m.content)
+                    for sentence in SENTENCE.split(m.content):
+                        keep(sentence)
+                        for clause in CLAUSE.split(sentence):
+                            keep(clause)
+        queries.extend(" ".join(q.query.split()) for q in ds.questions)
+    rng = random.Random(7)
+    rng.shuffle(texts)
+    rng.shuffle(queries)
+    return texts, queries
+
+
+def table(rows, cpu):
+    out = [f"CPU: {cpu}", "",
+           "| vectors | graph | insert (s) | index MB | bytes / vector | k=10 p50 / p99 ms | "
+           "exact k=10 p50 / p99 ms | recall@10 | k=200 p50 / p99 ms | exact k=200 p50 ms | "
+           "recall@200 |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        a, b = r["k10"], r["k200"]
+        out.append(
+            f"| {r['vectors']:,} | {'HNSW' if r['uses_hnsw'] else 'exact scan'} | "
+            f"{r['insert_s']:.1f} | {r['index_bytes'] / 1e6:.0f} | "
+            f"{r['index_bytes'] / r['vectors']:.0f} | "
+            f"{a['hnsw_p50_ms']:.2f} / {a['hnsw_p99_ms']:.2f} | "
+            f"{a['exact_p50_ms']:.2f} / {a['exact_p99_ms']:.2f} | {a['recall']:.3f} | "
+            f"{b['hnsw_p50_ms']:.2f} / {b['hnsw_p99_ms']:.2f} | {b['exact_p50_ms']:.2f} | "
+            f"{b['recall']:.3f} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tool", default=os.path.join(benchlib.REPO_ROOT, "build/bench/hnsw_scale"))
+    ap.add_argument("--model-dir",
+                    default=os.path.join(benchlib.REPO_ROOT, "third_party/model/package/dist"))
+    ap.add_argument("--data-dir", default=benchlib.DEFAULT_DATA_DIR)
+    ap.add_argument("--sizes", default="20000,100000,300000,1000000")
+    ap.add_argument("--queries", type=int, default=500)
+    ap.add_argument("--cache-dir", default=os.path.join(tempfile.gettempdir(), "engram-hnsw-scale"))
+    ap.add_argument("--tool-arg", action="append", default=[],
+                    help="passed to the tool as it is, e.g. --tool-arg=--hnsw-ef-search=200")
+    ap.add_argument("--json-out")
+    args = ap.parse_args()
+
+    texts, queries = corpus(args.data_dir)
+    if not texts or not queries:
+        benchlib.log("skipping: no dataset found")
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    benchlib.log(f"{len(texts):,} distinct texts, {len(queries):,} queries; sizes {sizes}")
+    os.makedirs(args.cache_dir, exist_ok=True)
+    texts_path = os.path.join(args.cache_dir, "texts.txt")
+    queries_path = os.path.join(args.cache_dir, "queries.txt")
+    with open(texts_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(texts[:max(sizes)]) + "\n")
+    with open(queries_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(queries[:args.queries]) + "\n")
+    cmd = [args.tool, "--texts", texts_path, "--queries", queries_path,
+           "--cache", os.path.join(args.cache_dir, "vectors.bin"), "--model-dir", args.model_dir,
+           "--sizes", args.sizes, "--max-queries", str(args.queries)] + args.tool_arg
+    start = time.time()
+    rows = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as p:
+        for line in p.stdout:
+            rows.append(json.loads(line))
+            benchlib.log(f"{rows[-1]['vectors']:,} vectors measured ({time.time() - start:.0f} s)")
+    if p.returncode != 0:
+        benchlib.log(f"{args.tool} exited {p.returncode}")
+        return 1
+    cpu = benchlib.cpu_name()
+    print(table(rows, cpu))
+    if args.json_out:
+        benchlib.write_json(args.json_out, {"cpu": cpu, "command": cmd, "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
