@@ -96,20 +96,17 @@ std::string Base64Encode(std::string_view bytes) {
   return out;
 }
 
-namespace {
-
-std::string HexOf(const unsigned char* md, unsigned len) {
-  static const char* kHex = "0123456789abcdef";
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
-  for (unsigned i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 15]);
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 15]);
   }
   return out;
 }
-
-}  // namespace
 
 static_assert(std::endian::native == std::endian::little && sizeof(float) == 4,
               "stored vectors are little-endian float32");
@@ -128,7 +125,7 @@ std::string Sha256Hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
-  return HexOf(md, len);
+  return HexEncode({reinterpret_cast<const char*>(md), len});
 }
 
 struct Sha256::Context {
@@ -151,7 +148,7 @@ std::string Sha256::HexDigest() {
   unsigned int len = 0;
   EVP_DigestFinal_ex(context_->ctx, md, &len);
   EVP_DigestInit_ex(context_->ctx, EVP_sha256(), nullptr);
-  return HexOf(md, len);
+  return HexEncode({reinterpret_cast<const char*>(md), len});
 }
 
 }  // namespace engram

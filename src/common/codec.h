@@ -1,5 +1,5 @@
-// Byte codecs: base64 (standard and URL-safe alphabets), SHA-256 hex digests and the byte form of
-// a float vector.
+// Byte codecs: base64 (standard and URL-safe alphabets), hex, SHA-256 hex digests and the byte
+// form of a float vector.
 // Thread-safety: pure functions; a Sha256 object is used by one thread at a time.
 #pragma once
 
@@ -20,6 +20,9 @@ std::optional<std::string> Base64Decode(std::string_view in, size_t max_decoded 
 // input Base64Decode accepts.
 size_t Base64DecodedSize(std::string_view in);
 std::string Base64Encode(std::string_view bytes);
+
+// Lower-case hex of `bytes`, two digits a byte.
+std::string HexEncode(std::string_view bytes);
 
 // A float vector's bytes: its float32 values, little-endian (the byte order of every CPU Engram
 // builds for, checked at compile time), as the stores' vector columns and the export format hold

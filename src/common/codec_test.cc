@@ -61,6 +61,11 @@ TEST(CodecTest, FloatVectorFromBytesIgnoresATrailingPartialValue) {
   EXPECT_TRUE(FloatVectorFromBytes("abc").empty());
 }
 
+TEST(CodecTest, HexEncodeIsLowerCaseTwoDigitsAByte) {
+  EXPECT_EQ(HexEncode(std::string("\x00\x0f\xa5\xff", 4)), "000fa5ff");
+  EXPECT_EQ(HexEncode(""), "");
+}
+
 TEST(CodecTest, Sha256) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }

@@ -1,31 +1,16 @@
 #include "mcp/session_table.h"
 
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 
+#include "common/codec.h"
+
 namespace engram::mcp {
-
-namespace {
-
-std::string Hex(const unsigned char* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 15];
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string CredentialDigest(std::string_view credential) {
   if (credential.empty()) return "";
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(credential.data()), credential.size(), digest);
-  return Hex(digest, sizeof(digest));
+  return Sha256Hex(credential);
 }
 
 SessionTable::SessionTable(SessionTableOptions options, Clock clock)
@@ -80,7 +65,8 @@ Result<Session> SessionTable::Create(const std::string& workspace, const std::st
   if (RAND_bytes(random, sizeof(random)) != 1) {
     return Status::Internal("cannot generate a session id");
   }
-  Session session{Hex(random, sizeof(random)), workspace, credential, protocol_version, false};
+  Session session{HexEncode({reinterpret_cast<const char*>(random), sizeof(random)}), workspace,
+                  credential, protocol_version, false};
   const auto now = clock_();
   MutexLock lock(&mu_);
   // Sweeping now and then keeps abandoned sessions from holding memory until the table fills.

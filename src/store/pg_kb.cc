@@ -52,16 +52,7 @@ Status CheckUploadText(const KbDocRecord& d) {
 
 // A float32 vector in bytea's text input form (\x + hex), the same bytes as pg::VectorBytes.
 std::string VectorHex(const std::vector<float>& v) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  const std::string_view bytes = FloatVectorBytes(v);
-  std::string out = "\\x";
-  out.reserve(2 + 2 * bytes.size());
-  for (const char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += kHex[byte >> 4];
-    out += kHex[byte & 0xf];
-  }
-  return out;
+  return "\\x" + HexEncode(FloatVectorBytes(v));
 }
 
 // Deletes what a document's upload or ingestion left beside its row: its chunks and its uploaded
