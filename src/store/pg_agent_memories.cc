@@ -9,7 +9,9 @@
 #include "store/categories_json.h"
 #include "store/history_rows.h"
 #include "store/job_rows.h"
+#include "store/job_sql.h"
 #include "store/memory_rows.h"
+#include "store/memory_sql.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
 
@@ -51,24 +53,6 @@ Status CheckChangeText(const MemoryChange& c) {
   }
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("old memory text", c.old_text));
   return pg::CheckText("old memory metadata", c.old_metadata_json);
-}
-
-void InsertHistoryRow(pqxx::work& txn, const std::string& workspace, const HistoryRecord& h) {
-  txn.exec_params(
-      "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, old_metadata, "
-      "new_metadata, event_id, at, provenance) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-      h.memory_id, workspace, h.event, pg::OrNull(h.old_text), pg::OrNull(h.new_text),
-      pg::OrNull(h.old_metadata_json), pg::OrNull(h.new_metadata_json), h.event_id, h.at_us,
-      h.provenance_json);
-}
-
-void InsertFeedbackRow(pqxx::work& txn, std::string_view workspace,
-                       const MemoryFeedbackRecord& feedback) {
-  txn.exec_params(
-      "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, created_at) "
-      "VALUES($1, $2, $3, $4, $5, $6)",
-      feedback.id, std::string(workspace), feedback.memory_id, feedback.feedback, feedback.reason,
-      feedback.created_at_us);
 }
 
 Status CheckFeedbackText(std::string_view workspace, const MemoryFeedbackRecord& feedback) {
@@ -155,6 +139,7 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
       }
     }
     const int64_t now = NowMicros();
+    pg::PgTxn sql(txn);
     for (const auto& c : batch.changes) {
       bool applied = true;
       switch (c.op) {
@@ -168,12 +153,10 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
         case MemoryChange::Op::kUpdate:
           applied = UpdateMemory(txn, batch.workspace, c, version);
           break;
-        case MemoryChange::Op::kDelete:
-          applied = !txn.exec_params(
-                            "DELETE FROM memories WHERE id = $1 AND workspace = $2 AND "
-                            "kind = 'memory' RETURNING seq",
-                            c.record.id, batch.workspace)
-                         .empty();
+        case MemoryChange::Op::kDelete: {
+          Result<bool> deleted = memory_sql::DeleteMemory(sql, batch.workspace, c.record.id);
+          if (!deleted.ok()) return deleted.status();
+          applied = *deleted;
           // Nodes that cached the memory learn of the deletion from the tombstone.
           if (applied) {
             txn.exec_params(
@@ -181,14 +164,13 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
                 "ON CONFLICT DO NOTHING",
                 batch.workspace, c.record.id, version);
           }
-          // Feedback (whose reason is the client's words) goes with the memory.
-          txn.exec_params("DELETE FROM memory_feedback WHERE workspace = $1 AND memory_id = $2",
-                          batch.workspace, c.record.id);
           break;
+        }
       }
       outcome.applied.push_back(applied);
       if (applied) {
-        InsertHistoryRow(txn, batch.workspace, history_rows::OfChange(c, batch.event_id, now));
+        ENGRAM_RETURN_IF_ERROR(memory_sql::InsertHistory(
+            sql, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
       }
     }
     if (batch.finish_event) {
@@ -206,36 +188,9 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
 
 Result<std::vector<HistoryRecord>> PgStore::GetHistory(std::string_view workspace,
                                                        std::string_view memory_id) {
-  std::vector<HistoryRecord> out;
-  if (HasNul(workspace) || HasNul(memory_id)) return out;  // never written
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out.clear();
-    auto rows = txn.exec_params(
-        "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, event_id, "
-        "at, provenance FROM memory_history WHERE workspace = $1 AND memory_id = $2 ORDER BY seq",
-        std::string(workspace), std::string(memory_id));
-    auto optional_text = [](const pqxx::field& f) -> std::optional<std::string> {
-      if (f.is_null()) return std::nullopt;
-      return f.as<std::string>();
-    };
-    for (const auto& r : rows) {
-      HistoryRecord h;
-      h.seq = r[0].as<int64_t>();
-      h.memory_id = r[1].as<std::string>();
-      h.event = r[2].as<std::string>();
-      h.old_text = optional_text(r[3]);
-      h.new_text = optional_text(r[4]);
-      h.old_metadata_json = optional_text(r[5]);
-      h.new_metadata_json = optional_text(r[6]);
-      h.event_id = r[7].as<std::string>();
-      h.at_us = r[8].as<int64_t>();
-      h.provenance_json = r[9].as<std::string>();
-      out.push_back(std::move(h));
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
+  if (HasNul(workspace) || HasNul(memory_id)) return std::vector<HistoryRecord>{};
+  return Read<std::vector<HistoryRecord>>(
+      [&](SqlTxn& txn) { return memory_sql::History(txn, workspace, memory_id); });
 }
 
 Status PgStore::InsertEvent(const MemoryEventRecord& event) {
@@ -243,13 +198,10 @@ Status PgStore::InsertEvent(const MemoryEventRecord& event) {
   return pool_->Write([&](pqxx::work& txn) -> Status {
     // This node runs the event: the lease keeps other nodes off it while the renewer extends it.
     const int64_t lease_until = pg::DbNowMicros(txn) + lease_us();
-    txn.exec_params(fmt::format("INSERT INTO memory_events({}, lease_owner, lease_until) "
-                                "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                                job_rows::kEventColumns),
-                    event.id, event.workspace, job_rows::StoredWord(event.status, kEventWords),
-                    event.request_json, event.result_json, event.error_message, event.created_at_us,
-                    event.updated_at_us, options_.node_id, lease_until);
-    return Status::Ok();
+    pg::PgTxn sql(txn);
+    return memory_sql::InsertEvent(
+        sql, event, memory_sql::OnConflict::kFail,
+        {{"lease_owner", "lease_until"}, {options_.node_id, lease_until}});
   });
 }
 
@@ -258,30 +210,15 @@ Status PgStore::UpdateEventStatus(std::string_view id, JobStatus status,
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", id));
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event error message", error_message));
   return pool_->Write([&](pqxx::work& txn) -> Status {
-    txn.exec_params(
-        "UPDATE memory_events SET status = $1, error_message = $2, updated_at = $3 WHERE id = $4",
-        job_rows::StoredWord(status, kEventWords), std::string(error_message), NowMicros(),
-        std::string(id));
-    return Status::Ok();
+    pg::PgTxn sql(txn);
+    return memory_sql::SetEventStatus(sql, id, status, error_message, NowMicros());
   });
 }
 
 Result<MemoryEventRecord> PgStore::GetEvent(std::string_view workspace, std::string_view id) {
-  std::optional<MemoryEventRecord> found;
-  if (!HasNul(workspace) && !HasNul(id)) {
-    Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-      found.reset();
-      auto rows = txn.exec_params(
-          fmt::format("SELECT {} FROM memory_events WHERE id = $1 AND workspace = $2",
-                      job_rows::kEventColumns),
-          std::string(id), std::string(workspace));
-      if (!rows.empty()) found = job_rows::ReadEventRow(pg::ResultRow(rows[0]));
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-  }
-  if (!found) return Status::NotFound(fmt::format("event {} not found", id));
-  return *std::move(found);
+  if (HasNul(workspace) || HasNul(id)) return memory_sql::EventNotFound(id);
+  return Read<MemoryEventRecord>(
+      [&](SqlTxn& txn) { return memory_sql::GetEvent(txn, workspace, id); });
 }
 
 Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
@@ -311,51 +248,31 @@ Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
 Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view workspace,
                                                            size_t offset, size_t limit,
                                                            size_t* total) {
-  std::vector<MemoryEventRecord> out;
   *total = 0;
-  if (HasNul(workspace)) return out;  // never written
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out.clear();
-    const std::string ws(workspace);
-    for (const auto& r : pg::JobsNewestFirst(txn, "memory_events", job_rows::kEventColumns, ws,
-                                             offset, limit, total)) {
-      out.push_back(job_rows::ReadEventRow(pg::ResultRow(r)));
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
+  if (HasNul(workspace)) return std::vector<MemoryEventRecord>{};  // never written
+  return Read<std::vector<MemoryEventRecord>>(
+      [&](SqlTxn& txn) -> Result<std::vector<MemoryEventRecord>> {
+        std::vector<MemoryEventRecord> out;
+        ENGRAM_RETURN_IF_ERROR(job_sql::NewestFirst(
+            txn, "memory_events", job_rows::kEventColumns, workspace, offset, limit, total,
+            [&](const RowReader& row) { out.push_back(job_rows::ReadEventRow(row)); }));
+        return out;
+      });
 }
 
 Status PgStore::InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) {
   ENGRAM_RETURN_IF_ERROR(CheckFeedbackText(workspace, feedback));
   return pool_->Write([&](pqxx::work& txn) -> Status {
-    InsertFeedbackRow(txn, workspace, feedback);
-    return Status::Ok();
+    pg::PgTxn sql(txn);
+    return memory_sql::InsertFeedback(sql, workspace, feedback);
   });
 }
 
 Result<std::vector<MemoryFeedbackRecord>> PgStore::GetFeedback(std::string_view workspace,
                                                                std::string_view memory_id) {
-  std::vector<MemoryFeedbackRecord> out;
-  if (HasNul(workspace) || HasNul(memory_id)) return out;  // never written
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out.clear();
-    auto rows = txn.exec_params(
-        "SELECT id, memory_id, feedback, reason, created_at FROM memory_feedback "
-        "WHERE workspace = $1 AND memory_id = $2 ORDER BY created_at, id",
-        std::string(workspace), std::string(memory_id));
-    for (const auto& r : rows) {
-      out.push_back({.id = r[0].as<std::string>(),
-                     .memory_id = r[1].as<std::string>(),
-                     .feedback = r[2].as<std::string>(),
-                     .reason = r[3].as<std::string>(),
-                     .created_at_us = r[4].as<int64_t>()});
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
+  if (HasNul(workspace) || HasNul(memory_id)) return std::vector<MemoryFeedbackRecord>{};
+  return Read<std::vector<MemoryFeedbackRecord>>(
+      [&](SqlTxn& txn) { return memory_sql::Feedback(txn, workspace, memory_id); });
 }
 
 Result<ScopeDelta> PgStore::LoadAgentMemoriesSince(std::string_view workspace, int64_t since) {
@@ -402,22 +319,15 @@ Result<bool> PgStore::ImportAgentMemory(const AgentMemoryImport& item) {
   bool written = false;
   Status st = pool_->Write([&](pqxx::work& txn) -> Status {
     written = false;
-    pqxx::result found =
-        txn.exec_params("SELECT workspace, kind FROM memories WHERE id = $1", m.id);
-    if (!found.empty()) {
-      if (found[0][0].as<std::string>() == m.workspace &&
-          found[0][1].as<std::string>() == "memory") {
-        return Status::Ok();
-      }
-      return Status::Conflict(
-          fmt::format("memory id {} is taken by another workspace or a message", m.id));
-    }
+    pg::PgTxn sql(txn);
+    Result<bool> is_new = memory_sql::ImportIsNew(sql, m);
+    if (!is_new.ok()) return is_new.status();
+    if (!*is_new) return Status::Ok();
     // The workspace's version moves, so every node's cached shard loads the memory.
     const int64_t version = pg::BumpScopeVersion(txn, ScopeKeyAgentMemories(m.workspace));
     MemoryRecord row = m;
     pg::InsertMemoryRow(txn, "memory", version, row);
-    for (const HistoryRecord& h : item.history) InsertHistoryRow(txn, m.workspace, h);
-    for (const MemoryFeedbackRecord& f : item.feedback) InsertFeedbackRow(txn, m.workspace, f);
+    ENGRAM_RETURN_IF_ERROR(memory_sql::InsertImportedRecords(sql, item));
     written = true;
     return Status::Ok();
   });

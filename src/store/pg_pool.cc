@@ -172,6 +172,10 @@ std::string ResultRow::Text(int i) const {
 
 int64_t ResultRow::Int(int i) const { return row_[i].is_null() ? 0 : row_[i].as<int64_t>(); }
 
+std::string ResultRow::Bytes(int i) const {
+  return row_[i].is_null() ? std::string() : pqxx::binarystring(row_[i]).str();
+}
+
 int64_t DbNowMicros(pqxx::transaction_base& txn) {
   return txn.exec("SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0][0]
       .as<int64_t>();

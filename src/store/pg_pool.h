@@ -77,6 +77,7 @@ class ResultRow final : public RowReader {
   bool IsNull(int i) const override { return row_[i].is_null(); }
   std::string Text(int i) const override;
   int64_t Int(int i) const override;
+  std::string Bytes(int i) const override;
   std::vector<float> Vector(int i) const override { return VectorFromField(row_[i]); }
 
  private:

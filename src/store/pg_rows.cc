@@ -63,16 +63,4 @@ void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t
               .as<int64_t>();
 }
 
-pqxx::result JobsNewestFirst(pqxx::transaction_base& txn, std::string_view table,
-                             std::string_view columns, const std::string& workspace, size_t offset,
-                             size_t limit, size_t* total) {
-  *total = txn.exec_params1(fmt::format("SELECT count(*) FROM {} WHERE workspace = $1", table),
-                            workspace)[0]
-               .as<size_t>();
-  return txn.exec_params(fmt::format("SELECT {} FROM {} WHERE workspace = $1 "
-                                     "ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3",
-                                     columns, table),
-                         workspace, SqlRowBound(offset), SqlRowBound(limit));
-}
-
 }  // namespace engram::pg

@@ -48,10 +48,4 @@ inline std::optional<std::string> IntOrNull(const std::optional<int64_t>& v) {
 void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,
                      MemoryRecord& m);
 
-// A workspace's rows of a job table (memory_events, skill_tasks), newest first (created_at, then
-// id descending): [offset, offset + limit) of them, `columns` selected; `total` gets their count.
-pqxx::result JobsNewestFirst(pqxx::transaction_base& txn, std::string_view table,
-                             std::string_view columns, const std::string& workspace, size_t offset,
-                             size_t limit, size_t* total);
-
 }  // namespace engram::pg

@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "common/mutex.h"
 #include "store/migrations.h"
 #include "store/pg_pool.h"
+#include "store/pg_sql_txn.h"
 #include "store/store.h"
 
 namespace engram {
@@ -144,6 +146,19 @@ class PgStore final : public Store {
   void ListenLoop() EXCLUDES(renew_mu_);
   void Notify(const std::string& scope_key) EXCLUDES(listeners_mu_);
   int64_t lease_us() const { return options_.lease.count() * 1000; }
+  // Runs fn, a SQL store core read (fn(SqlTxn&) -> Result<T>), in one read transaction; its
+  // answer, or the transaction's error.
+  template <typename T, typename Fn>
+  Result<T> Read(Fn&& fn) {
+    std::optional<Result<T>> out;
+    Status st = pool_->Read([&](pqxx::transaction_base& t) -> Status {
+      pg::PgTxn txn(t);
+      out.emplace(fn(txn));
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return std::move(*out);
+  }
 
   PgStoreOptions options_;
   std::unique_ptr<pg::Pool> pool_;

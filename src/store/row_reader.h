@@ -19,6 +19,8 @@ class RowReader {
   // The column's value; "" / 0 / an empty vector for NULL.
   virtual std::string Text(int i) const = 0;
   virtual int64_t Int(int i) const = 0;
+  // A BLOB / BYTEA column's bytes.
+  virtual std::string Bytes(int i) const = 0;
   // A vector column: float32 bytes (common/codec.h FloatVectorBytes).
   virtual std::vector<float> Vector(int i) const = 0;
 

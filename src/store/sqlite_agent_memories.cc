@@ -14,7 +14,9 @@
 #include "store/history_rows.h"
 #include "store/job_rows.h"
 #include "store/memory_rows.h"
+#include "store/memory_sql.h"
 #include "store/sqlite_rows.h"
+#include "store/sqlite_sql_txn.h"
 #include "store/sqlite_store.h"
 
 namespace engram {
@@ -22,74 +24,6 @@ namespace engram {
 namespace {
 
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
-
-// What an event row insert does when the id exists: fail; leave the stored row (an event read
-// back from the intake journal again); or set the end (status, result, error) the row carries.
-enum class OnConflict { kFail, kIgnore, kSetEnd };
-
-Status InsertEventRow(sqlite3* db, const MemoryEventRecord& event, OnConflict on_conflict) {
-  sqlite::Stmt ins(
-      db,
-      fmt::format("INSERT {}INTO memory_events({}) VALUES(?, ?, ?, ?, ?, ?, ?, ?){}",
-                  on_conflict == OnConflict::kIgnore ? "OR IGNORE " : "", job_rows::kEventColumns,
-                  on_conflict == OnConflict::kSetEnd
-                      ? " ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
-                        "result = excluded.result, error_message = excluded.error_message, "
-                        "updated_at = excluded.updated_at"
-                      : ""));
-  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-  ins.Bind(1, event.id);
-  ins.Bind(2, event.workspace);
-  ins.Bind(3, JobStatusName(event.status, kEventWords));
-  ins.Bind(4, event.request_json);
-  ins.Bind(5, event.result_json);
-  ins.Bind(6, event.error_message);
-  ins.Bind(7, event.created_at_us);
-  ins.Bind(8, event.updated_at_us);
-  return ins.Exec();
-}
-
-void BindOptionalText(sqlite::Stmt& s, int i, const std::optional<std::string>& v) {
-  if (!v) {
-    s.BindNull(i);
-  } else {
-    s.Bind(i, *v);
-  }
-}
-
-Status InsertHistoryRow(sqlite3* db, const std::string& workspace, const HistoryRecord& h) {
-  sqlite::Stmt ins(db,
-                   "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, "
-                   "old_metadata, new_metadata, event_id, at, provenance) "
-                   "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-  ins.Bind(1, h.memory_id);
-  ins.Bind(2, workspace);
-  ins.Bind(3, h.event);
-  BindOptionalText(ins, 4, h.old_text);
-  BindOptionalText(ins, 5, h.new_text);
-  BindOptionalText(ins, 6, h.old_metadata_json);
-  BindOptionalText(ins, 7, h.new_metadata_json);
-  ins.Bind(8, h.event_id);
-  ins.Bind(9, h.at_us);
-  ins.Bind(10, h.provenance_json);
-  return ins.Exec();
-}
-
-Status InsertFeedbackRow(sqlite3* db, std::string_view workspace,
-                         const MemoryFeedbackRecord& feedback) {
-  sqlite::Stmt ins(db,
-                   "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, "
-                   "created_at) VALUES(?, ?, ?, ?, ?, ?)");
-  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-  ins.Bind(1, feedback.id);
-  ins.Bind(2, workspace);
-  ins.Bind(3, feedback.memory_id);
-  ins.Bind(4, feedback.feedback);
-  ins.Bind(5, feedback.reason);
-  ins.Bind(6, feedback.created_at_us);
-  return ins.Exec();
-}
 
 // Applies one update; false in *applied when the memory no longer exists.
 Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChange& c,
@@ -146,6 +80,7 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
   MemoryChangeOutcome outcome;
   Status st = Submit([this, &batch, &outcome](sqlite3* db) -> Status {
     outcome = {};
+    sqlite::SqliteTxn txn(db);
     const int64_t now = clock_->WallMicros();
     for (auto& c : batch.changes) {
       bool applied = true;
@@ -160,27 +95,16 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
           break;
         case MemoryChange::Op::kDelete: {
           // Vectors go with the row (ON DELETE CASCADE).
-          sqlite::Stmt del(
-              db, "DELETE FROM memories WHERE id = ? AND workspace = ? AND kind = 'memory'");
-          ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-          del.Bind(1, c.record.id);
-          del.Bind(2, batch.workspace);
-          ENGRAM_RETURN_IF_ERROR(del.Exec());
-          applied = sqlite3_changes(db) > 0;
-          // Feedback (whose reason is the client's words) goes with the memory.
-          sqlite::Stmt feedback(
-              db, "DELETE FROM memory_feedback WHERE workspace = ? AND memory_id = ?");
-          ENGRAM_RETURN_IF_ERROR(feedback.prepare_status());
-          feedback.Bind(1, batch.workspace);
-          feedback.Bind(2, c.record.id);
-          ENGRAM_RETURN_IF_ERROR(feedback.Exec());
+          Result<bool> deleted = memory_sql::DeleteMemory(txn, batch.workspace, c.record.id);
+          if (!deleted.ok()) return deleted.status();
+          applied = *deleted;
           break;
         }
       }
       outcome.applied.push_back(applied);
       if (applied) {
-        ENGRAM_RETURN_IF_ERROR(
-            InsertHistoryRow(db, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
+        ENGRAM_RETURN_IF_ERROR(memory_sql::InsertHistory(
+            txn, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
       }
     }
     if (batch.finish_event) {
@@ -188,7 +112,7 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
       // here, with its end (one random b-tree leaf and one transaction less per add).
       MemoryEventRecord end = *batch.finish_event;
       end.updated_at_us = now;
-      ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, end, OnConflict::kSetEnd));
+      ENGRAM_RETURN_IF_ERROR(memory_sql::InsertEvent(txn, end, memory_sql::OnConflict::kSetEnd));
     }
     return Status::Ok();
   });
@@ -212,37 +136,9 @@ void SqliteStore::ForgetAcceptedEvent(const std::string& id) {
 
 Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view workspace,
                                                            std::string_view memory_id) {
-  return WithReader([&](sqlite3* db) -> Result<std::vector<HistoryRecord>> {
-    std::vector<HistoryRecord> out;
-    sqlite::Stmt q(
-        db,
-        "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, "
-        "event_id, at, provenance FROM memory_history WHERE workspace = ? AND memory_id = ? "
-        "ORDER BY seq");
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    q.Bind(1, workspace);
-    q.Bind(2, memory_id);
-    Status st;
-    auto optional_text = [&q](int i) -> std::optional<std::string> {
-      if (q.ColumnIsNull(i)) return std::nullopt;
-      return q.ColumnText(i);
-    };
-    while (q.Step(&st)) {
-      HistoryRecord h;
-      h.seq = q.ColumnInt(0);
-      h.memory_id = q.ColumnText(1);
-      h.event = q.ColumnText(2);
-      h.old_text = optional_text(3);
-      h.new_text = optional_text(4);
-      h.old_metadata_json = optional_text(5);
-      h.new_metadata_json = optional_text(6);
-      h.event_id = q.ColumnText(7);
-      h.at_us = q.ColumnInt(8);
-      h.provenance_json = q.ColumnText(9);
-      out.push_back(std::move(h));
-    }
-    if (!st.ok()) return st;
-    return out;
+  return WithReader([&](sqlite3* db) {
+    sqlite::SqliteTxn txn(db);
+    return memory_sql::History(txn, workspace, memory_id);
   });
 }
 
@@ -279,8 +175,10 @@ Result<MemoryEventRecord> DecodeJournalEvent(const std::string& record) {
 }  // namespace
 
 Status SqliteStore::InsertEvent(const MemoryEventRecord& event) {
-  return Submit(
-      [&event](sqlite3* db) -> Status { return InsertEventRow(db, event, OnConflict::kFail); });
+  return Submit([&event](sqlite3* db) -> Status {
+    sqlite::SqliteTxn txn(db);
+    return memory_sql::InsertEvent(txn, event, memory_sql::OnConflict::kFail);
+  });
 }
 
 namespace {
@@ -315,10 +213,11 @@ Status SqliteStore::OpenIntakeJournal() {
   if (!events.ok()) return events.status();
   if (!events->empty()) {
     // Events acknowledged and not ended before the last stop (an ended one whose record was not
-    // released yet is already stored: OR IGNORE leaves its row as it is).
+    // released yet is already stored: kIgnore leaves its row as it is).
     ENGRAM_RETURN_IF_ERROR(Submit([&events](sqlite3* db) -> Status {
+      sqlite::SqliteTxn txn(db);
       for (const auto& e : *events) {
-        ENGRAM_RETURN_IF_ERROR(InsertEventRow(db, e, OnConflict::kIgnore));
+        ENGRAM_RETURN_IF_ERROR(memory_sql::InsertEvent(txn, e, memory_sql::OnConflict::kIgnore));
       }
       return Status::Ok();
     }));
@@ -384,15 +283,8 @@ void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status
 Status SqliteStore::UpdateEventStatus(std::string_view id, JobStatus status,
                                       std::string_view error_message) {
   return Submit([&](sqlite3* db) -> Status {
-    sqlite::Stmt up(db,
-                    "UPDATE memory_events SET status = ?, error_message = ?, updated_at = ? "
-                    "WHERE id = ?");
-    ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-    up.Bind(1, JobStatusName(status, kEventWords));
-    up.Bind(2, error_message);
-    up.Bind(3, clock_->WallMicros());
-    up.Bind(4, id);
-    return up.Exec();
+    sqlite::SqliteTxn txn(db);
+    return memory_sql::SetEventStatus(txn, id, status, error_message, clock_->WallMicros());
   });
 }
 
@@ -412,16 +304,9 @@ Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std:
 }
 
 Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std::string_view id) {
-  return WithReader([&](sqlite3* db) -> Result<MemoryEventRecord> {
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memory_events WHERE id = ? AND workspace = ?",
-                                   job_rows::kEventColumns));
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    q.Bind(1, id);
-    q.Bind(2, workspace);
-    Status st;
-    if (q.Step(&st)) return job_rows::ReadEventRow(sqlite::StmtRow(q));
-    if (!st.ok()) return st;
-    return Status::NotFound(fmt::format("event {} not found", id));
+  return WithReader([&](sqlite3* db) {
+    sqlite::SqliteTxn txn(db);
+    return memory_sql::GetEvent(txn, workspace, id);
   });
 }
 
@@ -512,29 +397,17 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
 
 Status SqliteStore::InsertFeedback(std::string_view workspace,
                                    const MemoryFeedbackRecord& feedback) {
-  return Submit([&](sqlite3* db) -> Status { return InsertFeedbackRow(db, workspace, feedback); });
+  return Submit([&](sqlite3* db) -> Status {
+    sqlite::SqliteTxn txn(db);
+    return memory_sql::InsertFeedback(txn, workspace, feedback);
+  });
 }
 
 Result<std::vector<MemoryFeedbackRecord>> SqliteStore::GetFeedback(std::string_view workspace,
                                                                    std::string_view memory_id) {
-  return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryFeedbackRecord>> {
-    std::vector<MemoryFeedbackRecord> out;
-    sqlite::Stmt q(db,
-                   "SELECT id, memory_id, feedback, reason, created_at FROM memory_feedback "
-                   "WHERE workspace = ? AND memory_id = ? ORDER BY created_at, id");
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    q.Bind(1, workspace);
-    q.Bind(2, memory_id);
-    Status st;
-    while (q.Step(&st)) {
-      out.push_back({.id = q.ColumnText(0),
-                     .memory_id = q.ColumnText(1),
-                     .feedback = q.ColumnText(2),
-                     .reason = q.ColumnText(3),
-                     .created_at_us = q.ColumnInt(4)});
-    }
-    ENGRAM_RETURN_IF_ERROR(st);
-    return out;
+  return WithReader([&](sqlite3* db) {
+    sqlite::SqliteTxn txn(db);
+    return memory_sql::Feedback(txn, workspace, memory_id);
   });
 }
 
@@ -542,25 +415,13 @@ Result<bool> SqliteStore::ImportAgentMemory(const AgentMemoryImport& item) {
   bool written = false;
   Status st = Submit([&](sqlite3* db) -> Status {
     written = false;
-    const MemoryRecord& m = item.memory;
-    sqlite::Stmt q(db, "SELECT workspace, kind FROM memories WHERE id = ?");
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    q.Bind(1, m.id);
-    Status step;
-    if (q.Step(&step)) {
-      if (q.ColumnText(0) == m.workspace && q.ColumnText(1) == "memory") return Status::Ok();
-      return Status::Conflict(
-          fmt::format("memory id {} is taken by another workspace or a message", m.id));
-    }
-    ENGRAM_RETURN_IF_ERROR(step);
-    MemoryRecord row = m;
+    sqlite::SqliteTxn txn(db);
+    Result<bool> is_new = memory_sql::ImportIsNew(txn, item.memory);
+    if (!is_new.ok()) return is_new.status();
+    if (!*is_new) return Status::Ok();
+    MemoryRecord row = item.memory;
     ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "memory", row));
-    for (const HistoryRecord& h : item.history) {
-      ENGRAM_RETURN_IF_ERROR(InsertHistoryRow(db, m.workspace, h));
-    }
-    for (const MemoryFeedbackRecord& f : item.feedback) {
-      ENGRAM_RETURN_IF_ERROR(InsertFeedbackRow(db, m.workspace, f));
-    }
+    ENGRAM_RETURN_IF_ERROR(memory_sql::InsertImportedRecords(txn, item));
     written = true;
     return Status::Ok();
   });

@@ -58,6 +58,7 @@ class StmtRow final : public RowReader {
   bool IsNull(int i) const override { return stmt_.ColumnIsNull(i); }
   std::string Text(int i) const override { return stmt_.ColumnText(i); }
   int64_t Int(int i) const override { return stmt_.ColumnInt(i); }
+  std::string Bytes(int i) const override { return stmt_.ColumnBlob(i); }
   std::vector<float> Vector(int i) const override;
 
  private:

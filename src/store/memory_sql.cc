@@ -1,0 +1,153 @@
+#include "store/memory_sql.h"
+
+#include <fmt/format.h>
+
+#include "store/job_rows.h"
+
+namespace engram::memory_sql {
+
+namespace {
+
+constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
+
+}  // namespace
+
+Status InsertEvent(SqlTxn& txn, const MemoryEventRecord& event, OnConflict on_conflict,
+                   const ExtraColumns& extra) {
+  SqlParams params = {event.id,
+                      event.workspace,
+                      job_rows::StoredWord(event.status, kEventWords),
+                      event.request_json,
+                      event.result_json,
+                      event.error_message,
+                      event.created_at_us,
+                      event.updated_at_us};
+  std::string sql = InsertInto("memory_events", job_rows::kEventColumns, extra, params);
+  const char* conflict = "";
+  if (on_conflict == OnConflict::kIgnore) conflict = " ON CONFLICT (id) DO NOTHING";
+  if (on_conflict == OnConflict::kSetEnd) {
+    conflict =
+        " ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, result = EXCLUDED.result, "
+        "error_message = EXCLUDED.error_message, updated_at = EXCLUDED.updated_at";
+  }
+  return txn.Exec(sql + conflict, params).status();
+}
+
+Status SetEventStatus(SqlTxn& txn, std::string_view id, JobStatus status,
+                      std::string_view error_message, int64_t now) {
+  return txn
+      .Exec(
+          "UPDATE memory_events SET status = $1, error_message = $2, updated_at = $3 "
+          "WHERE id = $4",
+          {job_rows::StoredWord(status, kEventWords), error_message, now, id})
+      .status();
+}
+
+Status EventNotFound(std::string_view id) {
+  return Status::NotFound(fmt::format("event {} not found", id));
+}
+
+Result<MemoryEventRecord> GetEvent(SqlTxn& txn, std::string_view workspace, std::string_view id) {
+  return txn.QueryOne<MemoryEventRecord>(
+      fmt::format("SELECT {} FROM memory_events WHERE id = $1 AND workspace = $2",
+                  job_rows::kEventColumns),
+      {id, workspace}, job_rows::ReadEventRow, EventNotFound(id));
+}
+
+Status InsertHistory(SqlTxn& txn, std::string_view workspace, const HistoryRecord& h) {
+  return txn
+      .Exec(
+          "INSERT INTO memory_history(memory_id, workspace, event, old_text, new_text, "
+          "old_metadata, new_metadata, event_id, at, provenance) "
+          "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+          {h.memory_id, workspace, h.event, SqlValue::OptionalText(h.old_text),
+           SqlValue::OptionalText(h.new_text), SqlValue::OptionalText(h.old_metadata_json),
+           SqlValue::OptionalText(h.new_metadata_json), h.event_id, h.at_us, h.provenance_json})
+      .status();
+}
+
+Result<std::vector<HistoryRecord>> History(SqlTxn& txn, std::string_view workspace,
+                                           std::string_view memory_id) {
+  return txn.QueryAll<HistoryRecord>(
+      "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, event_id, "
+      "at, provenance FROM memory_history WHERE workspace = $1 AND memory_id = $2 ORDER BY seq",
+      {workspace, memory_id}, [](const RowReader& r) {
+        auto optional_text = [&r](int i) -> std::optional<std::string> {
+          if (r.IsNull(i)) return std::nullopt;
+          return r.Text(i);
+        };
+        HistoryRecord h;
+        h.seq = r.Int(0);
+        h.memory_id = r.Text(1);
+        h.event = r.Text(2);
+        h.old_text = optional_text(3);
+        h.new_text = optional_text(4);
+        h.old_metadata_json = optional_text(5);
+        h.new_metadata_json = optional_text(6);
+        h.event_id = r.Text(7);
+        h.at_us = r.Int(8);
+        h.provenance_json = r.Text(9);
+        return h;
+      });
+}
+
+Status InsertFeedback(SqlTxn& txn, std::string_view workspace, const MemoryFeedbackRecord& f) {
+  return txn
+      .Exec(
+          "INSERT INTO memory_feedback(id, workspace, memory_id, feedback, reason, created_at) "
+          "VALUES($1, $2, $3, $4, $5, $6)",
+          {f.id, workspace, f.memory_id, f.feedback, f.reason, f.created_at_us})
+      .status();
+}
+
+Result<std::vector<MemoryFeedbackRecord>> Feedback(SqlTxn& txn, std::string_view workspace,
+                                                   std::string_view memory_id) {
+  return txn.QueryAll<MemoryFeedbackRecord>(
+      "SELECT id, memory_id, feedback, reason, created_at FROM memory_feedback "
+      "WHERE workspace = $1 AND memory_id = $2 ORDER BY created_at, id",
+      {workspace, memory_id}, [](const RowReader& r) {
+        return MemoryFeedbackRecord{.id = r.Text(0),
+                                    .memory_id = r.Text(1),
+                                    .feedback = r.Text(2),
+                                    .reason = r.Text(3),
+                                    .created_at_us = r.Int(4)};
+      });
+}
+
+Result<bool> DeleteMemory(SqlTxn& txn, std::string_view workspace, std::string_view id) {
+  Result<int64_t> deleted = txn.Exec(
+      "DELETE FROM memories WHERE id = $1 AND workspace = $2 AND kind = 'memory'", {id, workspace});
+  if (!deleted.ok()) return deleted.status();
+  ENGRAM_RETURN_IF_ERROR(
+      txn.Exec("DELETE FROM memory_feedback WHERE workspace = $1 AND memory_id = $2",
+               {workspace, id})
+          .status());
+  return *deleted > 0;
+}
+
+Result<bool> ImportIsNew(SqlTxn& txn, const MemoryRecord& m) {
+  struct Holder {
+    std::string workspace;
+    std::string kind;
+  };
+  Result<std::optional<Holder>> holder = txn.QueryFirst<Holder>(
+      "SELECT workspace, kind FROM memories WHERE id = $1", {m.id}, [](const RowReader& r) {
+        return Holder{r.Text(0), r.Text(1)};
+      });
+  if (!holder.ok()) return holder.status();
+  if (!holder->has_value()) return true;
+  if ((*holder)->workspace == m.workspace && (*holder)->kind == "memory") return false;
+  return Status::Conflict(
+      fmt::format("memory id {} is taken by another workspace or a message", m.id));
+}
+
+Status InsertImportedRecords(SqlTxn& txn, const AgentMemoryImport& item) {
+  const std::string& ws = item.memory.workspace;
+  for (const HistoryRecord& h : item.history) ENGRAM_RETURN_IF_ERROR(InsertHistory(txn, ws, h));
+  for (const MemoryFeedbackRecord& f : item.feedback) {
+    ENGRAM_RETURN_IF_ERROR(InsertFeedback(txn, ws, f));
+  }
+  return Status::Ok();
+}
+
+}  // namespace engram::memory_sql
