@@ -189,8 +189,7 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
 Result<std::vector<HistoryRecord>> PgStore::GetHistory(std::string_view workspace,
                                                        std::string_view memory_id) {
   if (HasNul(workspace) || HasNul(memory_id)) return std::vector<HistoryRecord>{};
-  return Read<std::vector<HistoryRecord>>(
-      [&](SqlTxn& txn) { return memory_sql::History(txn, workspace, memory_id); });
+  return Read([&](SqlTxn& txn) { return memory_sql::History(txn, workspace, memory_id); });
 }
 
 Status PgStore::InsertEvent(const MemoryEventRecord& event) {
@@ -217,8 +216,7 @@ Status PgStore::UpdateEventStatus(std::string_view id, JobStatus status,
 
 Result<MemoryEventRecord> PgStore::GetEvent(std::string_view workspace, std::string_view id) {
   if (HasNul(workspace) || HasNul(id)) return memory_sql::EventNotFound(id);
-  return Read<MemoryEventRecord>(
-      [&](SqlTxn& txn) { return memory_sql::GetEvent(txn, workspace, id); });
+  return Read([&](SqlTxn& txn) { return memory_sql::GetEvent(txn, workspace, id); });
 }
 
 Result<std::vector<MemoryEventRecord>> PgStore::UnfinishedEvents() {
@@ -250,14 +248,13 @@ Result<std::vector<MemoryEventRecord>> PgStore::ListEvents(std::string_view work
                                                            size_t* total) {
   *total = 0;
   if (HasNul(workspace)) return std::vector<MemoryEventRecord>{};  // never written
-  return Read<std::vector<MemoryEventRecord>>(
-      [&](SqlTxn& txn) -> Result<std::vector<MemoryEventRecord>> {
-        std::vector<MemoryEventRecord> out;
-        ENGRAM_RETURN_IF_ERROR(job_sql::NewestFirst(
-            txn, "memory_events", job_rows::kEventColumns, workspace, offset, limit, total,
-            [&](const RowReader& row) { out.push_back(job_rows::ReadEventRow(row)); }));
-        return out;
-      });
+  return Read([&](SqlTxn& txn) -> Result<std::vector<MemoryEventRecord>> {
+    std::vector<MemoryEventRecord> out;
+    ENGRAM_RETURN_IF_ERROR(job_sql::NewestFirst(
+        txn, "memory_events", job_rows::kEventColumns, workspace, offset, limit, total,
+        [&](const RowReader& row) { out.push_back(job_rows::ReadEventRow(row)); }));
+    return out;
+  });
 }
 
 Status PgStore::InsertFeedback(std::string_view workspace, const MemoryFeedbackRecord& feedback) {
@@ -271,8 +268,7 @@ Status PgStore::InsertFeedback(std::string_view workspace, const MemoryFeedbackR
 Result<std::vector<MemoryFeedbackRecord>> PgStore::GetFeedback(std::string_view workspace,
                                                                std::string_view memory_id) {
   if (HasNul(workspace) || HasNul(memory_id)) return std::vector<MemoryFeedbackRecord>{};
-  return Read<std::vector<MemoryFeedbackRecord>>(
-      [&](SqlTxn& txn) { return memory_sql::Feedback(txn, workspace, memory_id); });
+  return Read([&](SqlTxn& txn) { return memory_sql::Feedback(txn, workspace, memory_id); });
 }
 
 Result<ScopeDelta> PgStore::LoadAgentMemoriesSince(std::string_view workspace, int64_t since) {

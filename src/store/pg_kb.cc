@@ -71,8 +71,7 @@ Result<std::string> PgStore::GetKbUpload(std::string_view workspace, std::string
   if (HasNul(workspace) || HasNul(kb_id) || HasNul(id) || HasNul(job_id)) {
     return kb_sql::UploadGone(id);
   }
-  return Read<std::string>(
-      [&](SqlTxn& txn) { return kb_sql::Upload(txn, workspace, kb_id, id, job_id); });
+  return Read([&](SqlTxn& txn) { return kb_sql::Upload(txn, workspace, kb_id, id, job_id); });
 }
 
 Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
@@ -101,7 +100,7 @@ Result<bool> PgStore::FinishKbDoc(const KbDocRecord& doc,
 Result<KbDocRecord> PgStore::GetKbDoc(std::string_view workspace, std::string_view kb_id,
                                       std::string_view id) {
   if (HasNul(workspace) || HasNul(kb_id) || HasNul(id)) return kb_sql::DocNotFound(kb_id, id);
-  return Read<KbDocRecord>([&](SqlTxn& txn) { return kb_sql::Get(txn, workspace, kb_id, id); });
+  return Read([&](SqlTxn& txn) { return kb_sql::Get(txn, workspace, kb_id, id); });
 }
 
 Result<std::vector<KbDocRecord>> PgStore::ListKbDocs(std::string_view workspace,
@@ -109,7 +108,7 @@ Result<std::vector<KbDocRecord>> PgStore::ListKbDocs(std::string_view workspace,
                                                      size_t limit, size_t* total) {
   *total = 0;
   if (HasNul(workspace) || HasNul(kb_id)) return std::vector<KbDocRecord>{};  // never written
-  return Read<std::vector<KbDocRecord>>(
+  return Read(
       [&](SqlTxn& txn) { return kb_sql::List(txn, workspace, kb_id, offset, limit, total); });
 }
 
@@ -118,8 +117,7 @@ Result<std::vector<KnowledgeBaseSummary>> PgStore::ListKnowledgeBases(std::strin
                                                                       size_t* total) {
   *total = 0;
   if (HasNul(workspace)) return std::vector<KnowledgeBaseSummary>{};  // never written
-  return Read<std::vector<KnowledgeBaseSummary>>(
-      [&](SqlTxn& txn) { return kb_sql::ListBases(txn, workspace, offset, limit, total); });
+  return Read([&](SqlTxn& txn) { return kb_sql::ListBases(txn, workspace, offset, limit, total); });
 }
 
 Result<bool> PgStore::DeleteKbDoc(std::string_view workspace, std::string_view kb_id,
@@ -146,8 +144,7 @@ Result<bool> PgStore::DeleteKbDoc(std::string_view workspace, std::string_view k
 Result<std::vector<KbChunkRecord>> PgStore::LoadKbChunks(std::string_view workspace,
                                                          std::string_view kb_id) {
   if (HasNul(workspace) || HasNul(kb_id)) return std::vector<KbChunkRecord>{};
-  return Read<std::vector<KbChunkRecord>>(
-      [&](SqlTxn& txn) { return kb_sql::Chunks(txn, workspace, kb_id); });
+  return Read([&](SqlTxn& txn) { return kb_sql::Chunks(txn, workspace, kb_id); });
 }
 
 Result<std::vector<KbDocRecord>> PgStore::UnfinishedKbDocs() {

@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "store/lifecycle_sql.h"
 #include "store/parts_refs.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
@@ -16,9 +17,6 @@ namespace engram {
 namespace {
 
 using pg::HasNul;
-
-// Idempotency records deleted per statement, so one sweep never holds many row locks for long.
-constexpr int64_t kExpireChunk = 5000;
 
 }  // namespace
 
@@ -62,36 +60,24 @@ Result<UserDeletion> PgStore::DeleteLeaderboardUser(std::string_view workspace,
 Result<std::vector<std::string>> PgStore::LeaderboardUsersIdleSince(std::string_view workspace,
                                                                     int64_t before_us,
                                                                     size_t limit) {
-  std::vector<std::string> users;
-  if (HasNul(workspace)) return users;
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    users.clear();
-    auto rows = txn.exec_params(
-        "SELECT user_id FROM memories WHERE kind = 'message' AND workspace = $1 "
-        "GROUP BY user_id HAVING max(created_at) < $2 LIMIT $3",
-        std::string(workspace), before_us, static_cast<int64_t>(limit));
-    for (const auto& r : rows) users.push_back(r[0].as<std::string>());
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return users;
+  if (HasNul(workspace)) return std::vector<std::string>{};  // never stored
+  return Read(
+      [&](SqlTxn& txn) { return lifecycle_sql::IdleUsers(txn, workspace, before_us, limit); });
 }
 
 Result<int64_t> PgStore::ExpireIdempotency(int64_t before_s) {
   int64_t total = 0;
   for (;;) {
     int64_t deleted = 0;
-    Status st = pool_->Write([&](pqxx::work& txn) -> Status {
-      deleted = txn.exec_params(
-                       "DELETE FROM idempotency WHERE (user_id, key) IN (SELECT user_id, key "
-                       "FROM idempotency WHERE created_at < $1 LIMIT $2)",
-                       before_s, kExpireChunk)
-                    .affected_rows();
+    ENGRAM_RETURN_IF_ERROR(pool_->Write([&](pqxx::work& t) -> Status {
+      pg::PgTxn txn(t);
+      Result<int64_t> n = lifecycle_sql::ExpireIdempotencyChunk(txn, before_s);
+      if (!n.ok()) return n.status();
+      deleted = *n;
       return Status::Ok();
-    });
-    if (!st.ok()) return st;
+    }));
     total += deleted;
-    if (deleted < kExpireChunk) return total;
+    if (deleted < lifecycle_sql::kExpireChunk) return total;
   }
 }
 

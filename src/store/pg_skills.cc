@@ -52,20 +52,18 @@ Status CheckTaskText(const SkillTaskRecord& t) {
 
 Result<std::vector<SkillRecord>> PgStore::LoadSkills(std::string_view workspace) {
   if (HasNul(workspace)) return std::vector<SkillRecord>{};  // never written
-  return Read<std::vector<SkillRecord>>(
-      [&](SqlTxn& txn) { return skill_sql::Load(txn, workspace); });
+  return Read([&](SqlTxn& txn) { return skill_sql::Load(txn, workspace); });
 }
 
 Result<SkillRecord> PgStore::GetSkill(std::string_view workspace, std::string_view id) {
   if (HasNul(workspace) || HasNul(id)) return skill_sql::NotFound(id);
-  return Read<SkillRecord>([&](SqlTxn& txn) { return skill_sql::Get(txn, workspace, id); });
+  return Read([&](SqlTxn& txn) { return skill_sql::Get(txn, workspace, id); });
 }
 
 Result<std::vector<SkillVersionRecord>> PgStore::GetSkillVersions(std::string_view workspace,
                                                                   std::string_view id) {
   if (HasNul(workspace) || HasNul(id)) return std::vector<SkillVersionRecord>{};
-  return Read<std::vector<SkillVersionRecord>>(
-      [&](SqlTxn& txn) { return skill_sql::Versions(txn, workspace, id); });
+  return Read([&](SqlTxn& txn) { return skill_sql::Versions(txn, workspace, id); });
 }
 
 Status PgStore::ApplySkillChanges(SkillChangeBatch batch) {
@@ -117,7 +115,7 @@ Status PgStore::InsertSkillTask(const SkillTaskRecord& task) {
 
 Result<SkillTaskRecord> PgStore::GetSkillTask(std::string_view workspace, std::string_view id) {
   if (HasNul(workspace) || HasNul(id)) return skill_sql::TaskNotFound(id);
-  return Read<SkillTaskRecord>([&](SqlTxn& txn) { return skill_sql::GetTask(txn, workspace, id); });
+  return Read([&](SqlTxn& txn) { return skill_sql::GetTask(txn, workspace, id); });
 }
 
 Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view workspace,
@@ -125,7 +123,7 @@ Result<std::vector<SkillTaskRecord>> PgStore::ListSkillTasks(std::string_view wo
                                                              size_t* total) {
   *total = 0;
   if (HasNul(workspace)) return std::vector<SkillTaskRecord>{};  // never written
-  return Read<std::vector<SkillTaskRecord>>(
+  return Read(
       [&](SqlTxn& txn) { return skill_sql::ListTasks(txn, workspace, offset, limit, total); });
 }
 

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common/mutex.h"
@@ -146,11 +147,11 @@ class PgStore final : public Store {
   void ListenLoop() EXCLUDES(renew_mu_);
   void Notify(const std::string& scope_key) EXCLUDES(listeners_mu_);
   int64_t lease_us() const { return options_.lease.count() * 1000; }
-  // Runs fn, a SQL store core read (fn(SqlTxn&) -> Result<T>), in one read transaction; its
-  // answer, or the transaction's error.
-  template <typename T, typename Fn>
-  Result<T> Read(Fn&& fn) {
-    std::optional<Result<T>> out;
+  // Runs fn, a SQL store core read (fn(SqlTxn&) returning a Result), in one read transaction;
+  // its answer, or the transaction's error.
+  template <typename Fn>
+  std::invoke_result_t<Fn&, SqlTxn&> Read(Fn&& fn) {
+    std::optional<std::invoke_result_t<Fn&, SqlTxn&>> out;
     Status st = pool_->Read([&](pqxx::transaction_base& t) -> Status {
       pg::PgTxn txn(t);
       out.emplace(fn(txn));

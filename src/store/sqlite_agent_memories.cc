@@ -136,10 +136,7 @@ void SqliteStore::ForgetAcceptedEvent(const std::string& id) {
 
 Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view workspace,
                                                            std::string_view memory_id) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return memory_sql::History(txn, workspace, memory_id);
-  });
+  return Read([&](SqlTxn& txn) { return memory_sql::History(txn, workspace, memory_id); });
 }
 
 namespace {
@@ -175,8 +172,7 @@ Result<MemoryEventRecord> DecodeJournalEvent(const std::string& record) {
 }  // namespace
 
 Status SqliteStore::InsertEvent(const MemoryEventRecord& event) {
-  return Submit([&event](sqlite3* db) -> Status {
-    sqlite::SqliteTxn txn(db);
+  return Write([&event](SqlTxn& txn) {
     return memory_sql::InsertEvent(txn, event, memory_sql::OnConflict::kFail);
   });
 }
@@ -214,8 +210,7 @@ Status SqliteStore::OpenIntakeJournal() {
   if (!events->empty()) {
     // Events acknowledged and not ended before the last stop (an ended one whose record was not
     // released yet is already stored: kIgnore leaves its row as it is).
-    ENGRAM_RETURN_IF_ERROR(Submit([&events](sqlite3* db) -> Status {
-      sqlite::SqliteTxn txn(db);
+    ENGRAM_RETURN_IF_ERROR(Write([&events](SqlTxn& txn) -> Status {
       for (const auto& e : *events) {
         ENGRAM_RETURN_IF_ERROR(memory_sql::InsertEvent(txn, e, memory_sql::OnConflict::kIgnore));
       }
@@ -282,8 +277,7 @@ void SqliteStore::AcceptEvent(MemoryEventRecord event, std::function<void(Status
 
 Status SqliteStore::UpdateEventStatus(std::string_view id, JobStatus status,
                                       std::string_view error_message) {
-  return Submit([&](sqlite3* db) -> Status {
-    sqlite::SqliteTxn txn(db);
+  return Write([&](SqlTxn& txn) {
     return memory_sql::SetEventStatus(txn, id, status, error_message, clock_->WallMicros());
   });
 }
@@ -304,10 +298,7 @@ Result<MemoryEventRecord> SqliteStore::GetEvent(std::string_view workspace, std:
 }
 
 Result<MemoryEventRecord> SqliteStore::ReadEvent(std::string_view workspace, std::string_view id) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return memory_sql::GetEvent(txn, workspace, id);
-  });
+  return Read([&](SqlTxn& txn) { return memory_sql::GetEvent(txn, workspace, id); });
 }
 
 Result<std::vector<MemoryEventRecord>> SqliteStore::UnfinishedEvents() {
@@ -397,18 +388,12 @@ Result<std::vector<MemoryEventRecord>> SqliteStore::ListEvents(std::string_view 
 
 Status SqliteStore::InsertFeedback(std::string_view workspace,
                                    const MemoryFeedbackRecord& feedback) {
-  return Submit([&](sqlite3* db) -> Status {
-    sqlite::SqliteTxn txn(db);
-    return memory_sql::InsertFeedback(txn, workspace, feedback);
-  });
+  return Write([&](SqlTxn& txn) { return memory_sql::InsertFeedback(txn, workspace, feedback); });
 }
 
 Result<std::vector<MemoryFeedbackRecord>> SqliteStore::GetFeedback(std::string_view workspace,
                                                                    std::string_view memory_id) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return memory_sql::Feedback(txn, workspace, memory_id);
-  });
+  return Read([&](SqlTxn& txn) { return memory_sql::Feedback(txn, workspace, memory_id); });
 }
 
 Result<bool> SqliteStore::ImportAgentMemory(const AgentMemoryImport& item) {

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "store/lifecycle_sql.h"
 #include "store/parts_refs.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
@@ -24,8 +25,6 @@ namespace {
 // hold it (each try also waits in SQLite's busy handler).
 constexpr int kTruncateAttempts = 100;
 constexpr auto kTruncateRetryDelay = std::chrono::milliseconds(20);
-// Idempotency records deleted per statement, so one sweep never holds the writer for long.
-constexpr int64_t kExpireChunk = 5000;
 
 }  // namespace
 
@@ -136,40 +135,22 @@ Status SqliteStore::TruncateWal() {
 Result<std::vector<std::string>> SqliteStore::LeaderboardUsersIdleSince(std::string_view workspace,
                                                                         int64_t before_us,
                                                                         size_t limit) {
-  return WithReader([&](sqlite3* db) -> Result<std::vector<std::string>> {
-    std::vector<std::string> users;
-    sqlite::Stmt q(db,
-                   "SELECT user_id FROM memories WHERE kind = 'message' AND workspace = ? "
-                   "GROUP BY user_id HAVING max(created_at) < ? LIMIT ?");
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    q.Bind(1, workspace);
-    q.Bind(2, before_us);
-    q.Bind(3, static_cast<int64_t>(limit));
-    Status st;
-    while (q.Step(&st)) users.push_back(q.ColumnText(0));
-    if (!st.ok()) return st;
-    return users;
-  });
+  return Read(
+      [&](SqlTxn& txn) { return lifecycle_sql::IdleUsers(txn, workspace, before_us, limit); });
 }
 
 Result<int64_t> SqliteStore::ExpireIdempotency(int64_t before_s) {
   int64_t total = 0;
   for (;;) {
     int64_t deleted = 0;
-    Status st = Submit([&](sqlite3* db) -> Status {
-      sqlite::Stmt del(db,
-                       "DELETE FROM idempotency WHERE (user_id, key) IN (SELECT user_id, key FROM "
-                       "idempotency WHERE created_at < ? LIMIT ?)");
-      ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-      del.Bind(1, before_s);
-      del.Bind(2, kExpireChunk);
-      ENGRAM_RETURN_IF_ERROR(del.Exec());
-      deleted = sqlite3_changes64(db);
+    ENGRAM_RETURN_IF_ERROR(Write([&](SqlTxn& txn) -> Status {
+      Result<int64_t> n = lifecycle_sql::ExpireIdempotencyChunk(txn, before_s);
+      if (!n.ok()) return n.status();
+      deleted = *n;
       return Status::Ok();
-    });
-    if (!st.ok()) return st;
+    }));
     total += deleted;
-    if (deleted < kExpireChunk) return total;
+    if (deleted < lifecycle_sql::kExpireChunk) return total;
   }
 }
 

@@ -11,61 +11,42 @@
 namespace engram {
 
 Result<std::vector<SkillRecord>> SqliteStore::LoadSkills(std::string_view workspace) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return skill_sql::Load(txn, workspace);
-  });
+  return Read([&](SqlTxn& txn) { return skill_sql::Load(txn, workspace); });
 }
 
 Result<SkillRecord> SqliteStore::GetSkill(std::string_view workspace, std::string_view id) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return skill_sql::Get(txn, workspace, id);
-  });
+  return Read([&](SqlTxn& txn) { return skill_sql::Get(txn, workspace, id); });
 }
 
 Result<std::vector<SkillVersionRecord>> SqliteStore::GetSkillVersions(std::string_view workspace,
                                                                       std::string_view id) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return skill_sql::Versions(txn, workspace, id);
-  });
+  return Read([&](SqlTxn& txn) { return skill_sql::Versions(txn, workspace, id); });
 }
 
 Status SqliteStore::ApplySkillChanges(SkillChangeBatch batch) {
-  return Submit([this, &batch](sqlite3* db) -> Status {
-    sqlite::SqliteTxn txn(db);
+  return Write([this, &batch](SqlTxn& txn) -> Status {
     return skill_sql::Apply(txn, batch, clock_->WallMicros());
   });
 }
 
 Status SqliteStore::InsertSkillTask(const SkillTaskRecord& task) {
-  return Submit([&task](sqlite3* db) -> Status {
-    sqlite::SqliteTxn txn(db);
-    return skill_sql::InsertTask(txn, task);
-  });
+  return Write([&task](SqlTxn& txn) { return skill_sql::InsertTask(txn, task); });
 }
 
 Result<SkillTaskRecord> SqliteStore::GetSkillTask(std::string_view workspace, std::string_view id) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return skill_sql::GetTask(txn, workspace, id);
-  });
+  return Read([&](SqlTxn& txn) { return skill_sql::GetTask(txn, workspace, id); });
 }
 
 Result<std::vector<SkillTaskRecord>> SqliteStore::ListSkillTasks(std::string_view workspace,
                                                                  size_t offset, size_t limit,
                                                                  size_t* total) {
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
-    return skill_sql::ListTasks(txn, workspace, offset, limit, total);
-  });
+  return Read(
+      [&](SqlTxn& txn) { return skill_sql::ListTasks(txn, workspace, offset, limit, total); });
 }
 
 Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
   // One node: every unfinished task is this process's to resume, oldest first.
-  return WithReader([&](sqlite3* db) {
-    sqlite::SqliteTxn txn(db);
+  return Read([&](SqlTxn& txn) {
     return txn.QueryAll<SkillTaskRecord>(
         fmt::format("SELECT {} FROM skill_tasks WHERE {} ORDER BY created_at, id",
                     job_rows::kTaskColumns,
@@ -77,8 +58,7 @@ Result<std::vector<SkillTaskRecord>> SqliteStore::UnfinishedSkillTasks() {
 Result<bool> SqliteStore::ImportSkill(const SkillRecord& skill,
                                       const std::vector<SkillVersionRecord>& versions) {
   bool written = false;
-  Status st = Submit([&](sqlite3* db) -> Status {
-    sqlite::SqliteTxn txn(db);
+  Status st = Write([&](SqlTxn& txn) -> Status {
     Result<bool> r = skill_sql::Import(txn, skill, versions);
     if (!r.ok()) return r.status();
     written = *r;

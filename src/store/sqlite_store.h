@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "store/intake_journal.h"
+#include "store/sqlite_sql_txn.h"
 #include "store/store.h"
 #include "store/wal_checkpointer.h"
 
@@ -198,6 +199,23 @@ class SqliteStore final : public Store {
     auto result = fn(db);
     ReleaseReader(db);
     return result;
+  }
+
+  // Runs fn, a SQL store core read (fn(SqlTxn&)), on a read connection; what it returns.
+  template <typename Fn>
+  auto Read(Fn&& fn) {
+    return WithReader([&](sqlite3* db) {
+      sqlite::SqliteTxn txn(db);
+      return fn(txn);
+    });
+  }
+  // Runs fn, a SQL store core write (fn(SqlTxn&) -> Status), in the writer's group commit.
+  template <typename Fn>
+  Status Write(Fn&& fn) {
+    return Submit([&](sqlite3* db) -> Status {
+      sqlite::SqliteTxn txn(db);
+      return fn(txn);
+    });
   }
 
   SqliteStoreOptions options_;
