@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
+#include "store/categories_json.h"
 #include "store/job_rows.h"
 
 namespace engram::memory_sql {
@@ -11,6 +14,65 @@ namespace {
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
 
 }  // namespace
+
+Status InsertMemoryRow(SqlTxn& txn, std::string_view kind, MemoryRecord& m,
+                       const ExtraColumns& extra) {
+  SqlParams params = {m.id,
+                      m.workspace,
+                      m.user_id,
+                      m.agent_id,
+                      m.run_id,
+                      m.session_id,
+                      m.role,
+                      m.text,
+                      m.parts_json.empty() ? SqlValue::Null() : SqlValue(m.parts_json),
+                      m.metadata_json,
+                      SqlValue::OptionalInt(m.source_ts_us),
+                      int64_t{m.position},
+                      m.created_at_us,
+                      m.updated_at_us,
+                      kind,
+                      SqlValue::OptionalInt(m.expires_at_us),
+                      m.app_id,
+                      CategoriesToJson(m.categories),
+                      m.provenance_json};
+  const std::string sql = InsertInto("memories",
+                                     "id, workspace, user_id, agent_id, run_id, session_id, role, "
+                                     "text, parts, metadata, source_ts, position, created_at, "
+                                     "updated_at, kind, expires_at, app_id, categories, provenance",
+                                     extra, params);
+  Result<int64_t> seq = txn.QueryOne<int64_t>(
+      sql + " RETURNING seq", params, [](const RowReader& r) { return r.Int(0); },
+      Status::Internal("an insert returned no row"));
+  if (!seq.ok()) return seq.status();
+  m.seq = *seq;
+  return Status::Ok();
+}
+
+Result<std::optional<int64_t>> UpdateMemoryRow(SqlTxn& txn, std::string_view workspace,
+                                               const MemoryRecord& m, const ExtraColumns& extra) {
+  SqlParams params = {m.text,
+                      m.metadata_json,
+                      m.updated_at_us,
+                      m.created_at_us,
+                      SqlValue::OptionalInt(m.expires_at_us),
+                      CategoriesToJson(m.categories),
+                      m.provenance_json,
+                      m.id,
+                      workspace};
+  std::string set =
+      "text = $1, metadata = $2, updated_at = $3, created_at = $4, expires_at = $5, "
+      "categories = $6, provenance = $7";
+  for (size_t i = 0; i < extra.names.size(); ++i) {
+    fmt::format_to(std::back_inserter(set), ", {} = ${}", extra.names[i], params.size() + 1);
+    params.push_back(extra.values.at(i));
+  }
+  return txn.QueryFirst<int64_t>(
+      fmt::format("UPDATE memories SET {} WHERE id = $8 AND workspace = $9 AND kind = 'memory' "
+                  "RETURNING seq",
+                  set),
+      params, [](const RowReader& r) { return r.Int(0); });
+}
 
 Status InsertEvent(SqlTxn& txn, const MemoryEventRecord& event, OnConflict on_conflict,
                    const ExtraColumns& extra) {

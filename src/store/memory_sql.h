@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,18 @@
 #include "store/types.h"
 
 namespace engram::memory_sql {
+
+// Inserts a memory row of `kind` ("message" | "memory") and fills m.seq; its vector is the
+// store's to write. `extra`: PostgreSQL's scope version and vector columns.
+Status InsertMemoryRow(SqlTxn& txn, std::string_view kind, MemoryRecord& m,
+                       const ExtraColumns& extra = {});
+
+// Updates the workspace's agent memory m.id to m (text, metadata, times, expiry, categories,
+// provenance) and sets `extra`'s columns (PostgreSQL's scope version and vector); its seq, or
+// nullopt when it no longer exists.
+Result<std::optional<int64_t>> UpdateMemoryRow(SqlTxn& txn, std::string_view workspace,
+                                               const MemoryRecord& m,
+                                               const ExtraColumns& extra = {});
 
 // What an event row insert does when the id exists: fail; leave the stored row (an event read
 // back from SQLite's intake journal again); or set the end (status, result, error, updated_at)

@@ -64,29 +64,22 @@ Status CheckFeedbackText(std::string_view workspace, const MemoryFeedbackRecord&
 }
 
 // Applies one update stamped with `version`; false when the memory no longer exists.
-bool UpdateMemory(pqxx::work& txn, const std::string& workspace, const MemoryChange& c,
-                  int64_t version) {
+Result<bool> UpdateMemory(SqlTxn& sql, const std::string& workspace, const MemoryChange& c,
+                          int64_t version) {
   const MemoryRecord& m = c.record;
-  constexpr const char* kSql =
-      "UPDATE memories SET text = $1, metadata = $2, updated_at = $3, version = $4, "
-      "created_at = $7, expires_at = $8::bigint, categories = $9, provenance = $10{} "
-      "WHERE id = $5 AND workspace = $6 AND kind = 'memory' RETURNING seq";
-  const std::optional<std::string> expires_at = pg::IntOrNull(m.expires_at_us);
-  const std::string categories = CategoriesToJson(m.categories);
+  ExtraColumns extra{{"version"}, {version}};
   if (!m.vector.empty()) {
-    return !txn.exec_params(fmt::format(kSql, ", vector = $11, vector_model = $12"), m.text,
-                            m.metadata_json, m.updated_at_us, version, m.id, workspace,
-                            m.created_at_us, pg::OrNull(expires_at), categories, m.provenance_json,
-                            pg::VectorBytes(m.vector), m.vector_model)
-                .empty();
+    extra.names.insert(extra.names.end(), {"vector", "vector_model"});
+    extra.values.insert(extra.values.end(), {SqlValue::Vector(m.vector), m.vector_model});
+  } else if (m.text != c.old_text) {
+    // Without a new vector, a metadata-only change keeps the old one; a text change drops it: it
+    // describes the old text, so backfill re-embeds rather than serve it.
+    extra.names.insert(extra.names.end(), {"vector", "vector_model"});
+    extra.values.insert(extra.values.end(), {SqlValue::Null(), ""});
   }
-  // Without a new vector, a metadata-only change keeps the old one; a text change drops it: it
-  // describes the old text, so backfill re-embeds rather than serve it.
-  const char* vector_sql = m.text == c.old_text ? "" : ", vector = NULL, vector_model = ''";
-  return !txn.exec_params(fmt::format(kSql, vector_sql), m.text, m.metadata_json, m.updated_at_us,
-                          version, m.id, workspace, m.created_at_us, pg::OrNull(expires_at),
-                          categories, m.provenance_json)
-              .empty();
+  Result<std::optional<int64_t>> seq = memory_sql::UpdateMemoryRow(sql, workspace, m, extra);
+  if (!seq.ok()) return seq.status();
+  return seq->has_value();
 }
 
 }  // namespace
@@ -146,13 +139,16 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
         case MemoryChange::Op::kInsert: {
           MemoryRecord m = c.record;
           m.workspace = batch.workspace;
-          pg::InsertMemoryRow(txn, "memory", version, m);
+          ENGRAM_RETURN_IF_ERROR(pg::InsertMemoryRow(txn, "memory", version, m));
           outcome.inserted.push_back(std::move(m));
           break;
         }
-        case MemoryChange::Op::kUpdate:
-          applied = UpdateMemory(txn, batch.workspace, c, version);
+        case MemoryChange::Op::kUpdate: {
+          Result<bool> updated = UpdateMemory(sql, batch.workspace, c, version);
+          if (!updated.ok()) return updated.status();
+          applied = *updated;
           break;
+        }
         case MemoryChange::Op::kDelete: {
           Result<bool> deleted = memory_sql::DeleteMemory(sql, batch.workspace, c.record.id);
           if (!deleted.ok()) return deleted.status();
@@ -322,7 +318,7 @@ Result<bool> PgStore::ImportAgentMemory(const AgentMemoryImport& item) {
     // The workspace's version moves, so every node's cached shard loads the memory.
     const int64_t version = pg::BumpScopeVersion(txn, ScopeKeyAgentMemories(m.workspace));
     MemoryRecord row = m;
-    pg::InsertMemoryRow(txn, "memory", version, row);
+    ENGRAM_RETURN_IF_ERROR(pg::InsertMemoryRow(txn, "memory", version, row));
     ENGRAM_RETURN_IF_ERROR(memory_sql::InsertImportedRecords(sql, item));
     written = true;
     return Status::Ok();

@@ -93,7 +93,8 @@ Result<AddOutcome> PgStore::Add(AddBatch batch) {
     }
     outcome.stored = batch.memories;
     for (auto& m : outcome.stored) {
-      pg::InsertMemoryRow(txn, "message", versions.at(ScopeKeyMessages(m.workspace, m.user_id)), m);
+      ENGRAM_RETURN_IF_ERROR(pg::InsertMemoryRow(
+          txn, "message", versions.at(ScopeKeyMessages(m.workspace, m.user_id)), m));
     }
     return Status::Ok();
   });

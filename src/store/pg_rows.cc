@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "store/categories_json.h"
+#include "store/memory_sql.h"
 #include "store/pg_pool.h"
+#include "store/pg_sql_txn.h"
 #include "store/row_bounds.h"
 
 namespace engram::pg {
@@ -40,27 +41,15 @@ Status CheckMemoryText(const MemoryRecord& m) {
   return CheckText("vector model", m.vector_model);
 }
 
-void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,
-                     MemoryRecord& m) {
-  const bool has_vector = !m.vector.empty();
-  const std::optional<std::string> parts =
-      m.parts_json.empty() ? std::nullopt : std::optional<std::string>(m.parts_json);
-  const std::optional<std::string> source_ts = IntOrNull(m.source_ts_us);
-  const std::optional<std::string> expires_at = IntOrNull(m.expires_at_us);
+Status InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,
+                       MemoryRecord& m) {
+  PgTxn sql(txn);
   // A memory without a vector stores neither vector nor model (SQLite has no vector row then).
-  m.seq = txn.exec_params1(
-                 "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, "
-                 "text, parts, metadata, source_ts, position, created_at, updated_at, kind, "
-                 "expires_at, version, vector_model, vector, app_id, categories, provenance) "
-                 "VALUES($1, "
-                 "$2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
-                 "CASE WHEN $19 THEN $20::bytea END, $21, $22, $23) RETURNING seq",
-                 m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text,
-                 OrNull(parts), m.metadata_json, OrNull(source_ts), m.position, m.created_at_us,
-                 m.updated_at_us, std::string(kind), OrNull(expires_at), version,
-                 has_vector ? m.vector_model : std::string(), has_vector, VectorBytes(m.vector),
-                 m.app_id, CategoriesToJson(m.categories), m.provenance_json)[0]
-              .as<int64_t>();
+  const bool has_vector = !m.vector.empty();
+  return memory_sql::InsertMemoryRow(
+      sql, kind, m,
+      {{"version", "vector_model", "vector"},
+       {version, has_vector ? m.vector_model : std::string(), SqlValue::Vector(m.vector)}});
 }
 
 }  // namespace engram::pg

@@ -45,7 +45,7 @@ inline std::optional<std::string> IntOrNull(const std::optional<int64_t>& v) {
 
 // Inserts a memory row of `kind` ("message" | "memory") stamped with scope `version`, with its
 // vector if it has one; fills m.seq.
-void InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,
-                     MemoryRecord& m);
+Status InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,
+                       MemoryRecord& m);
 
 }  // namespace engram::pg

@@ -29,26 +29,12 @@ constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
 Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChange& c,
                     bool* applied) {
   const MemoryRecord& m = c.record;
-  sqlite::Stmt up(db,
-                  "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, created_at = ?, "
-                  "expires_at = ?, categories = ?, provenance = ? "
-                  "WHERE id = ? AND workspace = ? AND kind = 'memory' RETURNING seq");
-  ENGRAM_RETURN_IF_ERROR(up.prepare_status());
-  up.Bind(1, m.text);
-  up.Bind(2, m.metadata_json);
-  up.Bind(3, m.updated_at_us);
-  up.Bind(4, m.created_at_us);
-  up.Bind(5, m.expires_at_us);
-  up.Bind(6, CategoriesToJson(m.categories));
-  up.Bind(7, m.provenance_json);
-  up.Bind(8, m.id);
-  up.Bind(9, workspace);
-  Status st;
-  *applied = up.Step(&st);
-  ENGRAM_RETURN_IF_ERROR(st);
+  sqlite::SqliteTxn txn(db);
+  Result<std::optional<int64_t>> updated = memory_sql::UpdateMemoryRow(txn, workspace, m);
+  if (!updated.ok()) return updated.status();
+  *applied = updated->has_value();
   if (!*applied) return Status::Ok();
-  const int64_t seq = up.ColumnInt(0);
-  up.Reset();
+  const int64_t seq = **updated;
   if (!m.vector.empty()) return sqlite::InsertVector(db, seq, m.vector_model, m.vector);
   if (m.text == c.old_text) return Status::Ok();  // metadata only: the vector still fits
   // The old vector describes the old text: drop it so backfill re-embeds rather than serve it.

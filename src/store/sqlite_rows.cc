@@ -1,7 +1,9 @@
 #include "store/sqlite_rows.h"
 
 #include "common/codec.h"
-#include "store/categories_json.h"
+#include "store/memory_sql.h"
+#include "store/sqlite_sql_txn.h"
+#include "store/sqlite_util.h"
 
 namespace engram::sqlite {
 
@@ -11,37 +13,8 @@ const char* const kMemoryColumns =
     "m.expires_at, m.app_id, m.categories, m.provenance";
 
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
-  Stmt ins(
-      db,
-      "INSERT INTO memories(id, workspace, user_id, agent_id, run_id, session_id, role, text, "
-      "parts, metadata, source_ts, position, created_at, updated_at, kind, expires_at, app_id, "
-      "categories, provenance) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-  ins.Bind(1, m.id);
-  ins.Bind(2, m.workspace);
-  ins.Bind(3, m.user_id);
-  ins.Bind(4, m.agent_id);
-  ins.Bind(5, m.run_id);
-  ins.Bind(6, m.session_id);
-  ins.Bind(7, m.role);
-  ins.Bind(8, m.text);
-  if (m.parts_json.empty()) {
-    ins.BindNull(9);
-  } else {
-    ins.Bind(9, m.parts_json);
-  }
-  ins.Bind(10, m.metadata_json);
-  ins.Bind(11, m.source_ts_us);
-  ins.Bind(12, static_cast<int64_t>(m.position));
-  ins.Bind(13, m.created_at_us);
-  ins.Bind(14, m.updated_at_us);
-  ins.Bind(15, kind);
-  ins.Bind(16, m.expires_at_us);
-  ins.Bind(17, m.app_id);
-  ins.Bind(18, CategoriesToJson(m.categories));
-  ins.Bind(19, m.provenance_json);
-  ENGRAM_RETURN_IF_ERROR(ins.Exec());
-  m.seq = sqlite3_last_insert_rowid(db);
+  SqliteTxn txn(db);
+  ENGRAM_RETURN_IF_ERROR(memory_sql::InsertMemoryRow(txn, kind, m));
   if (!m.vector.empty()) return InsertVector(db, m.seq, m.vector_model, m.vector);
   return Status::Ok();
 }
