@@ -1,8 +1,9 @@
-// Agent memories (memory API V4): the statements and rules of their events, history and feedback,
-// and of a memory's deletion and import, written once over SqlTxn (sql_txn.h) for both stores.
-// What differs stays in the stores: where a memory's row and vector live (SQLite keeps vectors in
-// a table of their own; PostgreSQL stamps rows with scope versions and leaves tombstones for other
-// nodes), SQLite's intake journal and PostgreSQL's event leases. Internal to store/.
+// Memory rows (Leaderboard messages and V4 agent memories) and the agent memories' events, history
+// and feedback: the statements and rules of a row's insert, update, deletion and import, written
+// once over SqlTxn (sql_txn.h) for both stores. What differs stays in the stores: where a memory's
+// vector lives (SQLite keeps vectors in a table of their own; PostgreSQL in the row, which it
+// stamps with a scope version, and it leaves tombstones for other nodes), SQLite's intake journal
+// and PostgreSQL's event leases. Internal to store/.
 //
 // Thread-safety: functions use only the transaction they are given.
 #pragma once
