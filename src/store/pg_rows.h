@@ -1,5 +1,5 @@
-// Row mapping shared by the PostgreSQL store's files: memory rows (vector included), parameters
-// libpqxx 6 cannot express directly (NULLs), and the NUL-byte check every write runs first.
+// Row mapping shared by the PostgreSQL store's files: memory rows (vector included) and the
+// NUL-byte check every write runs first.
 // Internal to store/. Thread-safety: functions use only the transaction they are given.
 #pragma once
 
@@ -34,14 +34,6 @@ Status CheckMemoryText(const MemoryRecord& m);
 // first (to serialise the scope's writers) is rolled back with it; the caller, which remembered
 // why, turns it back into its answer.
 inline Status NothingChanged() { return Status::NotFound("nothing changed"); }
-
-// libpqxx 6 takes no std::optional parameters; a null `const char*` is SQL NULL. The optional
-// string must outlive the statement.
-inline const char* OrNull(const std::optional<std::string>& v) { return v ? v->c_str() : nullptr; }
-inline std::optional<std::string> IntOrNull(const std::optional<int64_t>& v) {
-  if (!v) return std::nullopt;
-  return std::to_string(*v);
-}
 
 // Inserts a memory row of `kind` ("message" | "memory") stamped with scope `version`, with its
 // vector if it has one; fills m.seq.
