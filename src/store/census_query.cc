@@ -81,4 +81,12 @@ std::vector<WorkspaceCounts> Finish(Tally tally) {
   return out;
 }
 
+Result<Tally> Count(SqlTxn& txn) {
+  Tally tally;
+  ENGRAM_RETURN_IF_ERROR(txn.Query(Sql(), {}, [&](const RowReader& r) {
+    Add(r.Text(0), r.Text(1), r.Int(2), r.Int(3), r.Int(4), &tally);
+  }));
+  return tally;
+}
+
 }  // namespace engram::census_query

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/sql_txn.h"
 #include "store/workspace_census.h"
 
 namespace engram::census_query {
@@ -29,5 +30,8 @@ void Add(std::string_view tag, std::string_view workspace, int64_t a, int64_t b,
 // Counts one event acknowledged but not yet in its table (SQLite's intake journal) as unfinished.
 void AddAcceptedEvent(std::string_view workspace, Tally* tally);
 std::vector<WorkspaceCounts> Finish(Tally tally);
+
+// Sql() run on `txn`, its rows added to a new tally.
+Result<Tally> Count(SqlTxn& txn);
 
 }  // namespace engram::census_query

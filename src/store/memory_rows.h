@@ -1,5 +1,5 @@
-// Memory rows as both stores read them: one reader for the columns each backend's kMemoryColumns
-// names (sqlite_rows.h, pg_rows.h), which are the same values in the same order. Internal to
+// Memory rows as both stores read them: one reader for the columns each backend's kMemories
+// selects (sqlite_rows.h, pg_rows.h), which are the same values in the same order. Internal to
 // store/. Thread-safety: pure functions.
 #pragma once
 
@@ -8,7 +8,8 @@
 
 namespace engram::memory_rows {
 
-// A row of kMemoryColumns: the vector and its model when the row has a vector.
+// A row of kMemories' columns (memory_sql::MemorySource): the vector and its model when the row has
+// a vector.
 MemoryRecord ReadMemoryRow(const RowReader& row);
 
 }  // namespace engram::memory_rows

@@ -5,7 +5,9 @@
 #include <iterator>
 
 #include "store/categories_json.h"
+#include "store/history_rows.h"
 #include "store/job_rows.h"
+#include "store/memory_rows.h"
 
 namespace engram::memory_sql {
 
@@ -14,6 +16,14 @@ namespace {
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
 
 }  // namespace
+
+Result<std::vector<MemoryRecord>> LoadMemories(SqlTxn& txn, const MemorySource& source,
+                                               std::string_view condition,
+                                               const SqlParams& params) {
+  return txn.QueryAll<MemoryRecord>(fmt::format("SELECT {} FROM {} WHERE {} ORDER BY m.seq",
+                                                source.columns, source.from, condition),
+                                    params, memory_rows::ReadMemoryRow);
+}
 
 Status InsertMemoryRow(SqlTxn& txn, std::string_view kind, MemoryRecord& m,
                        const ExtraColumns& extra) {
@@ -72,6 +82,46 @@ Result<std::optional<int64_t>> UpdateMemoryRow(SqlTxn& txn, std::string_view wor
                   "RETURNING seq",
                   set),
       params, [](const RowReader& r) { return r.Int(0); });
+}
+
+VectorUpdateKind VectorOnUpdate(const MemoryChange& c) {
+  if (!c.record.vector.empty()) return VectorUpdateKind::kSet;
+  return c.record.text == c.old_text ? VectorUpdateKind::kKeep : VectorUpdateKind::kDrop;
+}
+
+Status ApplyChanges(SqlTxn& txn, const MemoryChangeBatch& batch, int64_t now,
+                    const ChangeHooks& hooks, MemoryChangeOutcome* outcome) {
+  for (const MemoryChange& c : batch.changes) {
+    bool applied = true;
+    switch (c.op) {
+      case MemoryChange::Op::kInsert: {
+        MemoryRecord m = c.record;
+        m.workspace = batch.workspace;
+        ENGRAM_RETURN_IF_ERROR(hooks.insert_row(m));
+        outcome->inserted.push_back(std::move(m));
+        break;
+      }
+      case MemoryChange::Op::kUpdate: {
+        Result<bool> updated = hooks.update_row(c);
+        if (!updated.ok()) return updated.status();
+        applied = *updated;
+        break;
+      }
+      case MemoryChange::Op::kDelete: {
+        Result<bool> deleted = DeleteMemory(txn, batch.workspace, c.record.id);
+        if (!deleted.ok()) return deleted.status();
+        applied = *deleted;
+        if (applied && hooks.after_delete) ENGRAM_RETURN_IF_ERROR(hooks.after_delete(c.record.id));
+        break;
+      }
+    }
+    outcome->applied.push_back(applied);
+    if (applied) {
+      ENGRAM_RETURN_IF_ERROR(
+          InsertHistory(txn, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
+    }
+  }
+  return Status::Ok();
 }
 
 Status InsertEvent(SqlTxn& txn, const MemoryEventRecord& event, OnConflict on_conflict,
@@ -187,6 +237,8 @@ Result<bool> DeleteMemory(SqlTxn& txn, std::string_view workspace, std::string_v
   return *deleted > 0;
 }
 
+namespace {
+
 Result<bool> ImportIsNew(SqlTxn& txn, const MemoryRecord& m) {
   struct Holder {
     std::string workspace;
@@ -210,6 +262,18 @@ Status InsertImportedRecords(SqlTxn& txn, const AgentMemoryImport& item) {
     ENGRAM_RETURN_IF_ERROR(InsertFeedback(txn, ws, f));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Result<bool> Import(SqlTxn& txn, const AgentMemoryImport& item,
+                    const std::function<Status(MemoryRecord&)>& insert_row) {
+  Result<bool> is_new = ImportIsNew(txn, item.memory);
+  if (!is_new.ok() || !*is_new) return is_new;
+  MemoryRecord row = item.memory;
+  ENGRAM_RETURN_IF_ERROR(insert_row(row));
+  ENGRAM_RETURN_IF_ERROR(InsertImportedRecords(txn, item));
+  return true;
 }
 
 }  // namespace engram::memory_sql

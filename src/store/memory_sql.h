@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,10 +21,47 @@
 
 namespace engram::memory_sql {
 
+// Where a store reads memory rows: `columns`, the ones memory_rows::ReadMemoryRow reads (each
+// store's, with its vector and model), over `from`, which names the memories table `m` (SQLite
+// joins its vectors' table there; PostgreSQL's rows hold their vectors).
+struct MemorySource {
+  std::string_view columns;
+  std::string_view from;
+};
+// The conditions of a scope's rows, over the memories table's own column names: a user's
+// Leaderboard messages ($1 workspace, $2 user_id) and a workspace's agent memories ($1).
+inline constexpr std::string_view kMessagesOfUser =
+    "kind = 'message' AND workspace = $1 AND user_id = $2";
+inline constexpr std::string_view kAgentMemoriesOf = "kind = 'memory' AND workspace = $1";
+// The rows of `source` that meet `condition`, by seq.
+Result<std::vector<MemoryRecord>> LoadMemories(SqlTxn& txn, const MemorySource& source,
+                                               std::string_view condition, const SqlParams& params);
+
 // Inserts a memory row of `kind` ("message" | "memory") and fills m.seq; its vector is the
 // store's to write. `extra`: PostgreSQL's scope version and vector columns.
 Status InsertMemoryRow(SqlTxn& txn, std::string_view kind, MemoryRecord& m,
                        const ExtraColumns& extra = {});
+
+// The store's parts of applying agent memory changes.
+struct ChangeHooks {
+  // Inserts an agent memory row (kind "memory") and its vector, filling m.seq.
+  std::function<Status(MemoryRecord&)> insert_row;
+  // Applies an update (row and vector); false when the memory no longer exists.
+  std::function<Result<bool>(const MemoryChange&)> update_row;
+  // Runs after the deletion of memory `id`'s row (PostgreSQL's tombstone). May be empty.
+  std::function<Status(const std::string& id)> after_delete;
+};
+// Applies batch.changes in order within `txn`: each one that applies gets its history row (event
+// batch.event_id, stamped `now`); outcome->applied says which did and outcome->inserted holds the
+// inserted memories as written. The batch's event end is the caller's to write.
+Status ApplyChanges(SqlTxn& txn, const MemoryChangeBatch& batch, int64_t now,
+                    const ChangeHooks& hooks, MemoryChangeOutcome* outcome);
+
+// What an update does to the memory's vector: sets the one it brings; else keeps the stored one
+// when the text is unchanged (it still fits), or drops it when the text changed (it describes the
+// old text; backfill embeds the new one rather than serve it).
+enum class VectorUpdateKind { kSet, kKeep, kDrop };
+VectorUpdateKind VectorOnUpdate(const MemoryChange& c);
 
 // Updates the workspace's agent memory m.id to m (text, metadata, times, expiry, categories,
 // provenance) and sets `extra`'s columns (PostgreSQL's scope version and vector); its seq, or
@@ -59,11 +98,11 @@ Result<std::vector<MemoryFeedbackRecord>> Feedback(SqlTxn& txn, std::string_view
 // words); true when the memory's row was there.
 Result<bool> DeleteMemory(SqlTxn& txn, std::string_view workspace, std::string_view id);
 
-// Whether an import may write memory `m`: false when the workspace has it already (an import run
-// again); kConflict when its id belongs to another workspace's memory or to a Leaderboard
-// message.
-Result<bool> ImportIsNew(SqlTxn& txn, const MemoryRecord& m);
-// The imported memory's history and feedback rows (its own row is the store's to write).
-Status InsertImportedRecords(SqlTxn& txn, const AgentMemoryImport& item);
+// Writes an exported agent memory as it was exported: its row through `insert_row` (kind "memory",
+// with its vector; PostgreSQL also moves the workspace's version there), its history and its
+// feedback. False, writing nothing, when the workspace has the memory already (an import run
+// again); kConflict when its id belongs to another workspace's memory or to a Leaderboard message.
+Result<bool> Import(SqlTxn& txn, const AgentMemoryImport& item,
+                    const std::function<Status(MemoryRecord&)>& insert_row);
 
 }  // namespace engram::memory_sql

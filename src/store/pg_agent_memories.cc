@@ -7,10 +7,8 @@
 
 #include "common/time_util.h"
 #include "store/categories_json.h"
-#include "store/history_rows.h"
 #include "store/job_rows.h"
 #include "store/job_sql.h"
-#include "store/memory_rows.h"
 #include "store/memory_sql.h"
 #include "store/pg_rows.h"
 #include "store/pg_store.h"
@@ -68,14 +66,17 @@ Result<bool> UpdateMemory(SqlTxn& sql, const std::string& workspace, const Memor
                           int64_t version) {
   const MemoryRecord& m = c.record;
   ExtraColumns extra{{"version"}, {version}};
-  if (!m.vector.empty()) {
-    extra.names.insert(extra.names.end(), {"vector", "vector_model"});
-    extra.values.insert(extra.values.end(), {SqlValue::Vector(m.vector), m.vector_model});
-  } else if (m.text != c.old_text) {
-    // Without a new vector, a metadata-only change keeps the old one; a text change drops it: it
-    // describes the old text, so backfill re-embeds rather than serve it.
-    extra.names.insert(extra.names.end(), {"vector", "vector_model"});
-    extra.values.insert(extra.values.end(), {SqlValue::Null(), ""});
+  switch (memory_sql::VectorOnUpdate(c)) {
+    case memory_sql::VectorUpdateKind::kSet:
+      extra.names.insert(extra.names.end(), {"vector", "vector_model"});
+      extra.values.insert(extra.values.end(), {SqlValue::Vector(m.vector), m.vector_model});
+      break;
+    case memory_sql::VectorUpdateKind::kKeep:
+      break;
+    case memory_sql::VectorUpdateKind::kDrop:
+      extra.names.insert(extra.names.end(), {"vector", "vector_model"});
+      extra.values.insert(extra.values.end(), {SqlValue::Null(), ""});
+      break;
   }
   Result<std::optional<int64_t>> seq = memory_sql::UpdateMemoryRow(sql, workspace, m, extra);
   if (!seq.ok()) return seq.status();
@@ -85,19 +86,10 @@ Result<bool> UpdateMemory(SqlTxn& sql, const std::string& workspace, const Memor
 }  // namespace
 
 Result<std::vector<MemoryRecord>> PgStore::LoadAgentMemories(std::string_view workspace) {
-  std::vector<MemoryRecord> out;
-  if (HasNul(workspace)) return out;  // never written
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out.clear();
-    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memories WHERE kind = 'memory' AND "
-                                            "workspace = $1 ORDER BY seq",
-                                            pg::kMemoryColumns),
-                                std::string(workspace));
-    for (const auto& r : rows) out.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
-    return Status::Ok();
+  if (HasNul(workspace)) return std::vector<MemoryRecord>{};  // never written
+  return Read([&](SqlTxn& txn) {
+    return memory_sql::LoadMemories(txn, pg::kMemories, memory_sql::kAgentMemoriesOf, {workspace});
   });
-  if (!st.ok()) return st;
-  return out;
 }
 
 Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch) {
@@ -121,54 +113,27 @@ Result<MemoryChangeOutcome> PgStore::ApplyMemoryChanges(MemoryChangeBatch batch)
     // A node stalled past its lease may finish an event another node already finished: the
     // first end stands, and this batch writes nothing.
     if (batch.finish_event) {
-      pqxx::result cur = txn.exec_params(
-          "SELECT status FROM memory_events WHERE id = $1 FOR UPDATE", batch.finish_event->id);
-      if (!cur.empty()) {
-        const std::string word = cur[0][0].as<std::string>();
-        if (IsFinished(job_rows::ReadStatus(word, kEventWords, batch.finish_event->id))) {
-          return Status::Conflict(
-              fmt::format("event {} was already finished ({})", batch.finish_event->id, word));
-        }
-      }
+      ENGRAM_RETURN_IF_ERROR(
+          pg::RefuseSecondEnd(txn, "memory_events", kEventWords, "event", batch.finish_event->id));
     }
     const int64_t now = NowMicros();
     pg::PgTxn sql(txn);
-    for (const auto& c : batch.changes) {
-      bool applied = true;
-      switch (c.op) {
-        case MemoryChange::Op::kInsert: {
-          MemoryRecord m = c.record;
-          m.workspace = batch.workspace;
-          ENGRAM_RETURN_IF_ERROR(pg::InsertMemoryRow(txn, "memory", version, m));
-          outcome.inserted.push_back(std::move(m));
-          break;
-        }
-        case MemoryChange::Op::kUpdate: {
-          Result<bool> updated = UpdateMemory(sql, batch.workspace, c, version);
-          if (!updated.ok()) return updated.status();
-          applied = *updated;
-          break;
-        }
-        case MemoryChange::Op::kDelete: {
-          Result<bool> deleted = memory_sql::DeleteMemory(sql, batch.workspace, c.record.id);
-          if (!deleted.ok()) return deleted.status();
-          applied = *deleted;
-          // Nodes that cached the memory learn of the deletion from the tombstone.
-          if (applied) {
-            txn.exec_params(
-                "INSERT INTO memory_tombstones(workspace, id, version) VALUES($1, $2, $3) "
-                "ON CONFLICT DO NOTHING",
-                batch.workspace, c.record.id, version);
-          }
-          break;
-        }
-      }
-      outcome.applied.push_back(applied);
-      if (applied) {
-        ENGRAM_RETURN_IF_ERROR(memory_sql::InsertHistory(
-            sql, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
-      }
-    }
+    memory_sql::ChangeHooks hooks;
+    hooks.insert_row = [&](MemoryRecord& m) {
+      return pg::InsertMemoryRow(txn, "memory", version, m);
+    };
+    hooks.update_row = [&](const MemoryChange& c) {
+      return UpdateMemory(sql, batch.workspace, c, version);
+    };
+    // Nodes that cached a deleted memory learn of the deletion from its tombstone.
+    hooks.after_delete = [&](const std::string& id) -> Status {
+      Result<int64_t> n = sql.Exec(
+          "INSERT INTO memory_tombstones(workspace, id, version) VALUES($1, $2, $3) "
+          "ON CONFLICT DO NOTHING",
+          {batch.workspace, id, version});
+      return n.ok() ? Status::Ok() : n.status();
+    };
+    ENGRAM_RETURN_IF_ERROR(memory_sql::ApplyChanges(sql, batch, now, hooks, &outcome));
     if (batch.finish_event) {
       const MemoryEventRecord& e = *batch.finish_event;
       txn.exec_params(
@@ -204,9 +169,8 @@ Status PgStore::UpdateEventStatus(std::string_view id, JobStatus status,
                                   std::string_view error_message) {
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event id", id));
   ENGRAM_RETURN_IF_ERROR(pg::CheckText("event error message", error_message));
-  return pool_->Write([&](pqxx::work& txn) -> Status {
-    pg::PgTxn sql(txn);
-    return memory_sql::SetEventStatus(sql, id, status, error_message, NowMicros());
+  return Write([&](SqlTxn& txn) {
+    return memory_sql::SetEventStatus(txn, id, status, error_message, NowMicros());
   });
 }
 
@@ -276,12 +240,12 @@ Result<ScopeDelta> PgStore::LoadAgentMemoriesSince(std::string_view workspace, i
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     delta = {};
     delta.version = pg::ReadScopeVersion(txn, key);
-    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memories WHERE kind = 'memory' AND "
-                                            "workspace = $1 AND version > $2 ORDER BY seq",
-                                            pg::kMemoryColumns),
-                                std::string(workspace), since);
-    for (const auto& r : rows)
-      delta.upserts.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
+    pg::PgTxn sql(txn);
+    Result<std::vector<MemoryRecord>> rows = memory_sql::LoadMemories(
+        sql, pg::kMemories, fmt::format("{} AND version > $2", memory_sql::kAgentMemoriesOf),
+        {workspace, since});
+    if (!rows.ok()) return rows.status();
+    delta.upserts = std::move(*rows);
     auto removed = txn.exec_params(
         "SELECT id FROM memory_tombstones WHERE workspace = $1 AND version > $2 ORDER BY version",
         std::string(workspace), since);
@@ -312,15 +276,13 @@ Result<bool> PgStore::ImportAgentMemory(const AgentMemoryImport& item) {
   Status st = pool_->Write([&](pqxx::work& txn) -> Status {
     written = false;
     pg::PgTxn sql(txn);
-    Result<bool> is_new = memory_sql::ImportIsNew(sql, m);
-    if (!is_new.ok()) return is_new.status();
-    if (!*is_new) return Status::Ok();
-    // The workspace's version moves, so every node's cached shard loads the memory.
-    const int64_t version = pg::BumpScopeVersion(txn, ScopeKeyAgentMemories(m.workspace));
-    MemoryRecord row = m;
-    ENGRAM_RETURN_IF_ERROR(pg::InsertMemoryRow(txn, "memory", version, row));
-    ENGRAM_RETURN_IF_ERROR(memory_sql::InsertImportedRecords(sql, item));
-    written = true;
+    Result<bool> imported = memory_sql::Import(sql, item, [&](MemoryRecord& row) {
+      // The workspace's version moves, so every node's cached shard loads the memory.
+      const int64_t version = pg::BumpScopeVersion(txn, ScopeKeyAgentMemories(m.workspace));
+      return pg::InsertMemoryRow(txn, "memory", version, row);
+    });
+    if (!imported.ok()) return imported.status();
+    written = *imported;
     return Status::Ok();
   });
   if (!st.ok()) return st;

@@ -5,11 +5,10 @@
 // tuples' bytes) is reclaimed by (auto)vacuum, as for any PostgreSQL delete (docs/leaderboard.md).
 #include <fmt/format.h>
 
-#include <set>
-
 #include "store/lifecycle_sql.h"
-#include "store/parts_refs.h"
+#include "store/memory_sql.h"
 #include "store/pg_rows.h"
+#include "store/pg_sql_txn.h"
 #include "store/pg_store.h"
 
 namespace engram {
@@ -24,33 +23,23 @@ Result<UserDeletion> PgStore::DeleteLeaderboardUser(std::string_view workspace,
                                                     std::string_view user_id) {
   UserDeletion out;
   if (HasNul(workspace) || HasNul(user_id)) return out;  // never stored
-  const std::string ws(workspace);
-  const std::string user(user_id);
   const std::string scope = ScopeKeyMessages(workspace, user_id);
-  Status st = pool_->Write([&](pqxx::work& txn) -> Status {
-    out = {};
+  Status st = pool_->Write([&](pqxx::work& t) -> Status {
     // First, as every writer of the scope does: waits for adds in flight and serialises with them.
-    pg::BumpScopeVersion(txn, scope);
-    auto rows = txn.exec_params(
-        "DELETE FROM memories WHERE kind = 'message' AND workspace = $1 AND user_id = $2 "
-        "RETURNING parts, vector IS NOT NULL",
-        ws, user);
-    std::set<std::string> hashes;
-    for (const auto& r : rows) {
-      ++out.messages;
-      if (!r[0].is_null()) CollectImageHashes(r[0].as<std::string>(), &hashes);
-      if (r[1].as<bool>()) ++out.vectors;
-    }
-    for (const auto& hash : hashes) {
-      // An image is stored once for every message that shows it: keep it while any remains.
-      auto deleted = txn.exec_params(
-          "DELETE FROM images WHERE sha256 = $1 AND NOT EXISTS (SELECT 1 FROM memories "
-          "WHERE parts IS NOT NULL AND strpos(parts, $1) > 0)",
-          hash);
-      out.images += deleted.affected_rows();
-    }
-    out.idempotency =
-        txn.exec_params("DELETE FROM idempotency WHERE user_id = $1", user).affected_rows();
+    pg::BumpScopeVersion(t, scope);
+    pg::PgTxn txn(t);
+    Result<UserDeletion> deleted =
+        lifecycle_sql::DeleteUser(txn, workspace, user_id, [&](SqlTxn& sql) -> Result<int64_t> {
+          // The rows hold their vectors: they go with them.
+          Result<std::optional<int64_t>> n = sql.QueryFirst<int64_t>(
+              fmt::format("SELECT count(*) FROM memories WHERE {} AND vector IS NOT NULL",
+                          memory_sql::kMessagesOfUser),
+              {workspace, user_id}, [](const RowReader& r) { return r.Int(0); });
+          if (!n.ok()) return n.status();
+          return n->value_or(0);
+        });
+    if (!deleted.ok()) return deleted.status();
+    out = *deleted;
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -66,19 +55,7 @@ Result<std::vector<std::string>> PgStore::LeaderboardUsersIdleSince(std::string_
 }
 
 Result<int64_t> PgStore::ExpireIdempotency(int64_t before_s) {
-  int64_t total = 0;
-  for (;;) {
-    int64_t deleted = 0;
-    ENGRAM_RETURN_IF_ERROR(pool_->Write([&](pqxx::work& t) -> Status {
-      pg::PgTxn txn(t);
-      Result<int64_t> n = lifecycle_sql::ExpireIdempotencyChunk(txn, before_s);
-      if (!n.ok()) return n.status();
-      deleted = *n;
-      return Status::Ok();
-    }));
-    total += deleted;
-    if (deleted < lifecycle_sql::kExpireChunk) return total;
-  }
+  return lifecycle_sql::ExpireIdempotency([this](auto&& fn) { return Write(fn); }, before_s);
 }
 
 }  // namespace engram

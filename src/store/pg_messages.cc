@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <map>
 
-#include "store/memory_rows.h"
+#include "common/time_util.h"
+#include "store/message_sql.h"
 #include "store/pg_rows.h"
+#include "store/pg_sql_txn.h"
 #include "store/pg_store.h"
 
 namespace engram {
@@ -22,17 +24,6 @@ std::string SeqArray(const std::vector<VectorUpdate>& updates) {
     out += std::to_string(updates[i].seq);
   }
   return out + "}";
-}
-
-// The idempotency record of `key` for `user_id`, as `txn` sees it.
-std::optional<IdempotencyRecord> ReadIdempotency(pqxx::transaction_base& txn,
-                                                 const std::string& user_id,
-                                                 const std::string& key) {
-  auto rows = txn.exec_params(
-      "SELECT body_hash, response FROM idempotency WHERE user_id = $1 AND key = $2", user_id, key);
-  if (rows.empty()) return std::nullopt;
-  return IdempotencyRecord{key, rows[0][0].as<std::string>(), rows[0][1].as<std::string>(),
-                           user_id};
 }
 
 }  // namespace
@@ -53,49 +44,28 @@ Result<AddOutcome> PgStore::Add(AddBatch batch) {
     ENGRAM_RETURN_IF_ERROR(pg::CheckMemoryText(m));
     scopes.push_back(ScopeKeyMessages(m.workspace, m.user_id));
   }
-  // Sorted, so writers of overlapping scopes lock them in one order and never deadlock; images
-  // likewise (a concurrent insert of the same hash waits for the first).
+  // Sorted, so writers of overlapping scopes lock them in one order and never deadlock (the core
+  // stores images in hash order for the same reason).
   std::sort(scopes.begin(), scopes.end());
   scopes.erase(std::unique(scopes.begin(), scopes.end()), scopes.end());
-  std::vector<const ImageBlob*> images;
-  for (const auto& img : batch.images) images.push_back(&img);
-  std::sort(images.begin(), images.end(),
-            [](const ImageBlob* a, const ImageBlob* b) { return a->sha256 < b->sha256; });
 
   AddOutcome outcome;
-  Status st = pool_->Write([&](pqxx::work& txn) -> Status {
-    outcome = {};
-    if (batch.idempotency) {
-      // First, so a duplicate writes nothing. A concurrent transaction inserting the same key
-      // (on any node) makes this wait for its end, then conflict: exactly one of them stores.
-      const IdempotencyRecord& idem = *batch.idempotency;
-      auto inserted = txn.exec_params(
-          "INSERT INTO idempotency(user_id, key, body_hash, response, created_at) "
-          "VALUES($1, $2, $3, $4, extract(epoch FROM now())::bigint) "
-          "ON CONFLICT (user_id, key) DO NOTHING RETURNING key",
-          idem.user_id, idem.key, idem.body_hash, idem.response_json);
-      if (inserted.empty()) {
-        // READ COMMITTED: this statement sees the row the winner committed.
-        auto existing = ReadIdempotency(txn, idem.user_id, idem.key);
-        if (!existing) return Status::Internal("idempotency record vanished after a conflict");
-        outcome.duplicate = true;
-        outcome.existing = std::move(*existing);
-        return Status::Ok();  // nothing else was written
-      }
-    }
+  Status st = pool_->Write([&](pqxx::work& t) -> Status {
+    pg::PgTxn txn(t);
     std::map<std::string, int64_t> versions;
-    for (const auto& scope : scopes) versions[scope] = pg::BumpScopeVersion(txn, scope);
-    for (const ImageBlob* img : images) {
-      txn.exec_params(
-          "INSERT INTO images(sha256, mime, bytes) VALUES($1, $2, $3) "
-          "ON CONFLICT (sha256) DO NOTHING",
-          img->sha256, img->mime, pqxx::binarystring(img->bytes));
-    }
-    outcome.stored = batch.memories;
-    for (auto& m : outcome.stored) {
-      ENGRAM_RETURN_IF_ERROR(pg::InsertMemoryRow(
-          txn, "message", versions.at(ScopeKeyMessages(m.workspace, m.user_id)), m));
-    }
+    message_sql::AddHooks hooks;
+    hooks.before_rows = [&]() -> Status {
+      for (const auto& scope : scopes) versions[scope] = pg::BumpScopeVersion(t, scope);
+      return Status::Ok();
+    };
+    hooks.insert_row = [&](MemoryRecord& m) {
+      return pg::InsertMemoryRow(t, "message",
+                                 versions.at(ScopeKeyMessages(m.workspace, m.user_id)), m);
+    };
+    // Seconds, as the expiry compares them.
+    Result<AddOutcome> added = message_sql::Add(txn, batch, NowMicros() / 1000000, hooks);
+    if (!added.ok()) return added.status();
+    outcome = std::move(*added);
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -104,20 +74,12 @@ Result<AddOutcome> PgStore::Add(AddBatch batch) {
 
 Result<std::vector<MemoryRecord>> PgStore::LoadScope(std::string_view workspace,
                                                      std::string_view user_id) {
-  std::vector<MemoryRecord> out;
   // No stored text holds a NUL (writes refuse it), and libpq would cut the key at it.
-  if (HasNul(workspace) || HasNul(user_id)) return out;
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out.clear();
-    auto rows = txn.exec_params(fmt::format("SELECT {} FROM memories WHERE kind = 'message' AND "
-                                            "workspace = $1 AND user_id = $2 ORDER BY seq",
-                                            pg::kMemoryColumns),
-                                std::string(workspace), std::string(user_id));
-    for (const auto& r : rows) out.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
-    return Status::Ok();
+  if (HasNul(workspace) || HasNul(user_id)) return std::vector<MemoryRecord>{};
+  return Read([&](SqlTxn& txn) {
+    return memory_sql::LoadMemories(txn, pg::kMemories, memory_sql::kMessagesOfUser,
+                                    {workspace, user_id});
   });
-  if (!st.ok()) return st;
-  return out;
 }
 
 Status PgStore::PutVectors(const std::vector<VectorUpdate>& updates) {
@@ -161,13 +123,12 @@ Result<ScopeDelta> PgStore::LoadScopeSince(std::string_view workspace, std::stri
   Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
     delta = {};
     delta.version = pg::ReadScopeVersion(txn, key);
-    auto rows = txn.exec_params(
-        fmt::format("SELECT {} FROM memories WHERE kind = 'message' AND workspace = $1 AND "
-                    "user_id = $2 AND version > $3 ORDER BY seq",
-                    pg::kMemoryColumns),
-        std::string(workspace), std::string(user_id), since);
-    for (const auto& r : rows)
-      delta.upserts.push_back(memory_rows::ReadMemoryRow(pg::ResultRow(r)));
+    pg::PgTxn sql(txn);
+    Result<std::vector<MemoryRecord>> rows = memory_sql::LoadMemories(
+        sql, pg::kMemories, fmt::format("{} AND version > $3", memory_sql::kMessagesOfUser),
+        {workspace, user_id, since});
+    if (!rows.ok()) return rows.status();
+    delta.upserts = std::move(*rows);
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -176,32 +137,17 @@ Result<ScopeDelta> PgStore::LoadScopeSince(std::string_view workspace, std::stri
 
 Result<std::optional<IdempotencyRecord>> PgStore::FindIdempotency(std::string_view user_id,
                                                                   std::string_view key) {
-  std::optional<IdempotencyRecord> found;
-  if (HasNul(user_id) || HasNul(key)) return found;  // never stored
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    found = ReadIdempotency(txn, std::string(user_id), std::string(key));
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return found;
+  if (HasNul(user_id) || HasNul(key)) return std::optional<IdempotencyRecord>();  // never stored
+  return Read([&](SqlTxn& txn) { return message_sql::FindIdempotency(txn, user_id, key); });
 }
 
 Result<std::vector<ImageBlob>> PgStore::GetImages(const std::vector<std::string>& sha256s) {
-  std::vector<ImageBlob> out;
-  if (sha256s.empty()) return out;
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out.clear();
-    // One lookup per hash keeps SQLite's answer exactly: request order, missing ones skipped.
-    for (const auto& sha : sha256s) {
-      if (HasNul(sha)) continue;  // never stored
-      auto rows = txn.exec_params("SELECT mime, bytes FROM images WHERE sha256 = $1", sha);
-      if (rows.empty()) continue;
-      out.push_back({sha, rows[0][0].as<std::string>(), pqxx::binarystring(rows[0][1]).str()});
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
+  // A hash with a NUL byte was never stored.
+  std::vector<std::string> asked;
+  for (const std::string& sha : sha256s) {
+    if (!HasNul(sha)) asked.push_back(sha);
+  }
+  return Read([&](SqlTxn& txn) { return message_sql::GetImages(txn, asked); });
 }
 
 }  // namespace engram

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "store/job_rows.h"
 #include "store/memory_sql.h"
 #include "store/pg_pool.h"
 #include "store/pg_sql_txn.h"
@@ -9,10 +10,11 @@
 
 namespace engram::pg {
 
-const char* const kMemoryColumns =
-    "seq, id, workspace, user_id, agent_id, run_id, session_id, role, text, parts, metadata, "
-    "source_ts, position, created_at, updated_at, vector_model, vector, expires_at, app_id, "
-    "categories, provenance";
+const memory_sql::MemorySource kMemories = {
+    "m.seq, m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text, "
+    "m.parts, m.metadata, m.source_ts, m.position, m.created_at, m.updated_at, m.vector_model, "
+    "m.vector, m.expires_at, m.app_id, m.categories, m.provenance",
+    "memories m"};
 
 Status CheckText(std::string_view field, std::string_view value) {
   if (value.find('\0') == std::string_view::npos) return Status::Ok();
@@ -39,6 +41,16 @@ Status CheckMemoryText(const MemoryRecord& m) {
   ENGRAM_RETURN_IF_ERROR(CheckText("memory metadata", m.metadata_json));
   ENGRAM_RETURN_IF_ERROR(CheckText("memory provenance", m.provenance_json));
   return CheckText("vector model", m.vector_model);
+}
+
+Status RefuseSecondEnd(pqxx::transaction_base& txn, std::string_view table,
+                       JobVocabulary vocabulary, std::string_view noun, const std::string& id) {
+  pqxx::result cur =
+      txn.exec_params(fmt::format("SELECT status FROM {} WHERE id = $1 FOR UPDATE", table), id);
+  if (cur.empty()) return Status::Ok();
+  const std::string word = cur[0][0].as<std::string>();
+  if (!IsFinished(job_rows::ReadStatus(word, vocabulary, id))) return Status::Ok();
+  return Status::Conflict(fmt::format("{} {} was already finished ({})", noun, id, word));
 }
 
 Status InsertMemoryRow(pqxx::transaction_base& txn, std::string_view kind, int64_t version,

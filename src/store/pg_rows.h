@@ -11,13 +11,15 @@
 #include <string_view>
 #include <utility>
 
+#include "common/job_status.h"
 #include "common/status.h"
+#include "store/memory_sql.h"
 #include "store/types.h"
 
 namespace engram::pg {
 
-// Columns read by memory_rows::ReadMemoryRow, from `memories`.
-extern const char* const kMemoryColumns;
+// Memory rows, each with its vector.
+extern const memory_sql::MemorySource kMemories;
 
 // PostgreSQL text cannot hold a NUL byte (and libpq would cut the value at the first one), so a
 // write checks its text before touching the database: kInvalidParameter naming `field`.
@@ -34,6 +36,13 @@ Status CheckMemoryText(const MemoryRecord& m);
 // first (to serialise the scope's writers) is rolled back with it; the caller, which remembered
 // why, turns it back into its answer.
 inline Status NothingChanged() { return Status::NotFound("nothing changed"); }
+
+// A node stalled past its lease may end a job (`table` memory_events or skill_tasks, words of
+// `vocabulary`) that another node already ended: the first end stands. kConflict naming the `noun`
+// when row `id` is finished; the row stays locked (FOR UPDATE) until the transaction ends, so no
+// other node ends it meanwhile.
+Status RefuseSecondEnd(pqxx::transaction_base& txn, std::string_view table,
+                       JobVocabulary vocabulary, std::string_view noun, const std::string& id);
 
 // Inserts a memory row of `kind` ("message" | "memory") stamped with scope `version`, with its
 // vector if it has one; fills m.seq.

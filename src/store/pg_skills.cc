@@ -86,15 +86,8 @@ Status PgStore::ApplySkillChanges(SkillChangeBatch batch) {
     // A node stalled past its lease may finish a task another node already finished: the first
     // end stands, and this batch writes nothing (no second set of skill versions).
     if (batch.finish_task) {
-      pqxx::result cur = t.exec_params("SELECT status FROM skill_tasks WHERE id = $1 FOR UPDATE",
-                                       batch.finish_task->id);
-      if (!cur.empty()) {
-        const std::string word = cur[0][0].as<std::string>();
-        if (IsFinished(job_rows::ReadStatus(word, kTaskWords, batch.finish_task->id))) {
-          return Status::Conflict(
-              fmt::format("task {} was already finished ({})", batch.finish_task->id, word));
-        }
-      }
+      ENGRAM_RETURN_IF_ERROR(
+          pg::RefuseSecondEnd(t, "skill_tasks", kTaskWords, "task", batch.finish_task->id));
     }
     pg::PgTxn txn(t);
     return skill_sql::Apply(txn, batch, now);

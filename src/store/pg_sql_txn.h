@@ -20,6 +20,7 @@ class PgTxn final : public SqlTxn {
   Status Query(std::string_view sql, const SqlParams& params,
                const std::function<void(const RowReader&)>& row) override;
   std::string_view ByteCollation() const override { return "COLLATE \"C\""; }
+  std::string_view PositionFunction() const override { return "strpos"; }
 
  private:
   pqxx::result Run(std::string_view sql, const SqlParams& params);

@@ -229,32 +229,13 @@ Status PgStore::CheckWritable() {
 }
 
 Result<StoredScopes> PgStore::ListStoredScopes() {
-  StoredScopes out;
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    out = {};
-    for (const auto& r : txn.exec(stored_scopes::kSql)) {
-      stored_scopes::Add(r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                         &out);
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  stored_scopes::Sort(&out);
-  return out;
+  return Read([](SqlTxn& txn) { return stored_scopes::List(txn); });
 }
 
 Result<std::vector<WorkspaceCounts>> PgStore::CountWorkspaces() {
-  census_query::Tally tally;
-  Status st = pool_->Read([&](pqxx::transaction_base& txn) -> Status {
-    tally.clear();
-    for (const auto& r : txn.exec(census_query::Sql())) {
-      census_query::Add(r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<int64_t>(),
-                        r[3].as<int64_t>(), r[4].as<int64_t>(), &tally);
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return census_query::Finish(std::move(tally));
+  Result<census_query::Tally> tally = Read([](SqlTxn& txn) { return census_query::Count(txn); });
+  if (!tally.ok()) return tally.status();
+  return census_query::Finish(std::move(*tally));
 }
 
 Store::Stats PgStore::GetStats() {

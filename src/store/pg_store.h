@@ -161,6 +161,16 @@ class PgStore final : public Store {
     return std::move(*out);
   }
 
+  // Runs fn, a SQL store core write (fn(SqlTxn&) -> Status), in one write transaction, which the
+  // pool runs again after a serialization failure.
+  template <typename Fn>
+  Status Write(Fn&& fn) {
+    return pool_->Write([&](pqxx::work& t) -> Status {
+      pg::PgTxn txn(t);
+      return fn(txn);
+    });
+  }
+
   PgStoreOptions options_;
   std::unique_ptr<pg::Pool> pool_;
   int schema_version_ = 0;

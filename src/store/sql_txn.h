@@ -86,6 +86,9 @@ class SqlTxn {
   // ("ORDER BY id COLLATE ..."): BINARY in SQLite, "C" in PostgreSQL, whatever the database's
   // default.
   virtual std::string_view ByteCollation() const = 0;
+  // The function F(text, part) that gives the 1-based position of `part` in `text`, 0 when it is
+  // not there: instr in SQLite, strpos in PostgreSQL.
+  virtual std::string_view PositionFunction() const = 0;
 
   // The first row of a query, read by `read`; std::nullopt when there is none.
   template <typename T, typename Read>

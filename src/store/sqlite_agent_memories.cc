@@ -11,9 +11,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "store/categories_json.h"
-#include "store/history_rows.h"
 #include "store/job_rows.h"
-#include "store/memory_rows.h"
 #include "store/memory_sql.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_sql_txn.h"
@@ -25,40 +23,35 @@ namespace {
 
 constexpr JobVocabulary kEventWords = JobVocabulary::kMemoryEvent;
 
-// Applies one update; false in *applied when the memory no longer exists.
-Status UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChange& c,
-                    bool* applied) {
+// Applies one update; false when the memory no longer exists.
+Result<bool> UpdateMemory(sqlite3* db, const std::string& workspace, const MemoryChange& c) {
   const MemoryRecord& m = c.record;
   sqlite::SqliteTxn txn(db);
   Result<std::optional<int64_t>> updated = memory_sql::UpdateMemoryRow(txn, workspace, m);
   if (!updated.ok()) return updated.status();
-  *applied = updated->has_value();
-  if (!*applied) return Status::Ok();
+  if (!updated->has_value()) return false;
   const int64_t seq = **updated;
-  if (!m.vector.empty()) return sqlite::InsertVector(db, seq, m.vector_model, m.vector);
-  if (m.text == c.old_text) return Status::Ok();  // metadata only: the vector still fits
-  // The old vector describes the old text: drop it so backfill re-embeds rather than serve it.
-  sqlite::Stmt del(db, "DELETE FROM memory_vectors WHERE memory_seq = ?");
-  ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-  del.Bind(1, seq);
-  return del.Exec();
+  switch (memory_sql::VectorOnUpdate(c)) {
+    case memory_sql::VectorUpdateKind::kSet:
+      ENGRAM_RETURN_IF_ERROR(sqlite::InsertVector(db, seq, m.vector_model, m.vector));
+      break;
+    case memory_sql::VectorUpdateKind::kKeep:
+      break;
+    case memory_sql::VectorUpdateKind::kDrop: {
+      Result<int64_t> n = txn.Exec("DELETE FROM memory_vectors WHERE memory_seq = $1", {seq});
+      if (!n.ok()) return n.status();
+      break;
+    }
+  }
+  return true;
 }
 
 }  // namespace
 
 Result<std::vector<MemoryRecord>> SqliteStore::LoadAgentMemories(std::string_view workspace) {
-  return WithReader([&](sqlite3* db) -> Result<std::vector<MemoryRecord>> {
-    std::vector<MemoryRecord> out;
-    sqlite::Stmt q(db, fmt::format("SELECT {} FROM memories m LEFT JOIN memory_vectors v "
-                                   "ON v.memory_seq = m.seq WHERE m.kind = 'memory' "
-                                   "AND m.workspace = ? ORDER BY m.seq",
-                                   sqlite::kMemoryColumns));
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    q.Bind(1, workspace);
-    Status st;
-    while (q.Step(&st)) out.push_back(memory_rows::ReadMemoryRow(sqlite::StmtRow(q)));
-    if (!st.ok()) return st;
-    return out;
+  return Read([&](SqlTxn& txn) {
+    return memory_sql::LoadMemories(txn, sqlite::kMemories, memory_sql::kAgentMemoriesOf,
+                                    {workspace});
   });
 }
 
@@ -68,31 +61,11 @@ Result<MemoryChangeOutcome> SqliteStore::ApplyMemoryChanges(MemoryChangeBatch ba
     outcome = {};
     sqlite::SqliteTxn txn(db);
     const int64_t now = clock_->WallMicros();
-    for (auto& c : batch.changes) {
-      bool applied = true;
-      switch (c.op) {
-        case MemoryChange::Op::kInsert:
-          c.record.workspace = batch.workspace;
-          ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "memory", c.record));
-          outcome.inserted.push_back(c.record);
-          break;
-        case MemoryChange::Op::kUpdate:
-          ENGRAM_RETURN_IF_ERROR(UpdateMemory(db, batch.workspace, c, &applied));
-          break;
-        case MemoryChange::Op::kDelete: {
-          // Vectors go with the row (ON DELETE CASCADE).
-          Result<bool> deleted = memory_sql::DeleteMemory(txn, batch.workspace, c.record.id);
-          if (!deleted.ok()) return deleted.status();
-          applied = *deleted;
-          break;
-        }
-      }
-      outcome.applied.push_back(applied);
-      if (applied) {
-        ENGRAM_RETURN_IF_ERROR(memory_sql::InsertHistory(
-            txn, batch.workspace, history_rows::OfChange(c, batch.event_id, now)));
-      }
-    }
+    memory_sql::ChangeHooks hooks;
+    hooks.insert_row = [db](MemoryRecord& m) { return sqlite::InsertMemoryRow(db, "memory", m); };
+    hooks.update_row = [&](const MemoryChange& c) { return UpdateMemory(db, batch.workspace, c); };
+    // A deleted memory's vector goes with its row (ON DELETE CASCADE).
+    ENGRAM_RETURN_IF_ERROR(memory_sql::ApplyChanges(txn, batch, now, hooks, &outcome));
     if (batch.finish_event) {
       // An event accepted through the intake journal has no row yet: its row is written once,
       // here, with its end (one random b-tree leaf and one transaction less per add).
@@ -385,15 +358,11 @@ Result<std::vector<MemoryFeedbackRecord>> SqliteStore::GetFeedback(std::string_v
 Result<bool> SqliteStore::ImportAgentMemory(const AgentMemoryImport& item) {
   bool written = false;
   Status st = Submit([&](sqlite3* db) -> Status {
-    written = false;
     sqlite::SqliteTxn txn(db);
-    Result<bool> is_new = memory_sql::ImportIsNew(txn, item.memory);
-    if (!is_new.ok()) return is_new.status();
-    if (!*is_new) return Status::Ok();
-    MemoryRecord row = item.memory;
-    ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "memory", row));
-    ENGRAM_RETURN_IF_ERROR(memory_sql::InsertImportedRecords(txn, item));
-    written = true;
+    Result<bool> imported = memory_sql::Import(
+        txn, item, [db](MemoryRecord& row) { return sqlite::InsertMemoryRow(db, "memory", row); });
+    if (!imported.ok()) return imported.status();
+    written = *imported;
     return Status::Ok();
   });
   if (!st.ok()) return st;

@@ -9,11 +9,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <set>
 #include <thread>
 
 #include "store/lifecycle_sql.h"
-#include "store/parts_refs.h"
+#include "store/memory_sql.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
 
@@ -31,60 +30,17 @@ constexpr auto kTruncateRetryDelay = std::chrono::milliseconds(20);
 Result<UserDeletion> SqliteStore::DeleteLeaderboardUser(std::string_view workspace,
                                                         std::string_view user_id) {
   UserDeletion out;
-  Status st = Submit([&](sqlite3* db) -> Status {
-    out = {};
-    std::set<std::string> hashes;
-    {
-      sqlite::Stmt q(db,
-                     "SELECT parts FROM memories WHERE kind = 'message' AND workspace = ? AND "
-                     "user_id = ? AND parts IS NOT NULL");
-      ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-      q.Bind(1, workspace);
-      q.Bind(2, user_id);
-      Status step;
-      while (q.Step(&step)) CollectImageHashes(q.ColumnText(0), &hashes);
-      ENGRAM_RETURN_IF_ERROR(step);
-    }
-    {
-      sqlite::Stmt del(db,
-                       "DELETE FROM memory_vectors WHERE memory_seq IN (SELECT seq FROM memories "
-                       "WHERE kind = 'message' AND workspace = ? AND user_id = ?)");
-      ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-      del.Bind(1, workspace);
-      del.Bind(2, user_id);
-      ENGRAM_RETURN_IF_ERROR(del.Exec());
-      out.vectors = sqlite3_changes64(db);
-    }
-    {
-      sqlite::Stmt del(db,
-                       "DELETE FROM memories WHERE kind = 'message' AND workspace = ? AND "
-                       "user_id = ?");
-      ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-      del.Bind(1, workspace);
-      del.Bind(2, user_id);
-      ENGRAM_RETURN_IF_ERROR(del.Exec());
-      out.messages = sqlite3_changes64(db);
-    }
-    if (!hashes.empty()) {
-      // An image is stored once for every message that shows it: keep it while any remains.
-      sqlite::Stmt del(db,
-                       "DELETE FROM images WHERE sha256 = ?1 AND NOT EXISTS (SELECT 1 FROM "
-                       "memories WHERE parts IS NOT NULL AND instr(parts, ?1) > 0)");
-      ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-      for (const auto& hash : hashes) {
-        del.Reset();
-        del.Bind(1, hash);
-        ENGRAM_RETURN_IF_ERROR(del.Exec());
-        out.images += sqlite3_changes64(db);
-      }
-    }
-    {
-      sqlite::Stmt del(db, "DELETE FROM idempotency WHERE user_id = ?");
-      ENGRAM_RETURN_IF_ERROR(del.prepare_status());
-      del.Bind(1, user_id);
-      ENGRAM_RETURN_IF_ERROR(del.Exec());
-      out.idempotency = sqlite3_changes64(db);
-    }
+  Status st = Write([&](SqlTxn& txn) -> Status {
+    Result<UserDeletion> deleted =
+        lifecycle_sql::DeleteUser(txn, workspace, user_id, [&](SqlTxn& sql) {
+          // Vectors live in a table of their own.
+          return sql.Exec(fmt::format("DELETE FROM memory_vectors WHERE memory_seq IN "
+                                      "(SELECT seq FROM memories WHERE {})",
+                                      memory_sql::kMessagesOfUser),
+                          {workspace, user_id});
+        });
+    if (!deleted.ok()) return deleted.status();
+    out = *deleted;
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -140,18 +96,7 @@ Result<std::vector<std::string>> SqliteStore::LeaderboardUsersIdleSince(std::str
 }
 
 Result<int64_t> SqliteStore::ExpireIdempotency(int64_t before_s) {
-  int64_t total = 0;
-  for (;;) {
-    int64_t deleted = 0;
-    ENGRAM_RETURN_IF_ERROR(Write([&](SqlTxn& txn) -> Status {
-      Result<int64_t> n = lifecycle_sql::ExpireIdempotencyChunk(txn, before_s);
-      if (!n.ok()) return n.status();
-      deleted = *n;
-      return Status::Ok();
-    }));
-    total += deleted;
-    if (deleted < lifecycle_sql::kExpireChunk) return total;
-  }
+  return lifecycle_sql::ExpireIdempotency([this](auto&& fn) { return Write(fn); }, before_s);
 }
 
 }  // namespace engram

@@ -7,10 +7,11 @@
 
 namespace engram::sqlite {
 
-const char* const kMemoryColumns =
+const memory_sql::MemorySource kMemories = {
     "m.seq, m.id, m.workspace, m.user_id, m.agent_id, m.run_id, m.session_id, m.role, m.text, "
     "m.parts, m.metadata, m.source_ts, m.position, m.created_at, m.updated_at, v.model, v.vector, "
-    "m.expires_at, m.app_id, m.categories, m.provenance";
+    "m.expires_at, m.app_id, m.categories, m.provenance",
+    "memories m LEFT JOIN memory_vectors v ON v.memory_seq = m.seq"};
 
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m) {
   SqliteTxn txn(db);

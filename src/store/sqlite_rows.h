@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/memory_sql.h"
 #include "store/sqlite_util.h"
 #include "store/types.h"
 
 namespace engram::sqlite {
 
-// Columns read by memory_rows::ReadMemoryRow, from `memories m LEFT JOIN memory_vectors v`.
-extern const char* const kMemoryColumns;
+// Memory rows with their vectors: `memories m LEFT JOIN memory_vectors v`.
+extern const memory_sql::MemorySource kMemories;
 
 // Inserts a memory row of `kind` ("message" | "memory") and its vector if it has one; fills m.seq.
 Status InsertMemoryRow(sqlite3* db, std::string_view kind, MemoryRecord& m);

@@ -19,6 +19,7 @@ class SqliteTxn final : public SqlTxn {
   Status Query(std::string_view sql, const SqlParams& params,
                const std::function<void(const RowReader&)>& row) override;
   std::string_view ByteCollation() const override { return "COLLATE BINARY"; }
+  std::string_view PositionFunction() const override { return "instr"; }
 
  private:
   sqlite3* db_;

@@ -14,7 +14,7 @@
 
 #include "common/thread_util.h"
 #include "store/census_query.h"
-#include "store/memory_rows.h"
+#include "store/message_sql.h"
 #include "store/migrations.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_util.h"
@@ -49,23 +49,6 @@ Status OpenConnection(const std::string& path, bool read_only, const std::string
   sqlite3_busy_timeout(*out, 5000);
   sqlite3_extended_result_codes(*out, 1);
   return Status::Ok();
-}
-
-// The idempotency record of `key` for `user_id` on `db` (the writer inside an add's transaction,
-// or a reader).
-Result<std::optional<IdempotencyRecord>> ReadIdempotency(sqlite3* db, std::string_view user_id,
-                                                         std::string_view key) {
-  sqlite::Stmt q(db, "SELECT body_hash, response FROM idempotency WHERE user_id = ? AND key = ?");
-  ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-  q.Bind(1, user_id);
-  q.Bind(2, key);
-  Status step;
-  if (q.Step(&step)) {
-    return std::optional<IdempotencyRecord>(IdempotencyRecord{
-        std::string(key), q.ColumnText(0), q.ColumnText(1), std::string(user_id)});
-  }
-  ENGRAM_RETURN_IF_ERROR(step);
-  return std::optional<IdempotencyRecord>();
 }
 
 }  // namespace
@@ -364,42 +347,13 @@ void SqliteStore::WriterLoop() {
 Result<AddOutcome> SqliteStore::Add(AddBatch batch) {
   AddOutcome outcome;
   Status st = Submit([this, &batch, &outcome](sqlite3* db) -> Status {
-    if (batch.idempotency) {
-      auto existing = ReadIdempotency(db, batch.idempotency->user_id, batch.idempotency->key);
-      if (!existing.ok()) return existing.status();
-      if (*existing) {
-        outcome.duplicate = true;
-        outcome.existing = std::move(**existing);
-        return Status::Ok();
-      }
-    }
-    if (!batch.images.empty()) {
-      sqlite::Stmt ins(db, "INSERT OR IGNORE INTO images(sha256, mime, bytes) VALUES(?, ?, ?)");
-      ENGRAM_RETURN_IF_ERROR(ins.prepare_status());
-      for (const auto& img : batch.images) {
-        ins.Reset();
-        ins.Bind(1, img.sha256);
-        ins.Bind(2, img.mime);
-        ins.BindBlob(3, img.bytes);
-        ENGRAM_RETURN_IF_ERROR(ins.Exec());
-      }
-    }
-    for (auto& m : batch.memories) {
-      ENGRAM_RETURN_IF_ERROR(sqlite::InsertMemoryRow(db, "message", m));
-    }
-    if (batch.idempotency) {
-      sqlite::Stmt idem(db,
-                        "INSERT INTO idempotency(user_id, key, body_hash, response, created_at) "
-                        "VALUES(?, ?, ?, ?, ?)");
-      ENGRAM_RETURN_IF_ERROR(idem.prepare_status());
-      idem.Bind(1, batch.idempotency->user_id);
-      idem.Bind(2, batch.idempotency->key);
-      idem.Bind(3, batch.idempotency->body_hash);
-      idem.Bind(4, batch.idempotency->response_json);
-      idem.Bind(5, clock_->WallMicros() / 1000000);  // seconds, as the expiry compares them
-      ENGRAM_RETURN_IF_ERROR(idem.Exec());
-    }
-    outcome.stored = batch.memories;
+    sqlite::SqliteTxn txn(db);
+    message_sql::AddHooks hooks;
+    hooks.insert_row = [db](MemoryRecord& m) { return sqlite::InsertMemoryRow(db, "message", m); };
+    // Seconds, as the expiry compares them.
+    Result<AddOutcome> added = message_sql::Add(txn, batch, clock_->WallMicros() / 1000000, hooks);
+    if (!added.ok()) return added.status();
+    outcome = std::move(*added);
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -424,26 +378,10 @@ void SqliteStore::ReleaseReader(sqlite3* db) {
 
 Result<std::vector<MemoryRecord>> SqliteStore::LoadScope(std::string_view workspace,
                                                          std::string_view user_id) {
-  sqlite3* db = AcquireReader();
-  std::vector<MemoryRecord> out;
-  Status st;
-  {
-    sqlite::Stmt q(db,
-                   fmt::format("SELECT {} FROM memories m LEFT JOIN memory_vectors v "
-                               "ON v.memory_seq = m.seq WHERE m.workspace = ? AND m.user_id = ? "
-                               "AND m.kind = 'message' "
-                               "ORDER BY m.seq",
-                               sqlite::kMemoryColumns));
-    st = q.prepare_status();
-    if (st.ok()) {
-      q.Bind(1, workspace);
-      q.Bind(2, user_id);
-      while (q.Step(&st)) out.push_back(memory_rows::ReadMemoryRow(sqlite::StmtRow(q)));
-    }
-  }
-  ReleaseReader(db);
-  if (!st.ok()) return st;
-  return out;
+  return Read([&](SqlTxn& txn) {
+    return memory_sql::LoadMemories(txn, sqlite::kMemories, memory_sql::kMessagesOfUser,
+                                    {workspace, user_id});
+  });
 }
 
 Status SqliteStore::PutVectors(const std::vector<VectorUpdate>& updates) {
@@ -467,29 +405,11 @@ Status SqliteStore::PutVectors(const std::vector<VectorUpdate>& updates) {
 
 Result<std::optional<IdempotencyRecord>> SqliteStore::FindIdempotency(std::string_view user_id,
                                                                       std::string_view key) {
-  sqlite3* db = AcquireReader();
-  auto found = ReadIdempotency(db, user_id, key);
-  ReleaseReader(db);
-  return found;
+  return Read([&](SqlTxn& txn) { return message_sql::FindIdempotency(txn, user_id, key); });
 }
 
 Result<std::vector<ImageBlob>> SqliteStore::GetImages(const std::vector<std::string>& sha256s) {
-  sqlite3* db = AcquireReader();
-  std::vector<ImageBlob> out;
-  Status st;
-  {
-    sqlite::Stmt q(db, "SELECT sha256, mime, bytes FROM images WHERE sha256 = ?");
-    st = q.prepare_status();
-    for (size_t i = 0; st.ok() && i < sha256s.size(); ++i) {
-      q.Reset();
-      q.Bind(1, sha256s[i]);
-      if (q.Step(&st)) out.push_back({q.ColumnText(0), q.ColumnText(1), q.ColumnBlob(2)});
-      q.Reset();
-    }
-  }
-  ReleaseReader(db);
-  if (!st.ok()) return st;
-  return out;
+  return Read([&](SqlTxn& txn) { return message_sql::GetImages(txn, sha256s); });
 }
 
 Status SqliteStore::CheckWritable() {
@@ -550,36 +470,21 @@ void SqliteStore::RecordCommit(size_t writes, double seconds) {
 }
 
 Result<StoredScopes> SqliteStore::ListStoredScopes() {
-  return WithReader([](sqlite3* db) -> Result<StoredScopes> {
-    StoredScopes out;
-    sqlite::Stmt q(db, stored_scopes::kSql);
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    Status st;
-    while (q.Step(&st)) stored_scopes::Add(q.ColumnText(0), q.ColumnText(1), q.ColumnText(2), &out);
-    ENGRAM_RETURN_IF_ERROR(st);
-    stored_scopes::Sort(&out);
-    return out;
-  });
+  return Read([](SqlTxn& txn) { return stored_scopes::List(txn); });
 }
 
 Result<std::vector<WorkspaceCounts>> SqliteStore::CountWorkspaces() {
   return WithReader([&](sqlite3* db) -> Result<std::vector<WorkspaceCounts>> {
-    census_query::Tally tally;
-    Status st;
-    sqlite::Stmt q(db, census_query::Sql());
-    ENGRAM_RETURN_IF_ERROR(q.prepare_status());
-    while (q.Step(&st)) {
-      census_query::Add(q.ColumnText(0), q.ColumnText(1), q.ColumnInt(2), q.ColumnInt(3),
-                        q.ColumnInt(4), &tally);
-    }
-    ENGRAM_RETURN_IF_ERROR(st);
+    sqlite::SqliteTxn txn(db);
+    Result<census_query::Tally> tally = census_query::Count(txn);
+    if (!tally.ok()) return tally.status();
     // Events accepted through the intake journal have no row until they end: each counts once,
     // as unfinished.
     auto accepted = AcceptedWithoutRow(db, std::nullopt);
     if (!accepted.ok()) return accepted.status();
     for (const MemoryEventRecord& e : *accepted)
-      census_query::AddAcceptedEvent(e.workspace, &tally);
-    return census_query::Finish(std::move(tally));
+      census_query::AddAcceptedEvent(e.workspace, &*tally);
+    return census_query::Finish(std::move(*tally));
   });
 }
 

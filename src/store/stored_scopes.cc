@@ -26,4 +26,12 @@ void Sort(StoredScopes* out) {
   std::sort(out->knowledge_bases.begin(), out->knowledge_bases.end());
 }
 
+Result<StoredScopes> List(SqlTxn& txn) {
+  StoredScopes out;
+  ENGRAM_RETURN_IF_ERROR(
+      txn.Query(kSql, {}, [&](const RowReader& r) { Add(r.Text(0), r.Text(1), r.Text(2), &out); }));
+  Sort(&out);
+  return out;
+}
+
 }  // namespace engram::stored_scopes

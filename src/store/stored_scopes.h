@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "store/sql_txn.h"
 #include "store/transfer_store.h"
 
 namespace engram::stored_scopes {
@@ -22,5 +23,8 @@ inline constexpr const char* kSql =
 void Add(std::string_view tag, std::string_view workspace, std::string_view key, StoredScopes* out);
 // Sorts every list bytewise, whatever the database's collation.
 void Sort(StoredScopes* out);
+
+// The scopes the store holds: kSql run on `txn`, folded and sorted.
+Result<StoredScopes> List(SqlTxn& txn);
 
 }  // namespace engram::stored_scopes
