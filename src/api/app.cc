@@ -165,6 +165,9 @@ HttpResponse App::Handle(const HttpRequest& request) {
   Result<HttpResponse> result = [&]() -> Result<HttpResponse> {
     ENGRAM_RETURN_IF_ERROR(Admit(request, match));
     ctx.params = std::move(match.params);
+    if (request.on_io_thread && match.route->ready && !match.route->ready(request, ctx)) {
+      return HttpResponse::RunOnWorker();
+    }
     return match.route->handler(request, ctx);
   }();
   if (result.ok() && result->run_on_worker) {

@@ -189,6 +189,42 @@ TEST_F(AppTest, HeadIsServedByTheGetRoute) {
   EXPECT_EQ(app.Handle(head).status, 405);
 }
 
+TEST_F(AppTest, ARouteNotReadyOnAnIoThreadRunsOnAWorkerWithoutItsHandler) {
+  Router router;
+  int calls = 0;
+  bool loaded = false;
+  router.Add({.method = "POST",
+              .pattern = "/search/{workspace}",
+              .name = "search",
+              .handler = [&calls](const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+                ++calls;
+                return JsonResponse(200, nlohmann::json::object());
+              },
+              .compute_bound = true,
+              .ready =
+                  [&loaded](const HttpRequest&, const RequestContext& ctx) {
+                    return loaded && ctx.params.at("workspace") == "ws";
+                  }});
+  App app(std::move(router), &auth_, &metrics_);
+  HttpRequest req = Post("/search/ws");
+  req.on_io_thread = true;
+  HttpResponse cold = app.Handle(req);
+  EXPECT_TRUE(cold.run_on_worker);
+  EXPECT_EQ(calls, 0);
+  req.on_io_thread = false;  // the worker's run: not asked again
+  EXPECT_EQ(app.Handle(req).status, 200);
+  EXPECT_EQ(calls, 1);
+  loaded = true;
+  req.on_io_thread = true;
+  HttpResponse warm = app.Handle(req);
+  EXPECT_FALSE(warm.run_on_worker);
+  EXPECT_EQ(warm.status, 200);
+  EXPECT_EQ(calls, 2);
+  // Refused requests are refused before the probe, on the I/O thread.
+  req.path = "/search/ws/extra";
+  EXPECT_FALSE(app.Handle(req).run_on_worker);
+}
+
 TEST_F(AppTest, RoutesRenderErrorsInTheirOwnEnvelope) {
   Router router;
   ErrorRenderer detail = [](const Status& status, const std::string& request_id, double) {

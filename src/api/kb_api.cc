@@ -223,10 +223,6 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
          if (!top_k.ok()) return top_k.status();
          auto explain = GetBool(*parsed, "explain");
          if (!explain.ok()) return explain.status();
-         // A cold knowledge base is loaded from the store first: not on an I/O thread.
-         if (req.on_io_thread && !service->KnowledgeBaseLoaded(ws(ctx), *kb_id)) {
-           return HttpResponse::RunOnWorker();
-         }
          auto hits =
              service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)),
                              explain->value_or(false));
@@ -239,7 +235,14 @@ void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
          }
          return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
        },
-       .compute_bound = true});
+       .compute_bound = true,
+       // A cold knowledge base is loaded from the store first: not on an I/O thread. An invalid
+       // kb_id is refused by the handler, on whichever thread.
+       .ready =
+           [=](const HttpRequest&, const RequestContext& ctx) {
+             auto kb_id = kb(ctx);
+             return !kb_id.ok() || service->KnowledgeBaseLoaded(ws(ctx), *kb_id);
+           }});
 }
 
 }  // namespace engram

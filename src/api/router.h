@@ -64,6 +64,11 @@ struct Route {
   // server runs it on the I/O thread that read it (HttpServerOptions::runs_inline). Handlers that
   // may wait must leave it false.
   bool runs_inline = false;
+  // Whether the handler may run on an I/O thread now (compute_bound routes): false while what it
+  // reads (a workspace's shard, a knowledge base) is not loaded, so that the request runs on a
+  // worker instead, where loading it from the store may wait. Checked once the request is
+  // admitted, with ctx.params set, before the handler and before the body is parsed. Null: always.
+  std::function<bool(const HttpRequest&, const RequestContext&)> ready;
   // The envelope of this route's errors (refusals before the body too); null: the Agentic
   // Memory envelope (ErrorResponse, api/envelope.h).
   ErrorRenderer render_error;

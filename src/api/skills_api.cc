@@ -291,6 +291,10 @@ Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::st
 void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits limits) {
   const std::string p = std::string(kPrefix) + "/skills";
   auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
+  // Skills not yet loaded (and embedded) are loaded from the store first: not on an I/O thread.
+  auto loaded = [service, ws](const HttpRequest&, const RequestContext& ctx) {
+    return service->WorkspaceLoaded(ws(ctx));
+  };
   // Literal routes first: "skills/add" must not be taken for a skill id.
   router.Add({.method = "POST",
               .pattern = p + "/add",
@@ -358,10 +362,6 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                 if (scope[0].empty()) return Status::InvalidParameter("user_id is required");
                 auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_size));
                 if (!page.ok()) return page.status();
-                // Skills not yet loaded are loaded first: not on an I/O thread.
-                if (req.on_io_thread && !service->WorkspaceLoaded(ws(ctx))) {
-                  return HttpResponse::RunOnWorker();
-                }
                 size_t total = 0;
                 auto skills =
                     service->List(ws(ctx), scope[0], scope[1], page->number, page->size, &total);
@@ -379,7 +379,8 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
                 return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
                                   ctx.request_id, ctx.ElapsedMs());
               },
-              .compute_bound = true});
+              .compute_bound = true,
+              .ready = loaded});
   router.Add(
       {.method = "POST",
        .pattern = p + "/search",
@@ -387,10 +388,6 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
        .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
          auto parsed = ParseSkillSearch(req.body, ws(ctx), limits);
          if (!parsed.ok()) return parsed.status();
-         // Skills not yet loaded (and embedded) are loaded first: not on an I/O thread.
-         if (req.on_io_thread && !service->WorkspaceLoaded(parsed->workspace)) {
-           return HttpResponse::RunOnWorker();
-         }
          auto hits = service->Search(*parsed);
          if (!hits.ok()) return hits.status();
          json results = json::array();
@@ -407,7 +404,8 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
          }
          return V3Response(json{{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
        },
-       .compute_bound = true});
+       .compute_bound = true,
+       .ready = loaded});
   router.Add({.method = "GET",
               .pattern = p + "/{skill_id}",
               .name = "skill_get",
