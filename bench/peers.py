@@ -2,7 +2,9 @@
 """Engram's search next to engines a user could pick instead, on the same machine, in one run.
 
 Engines (each searches the same corpus with the same queries; every vector engine searches the
-IDENTICAL 512-d vectors, exported once from Engram's built-in model with `engram embed`):
+IDENTICAL 512-d vectors: the ones Engram stored for the corpus, read back with `engram export`;
+texts Engram stores as several passages' vectors, and the queries, are embedded with `engram
+embed`, the same built-in model; without the engram engine every text is):
   fts5     SQLite FTS5 (BM25, porter) + exact cosine over the vectors (pure Python), fused by
            reciprocal rank fusion (k 60, 100 candidates a side)
   xapian   Xapian BM25Weight, English stemming, text only (python3-xapian)
@@ -30,6 +32,7 @@ with a message).
 
 import argparse
 import array
+import base64
 import hashlib
 import heapq
 import json
@@ -124,20 +127,37 @@ def build_corpus(locomo, lme_users, n, long_mode):
 # ----------------------------------------------------------------------------------------------
 # Vectors: `engram embed TEXT...` prints one JSON array a line; cached by a hash of the texts.
 
-def embed_texts(binary, model_dir, texts, cache_dir):
+def vector_cache_path(model_dir, texts, cache_dir):
     h = hashlib.sha256()
     h.update(os.path.basename(os.path.realpath(model_dir or "")).encode())
     for t in texts:
         h.update(t.encode("utf-8"))
         h.update(b"\0")
     os.makedirs(cache_dir, exist_ok=True)
-    path = os.path.join(cache_dir, f"vectors-{h.hexdigest()[:24]}-{len(texts)}.f32")
-    if os.path.exists(path) and os.path.getsize(path) == len(texts) * DIM * 4:
+    return os.path.join(cache_dir, f"vectors-{h.hexdigest()[:24]}-{len(texts)}.f32")
+
+
+def cached_vectors(path, n):
+    return os.path.exists(path) and os.path.getsize(path) == n * DIM * 4
+
+
+def embed_texts(binary, model_dir, texts, cache_dir, known=None):
+    """The texts' vectors in a float32 file (cached by a hash of the texts): `known` (index ->
+    array of DIM floats, e.g. read from Engram's export) as given, the rest embedded with `engram
+    embed`. Returns (path, seconds spent embedding or None)."""
+    path = vector_cache_path(model_dir, texts, cache_dir)
+    if cached_vectors(path, len(texts)):
         log(f"vectors: {len(texts)} from cache {path}")
         return path, None
-    log(f"vectors: embedding {len(texts)} texts with `{binary} embed` (2 processes)")
+    out = [None] * len(texts)
+    for i, v in (known or {}).items():
+        out[i] = v
+    todo = [i for i in range(len(texts)) if out[i] is None]
+    log(f"vectors: {len(texts) - len(todo)} given, embedding {len(todo)} texts with "
+        f"`{binary} embed` (2 processes)")
     batches, cur, size = [], [], 0
-    for i, t in enumerate(texts):
+    for i in todo:
+        t = texts[i]
         if cur and (len(cur) >= 1000 or size + len(t) > 1_000_000):
             batches.append(cur)
             cur, size = [], 0
@@ -145,7 +165,6 @@ def embed_texts(binary, model_dir, texts, cache_dir):
         size += len(t) + 1
     if cur:
         batches.append(cur)
-    out = [None] * len(texts)
     cmd = [binary, "embed"] + ([f"--model-dir={model_dir}"] if model_dir else [])
     t0 = time.perf_counter()
     done = [0]
@@ -183,13 +202,47 @@ def embed_texts(binary, model_dir, texts, cache_dir):
     secs = time.perf_counter() - t0
     a = array.array("f")
     for v in out:
-        a.extend(v)
+        a.extend(v)  # a list of floats or an array('f')
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         a.tofile(f)
     os.replace(tmp, path)
-    log(f"vectors: {len(texts)} in {secs:.1f} s -> {path}")
+    log(f"vectors: {len(todo)} embedded in {secs:.1f} s -> {path}")
     return path, secs
+
+
+def exported_vectors(binary, store_dir, user_id, texts):
+    """The vectors Engram stored for `texts` (Leaderboard messages of `user_id`), read with
+    `engram export` beside the server: index -> array of DIM floats. A message stored as several
+    passages has one vector per passage (src/core/passage_vectors.h) and is left out, as is any
+    text the export does not hold verbatim."""
+    index = {t: i for i, t in enumerate(texts)}
+    found = {}
+    cmd = [binary, "export", "-", f"--data-dir={store_dir}", f"--user={user_id}"]
+    t0 = time.perf_counter()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        for line in p.stdout:
+            rec = json.loads(line)
+            if rec.get("type") != "leaderboard_message":
+                continue
+            i = index.get(rec.get("text"))
+            vec = rec.get("vector")
+            if i is None or not vec:
+                continue
+            data = base64.b64decode(vec["data"])
+            if len(data) != DIM * 4:
+                continue
+            v = array.array("f")
+            v.frombytes(data)
+            if sys.byteorder != "little":
+                v.byteswap()
+            found[i] = v
+        err = p.stderr.read().decode("utf-8", "replace")
+    if p.returncode != 0:
+        raise SystemExit(f"engram export exited {p.returncode}: {err.strip()[:300]}")
+    log(f"vectors: {len(found)} of {len(texts)} read from Engram's export in "
+        f"{time.perf_counter() - t0:.1f} s")
+    return found
 
 
 def read_vectors(path, start=0, count=None):
@@ -428,18 +481,20 @@ def node_available():
     return node, None
 
 
-def run_engram(args, job, docs, locomo, quality_qs, corpus_ds):
-    """Engram over HTTP, the query-vector cache off (every search embeds its query). Results in
-    `turns` mode (one memory a result, like the peers): one server for the N-memory scope (speed,
-    disk), one for LoCoMo (one user per conversation, as bench/replay.py adds it); then LoCoMo again
-    on a server whose every result is an excerpt (quality only: `excerpts` without its lead, since
-    with the default lead of 30 the first 10 results are single turns, as in `turns`)."""
+def engram_args(args):
     base = ["--query-cache-entries=0"] + ([f"--model-dir={args.model_dir}"] if args.model_dir else [])
-    base += args.server_arg
+    return base + args.server_arg
+
+
+def fill_engram(args, corpus_ds, run_id):
+    """Engram's index build: the N memories as Leaderboard adds into one scope, timed until their
+    vectors are stored too. Runs first, alone on the machine; the server then stops and its data
+    directory stays, for `engram export` (the peers' vectors) and for run_engram's searches."""
     out = {"engine": "engram"}
-    run_id = f"peers-{os.getpid()}"
-    with EngramServer(args.engram, extra_args=base + ["--leaderboard-results=turns"],
-                      keep_data=args.keep) as srv:
+    srv = EngramServer(args.engram, extra_args=engram_args(args) + ["--leaderboard-results=turns"],
+                       keep_data=True)
+    srv.start()
+    try:
         client = Client(srv.url)
         sc = replay.Scorer("engram-fill", "engram")
         before = replay.model_counters(client)
@@ -450,7 +505,29 @@ def run_engram(args, job, docs, locomo, quality_qs, corpus_ds):
         out["build_s"] = time.perf_counter() - t0
         out["add_errors"] = sc.add_errors
         out["fill"] = sc.extra
-        uid = replay.user_id_of(corpus_ds, run_id, corpus_ds.users[0])
+        out["rss_mb_after_build"] = round(rss_kib(srv.pid) / 1024, 1)
+    finally:
+        srv.stop(remove=False)
+    out["data_dir"], out["store_dir"] = srv.data_dir, srv.store_dir
+    out["user_id"] = replay.user_id_of(corpus_ds, run_id, corpus_ds.users[0])
+    return out
+
+
+def run_engram(args, job, built, run_id, locomo, quality_qs):
+    """Engram over HTTP, the query-vector cache off (every search embeds its query). Results in
+    `turns` mode (one memory a result, like the peers): the server restarted on the N-memory scope
+    fill_engram built (speed, RSS with the scope loaded, disk), one for LoCoMo (one user per
+    conversation, as bench/replay.py adds it); then LoCoMo again on a server whose every result is
+    an excerpt (quality only: `excerpts` without its lead, since with the default lead of 30 the
+    first 10 results are single turns, as in `turns`)."""
+    base = engram_args(args)
+    out = dict(built)
+    for k in ("data_dir", "store_dir", "user_id"):
+        out.pop(k, None)
+    with EngramServer(args.engram, extra_args=base + ["--leaderboard-results=turns"],
+                      keep_data=args.keep, data_dir=built["data_dir"]) as srv:
+        client = Client(srv.url)
+        uid = built["user_id"]
         queries, order = job["queries"], job["order"]
         empty = [0]
 
@@ -461,7 +538,7 @@ def run_engram(args, job, docs, locomo, quality_qs, corpus_ds):
                 empty[0] += 1
             return dt
 
-        for i in range(5):   # warm-up: the scope's first load; not LoCoMo questions
+        for i in range(5):   # warm-up: the scope's load after the restart; not LoCoMo questions
             client.post_json("/leaderboard/search",
                              {"query": f"warm-up query number {i}", "user_id": uid, "top_k": TOP_K})
         m0 = replay.model_counters(client)
@@ -747,9 +824,28 @@ def main():
         f"mean), {len(groups)} LoCoMo conversations = docs 0..{groups[-1][1]}, {len(queries)} questions")
 
     tmp = tempfile.mkdtemp(prefix="engram-peers-")
+    results = {}
+    built = None
     try:
         texts = [d.text for d in docs]
-        vec_path, vec_secs = embed_texts(args.engram, args.model_dir, texts, args.cache_dir)
+        run_id = f"peers-{os.getpid()}"
+        known = None
+        if "engram" in engines:
+            sessions = [replay.Session(f"c{j // 50}", docs[j].ts_ms,
+                                       [replay.Message(d.role, d.text, None) for d in docs[j:j + 50]])
+                        for j in range(0, len(docs), 50)]
+            corpus_ds = replay.Dataset("peers", [replay.User("speed", sessions)], [], [])
+            t0 = time.perf_counter()
+            try:
+                built = fill_engram(args, corpus_ds, run_id)
+                if not cached_vectors(vector_cache_path(args.model_dir, texts, args.cache_dir),
+                                      len(texts)):
+                    known = exported_vectors(args.engram, built["store_dir"], built["user_id"],
+                                             texts)
+            except (SystemExit, OSError, Exception) as e:  # noqa: BLE001 (report, go on)
+                results["engram"] = {"engine": "engram", "error": str(e)[:600],
+                                     "wall_s": round(time.perf_counter() - t0, 1)}
+        vec_path, vec_secs = embed_texts(args.engram, args.model_dir, texts, args.cache_dir, known)
         qvec_path, _ = embed_texts(args.engram, args.model_dir, queries, args.cache_dir)
         texts_path = os.path.join(tmp, "texts.json")
         with open(texts_path, "w", encoding="utf-8") as f:
@@ -765,18 +861,15 @@ def main():
         with open(job_path, "w", encoding="utf-8") as f:
             json.dump(job, f)
 
-        results = {}
         t_all = time.perf_counter()
         for name in engines:
             out_path = os.path.join(tmp, f"out-{name}.json")
             if name == "engram":
-                sessions = [replay.Session(f"c{j // 50}", docs[j].ts_ms,
-                                           [replay.Message(d.role, d.text, None) for d in docs[j:j + 50]])
-                            for j in range(0, len(docs), 50)]
-                corpus_ds = replay.Dataset("peers", [replay.User("speed", sessions)], [], [])
+                if built is None:
+                    continue  # its build failed: reported above
                 t0 = time.perf_counter()
                 try:
-                    results[name] = run_engram(args, job, docs, locomo, quality_qs, corpus_ds)
+                    results[name] = run_engram(args, job, built, run_id, locomo, quality_qs)
                 except (SystemExit, OSError, Exception) as e:  # noqa: BLE001 (report, go on)
                     results[name] = {"engine": name, "error": str(e)[:600]}
                 results[name]["wall_s"] = round(time.perf_counter() - t0, 1)
@@ -810,7 +903,9 @@ def main():
                 "quality_questions": len(quality_qs), "embed_ms_per_query": embed_ms,
                 "engram_fill_model_seconds":
                     (results.get("engram", {}).get("fill") or {}).get("fill_model_seconds"),
-                "corpus_embed_seconds": vec_secs, "top_k": TOP_K, "rrf_k": RRF_K,
+                "corpus_embed_seconds": vec_secs,
+                "vectors_from_engram_export": len(known) if known is not None else None,
+                "top_k": TOP_K, "rrf_k": RRF_K,
                 "rrf_depth": RRF_DEPTH, "total_seconds": round(time.perf_counter() - t_all, 1)}
         table = markdown(rows, meta)
         print(table)
@@ -820,9 +915,11 @@ def main():
             write_json(args.json_out, {"meta": meta, "rows": rows, "raw": results, "table": table})
     finally:
         if args.keep:
-            log(f"kept {tmp}")
+            log(f"kept {tmp}" + (f" and {built['data_dir']}" if built else ""))
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+            if built:
+                shutil.rmtree(built["data_dir"], ignore_errors=True)
     return 0
 
 
