@@ -237,28 +237,26 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
                 return JsonResponse(
                     200, ListPageBody(std::move(results), total, page->number, page->size));
               }});
-  router.Add(
-      {.method = "POST",
-       .pattern = p + "/memories/search",
-       .name = "memory_search",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto parsed = ParseMemorySearch(req.body, ws(ctx), limits);
-         if (!parsed.ok()) return parsed.status();
-         auto hits = service->Search(*parsed);
-         if (!hits.ok()) return hits.status();
-         json results = json::array();
-         for (const auto& h : *hits) {
-           json item = RenderMemory(h.memory);
-           item["score"] = h.score;
-           if (h.explain) item["explain"] = ExplanationJson(*h.explain);
-           results.push_back(std::move(item));
-         }
-         return JsonResponse(200, json{{"results", std::move(results)}});
-       },
-       .compute_bound = true,
-       // A cold workspace is loaded from the store first: not on an I/O thread.
-       .ready = [=](const HttpRequest&,
-                    const RequestContext& ctx) { return service->WorkspaceLoaded(ws(ctx)); }});
+  router.Add({.method = "POST",
+              .pattern = p + "/memories/search",
+              .name = "memory_search",
+              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
+                auto parsed = ParseMemorySearch(req.body, ws(ctx), limits);
+                if (!parsed.ok()) return parsed.status();
+                auto hits = service->Search(*parsed);
+                if (!hits.ok()) return hits.status();
+                json results = json::array();
+                for (const auto& h : *hits) {
+                  json item = RenderMemory(h.memory);
+                  item["score"] = h.score;
+                  if (h.explain) item["explain"] = ExplanationJson(*h.explain);
+                  results.push_back(std::move(item));
+                }
+                return JsonResponse(200, json{{"results", std::move(results)}});
+              },
+              .compute_bound = true,
+              // A cold workspace is loaded from the store first: not on an I/O thread.
+              .ready = RouteWorkspaceLoadedProbe(service)});
   router.Add({.method = "GET",
               .pattern = p + "/memories",
               .name = "memory_list",

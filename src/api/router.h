@@ -74,6 +74,16 @@ struct Route {
   ErrorRenderer render_error;
 };
 
+// The Route::ready probe of a route that reads the shard of its {workspace} path parameter in
+// `service` (memories, skills): whether service->WorkspaceLoaded(that workspace). The twin of
+// mcp::WorkspaceLoadedProbe for tools.
+template <typename Service>
+auto RouteWorkspaceLoadedProbe(const Service* service) {
+  return [service](const HttpRequest&, const RequestContext& ctx) {
+    return service->WorkspaceLoaded(ctx.params.at("workspace"));
+  };
+}
+
 class Router {
  public:
   void Add(Route route);

@@ -292,9 +292,7 @@ void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits l
   const std::string p = std::string(kPrefix) + "/skills";
   auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
   // Skills not yet loaded (and embedded) are loaded from the store first: not on an I/O thread.
-  auto loaded = [service, ws](const HttpRequest&, const RequestContext& ctx) {
-    return service->WorkspaceLoaded(ws(ctx));
-  };
+  const auto loaded = RouteWorkspaceLoadedProbe(service);
   // Literal routes first: "skills/add" must not be taken for a skill id.
   router.Add({.method = "POST",
               .pattern = p + "/add",
