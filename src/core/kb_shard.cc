@@ -29,6 +29,7 @@ Status KbShard::EnsureLoaded(KbStore* store, const std::string& workspace,
   for (const auto& c : *chunks)
     terms.push_back(analyzer_->Analyze(KbIndexedText(c.heading, c.text)));
   WriterLock write(&mu_);
+  HybridIndex::Batch batch(&index_);
   for (size_t i = 0; i < chunks->size(); ++i) AddLocked((*chunks)[i], terms[i]);
   loaded_ = true;
   return Status::Ok();

@@ -128,6 +128,7 @@ Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& wor
   terms.reserve(records->size());
   for (const auto& r : *records) terms.push_back(analyzer_->Analyze(r.text));
   WriterLock write(&mu_);
+  HybridIndex::Batch batch(&index_);
   for (size_t i = 0; i < records->size(); ++i) UpsertLocked((*records)[i], terms[i]);
   loaded_ = true;
   return Status::Ok();
@@ -275,6 +276,7 @@ void MemoryShard::IndexMetadata(DocId d, const nlohmann::json& metadata, bool ad
 
 void MemoryShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
   WriterLock lock(&mu_);
+  HybridIndex::Batch batch(&index_);
   for (const auto& u : updates) {
     if (const std::optional<DocId> d = index_.FindSeq(u.seq))
       index_.SetVector(*d, u.model, u.vector);

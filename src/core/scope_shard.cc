@@ -111,6 +111,7 @@ std::shared_ptr<const MessageShape> ShapeOf(std::string_view text, size_t passag
 
 void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
                              const std::vector<Prepared>& prepared) {
+  HybridIndex::Batch batch(&index_);
   for (size_t i = 0; i < records.size(); ++i) {
     const MemoryRecord& r = records[i];
     if (const std::optional<DocId> present = index_.Find(r.id)) {
@@ -185,6 +186,7 @@ void ScopeShard::SetMessageVectorsLocked(DocId first, std::string_view model,
 
 void ScopeShard::ApplyVectors(const std::vector<VectorUpdate>& updates) {
   WriterLock lock(&mu_);
+  HybridIndex::Batch batch(&index_);
   for (const auto& u : updates) {
     if (const std::optional<DocId> d = index_.FindSeq(u.seq))
       SetMessageVectorsLocked(*d, u.model, u.vector);

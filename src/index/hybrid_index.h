@@ -114,6 +114,20 @@ class HybridIndex {
   HybridIndex(const HybridIndex&) = delete;
   HybridIndex& operator=(const HybridIndex&) = delete;
 
+  // Groups the changes of its lifetime so the vector graph catches up once, at its end
+  // (VectorIndex::BeginBatch): for a load and for a batch of vectors. Lives under the owner's
+  // writer lock; batches do not nest.
+  class Batch {
+   public:
+    explicit Batch(HybridIndex* index) : index_(index) { index_->vectors_.BeginBatch(); }
+    ~Batch() { index_->vectors_.EndBatch(); }
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    HybridIndex* index_;
+  };
+
   // Adds a document without a key (the domain tracks its slot, e.g. a chunk of a group).
   DocId Add(const HybridDoc& doc);
   // Inserts the document under `key`, or replaces the one there (same slot). `*inserted` (may be

@@ -1,10 +1,15 @@
-// Micro-benchmark of the exact vector scan: one query against a scope of N random unit vectors,
-// k candidates (the hybrid search asks each retriever for 200). Random 512-d vectors are a worst
-// case for the heap (scores close together); the scan itself does not depend on the data.
+// Micro-benchmarks of the vector index.
+// - BM_ExactScan: one query against a scope of N random unit vectors, k candidates (the hybrid
+//   search asks each retriever for 200). Random 512-d vectors are a worst case for the heap
+//   (scores close together); the scan itself does not depend on the data.
+// - BM_GraphBuild: a shard's load of N vectors into the HNSW graph, one insertion at a time or as
+//   one batch on 1 or 2 threads. Random vectors are the graph's hardest case.
 //
-//   build/src/index/vector_bench --benchmark_min_time=1
+//   build/src/index/vector_bench --benchmark_min_time=1 --benchmark_filter=ExactScan
+//   build/src/index/vector_bench --benchmark_filter=GraphBuild
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -37,6 +42,31 @@ BENCHMARK(BM_ExactScan)
     ->ArgsProduct({{10000, 100000}, {10, 200}, {0, 1}})
     ->ArgNames({"vectors", "k", "filter"})
     ->Unit(benchmark::kMicrosecond);
+
+// Args: vectors, threads (0: one insertion at a time, as before batches; else a batch).
+void BM_GraphBuild(benchmark::State& state) {
+  const auto n = static_cast<DocId>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  std::mt19937 rng(5);
+  std::vector<std::vector<float>> vecs;
+  for (DocId d = 0; d < n; ++d) vecs.push_back(test_vectors::RandomUnit(rng, 512));
+  for (auto _ : state) {
+    VectorIndex index(VectorIndexOptions{
+        .dim = 512, .hnsw_threshold = 20000, .hnsw_build_threads = std::max(threads, 1)});
+    if (threads > 0) index.BeginBatch();
+    for (DocId d = 0; d < n; ++d) index.Set(d, vecs[d].data());
+    if (threads > 0) index.EndBatch();
+    benchmark::DoNotOptimize(index.uses_hnsw());
+  }
+  state.counters["vectors_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_GraphBuild)
+    ->ArgsProduct({{100000}, {0, 1, 2}})
+    ->ArgNames({"vectors", "threads"})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace engram

@@ -3,9 +3,11 @@
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <queue>
+#include <thread>
 
 #include "index/int8_vectors.h"
 
@@ -49,11 +51,15 @@ class VectorIndex::Hnsw {
                static_cast<size_t>(o.hnsw_ef_construction)) {
     graph_.setEf(static_cast<size_t>(o.hnsw_ef_search));
   }
-  void Add(DocId doc, float scale, const int8_t* code, int dim) {
-    if (graph_.cur_element_count >= graph_.max_elements_) {
-      graph_.resizeIndex(graph_.max_elements_ * 2);  // safe: the owner holds the writer lock
-    }
-    std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
+  // Room for `more` insertions, in one reallocation that at least doubles the capacity.
+  void Reserve(size_t more) {
+    const size_t need = graph_.cur_element_count + more;
+    if (need <= graph_.max_elements_) return;
+    graph_.resizeIndex(std::max(need + need / 8, graph_.max_elements_ * 2));
+  }
+  // `buf` is scratch of sizeof(float) + dim bytes. Callers Reserve first; concurrent calls are
+  // safe (hnswlib locks per element), Reserve and Remove are not.
+  void Add(DocId doc, float scale, const int8_t* code, int dim, std::vector<char>& buf) {
     std::memcpy(buf.data(), &scale, sizeof(float));
     std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
     graph_.addPoint(buf.data(), doc);
@@ -111,8 +117,10 @@ void VectorIndex::Set(DocId doc, const float* vector) {
     present_[doc] = true;
     ++count_;
   }
-  if (hnsw_) {
-    hnsw_->Add(doc, scales_[doc], c, options_.dim);
+  if (in_batch_) {
+    if (hnsw_) batch_docs_.push_back(doc);
+  } else if (hnsw_) {
+    AddToGraph({doc});
   } else {
     MaybeBuildHnsw();
   }
@@ -128,11 +136,87 @@ void VectorIndex::Remove(DocId doc) {
 
 bool VectorIndex::Contains(DocId doc) const { return doc < present_.size() && present_[doc]; }
 
+void VectorIndex::BeginBatch() {
+  in_batch_ = true;
+  batch_docs_.clear();
+}
+
+void VectorIndex::EndBatch() {
+  in_batch_ = false;
+  std::vector<DocId> docs = std::move(batch_docs_);
+  batch_docs_ = {};
+  if (!hnsw_) {
+    MaybeBuildHnsw();
+    return;
+  }
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  std::erase_if(docs, [this](DocId d) { return !present_[d]; });
+  AddToGraph(docs);
+}
+
 void VectorIndex::MaybeBuildHnsw() {
-  if (options_.hnsw_threshold == 0 || count_ < options_.hnsw_threshold) return;
-  hnsw_ = std::make_unique<Hnsw>(options_, std::max<size_t>(count_ * 2, 1024));
+  if (options_.hnsw_threshold == 0 || count_ < options_.hnsw_threshold || graph_failed_) return;
+  try {
+    hnsw_ = std::make_unique<Hnsw>(options_, count_ + count_ / 8 + 1024);
+  } catch (const std::exception&) {
+    graph_failed_ = true;
+    return;
+  }
+  std::vector<DocId> docs;
+  docs.reserve(count_);
   for (DocId d = 0; d < present_.size(); ++d) {
-    if (present_[d]) hnsw_->Add(d, scales_[d], code(d), options_.dim);
+    if (present_[d]) docs.push_back(d);
+  }
+  AddToGraph(docs);
+}
+
+void VectorIndex::AddToGraph(const std::vector<DocId>& docs) {
+  if (docs.empty()) return;
+  // Below a few thousand insertions a thread costs more than it saves.
+  constexpr size_t kPerThread = 2048;
+  size_t threads = options_.hnsw_build_threads > 0
+                       ? static_cast<size_t>(options_.hnsw_build_threads)
+                       : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::clamp<size_t>(docs.size() / kPerThread, 1, threads);
+  // Threads take chunks of `docs` in turn. hnswlib's concurrent insertion locks per element; its
+  // level draw shares one unsynchronised random engine, where a lost update only repeats a level.
+  // A failure (hnswlib throws when memory runs out) stops every thread.
+  constexpr size_t kChunk = 64;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    std::vector<char> buf(sizeof(float) + static_cast<size_t>(options_.dim));
+    try {
+      while (!failed.load(std::memory_order_relaxed)) {
+        const size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);
+        if (begin >= docs.size()) return;
+        const size_t end = std::min(begin + kChunk, docs.size());
+        for (size_t i = begin; i < end; ++i) {
+          const DocId d = docs[i];
+          hnsw_->Add(d, scales_[d], code(d), options_.dim, buf);
+        }
+      }
+    } catch (const std::exception&) {
+      failed.store(true, std::memory_order_relaxed);
+    }
+  };
+  try {
+    hnsw_->Reserve(docs.size());
+  } catch (const std::exception&) {
+    failed.store(true);
+  }
+  if (!failed.load()) {
+    std::vector<std::thread> helpers;
+    helpers.reserve(threads - 1);
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers) t.join();
+  }
+  if (failed.load()) {
+    // A graph missing vectors would lose results: the exact scan answers from now on.
+    hnsw_.reset();
+    graph_failed_ = true;
   }
 }
 

@@ -7,8 +7,16 @@
 // queries always scan exactly, so a filter never loses results that a truncated ANN top-k would
 // have dropped.
 //
+// A shard's load brings hundreds of thousands of vectors at once; inserted into the graph one at
+// a time, with its capacity doubled as it fills, a million took about five minutes on one core.
+// Changes made between BeginBatch and EndBatch leave the graph alone; EndBatch brings it up to
+// date in one pass, with its capacity reserved once and the vectors inserted from several
+// threads (hnswlib's own concurrent insertion).
+//
 // Thread-safety: not thread-safe. The owner (a shard) serialises writers against readers;
-// concurrent const calls are safe when no writer runs.
+// concurrent const calls are safe when no writer runs. A batch is a write: no search may run
+// between BeginBatch and EndBatch (the owner's writer lock spans both). EndBatch's helper threads
+// live only inside the call.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +35,9 @@ struct VectorIndexOptions {
   int hnsw_m = 16;
   int hnsw_ef_construction = 100;
   int hnsw_ef_search = 96;  // at least k is used
+  // Threads inserting into the graph when many vectors enter at once (its first build, EndBatch);
+  // 0 = one per core.
+  int hnsw_build_threads = 0;
 };
 
 class VectorIndex {
@@ -40,6 +51,10 @@ class VectorIndex {
   void Set(DocId doc, const float* vector);
   void Remove(DocId doc);
   bool Contains(DocId doc) const;
+
+  // Defers the HNSW graph's upkeep until EndBatch (see the file comment). Batches do not nest.
+  void BeginBatch();
+  void EndBatch();
 
   // Top-k by cosine similarity (in -1..1), best first; ties by lower DocId. `filter` (may be null)
   // restricts candidates and forces an exact scan.
@@ -63,6 +78,9 @@ class VectorIndex {
  private:
   class Hnsw;
   void MaybeBuildHnsw();
+  // Inserts `docs` (present ones) into the graph, on several threads when there are many. When
+  // the graph cannot grow (out of memory) it is dropped for good and the exact scan answers.
+  void AddToGraph(const std::vector<DocId>& docs);
   // Exact scan of the (doc, score) pairs `next` yields (it returns false when done), keeping the
   // k best of those `admit` accepts (asked only for docs that would enter the top-k).
   template <typename Next, typename Admit>
@@ -78,6 +96,9 @@ class VectorIndex {
   std::vector<bool> present_;
   size_t count_ = 0;
   std::unique_ptr<Hnsw> hnsw_;
+  bool graph_failed_ = false;
+  bool in_batch_ = false;
+  std::vector<DocId> batch_docs_;  // set during the batch, for the graph (may repeat)
 };
 
 }  // namespace engram

@@ -86,6 +86,46 @@ TEST(VectorIndexTest, HnswAnswersLargeScopes) {
   for (const auto& h : index.Search(vecs[3].data(), 5)) EXPECT_NE(h.doc, 3u);
 }
 
+// A batch (a shard's load) builds the graph once at its end, from two threads here; it must
+// answer as the graph built one insertion at a time does, and honour what the batch removed or
+// replaced.
+TEST(VectorIndexTest, BatchBuildsTheGraphAtItsEnd) {
+  std::mt19937 rng(7);
+  const int dim = 64, n = 6000;
+  std::vector<std::vector<float>> vecs;
+  for (DocId d = 0; d < n; ++d) vecs.push_back(RandomUnit(rng, dim));
+  VectorIndex one_by_one({.dim = dim, .hnsw_threshold = 500});
+  VectorIndex batched({.dim = dim, .hnsw_threshold = 500, .hnsw_build_threads = 2});
+  for (DocId d = 0; d < n; ++d) one_by_one.Set(d, vecs[d].data());
+  batched.BeginBatch();
+  for (DocId d = 0; d < n; ++d) batched.Set(d, vecs[d].data());
+  EXPECT_FALSE(batched.uses_hnsw());  // nothing built before the batch ends
+  batched.Remove(10);
+  batched.Set(11, vecs[12].data());  // replaced: 11 now has 12's vector
+  batched.EndBatch();
+  ASSERT_TRUE(batched.uses_hnsw());
+  EXPECT_EQ(batched.size(), n - 1u);
+  int found_batched = 0, found_one_by_one = 0;
+  for (DocId d = 100; d < 400; ++d) {
+    found_batched += batched.Search(vecs[d].data(), 1)[0].doc == d;
+    found_one_by_one += one_by_one.Search(vecs[d].data(), 1)[0].doc == d;
+  }
+  EXPECT_GE(found_batched, 285);
+  EXPECT_GE(found_batched, found_one_by_one - 6);
+  for (const auto& h : batched.Search(vecs[10].data(), 5)) EXPECT_NE(h.doc, 10u);
+  std::set<DocId> twelves;
+  for (const auto& h : batched.Search(vecs[12].data(), 2)) twelves.insert(h.doc);
+  EXPECT_EQ(twelves, (std::set<DocId>{11, 12}));
+
+  // A second batch adds to the graph already built.
+  batched.BeginBatch();
+  for (DocId d = 0; d < 3000; ++d) batched.Set(n + d, RandomUnit(rng, dim).data());
+  batched.Set(10, vecs[10].data());  // back after its removal
+  batched.EndBatch();
+  EXPECT_EQ(batched.size(), n + 3000u);
+  EXPECT_EQ(batched.Search(vecs[10].data(), 1)[0].doc, 10u);
+}
+
 // SearchAmong scores runs of consecutive DocIds a block at a time and lone docs one by one: the
 // result must be what scoring every listed doc on its own gives, whatever the runs look like.
 TEST(VectorIndexTest, SearchAmongMatchesScoringEachDoc) {
