@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "api/conversation_input.h"
@@ -191,155 +192,190 @@ Result<MemoryUpdateRequest> ParseMemoryUpdate(std::string_view body, const std::
   return req;
 }
 
-void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimits limits) {
-  const std::string p = kPrefix;
-  auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
-  router.Add(
-      {.method = "POST",
-       .pattern = p + "/memories/add",
-       .name = "memory_add",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto parsed = ParseMemoryAdd(req.body, ws(ctx), limits);
-         if (!parsed.ok()) return parsed.status();
-         // Answered once the event is durable, from the thread that made it so.
-         return DeferredResponse(ctx, [service, add = std::move(*parsed)](DeferredFinish finish) {
-           service->AddAsync(add, [finish = std::move(finish)](Result<std::string> id) {
-             if (!id.ok()) return finish(id.status());
-             finish(JsonResponse(
-                 200,
-                 json{{"message", "Memory creation accepted; poll the event endpoint for status."},
+namespace {
+
+// The V4 memory handlers, one per route, over the service and the request limits they share.
+class MemoryHandlers {
+ public:
+  MemoryHandlers(MemoryService* service, MemoryApiLimits limits)
+      : service_(service), limits_(std::move(limits)) {}
+
+  Result<HttpResponse> Add(const HttpRequest& req, RequestContext& ctx) const {
+    auto parsed = ParseMemoryAdd(req.body, Workspace(ctx), limits_);
+    if (!parsed.ok()) return parsed.status();
+    // Answered once the event is durable, from the thread that made it so.
+    return DeferredResponse(ctx, [service = service_,
+                                  add = std::move(*parsed)](DeferredFinish finish) {
+      service->AddAsync(add, [finish = std::move(finish)](Result<std::string> id) {
+        if (!id.ok()) return finish(id.status());
+        finish(JsonResponse(
+            200, json{{"message", "Memory creation accepted; poll the event endpoint for status."},
                       {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kMemoryEvent)},
                       {"event_id", *id}}));
-           });
-         });
-       },
-       .runs_inline = true});
+      });
+    });
+  }
+
+  Result<HttpResponse> Event(const HttpRequest&, RequestContext& ctx) const {
+    auto event = service_->GetEvent(Workspace(ctx), ctx.params.at("event_id"));
+    if (!event.ok()) return event.status();
+    return JsonResponse(200, RenderEvent(*event));
+  }
+
+  Result<HttpResponse> Events(const HttpRequest& req, RequestContext& ctx) const {
+    // An event carries its results: pages are shorter than memory lists'.
+    auto page = PageOnlyQuery(req.query, 20, 100);
+    if (!page.ok()) return page.status();
+    size_t total = 0;
+    auto events = service_->ListEvents(Workspace(ctx), page->number, page->size, &total);
+    if (!events.ok()) return events.status();
+    json results = json::array();
+    for (const auto& e : *events) results.push_back(RenderEvent(e));
+    return JsonResponse(200, ListPageBody(std::move(results), total, page->number, page->size));
+  }
+
+  Result<HttpResponse> Search(const HttpRequest& req, RequestContext& ctx) const {
+    auto parsed = ParseMemorySearch(req.body, Workspace(ctx), limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto hits = service_->Search(*parsed);
+    if (!hits.ok()) return hits.status();
+    json results = json::array();
+    for (const auto& h : *hits) {
+      json item = RenderMemory(h.memory);
+      item["score"] = h.score;
+      if (h.explain) item["explain"] = ExplanationJson(*h.explain);
+      results.push_back(std::move(item));
+    }
+    return JsonResponse(200, json{{"results", std::move(results)}});
+  }
+
+  Result<HttpResponse> List(const HttpRequest& req, RequestContext& ctx) const {
+    auto params = ParseQueryString(req.query);
+    if (!params.ok()) return params.status();
+    ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
+        *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
+    auto filter = ScopeFromQuery(*params, limits_);
+    if (!filter.ok()) return filter.status();
+    auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
+    if (!page.ok()) return page.status();
+    size_t total = 0;
+    auto list = service_->List(Workspace(ctx), *filter, page->number, page->size, &total);
+    if (!list.ok()) return list.status();
+    json results = json::array();
+    for (const auto& m : *list) results.push_back(RenderMemory(m));
+    return JsonResponse(200, ListPageBody(std::move(results), total, page->number, page->size));
+  }
+
+  Result<HttpResponse> DeleteAll(const HttpRequest& req, RequestContext& ctx) const {
+    auto params = ParseQueryString(req.query);
+    if (!params.ok()) return params.status();
+    ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"user_id", "agent_id", "run_id"}));
+    auto filter = ScopeFromQuery(*params, limits_);
+    if (!filter.ok()) return filter.status();
+    auto n = service_->DeleteAll(Workspace(ctx), *filter);
+    if (!n.ok()) return n.status();
+    return JsonResponse(
+        200, json{{"message", fmt::format("{} memories deleted", *n)}, {"deleted_count", *n}});
+  }
+
+  Result<HttpResponse> Get(const HttpRequest&, RequestContext& ctx) const {
+    auto m = service_->Get(Workspace(ctx), ctx.params.at("memory_id"));
+    if (!m.ok()) return m.status();
+    return JsonResponse(200, RenderMemory(*m));
+  }
+
+  Result<HttpResponse> Update(const HttpRequest& req, RequestContext& ctx) const {
+    auto parsed = ParseMemoryUpdate(req.body, Workspace(ctx), ctx.params.at("memory_id"), limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto m = service_->Update(*parsed);
+    if (!m.ok()) return m.status();
+    return JsonResponse(200, RenderMemory(*m, "text"));
+  }
+
+  Result<HttpResponse> Delete(const HttpRequest&, RequestContext& ctx) const {
+    const std::string& id = ctx.params.at("memory_id");
+    ENGRAM_RETURN_IF_ERROR(service_->Delete(Workspace(ctx), id));
+    return JsonResponse(200, json{{"message", fmt::format("Memory {} deleted successfully", id)}});
+  }
+
+  Result<HttpResponse> History(const HttpRequest&, RequestContext& ctx) const {
+    auto history = service_->History(Workspace(ctx), ctx.params.at("memory_id"));
+    if (!history.ok()) return history.status();
+    json results = json::array();
+    for (const auto& h : *history) {
+      results.push_back({{"memory_id", h.memory_id},
+                         {"event", h.event},
+                         {"old_memory", TextOrNull(h.old_text)},
+                         {"new_memory", TextOrNull(h.new_text)},
+                         {"old_metadata", MetadataOrNull(h.old_metadata_json)},
+                         {"new_metadata", MetadataOrNull(h.new_metadata_json)},
+                         {"event_id", IdString(h.event_id)},
+                         {"created_at", FormatIsoMicros(h.at_us)},
+                         {"provenance", ProvenanceToJson(h.provenance_json)}});
+    }
+    return JsonResponse(200, json{{"results", std::move(results)}});
+  }
+
+ private:
+  static const std::string& Workspace(const RequestContext& ctx) {
+    return ctx.params.at("workspace");
+  }
+
+  MemoryService* service_;
+  MemoryApiLimits limits_;
+};
+
+}  // namespace
+
+void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimits limits) {
+  const std::string p = kPrefix;
+  auto h = std::make_shared<const MemoryHandlers>(service, std::move(limits));
+  using H = MemoryHandlers;
+  // An add only parses and queues: it runs on the I/O thread that read it. A search computes on
+  // the workspace's shard; a cold one is loaded from the store first, on a worker.
+  router.Add({.method = "POST",
+              .pattern = p + "/memories/add",
+              .name = "memory_add",
+              .handler = BindHandler(h, &H::Add),
+              .runs_inline = true});
   router.Add({.method = "GET",
               .pattern = p + "/events/{event_id}",
               .name = "memory_event",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-                auto event = service->GetEvent(ws(ctx), ctx.params.at("event_id"));
-                if (!event.ok()) return event.status();
-                return JsonResponse(200, RenderEvent(*event));
-              }});
+              .handler = BindHandler(h, &H::Event)});
   router.Add({.method = "GET",
               .pattern = p + "/events",
               .name = "memory_event_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                // An event carries its results: pages are shorter than memory lists'.
-                auto page = PageOnlyQuery(req.query, 20, 100);
-                if (!page.ok()) return page.status();
-                size_t total = 0;
-                auto events = service->ListEvents(ws(ctx), page->number, page->size, &total);
-                if (!events.ok()) return events.status();
-                json results = json::array();
-                for (const auto& e : *events) results.push_back(RenderEvent(e));
-                return JsonResponse(
-                    200, ListPageBody(std::move(results), total, page->number, page->size));
-              }});
+              .handler = BindHandler(h, &H::Events)});
   router.Add({.method = "POST",
               .pattern = p + "/memories/search",
               .name = "memory_search",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed = ParseMemorySearch(req.body, ws(ctx), limits);
-                if (!parsed.ok()) return parsed.status();
-                auto hits = service->Search(*parsed);
-                if (!hits.ok()) return hits.status();
-                json results = json::array();
-                for (const auto& h : *hits) {
-                  json item = RenderMemory(h.memory);
-                  item["score"] = h.score;
-                  if (h.explain) item["explain"] = ExplanationJson(*h.explain);
-                  results.push_back(std::move(item));
-                }
-                return JsonResponse(200, json{{"results", std::move(results)}});
-              },
+              .handler = BindHandler(h, &H::Search),
               .compute_bound = true,
-              // A cold workspace is loaded from the store first: not on an I/O thread.
               .ready = RouteWorkspaceLoadedProbe(service)});
   router.Add({.method = "GET",
               .pattern = p + "/memories",
               .name = "memory_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto params = ParseQueryString(req.query);
-                if (!params.ok()) return params.status();
-                ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
-                    *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
-                auto filter = ScopeFromQuery(*params, limits);
-                if (!filter.ok()) return filter.status();
-                auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits.max_page_size));
-                if (!page.ok()) return page.status();
-                size_t total = 0;
-                auto list = service->List(ws(ctx), *filter, page->number, page->size, &total);
-                if (!list.ok()) return list.status();
-                json results = json::array();
-                for (const auto& m : *list) results.push_back(RenderMemory(m));
-                return JsonResponse(
-                    200, ListPageBody(std::move(results), total, page->number, page->size));
-              }});
-  router.Add(
-      {.method = "DELETE",
-       .pattern = p + "/memories",
-       .name = "memory_delete_all",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto params = ParseQueryString(req.query);
-         if (!params.ok()) return params.status();
-         ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"user_id", "agent_id", "run_id"}));
-         auto filter = ScopeFromQuery(*params, limits);
-         if (!filter.ok()) return filter.status();
-         auto n = service->DeleteAll(ws(ctx), *filter);
-         if (!n.ok()) return n.status();
-         return JsonResponse(
-             200, json{{"message", fmt::format("{} memories deleted", *n)}, {"deleted_count", *n}});
-       }});
+              .handler = BindHandler(h, &H::List)});
+  router.Add({.method = "DELETE",
+              .pattern = p + "/memories",
+              .name = "memory_delete_all",
+              .handler = BindHandler(h, &H::DeleteAll)});
   router.Add({.method = "GET",
               .pattern = p + "/memories/{memory_id}",
               .name = "memory_get",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-                auto m = service->Get(ws(ctx), ctx.params.at("memory_id"));
-                if (!m.ok()) return m.status();
-                return JsonResponse(200, RenderMemory(*m));
-              }});
+              .handler = BindHandler(h, &H::Get)});
   router.Add({.method = "PUT",
               .pattern = p + "/memories/{memory_id}",
               .name = "memory_update",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed =
-                    ParseMemoryUpdate(req.body, ws(ctx), ctx.params.at("memory_id"), limits);
-                if (!parsed.ok()) return parsed.status();
-                auto m = service->Update(*parsed);
-                if (!m.ok()) return m.status();
-                return JsonResponse(200, RenderMemory(*m, "text"));
-              }});
+              .handler = BindHandler(h, &H::Update)});
   router.Add({.method = "DELETE",
               .pattern = p + "/memories/{memory_id}",
               .name = "memory_delete",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-                const std::string& id = ctx.params.at("memory_id");
-                ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), id));
-                return JsonResponse(
-                    200, json{{"message", fmt::format("Memory {} deleted successfully", id)}});
-              }});
+              .handler = BindHandler(h, &H::Delete)});
   router.Add({.method = "GET",
               .pattern = p + "/memories/{memory_id}/history",
               .name = "memory_history",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-                auto history = service->History(ws(ctx), ctx.params.at("memory_id"));
-                if (!history.ok()) return history.status();
-                json results = json::array();
-                for (const auto& h : *history) {
-                  results.push_back({{"memory_id", h.memory_id},
-                                     {"event", h.event},
-                                     {"old_memory", TextOrNull(h.old_text)},
-                                     {"new_memory", TextOrNull(h.new_text)},
-                                     {"old_metadata", MetadataOrNull(h.old_metadata_json)},
-                                     {"new_metadata", MetadataOrNull(h.new_metadata_json)},
-                                     {"event_id", IdString(h.event_id)},
-                                     {"created_at", FormatIsoMicros(h.at_us)},
-                                     {"provenance", ProvenanceToJson(h.provenance_json)}});
-                }
-                return JsonResponse(200, json{{"results", std::move(results)}});
-              }});
+              .handler = BindHandler(h, &H::History)});
 }
 
 }  // namespace engram

@@ -1,7 +1,7 @@
 // CompareRoutesWithOpenApi: keeps /openapi.json honest. The document is written by hand
-// (src/api/openapi.json, compiled in); the route table is built in code. The server compares
-// them at start-up and refuses to run when they disagree, so every test that starts a server
-// catches a route added without its documentation, or documentation of a route that is gone.
+// (src/api/openapi.json, compiled in); the route table is built in code. A test builds the
+// server's whole route table and compares the two (modules_test), so the build catches a route
+// added without its documentation, or documentation of a route that is gone.
 //
 // Paths are compared with parameter names ignored ("{workspace}" and "{workspace_name}" are the
 // same segment); methods case-insensitively.

@@ -44,8 +44,8 @@ TEST(OpenApiCheckTest, MalformedDocumentIsOneProblem) {
 }
 
 TEST(OpenApiCheckTest, TheShippedDocumentParses) {
-  // The full route table needs running services; the server checks it at start-up (every
-  // integration test starts one). Here: the compiled-in document is well formed.
+  // The full route table needs the services (modules_test compares it). Here: the compiled-in
+  // document is well formed.
   Router router;
   auto problems = CompareRoutesWithOpenApi(router, OpenApiDocument());
   ASSERT_FALSE(problems.empty());

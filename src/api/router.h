@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -81,6 +82,17 @@ template <typename Service>
 auto RouteWorkspaceLoadedProbe(const Service* service) {
   return [service](const HttpRequest&, const RequestContext& ctx) {
     return service->WorkspaceLoaded(ctx.params.at("workspace"));
+  };
+}
+
+// A RouteHandler that calls `method` of `handlers`, an API's handler set shared by its routes: so
+// that a registration reads as a table, one route a line, each naming its handler.
+template <typename Handlers>
+RouteHandler BindHandler(std::shared_ptr<const Handlers> handlers,
+                         Result<HttpResponse> (Handlers::*method)(const HttpRequest&,
+                                                                  RequestContext&) const) {
+  return [handlers = std::move(handlers), method](const HttpRequest& req, RequestContext& ctx) {
+    return ((*handlers).*method)(req, ctx);
   };
 }
 

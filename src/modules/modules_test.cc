@@ -1,6 +1,7 @@
 // The feature modules built from serve options: flags reach the parts they configure, a
 // configuration that cannot work is a configuration error (exit 2) and a resource that fails is a
-// start failure (exit 1), and every module's /metrics figures are well-formed families.
+// start failure (exit 1), every module's /metrics figures are well-formed families, and the
+// server's whole route table is what /openapi.json describes.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -11,12 +12,15 @@
 #include <string>
 
 #include "api/auth.h"
+#include "api/openapi_check.h"
+#include "api/ops_api.h"
 #include "core/rerank_stage.h"
 #include "modules/embedding_module.h"
 #include "modules/knowledge_module.h"
 #include "modules/leaderboard_module.h"
 #include "modules/memory_module.h"
 #include "modules/retrieval_module.h"
+#include "modules/server_modules.h"
 #include "modules/skills_module.h"
 #include "modules/startup.h"
 #include "modules/store_module.h"
@@ -163,6 +167,25 @@ TEST_F(ModulesTest, EveryModuleRendersWellFormedMetrics) {
   (*knowledge)->Shutdown();
   (*memories)->Shutdown();
   (*leaderboard)->Shutdown();
+}
+
+// The route table `engram serve` serves, built as it builds it (no model), against the document
+// it serves at /openapi.json: a route added without its documentation, or documentation of a
+// route that is gone, fails here.
+TEST_F(ModulesTest, TheRouteTableIsWhatOpenApiDescribes) {
+  auto auth = ApiKeyAuth::FromSpecs({});
+  ASSERT_TRUE(auth.ok());
+  Modules m;
+  Status built = BuildModules(options_, KernelFamily::kScalar, *auth, m);
+  ASSERT_TRUE(built.ok()) << built.ToString();
+  Metrics metrics;
+  Router router;
+  RegisterRoutes(router, m, metrics, *auth);
+  EXPECT_GT(router.routes().size(), 50u);
+  for (const std::string& problem : CompareRoutesWithOpenApi(router, OpenApiDocument())) {
+    ADD_FAILURE() << problem;
+  }
+  EXPECT_TRUE(ShutdownModules(m));
 }
 
 }  // namespace
