@@ -5,9 +5,12 @@
 // every core (the vectors are cached in a file, so a second run skips the model), then inserts the
 // texts' vectors one by one into two indexes of the same int8 codes: the product's (an HNSW graph
 // once the threshold is reached, default options) and an exact scan (threshold 0). At each size
-// named by --sizes it prints one JSON line: the insert time so far (what loading the scope's shard
+// named by --sizes it prints one JSON line: the insert time so far (what growing by single adds
 // costs), memory, the latency of each query on one thread for k = 10 and k = 200 (the hybrid search
 // asks each retriever for 200 candidates), and the HNSW answer's recall against the exact one.
+// With --load, each size is instead a fresh index loaded as one batch (VectorIndex::BeginBatch),
+// as a shard's load is, its graph built at the end on --build-threads threads: "insert_s" is then
+// that load's time, what the first search after a start waits for.
 //
 // bench/hnsw_scale.py prepares the texts and queries from the dev datasets and prints the table.
 #include <CLI/CLI.hpp>
@@ -200,6 +203,9 @@ int Run(int argc, char** argv) {
   app.add_option("--hnsw-m", options.hnsw_m);
   app.add_option("--hnsw-ef-construction", options.hnsw_ef_construction);
   app.add_option("--hnsw-ef-search", options.hnsw_ef_search);
+  bool load = false;
+  app.add_flag("--load", load, "load each size as one batch instead of growing one index");
+  app.add_option("--build-threads", options.hnsw_build_threads, "graph threads (0: every core)");
   CLI11_PARSE(app, argc, argv);
   std::sort(sizes.begin(), sizes.end());
 
@@ -246,17 +252,30 @@ int Run(int argc, char** argv) {
   size_t inserted = 0;
   for (size_t size : sizes) {
     size = std::min(size, texts.size());
+    if (load) {
+      product = VectorIndex(options);
+      const auto t0 = Clock::now();
+      product.BeginBatch();
+      for (size_t i = 0; i < size; ++i) {
+        product.Set(static_cast<DocId>(i), vectors.data() + i * static_cast<size_t>(dim));
+      }
+      product.EndBatch();
+      insert_seconds = Seconds(t0);
+    }
     for (; inserted < size; ++inserted) {
       const float* v = vectors.data() + inserted * static_cast<size_t>(dim);
-      const auto t0 = Clock::now();
-      product.Set(static_cast<DocId>(inserted), v);
-      insert_seconds += Seconds(t0);
+      if (!load) {
+        const auto t0 = Clock::now();
+        product.Set(static_cast<DocId>(inserted), v);
+        insert_seconds += Seconds(t0);
+      }
       exact.Set(static_cast<DocId>(inserted), v);
     }
     const KResult k10 = Measure(product, exact, *queries, dim, 10);
     const KResult k200 = Measure(product, exact, *queries, dim, 200);
     std::ostringstream line;
-    line << "{\"vectors\":" << inserted << ",\"queries\":" << query_texts.size()
+    line << "{\"vectors\":" << inserted << ",\"load\":" << (load ? "true" : "false")
+         << ",\"queries\":" << query_texts.size()
          << ",\"uses_hnsw\":" << (product.uses_hnsw() ? "true" : "false")
          << ",\"insert_s\":" << insert_seconds << ",\"embed_s\":" << embed_seconds
          << ",\"index_bytes\":" << product.MemoryBytes()
