@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "api/envelope.h"
@@ -120,129 +121,161 @@ json RenderKbHit(const KbHit& h) {
           {"score", h.score}};
 }
 
+namespace {
+
+// The knowledge-base handlers, one per route, over the service and the request limits they share.
+class KbHandlers {
+ public:
+  KbHandlers(KbService* service, KbApiLimits limits)
+      : service_(service), limits_(std::move(limits)) {}
+
+  Result<HttpResponse> ListKnowledgeBases(const HttpRequest& req, RequestContext& ctx) const {
+    auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits_.max_page_size));
+    if (!page.ok()) return page.status();
+    size_t total = 0;
+    auto kbs = service_->ListKnowledgeBases(Workspace(ctx), page->number, page->size, &total);
+    if (!kbs.ok()) return kbs.status();
+    json results = json::array();
+    for (const KnowledgeBaseSummary& k : *kbs) {
+      results.push_back({{"kb_id", k.kb_id},
+                         {"documents", k.documents},
+                         {"processing", k.processing},
+                         {"failed", k.failed},
+                         {"updated_at", FormatIsoMicros(k.updated_at_us)}});
+    }
+    return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Upload(const HttpRequest& req, RequestContext& ctx) const {
+    auto kb_id = KbId(ctx);
+    if (!kb_id.ok()) return kb_id.status();
+    auto parsed = ParseKbUpload(req.body, Workspace(ctx), *kb_id, limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto id = service_->Upload(*parsed);
+    if (!id.ok()) return id.status();
+    return V3Response(
+        {{"id", *id}, {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kKbDocument)}},
+        ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> ListDocs(const HttpRequest& req, RequestContext& ctx) const {
+    auto kb_id = KbId(ctx);
+    if (!kb_id.ok()) return kb_id.status();
+    auto page = PageOnlyQuery(req.query, 10, static_cast<size_t>(limits_.max_page_size));
+    if (!page.ok()) return page.status();
+    size_t total = 0;
+    auto docs = service_->List(Workspace(ctx), *kb_id, page->number, page->size, &total);
+    if (!docs.ok()) return docs.status();
+    json results = json::array();
+    for (const auto& d : *docs) results.push_back(RenderListItem(d));
+    return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> GetDoc(const HttpRequest&, RequestContext& ctx) const {
+    auto kb_id = KbId(ctx);
+    if (!kb_id.ok()) return kb_id.status();
+    auto d = service_->Get(Workspace(ctx), *kb_id, ctx.params.at("doc_id"));
+    if (!d.ok()) return d.status();
+    return V3Response({{"id", d->id},
+                       {"title", d->title},
+                       {"content", d->content},
+                       {"status", JobStatusName(d->status, JobVocabulary::kKbDocument)},
+                       {"timestamp", FormatIsoMicros(d->created_at_us)},
+                       {"error_message", d->error_message}},
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> DeleteDoc(const HttpRequest&, RequestContext& ctx) const {
+    auto kb_id = KbId(ctx);
+    if (!kb_id.ok()) return kb_id.status();
+    const std::string& id = ctx.params.at("doc_id");
+    ENGRAM_RETURN_IF_ERROR(service_->Delete(Workspace(ctx), *kb_id, id));
+    return V3Response({{"id", id}, {"error_message", ""}}, ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Search(const HttpRequest& req, RequestContext& ctx) const {
+    auto kb_id = KbId(ctx);
+    if (!kb_id.ok()) return kb_id.status();
+    auto parsed = ParseJsonObject(req.body);
+    if (!parsed.ok()) return parsed.status();
+    auto query = GetString(*parsed, "query", "query", {.max_bytes = limits_.max_query_bytes});
+    if (!query.ok()) return query.status();
+    if (!IsValidUtf8(**query)) return Status::InvalidParameter("query must be valid UTF-8");
+    auto top_k = GetInt(*parsed, "top_k", "top_k", 1, limits_.max_top_k, false);
+    if (!top_k.ok()) return top_k.status();
+    auto explain = GetBool(*parsed, "explain");
+    if (!explain.ok()) return explain.status();
+    auto hits =
+        service_->Search(Workspace(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)),
+                         explain->value_or(false));
+    if (!hits.ok()) return hits.status();
+    json results = json::array();
+    for (const KbHit& h : *hits) {
+      json item = RenderKbHit(h);
+      if (h.explain) item["explain"] = ExplanationJson(*h.explain);
+      results.push_back(std::move(item));
+    }
+    return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
+  }
+
+  // Search's Route::ready: a cold knowledge base is loaded from the store first, not on an I/O
+  // thread. An invalid kb_id is refused by the handler, on whichever thread.
+  bool SearchReady(const HttpRequest&, const RequestContext& ctx) const {
+    auto kb_id = KbId(ctx);
+    return !kb_id.ok() || service_->KnowledgeBaseLoaded(Workspace(ctx), *kb_id);
+  }
+
+ private:
+  static const std::string& Workspace(const RequestContext& ctx) {
+    return ctx.params.at("workspace");
+  }
+  // The kb_id of the path, validated.
+  Result<std::string> KbId(const RequestContext& ctx) const {
+    const std::string& id = ctx.params.at("kb_id");
+    ENGRAM_RETURN_IF_ERROR(CheckId(id, "kb_id", limits_));
+    return id;
+  }
+
+  KbService* service_;
+  KbApiLimits limits_;
+};
+
+}  // namespace
+
 void RegisterKbRoutes(Router& router, KbService* service, KbApiLimits limits) {
   const std::string p = std::string(kKnowledgeBases) + "/{kb_id}";
-  auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
-  // The kb_id of the path, validated.
-  auto kb = [limits](const RequestContext& ctx) -> Result<std::string> {
-    const std::string& id = ctx.params.at("kb_id");
-    ENGRAM_RETURN_IF_ERROR(CheckId(id, "kb_id", limits));
-    return id;
-  };
+  auto h = std::make_shared<const KbHandlers>(service, std::move(limits));
+  using H = KbHandlers;
   router.Add({.method = "GET",
               .pattern = kKnowledgeBases,
               .name = "kb_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits.max_page_size));
-                if (!page.ok()) return page.status();
-                size_t total = 0;
-                auto kbs = service->ListKnowledgeBases(ws(ctx), page->number, page->size, &total);
-                if (!kbs.ok()) return kbs.status();
-                json results = json::array();
-                for (const KnowledgeBaseSummary& k : *kbs) {
-                  results.push_back({{"kb_id", k.kb_id},
-                                     {"documents", k.documents},
-                                     {"processing", k.processing},
-                                     {"failed", k.failed},
-                                     {"updated_at", FormatIsoMicros(k.updated_at_us)}});
-                }
-                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
-                                  ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::ListKnowledgeBases)});
   router.Add({.method = "POST",
               .pattern = p + "/docs",
               .name = "kb_doc_upload",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto kb_id = kb(ctx);
-                if (!kb_id.ok()) return kb_id.status();
-                auto parsed = ParseKbUpload(req.body, ws(ctx), *kb_id, limits);
-                if (!parsed.ok()) return parsed.status();
-                auto id = service->Upload(*parsed);
-                if (!id.ok()) return id.status();
-                return V3Response(
-                    {{"id", *id},
-                     {"status", JobStatusName(JobStatus::kPending, JobVocabulary::kKbDocument)}},
-                    ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Upload)});
   router.Add({.method = "GET",
               .pattern = p + "/docs",
               .name = "kb_doc_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto kb_id = kb(ctx);
-                if (!kb_id.ok()) return kb_id.status();
-                auto page = PageOnlyQuery(req.query, 10, static_cast<size_t>(limits.max_page_size));
-                if (!page.ok()) return page.status();
-                size_t total = 0;
-                auto docs = service->List(ws(ctx), *kb_id, page->number, page->size, &total);
-                if (!docs.ok()) return docs.status();
-                json results = json::array();
-                for (const auto& d : *docs) results.push_back(RenderListItem(d));
-                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
-                                  ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::ListDocs)});
   router.Add({.method = "GET",
               .pattern = p + "/docs/{doc_id}",
               .name = "kb_doc_get",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-                auto kb_id = kb(ctx);
-                if (!kb_id.ok()) return kb_id.status();
-                auto d = service->Get(ws(ctx), *kb_id, ctx.params.at("doc_id"));
-                if (!d.ok()) return d.status();
-                return V3Response({{"id", d->id},
-                                   {"title", d->title},
-                                   {"content", d->content},
-                                   {"status", JobStatusName(d->status, JobVocabulary::kKbDocument)},
-                                   {"timestamp", FormatIsoMicros(d->created_at_us)},
-                                   {"error_message", d->error_message}},
-                                  ctx.request_id, ctx.ElapsedMs());
+              .handler = BindHandler(h, &H::GetDoc)});
+  router.Add({.method = "DELETE",
+              .pattern = p + "/docs/{doc_id}",
+              .name = "kb_doc_delete",
+              .handler = BindHandler(h, &H::DeleteDoc)});
+  router.Add({.method = "POST",
+              .pattern = p + "/search",
+              .name = "kb_search",
+              .handler = BindHandler(h, &H::Search),
+              .compute_bound = true,
+              .ready = [h](const HttpRequest& req, const RequestContext& ctx) {
+                return h->SearchReady(req, ctx);
               }});
-  router.Add(
-      {.method = "DELETE",
-       .pattern = p + "/docs/{doc_id}",
-       .name = "kb_doc_delete",
-       .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-         auto kb_id = kb(ctx);
-         if (!kb_id.ok()) return kb_id.status();
-         const std::string& id = ctx.params.at("doc_id");
-         ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), *kb_id, id));
-         return V3Response({{"id", id}, {"error_message", ""}}, ctx.request_id, ctx.ElapsedMs());
-       }});
-  router.Add(
-      {.method = "POST",
-       .pattern = p + "/search",
-       .name = "kb_search",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto kb_id = kb(ctx);
-         if (!kb_id.ok()) return kb_id.status();
-         auto parsed = ParseJsonObject(req.body);
-         if (!parsed.ok()) return parsed.status();
-         auto query = GetString(*parsed, "query", "query", {.max_bytes = limits.max_query_bytes});
-         if (!query.ok()) return query.status();
-         if (!IsValidUtf8(**query)) return Status::InvalidParameter("query must be valid UTF-8");
-         auto top_k = GetInt(*parsed, "top_k", "top_k", 1, limits.max_top_k, false);
-         if (!top_k.ok()) return top_k.status();
-         auto explain = GetBool(*parsed, "explain");
-         if (!explain.ok()) return explain.status();
-         auto hits =
-             service->Search(ws(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)),
-                             explain->value_or(false));
-         if (!hits.ok()) return hits.status();
-         json results = json::array();
-         for (const KbHit& h : *hits) {
-           json item = RenderKbHit(h);
-           if (h.explain) item["explain"] = ExplanationJson(*h.explain);
-           results.push_back(std::move(item));
-         }
-         return V3Response({{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
-       },
-       .compute_bound = true,
-       // A cold knowledge base is loaded from the store first: not on an I/O thread. An invalid
-       // kb_id is refused by the handler, on whichever thread.
-       .ready =
-           [=](const HttpRequest&, const RequestContext& ctx) {
-             auto kb_id = kb(ctx);
-             return !kb_id.ok() || service->KnowledgeBaseLoaded(ws(ctx), *kb_id);
-           }});
 }
 
 }  // namespace engram

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -288,161 +289,197 @@ Result<SkillUpdateRequest> ParseSkillUpdate(std::string_view body, const std::st
   return req;
 }
 
+namespace {
+
+// The V3 skill handlers, one per route, over the service and the request limits they share.
+class SkillHandlers {
+ public:
+  SkillHandlers(SkillService* service, SkillApiLimits limits)
+      : service_(service), limits_(std::move(limits)) {}
+
+  Result<HttpResponse> Add(const HttpRequest& req, RequestContext& ctx) const {
+    auto parsed = ParseSkillAdd(req.body, Workspace(ctx), limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto id = service_->Add(*parsed);
+    if (!id.ok()) return id.status();
+    return V3Response(json{{"task_id", *id}}, ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Task(const HttpRequest&, RequestContext& ctx) const {
+    auto task = service_->GetTask(Workspace(ctx), ctx.params.at("task_id"));
+    if (!task.ok()) return task.status();
+    return V3Response(RenderTask(*task), ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Tasks(const HttpRequest& req, RequestContext& ctx) const {
+    auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits_.max_size));
+    if (!page.ok()) return page.status();
+    size_t total = 0;
+    auto tasks = service_->ListTasks(Workspace(ctx), page->number, page->size, &total);
+    if (!tasks.ok()) return tasks.status();
+    json results = json::array();
+    for (const auto& t : *tasks) results.push_back(RenderTask(t));
+    return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Import(const HttpRequest& req, RequestContext& ctx) const {
+    auto parsed = ParseSkillImport(req.body, Workspace(ctx), limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto skills = service_->Import(*parsed);
+    if (!skills.ok()) return skills.status();
+    json data = json::array();
+    for (const auto& s : *skills) data.push_back(RenderImported(s));
+    return V3Response(json{{"imported_count", skills->size()}, {"data", std::move(data)}},
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> List(const HttpRequest& req, RequestContext& ctx) const {
+    auto params = ParseQueryString(req.query);
+    if (!params.ok()) return params.status();
+    ENGRAM_RETURN_IF_ERROR(
+        CheckKnownQueryParams(*params, {"user_id", "agent_id", "page_number", "page_size"}));
+    // Skills are owned: a list is one owner's, as a search is.
+    std::string scope[2];
+    const char* names[2] = {"user_id", "agent_id"};
+    for (int i = 0; i < 2; ++i) {
+      auto it = params->find(names[i]);
+      if (it == params->end()) continue;
+      ENGRAM_RETURN_IF_ERROR(CheckIdValue(it->second, names[i], limits_.max_id_bytes));
+      scope[i] = it->second;
+    }
+    if (scope[0].empty()) return Status::InvalidParameter("user_id is required");
+    auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits_.max_size));
+    if (!page.ok()) return page.status();
+    size_t total = 0;
+    auto skills =
+        service_->List(Workspace(ctx), scope[0], scope[1], page->number, page->size, &total);
+    if (!skills.ok()) return skills.status();
+    json results = json::array();
+    for (const SkillSummary& s : *skills) {
+      results.push_back({{"skill_id", s.id},
+                         {"name", s.name},
+                         {"description", s.description},
+                         {"version", s.version},
+                         {"user_id", s.owner},
+                         {"agent_id", IdOrNull(s.agent_id)},
+                         {"updated_at", FormatIsoMicros(s.updated_at_us)}});
+    }
+    return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Search(const HttpRequest& req, RequestContext& ctx) const {
+    auto parsed = ParseSkillSearch(req.body, Workspace(ctx), limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto hits = service_->Search(*parsed);
+    if (!hits.ok()) return hits.status();
+    json results = json::array();
+    for (const auto& h : *hits) {
+      json item = {{"skill_id", h.skill.id},
+                   {"name", h.skill.name},
+                   {"description", h.skill.description},
+                   {"version", h.skill.version},
+                   {"user_id", h.skill.owner},
+                   {"agent_id", IdOrNull(h.skill.agent_id)},
+                   {"score", h.score}};
+      if (h.explain) item["explain"] = ExplanationJson(*h.explain);
+      results.push_back(std::move(item));
+    }
+    return V3Response(json{{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Get(const HttpRequest& req, RequestContext& ctx) const {
+    const std::string& id = ctx.params.at("skill_id");
+    auto user_id = ParseSkillOwner(req.query, limits_);
+    if (!user_id.ok()) return user_id.status();
+    auto skill = service_->Get(Workspace(ctx), id, *user_id);
+    if (!skill.ok()) return skill.status();
+    auto versions = service_->Versions(Workspace(ctx), id);
+    if (!versions.ok()) return versions.status();
+    return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Update(const HttpRequest& req, RequestContext& ctx) const {
+    const std::string& id = ctx.params.at("skill_id");
+    auto parsed = ParseSkillUpdate(req.body, Workspace(ctx), id, limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto skill = service_->Update(*parsed);
+    if (!skill.ok()) return skill.status();
+    auto versions = service_->Versions(Workspace(ctx), id);
+    if (!versions.ok()) return versions.status();
+    return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
+  }
+
+  Result<HttpResponse> Delete(const HttpRequest& req, RequestContext& ctx) const {
+    const std::string& id = ctx.params.at("skill_id");
+    auto user_id = ParseSkillOwner(req.query, limits_);
+    if (!user_id.ok()) return user_id.status();
+    ENGRAM_RETURN_IF_ERROR(service_->Delete(Workspace(ctx), id, *user_id));
+    return V3Response(json{{"skill_id", id},
+                           {"status", "success"},
+                           {"message", fmt::format("Skill {} deleted", id)}},
+                      ctx.request_id, ctx.ElapsedMs());
+  }
+
+ private:
+  static const std::string& Workspace(const RequestContext& ctx) {
+    return ctx.params.at("workspace");
+  }
+
+  SkillService* service_;
+  SkillApiLimits limits_;
+};
+
+}  // namespace
+
 void RegisterSkillRoutes(Router& router, SkillService* service, SkillApiLimits limits) {
   const std::string p = std::string(kPrefix) + "/skills";
-  auto ws = [](const RequestContext& ctx) { return ctx.params.at("workspace"); };
+  auto h = std::make_shared<const SkillHandlers>(service, std::move(limits));
+  using H = SkillHandlers;
   // Skills not yet loaded (and embedded) are loaded from the store first: not on an I/O thread.
   const auto loaded = RouteWorkspaceLoadedProbe(service);
   // Literal routes first: "skills/add" must not be taken for a skill id.
   router.Add({.method = "POST",
               .pattern = p + "/add",
               .name = "skill_add",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed = ParseSkillAdd(req.body, ws(ctx), limits);
-                if (!parsed.ok()) return parsed.status();
-                auto id = service->Add(*parsed);
-                if (!id.ok()) return id.status();
-                return V3Response(json{{"task_id", *id}}, ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Add)});
   router.Add({.method = "GET",
               .pattern = p + "/tasks/{task_id}",
               .name = "skill_task",
-              .handler = [=](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
-                auto task = service->GetTask(ws(ctx), ctx.params.at("task_id"));
-                if (!task.ok()) return task.status();
-                return V3Response(RenderTask(*task), ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Task)});
   router.Add({.method = "GET",
               .pattern = p + "/tasks",
               .name = "skill_task_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits.max_size));
-                if (!page.ok()) return page.status();
-                size_t total = 0;
-                auto tasks = service->ListTasks(ws(ctx), page->number, page->size, &total);
-                if (!tasks.ok()) return tasks.status();
-                json results = json::array();
-                for (const auto& t : *tasks) results.push_back(RenderTask(t));
-                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
-                                  ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Tasks)});
   router.Add({.method = "POST",
               .pattern = p + "/import",
               .name = "skill_import",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto parsed = ParseSkillImport(req.body, ws(ctx), limits);
-                if (!parsed.ok()) return parsed.status();
-                auto skills = service->Import(*parsed);
-                if (!skills.ok()) return skills.status();
-                json data = json::array();
-                for (const auto& s : *skills) data.push_back(RenderImported(s));
-                return V3Response(
-                    json{{"imported_count", skills->size()}, {"data", std::move(data)}},
-                    ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Import)});
   router.Add({.method = "GET",
               .pattern = p,
               .name = "skill_list",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                auto params = ParseQueryString(req.query);
-                if (!params.ok()) return params.status();
-                ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
-                    *params, {"user_id", "agent_id", "page_number", "page_size"}));
-                // Skills are owned: a list is one owner's, as a search is.
-                std::string scope[2];
-                const char* names[2] = {"user_id", "agent_id"};
-                for (int i = 0; i < 2; ++i) {
-                  auto it = params->find(names[i]);
-                  if (it == params->end()) continue;
-                  ENGRAM_RETURN_IF_ERROR(CheckIdValue(it->second, names[i], limits.max_id_bytes));
-                  scope[i] = it->second;
-                }
-                if (scope[0].empty()) return Status::InvalidParameter("user_id is required");
-                auto page = PageQueryParams(*params, 20, static_cast<size_t>(limits.max_size));
-                if (!page.ok()) return page.status();
-                size_t total = 0;
-                auto skills =
-                    service->List(ws(ctx), scope[0], scope[1], page->number, page->size, &total);
-                if (!skills.ok()) return skills.status();
-                json results = json::array();
-                for (const SkillSummary& s : *skills) {
-                  results.push_back({{"skill_id", s.id},
-                                     {"name", s.name},
-                                     {"description", s.description},
-                                     {"version", s.version},
-                                     {"user_id", s.owner},
-                                     {"agent_id", IdOrNull(s.agent_id)},
-                                     {"updated_at", FormatIsoMicros(s.updated_at_us)}});
-                }
-                return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
-                                  ctx.request_id, ctx.ElapsedMs());
-              },
+              .handler = BindHandler(h, &H::List),
               .compute_bound = true,
               .ready = loaded});
-  router.Add(
-      {.method = "POST",
-       .pattern = p + "/search",
-       .name = "skill_search",
-       .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-         auto parsed = ParseSkillSearch(req.body, ws(ctx), limits);
-         if (!parsed.ok()) return parsed.status();
-         auto hits = service->Search(*parsed);
-         if (!hits.ok()) return hits.status();
-         json results = json::array();
-         for (const auto& h : *hits) {
-           json item = {{"skill_id", h.skill.id},
-                        {"name", h.skill.name},
-                        {"description", h.skill.description},
-                        {"version", h.skill.version},
-                        {"user_id", h.skill.owner},
-                        {"agent_id", IdOrNull(h.skill.agent_id)},
-                        {"score", h.score}};
-           if (h.explain) item["explain"] = ExplanationJson(*h.explain);
-           results.push_back(std::move(item));
-         }
-         return V3Response(json{{"results", std::move(results)}}, ctx.request_id, ctx.ElapsedMs());
-       },
-       .compute_bound = true,
-       .ready = loaded});
+  router.Add({.method = "POST",
+              .pattern = p + "/search",
+              .name = "skill_search",
+              .handler = BindHandler(h, &H::Search),
+              .compute_bound = true,
+              .ready = loaded});
   router.Add({.method = "GET",
               .pattern = p + "/{skill_id}",
               .name = "skill_get",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                const std::string& id = ctx.params.at("skill_id");
-                auto user_id = ParseSkillOwner(req.query, limits);
-                if (!user_id.ok()) return user_id.status();
-                auto skill = service->Get(ws(ctx), id, *user_id);
-                if (!skill.ok()) return skill.status();
-                auto versions = service->Versions(ws(ctx), id);
-                if (!versions.ok()) return versions.status();
-                return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Get)});
   router.Add({.method = "PUT",
               .pattern = p + "/{skill_id}",
               .name = "skill_update",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                const std::string& id = ctx.params.at("skill_id");
-                auto parsed = ParseSkillUpdate(req.body, ws(ctx), id, limits);
-                if (!parsed.ok()) return parsed.status();
-                auto skill = service->Update(*parsed);
-                if (!skill.ok()) return skill.status();
-                auto versions = service->Versions(ws(ctx), id);
-                if (!versions.ok()) return versions.status();
-                return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Update)});
   router.Add({.method = "DELETE",
               .pattern = p + "/{skill_id}",
               .name = "skill_delete",
-              .handler = [=](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
-                const std::string& id = ctx.params.at("skill_id");
-                auto user_id = ParseSkillOwner(req.query, limits);
-                if (!user_id.ok()) return user_id.status();
-                ENGRAM_RETURN_IF_ERROR(service->Delete(ws(ctx), id, *user_id));
-                return V3Response(json{{"skill_id", id},
-                                       {"status", "success"},
-                                       {"message", fmt::format("Skill {} deleted", id)}},
-                                  ctx.request_id, ctx.ElapsedMs());
-              }});
+              .handler = BindHandler(h, &H::Delete)});
 }
 
 }  // namespace engram
