@@ -133,7 +133,7 @@ class KbHandlers {
     auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits_.max_page_size));
     if (!page.ok()) return page.status();
     size_t total = 0;
-    auto kbs = service_->ListKnowledgeBases(Workspace(ctx), page->number, page->size, &total);
+    auto kbs = service_->ListKnowledgeBases(PathWorkspace(ctx), page->number, page->size, &total);
     if (!kbs.ok()) return kbs.status();
     json results = json::array();
     for (const KnowledgeBaseSummary& k : *kbs) {
@@ -150,7 +150,7 @@ class KbHandlers {
   Result<HttpResponse> Upload(const HttpRequest& req, RequestContext& ctx) const {
     auto kb_id = KbId(ctx);
     if (!kb_id.ok()) return kb_id.status();
-    auto parsed = ParseKbUpload(req.body, Workspace(ctx), *kb_id, limits_);
+    auto parsed = ParseKbUpload(req.body, PathWorkspace(ctx), *kb_id, limits_);
     if (!parsed.ok()) return parsed.status();
     auto id = service_->Upload(*parsed);
     if (!id.ok()) return id.status();
@@ -165,7 +165,7 @@ class KbHandlers {
     auto page = PageOnlyQuery(req.query, 10, static_cast<size_t>(limits_.max_page_size));
     if (!page.ok()) return page.status();
     size_t total = 0;
-    auto docs = service_->List(Workspace(ctx), *kb_id, page->number, page->size, &total);
+    auto docs = service_->List(PathWorkspace(ctx), *kb_id, page->number, page->size, &total);
     if (!docs.ok()) return docs.status();
     json results = json::array();
     for (const auto& d : *docs) results.push_back(RenderListItem(d));
@@ -176,7 +176,7 @@ class KbHandlers {
   Result<HttpResponse> GetDoc(const HttpRequest&, RequestContext& ctx) const {
     auto kb_id = KbId(ctx);
     if (!kb_id.ok()) return kb_id.status();
-    auto d = service_->Get(Workspace(ctx), *kb_id, ctx.params.at("doc_id"));
+    auto d = service_->Get(PathWorkspace(ctx), *kb_id, ctx.params.at("doc_id"));
     if (!d.ok()) return d.status();
     return V3Response({{"id", d->id},
                        {"title", d->title},
@@ -191,7 +191,7 @@ class KbHandlers {
     auto kb_id = KbId(ctx);
     if (!kb_id.ok()) return kb_id.status();
     const std::string& id = ctx.params.at("doc_id");
-    ENGRAM_RETURN_IF_ERROR(service_->Delete(Workspace(ctx), *kb_id, id));
+    ENGRAM_RETURN_IF_ERROR(service_->Delete(PathWorkspace(ctx), *kb_id, id));
     return V3Response({{"id", id}, {"error_message", ""}}, ctx.request_id, ctx.ElapsedMs());
   }
 
@@ -208,8 +208,8 @@ class KbHandlers {
     auto explain = GetBool(*parsed, "explain");
     if (!explain.ok()) return explain.status();
     auto hits =
-        service_->Search(Workspace(ctx), *kb_id, **query, static_cast<size_t>(top_k->value_or(10)),
-                         explain->value_or(false));
+        service_->Search(PathWorkspace(ctx), *kb_id, **query,
+                         static_cast<size_t>(top_k->value_or(10)), explain->value_or(false));
     if (!hits.ok()) return hits.status();
     json results = json::array();
     for (const KbHit& h : *hits) {
@@ -224,13 +224,10 @@ class KbHandlers {
   // thread. An invalid kb_id is refused by the handler, on whichever thread.
   bool SearchReady(const HttpRequest&, const RequestContext& ctx) const {
     auto kb_id = KbId(ctx);
-    return !kb_id.ok() || service_->KnowledgeBaseLoaded(Workspace(ctx), *kb_id);
+    return !kb_id.ok() || service_->KnowledgeBaseLoaded(PathWorkspace(ctx), *kb_id);
   }
 
  private:
-  static const std::string& Workspace(const RequestContext& ctx) {
-    return ctx.params.at("workspace");
-  }
   // The kb_id of the path, validated.
   Result<std::string> KbId(const RequestContext& ctx) const {
     const std::string& id = ctx.params.at("kb_id");

@@ -201,7 +201,7 @@ class MemoryHandlers {
       : service_(service), limits_(std::move(limits)) {}
 
   Result<HttpResponse> Add(const HttpRequest& req, RequestContext& ctx) const {
-    auto parsed = ParseMemoryAdd(req.body, Workspace(ctx), limits_);
+    auto parsed = ParseMemoryAdd(req.body, PathWorkspace(ctx), limits_);
     if (!parsed.ok()) return parsed.status();
     // Answered once the event is durable, from the thread that made it so.
     return DeferredResponse(ctx, [service = service_,
@@ -217,7 +217,7 @@ class MemoryHandlers {
   }
 
   Result<HttpResponse> Event(const HttpRequest&, RequestContext& ctx) const {
-    auto event = service_->GetEvent(Workspace(ctx), ctx.params.at("event_id"));
+    auto event = service_->GetEvent(PathWorkspace(ctx), ctx.params.at("event_id"));
     if (!event.ok()) return event.status();
     return JsonResponse(200, RenderEvent(*event));
   }
@@ -227,7 +227,7 @@ class MemoryHandlers {
     auto page = PageOnlyQuery(req.query, 20, 100);
     if (!page.ok()) return page.status();
     size_t total = 0;
-    auto events = service_->ListEvents(Workspace(ctx), page->number, page->size, &total);
+    auto events = service_->ListEvents(PathWorkspace(ctx), page->number, page->size, &total);
     if (!events.ok()) return events.status();
     json results = json::array();
     for (const auto& e : *events) results.push_back(RenderEvent(e));
@@ -235,7 +235,7 @@ class MemoryHandlers {
   }
 
   Result<HttpResponse> Search(const HttpRequest& req, RequestContext& ctx) const {
-    auto parsed = ParseMemorySearch(req.body, Workspace(ctx), limits_);
+    auto parsed = ParseMemorySearch(req.body, PathWorkspace(ctx), limits_);
     if (!parsed.ok()) return parsed.status();
     auto hits = service_->Search(*parsed);
     if (!hits.ok()) return hits.status();
@@ -259,7 +259,7 @@ class MemoryHandlers {
     auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
     if (!page.ok()) return page.status();
     size_t total = 0;
-    auto list = service_->List(Workspace(ctx), *filter, page->number, page->size, &total);
+    auto list = service_->List(PathWorkspace(ctx), *filter, page->number, page->size, &total);
     if (!list.ok()) return list.status();
     json results = json::array();
     for (const auto& m : *list) results.push_back(RenderMemory(m));
@@ -272,20 +272,21 @@ class MemoryHandlers {
     ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(*params, {"user_id", "agent_id", "run_id"}));
     auto filter = ScopeFromQuery(*params, limits_);
     if (!filter.ok()) return filter.status();
-    auto n = service_->DeleteAll(Workspace(ctx), *filter);
+    auto n = service_->DeleteAll(PathWorkspace(ctx), *filter);
     if (!n.ok()) return n.status();
     return JsonResponse(
         200, json{{"message", fmt::format("{} memories deleted", *n)}, {"deleted_count", *n}});
   }
 
   Result<HttpResponse> Get(const HttpRequest&, RequestContext& ctx) const {
-    auto m = service_->Get(Workspace(ctx), ctx.params.at("memory_id"));
+    auto m = service_->Get(PathWorkspace(ctx), ctx.params.at("memory_id"));
     if (!m.ok()) return m.status();
     return JsonResponse(200, RenderMemory(*m));
   }
 
   Result<HttpResponse> Update(const HttpRequest& req, RequestContext& ctx) const {
-    auto parsed = ParseMemoryUpdate(req.body, Workspace(ctx), ctx.params.at("memory_id"), limits_);
+    auto parsed =
+        ParseMemoryUpdate(req.body, PathWorkspace(ctx), ctx.params.at("memory_id"), limits_);
     if (!parsed.ok()) return parsed.status();
     auto m = service_->Update(*parsed);
     if (!m.ok()) return m.status();
@@ -294,12 +295,12 @@ class MemoryHandlers {
 
   Result<HttpResponse> Delete(const HttpRequest&, RequestContext& ctx) const {
     const std::string& id = ctx.params.at("memory_id");
-    ENGRAM_RETURN_IF_ERROR(service_->Delete(Workspace(ctx), id));
+    ENGRAM_RETURN_IF_ERROR(service_->Delete(PathWorkspace(ctx), id));
     return JsonResponse(200, json{{"message", fmt::format("Memory {} deleted successfully", id)}});
   }
 
   Result<HttpResponse> History(const HttpRequest&, RequestContext& ctx) const {
-    auto history = service_->History(Workspace(ctx), ctx.params.at("memory_id"));
+    auto history = service_->History(PathWorkspace(ctx), ctx.params.at("memory_id"));
     if (!history.ok()) return history.status();
     json results = json::array();
     for (const auto& h : *history) {
@@ -317,10 +318,6 @@ class MemoryHandlers {
   }
 
  private:
-  static const std::string& Workspace(const RequestContext& ctx) {
-    return ctx.params.at("workspace");
-  }
-
   MemoryService* service_;
   MemoryApiLimits limits_;
 };

@@ -75,13 +75,18 @@ struct Route {
   ErrorRenderer render_error;
 };
 
+// The workspace a route's path names: its {workspace} parameter (the Agentic Memory paths).
+inline const std::string& PathWorkspace(const RequestContext& ctx) {
+  return ctx.params.at("workspace");
+}
+
 // The Route::ready probe of a route that reads the shard of its {workspace} path parameter in
 // `service` (memories, skills): whether service->WorkspaceLoaded(that workspace). The twin of
 // mcp::WorkspaceLoadedProbe for tools.
 template <typename Service>
 auto RouteWorkspaceLoadedProbe(const Service* service) {
   return [service](const HttpRequest&, const RequestContext& ctx) {
-    return service->WorkspaceLoaded(ctx.params.at("workspace"));
+    return service->WorkspaceLoaded(PathWorkspace(ctx));
   };
 }
 
