@@ -79,6 +79,12 @@ json MetadataOf(const std::string& text) {
   return j.is_object() ? j : json::object();
 }
 
+// A skill as lists and search results show it; a list adds when it changed, a search its score.
+json RenderSummary(const SkillSummary& s) {
+  return {{"skill_id", s.id},     {"name", s.name},     {"description", s.description},
+          {"version", s.version}, {"user_id", s.owner}, {"agent_id", IdOrNull(s.agent_id)}};
+}
+
 json RenderImported(const SkillRecord& s) {
   json paths = json::array();
   for (const auto& [path, content] : s.files) {
@@ -298,7 +304,7 @@ class SkillHandlers {
       : service_(service), limits_(std::move(limits)) {}
 
   Result<HttpResponse> Add(const HttpRequest& req, RequestContext& ctx) const {
-    auto parsed = ParseSkillAdd(req.body, Workspace(ctx), limits_);
+    auto parsed = ParseSkillAdd(req.body, PathWorkspace(ctx), limits_);
     if (!parsed.ok()) return parsed.status();
     auto id = service_->Add(*parsed);
     if (!id.ok()) return id.status();
@@ -306,7 +312,7 @@ class SkillHandlers {
   }
 
   Result<HttpResponse> Task(const HttpRequest&, RequestContext& ctx) const {
-    auto task = service_->GetTask(Workspace(ctx), ctx.params.at("task_id"));
+    auto task = service_->GetTask(PathWorkspace(ctx), ctx.params.at("task_id"));
     if (!task.ok()) return task.status();
     return V3Response(RenderTask(*task), ctx.request_id, ctx.ElapsedMs());
   }
@@ -315,7 +321,7 @@ class SkillHandlers {
     auto page = PageOnlyQuery(req.query, 20, static_cast<size_t>(limits_.max_size));
     if (!page.ok()) return page.status();
     size_t total = 0;
-    auto tasks = service_->ListTasks(Workspace(ctx), page->number, page->size, &total);
+    auto tasks = service_->ListTasks(PathWorkspace(ctx), page->number, page->size, &total);
     if (!tasks.ok()) return tasks.status();
     json results = json::array();
     for (const auto& t : *tasks) results.push_back(RenderTask(t));
@@ -324,7 +330,7 @@ class SkillHandlers {
   }
 
   Result<HttpResponse> Import(const HttpRequest& req, RequestContext& ctx) const {
-    auto parsed = ParseSkillImport(req.body, Workspace(ctx), limits_);
+    auto parsed = ParseSkillImport(req.body, PathWorkspace(ctx), limits_);
     if (!parsed.ok()) return parsed.status();
     auto skills = service_->Import(*parsed);
     if (!skills.ok()) return skills.status();
@@ -353,36 +359,27 @@ class SkillHandlers {
     if (!page.ok()) return page.status();
     size_t total = 0;
     auto skills =
-        service_->List(Workspace(ctx), scope[0], scope[1], page->number, page->size, &total);
+        service_->List(PathWorkspace(ctx), scope[0], scope[1], page->number, page->size, &total);
     if (!skills.ok()) return skills.status();
     json results = json::array();
     for (const SkillSummary& s : *skills) {
-      results.push_back({{"skill_id", s.id},
-                         {"name", s.name},
-                         {"description", s.description},
-                         {"version", s.version},
-                         {"user_id", s.owner},
-                         {"agent_id", IdOrNull(s.agent_id)},
-                         {"updated_at", FormatIsoMicros(s.updated_at_us)}});
+      json item = RenderSummary(s);
+      item["updated_at"] = FormatIsoMicros(s.updated_at_us);
+      results.push_back(std::move(item));
     }
     return V3Response(ListPageBody(std::move(results), total, page->number, page->size),
                       ctx.request_id, ctx.ElapsedMs());
   }
 
   Result<HttpResponse> Search(const HttpRequest& req, RequestContext& ctx) const {
-    auto parsed = ParseSkillSearch(req.body, Workspace(ctx), limits_);
+    auto parsed = ParseSkillSearch(req.body, PathWorkspace(ctx), limits_);
     if (!parsed.ok()) return parsed.status();
     auto hits = service_->Search(*parsed);
     if (!hits.ok()) return hits.status();
     json results = json::array();
     for (const auto& h : *hits) {
-      json item = {{"skill_id", h.skill.id},
-                   {"name", h.skill.name},
-                   {"description", h.skill.description},
-                   {"version", h.skill.version},
-                   {"user_id", h.skill.owner},
-                   {"agent_id", IdOrNull(h.skill.agent_id)},
-                   {"score", h.score}};
+      json item = RenderSummary(h.skill);
+      item["score"] = h.score;
       if (h.explain) item["explain"] = ExplanationJson(*h.explain);
       results.push_back(std::move(item));
     }
@@ -393,20 +390,20 @@ class SkillHandlers {
     const std::string& id = ctx.params.at("skill_id");
     auto user_id = ParseSkillOwner(req.query, limits_);
     if (!user_id.ok()) return user_id.status();
-    auto skill = service_->Get(Workspace(ctx), id, *user_id);
+    auto skill = service_->Get(PathWorkspace(ctx), id, *user_id);
     if (!skill.ok()) return skill.status();
-    auto versions = service_->Versions(Workspace(ctx), id);
+    auto versions = service_->Versions(PathWorkspace(ctx), id);
     if (!versions.ok()) return versions.status();
     return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
   }
 
   Result<HttpResponse> Update(const HttpRequest& req, RequestContext& ctx) const {
     const std::string& id = ctx.params.at("skill_id");
-    auto parsed = ParseSkillUpdate(req.body, Workspace(ctx), id, limits_);
+    auto parsed = ParseSkillUpdate(req.body, PathWorkspace(ctx), id, limits_);
     if (!parsed.ok()) return parsed.status();
     auto skill = service_->Update(*parsed);
     if (!skill.ok()) return skill.status();
-    auto versions = service_->Versions(Workspace(ctx), id);
+    auto versions = service_->Versions(PathWorkspace(ctx), id);
     if (!versions.ok()) return versions.status();
     return V3Response(RenderSkill(*skill, *versions), ctx.request_id, ctx.ElapsedMs());
   }
@@ -415,7 +412,7 @@ class SkillHandlers {
     const std::string& id = ctx.params.at("skill_id");
     auto user_id = ParseSkillOwner(req.query, limits_);
     if (!user_id.ok()) return user_id.status();
-    ENGRAM_RETURN_IF_ERROR(service_->Delete(Workspace(ctx), id, *user_id));
+    ENGRAM_RETURN_IF_ERROR(service_->Delete(PathWorkspace(ctx), id, *user_id));
     return V3Response(json{{"skill_id", id},
                            {"status", "success"},
                            {"message", fmt::format("Skill {} deleted", id)}},
@@ -423,10 +420,6 @@ class SkillHandlers {
   }
 
  private:
-  static const std::string& Workspace(const RequestContext& ctx) {
-    return ctx.params.at("workspace");
-  }
-
   SkillService* service_;
   SkillApiLimits limits_;
 };
