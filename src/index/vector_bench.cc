@@ -51,8 +51,10 @@ void BM_GraphBuild(benchmark::State& state) {
   std::vector<std::vector<float>> vecs;
   for (DocId d = 0; d < n; ++d) vecs.push_back(test_vectors::RandomUnit(rng, 512));
   for (auto _ : state) {
-    VectorIndex index(VectorIndexOptions{
-        .dim = 512, .hnsw_threshold = 20000, .hnsw_build_threads = std::max(threads, 1)});
+    VectorIndex index(VectorIndexOptions{.dim = 512,
+                                         .hnsw_threshold = 20000,
+                                         .hnsw_build_threads = std::max(threads, 1),
+                                         .hnsw_build_in_background = false});
     if (threads > 0) index.BeginBatch();
     for (DocId d = 0; d < n; ++d) index.Set(d, vecs[d].data());
     if (threads > 0) index.EndBatch();

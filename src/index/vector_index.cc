@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <queue>
+#include <system_error>
 #include <thread>
 
 #include "index/int8_vectors.h"
@@ -57,13 +58,9 @@ class VectorIndex::Hnsw {
     if (need <= graph_.max_elements_) return;
     graph_.resizeIndex(std::max(need + need / 8, graph_.max_elements_ * 2));
   }
-  // `buf` is scratch of sizeof(float) + dim bytes. Callers Reserve first; concurrent calls are
-  // safe (hnswlib locks per element), Reserve and Remove are not.
-  void Add(DocId doc, float scale, const int8_t* code, int dim, std::vector<char>& buf) {
-    std::memcpy(buf.data(), &scale, sizeof(float));
-    std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
-    graph_.addPoint(buf.data(), doc);
-  }
+  // `element` is [float scale][int8 code * dim]; an existing doc is replaced. Callers Reserve
+  // first; concurrent calls are safe (hnswlib locks per element), Reserve and Remove are not.
+  void Add(const char* element, DocId doc) { graph_.addPoint(element, doc); }
   void Remove(DocId doc) {
     try {
       graph_.markDelete(doc);
@@ -71,13 +68,11 @@ class VectorIndex::Hnsw {
       // Not in the graph (never added or already deleted): nothing to do.
     }
   }
-  std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k,
-                                size_t ef) const {
+  std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k) const {
     std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
     std::memcpy(buf.data(), &scale, sizeof(float));
     std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
     auto& g = const_cast<hnswlib::HierarchicalNSW<float>&>(graph_);
-    (void)ef;
     auto pq = g.searchKnn(buf.data(), k);
     std::vector<ScoredDoc> out(pq.size());
     for (size_t i = pq.size(); i-- > 0;) {
@@ -97,41 +92,61 @@ class VectorIndex::Hnsw {
 };
 
 VectorIndex::VectorIndex(VectorIndexOptions options) : options_(options) {}
-VectorIndex::~VectorIndex() = default;
-VectorIndex::VectorIndex(VectorIndex&&) noexcept = default;
-VectorIndex& VectorIndex::operator=(VectorIndex&&) noexcept = default;
+
+VectorIndex::~VectorIndex() {
+  cancel_.store(true);
+  if (builder_.joinable()) builder_.join();
+}
 
 void VectorIndex::Set(DocId doc, const float* vector) {
   const size_t dim = static_cast<size_t>(options_.dim);
-  if (doc >= present_.size()) {
-    size_t n = static_cast<size_t>(doc) + 1;
-    codes_.resize(n * dim);
-    scales_.resize(n, 0.0f);
-    sums_.resize(n, 0);
-    present_.resize(n, false);
+  bool add_now = false, maybe_build = false;
+  {
+    MutexLock lock(&build_mu_);
+    if (doc >= present_.size()) {
+      size_t n = static_cast<size_t>(doc) + 1;
+      codes_.resize(n * dim);
+      scales_.resize(n, 0.0f);
+      sums_.resize(n, 0);
+      present_.resize(n, false);
+    }
+    int8_t* c = codes_.data() + static_cast<size_t>(doc) * dim;
+    scales_[doc] = QuantizeInt8(vector, options_.dim, c);
+    sums_[doc] = CodeSum(c, options_.dim);
+    if (!present_[doc]) {
+      present_[doc] = true;
+      ++count_;
+    }
+    if (building_.load(std::memory_order_relaxed)) {
+      dirty_.push_back(doc);
+    } else if (hnsw_ != nullptr) {
+      if (in_batch_) {
+        batch_docs_.push_back(doc);
+      } else {
+        add_now = true;
+      }
+    } else {
+      maybe_build = !in_batch_;
+    }
   }
-  int8_t* c = codes_.data() + static_cast<size_t>(doc) * dim;
-  scales_[doc] = QuantizeInt8(vector, options_.dim, c);
-  sums_[doc] = CodeSum(c, options_.dim);
-  if (!present_[doc]) {
-    present_[doc] = true;
-    ++count_;
-  }
-  if (in_batch_) {
-    if (hnsw_) batch_docs_.push_back(doc);
-  } else if (hnsw_) {
+  if (add_now) {
     AddToGraph({doc});
-  } else {
+  } else if (maybe_build) {
     MaybeBuildHnsw();
   }
 }
 
 void VectorIndex::Remove(DocId doc) {
+  MutexLock lock(&build_mu_);
   if (doc >= present_.size() || !present_[doc]) return;
   present_[doc] = false;
   scales_[doc] = 0;
   --count_;
-  if (hnsw_) hnsw_->Remove(doc);
+  if (building_.load(std::memory_order_relaxed)) {
+    dirty_.push_back(doc);
+  } else if (hnsw_ != nullptr) {
+    hnsw_->Remove(doc);
+  }
 }
 
 bool VectorIndex::Contains(DocId doc) const { return doc < present_.size() && present_[doc]; }
@@ -145,7 +160,13 @@ void VectorIndex::EndBatch() {
   in_batch_ = false;
   std::vector<DocId> docs = std::move(batch_docs_);
   batch_docs_ = {};
-  if (!hnsw_) {
+  bool has_graph;
+  {
+    MutexLock lock(&build_mu_);
+    if (building_.load(std::memory_order_relaxed)) return;  // the builder has the batch's changes
+    has_graph = hnsw_ != nullptr;
+  }
+  if (!has_graph) {
     MaybeBuildHnsw();
     return;
   }
@@ -155,69 +176,201 @@ void VectorIndex::EndBatch() {
   AddToGraph(docs);
 }
 
+void VectorIndex::WaitForGraph() {
+  if (builder_.joinable()) builder_.join();
+}
+
 void VectorIndex::MaybeBuildHnsw() {
-  if (options_.hnsw_threshold == 0 || count_ < options_.hnsw_threshold || graph_failed_) return;
+  std::vector<DocId> docs;
+  auto present_docs = [this] {
+    std::vector<DocId> out;
+    out.reserve(count_);
+    for (DocId d = 0; d < present_.size(); ++d) {
+      if (present_[d]) out.push_back(d);
+    }
+    return out;
+  };
+  {
+    MutexLock lock(&build_mu_);
+    if (options_.hnsw_threshold == 0 || count_ < options_.hnsw_threshold || graph_failed_ ||
+        hnsw_ != nullptr || building_.load(std::memory_order_relaxed)) {
+      return;
+    }
+    docs = present_docs();
+    if (options_.hnsw_build_in_background && !builder_.joinable()) {
+      building_.store(true, std::memory_order_relaxed);
+      dirty_.clear();
+      try {
+        builder_ = std::thread(&VectorIndex::RunBuild, this, std::move(docs));
+        return;
+      } catch (const std::system_error&) {
+        // No thread to be had: build here, as without the option.
+        building_.store(false, std::memory_order_relaxed);
+        docs = present_docs();
+      }
+    }
+  }
+  std::unique_ptr<Hnsw> graph;
+  bool ok = true;
   try {
-    hnsw_ = std::make_unique<Hnsw>(options_, count_ + count_ / 8 + 1024);
+    graph = std::make_unique<Hnsw>(options_, docs.size() + docs.size() / 8 + 1024);
   } catch (const std::exception&) {
+    ok = false;
+  }
+  ok = ok && Insert(*graph, docs, std::numeric_limits<size_t>::max(), nullptr);
+  MutexLock lock(&build_mu_);
+  if (!ok) {
     graph_failed_ = true;
     return;
   }
-  std::vector<DocId> docs;
-  docs.reserve(count_);
-  for (DocId d = 0; d < present_.size(); ++d) {
-    if (present_[d]) docs.push_back(d);
+  hnsw_ = std::move(graph);
+  graph_.store(hnsw_.get(), std::memory_order_release);
+}
+
+void VectorIndex::RunBuild(std::vector<DocId> docs) {
+  std::unique_ptr<Hnsw> graph;
+  bool ok = true;
+  try {
+    graph = std::make_unique<Hnsw>(options_, docs.size() + docs.size() / 8 + 1024);
+    building_bytes_.store(graph->MemoryBytes(), std::memory_order_relaxed);
+  } catch (const std::exception&) {
+    ok = false;
   }
-  AddToGraph(docs);
+  ok = ok && Insert(*graph, docs, std::numeric_limits<size_t>::max(), nullptr);
+  docs = {};
+  // Catch up with what writers changed meanwhile: on this thread, with the lock taken per chunk
+  // while the changes are many (writers go on), the last round under the lock, so that nothing
+  // changes between it and the graph's publication.
+  constexpr size_t kLastRound = 1024;
+  constexpr int kMaxRounds = 8;
+  for (int round = 0; ok; ++round) {
+    std::vector<DocId> changed;
+    {
+      MutexLock lock(&build_mu_);
+      changed.swap(dirty_);
+      std::sort(changed.begin(), changed.end());
+      changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+      if (changed.size() <= kLastRound || round == kMaxRounds || cancel_.load()) {
+        if (!cancel_.load() && CatchUpLocked(*graph, changed)) {
+          hnsw_ = std::move(graph);
+          graph_.store(hnsw_.get(), std::memory_order_release);
+        } else if (!cancel_.load()) {
+          graph_failed_ = true;
+        }
+        dirty_ = {};
+        building_bytes_.store(0, std::memory_order_relaxed);
+        building_.store(false, std::memory_order_relaxed);
+        return;
+      }
+    }
+    std::vector<DocId> absent;
+    ok = Insert(*graph, changed, 1, &absent);
+    for (DocId d : absent) graph->Remove(d);
+  }
+  MutexLock lock(&build_mu_);
+  if (!cancel_.load()) graph_failed_ = true;  // the exact scan answers from now on
+  dirty_ = {};
+  building_bytes_.store(0, std::memory_order_relaxed);
+  building_.store(false, std::memory_order_relaxed);
+}
+
+bool VectorIndex::CatchUpLocked(Hnsw& graph, const std::vector<DocId>& docs) {
+  std::vector<char> element(sizeof(float) + static_cast<size_t>(options_.dim));
+  try {
+    graph.Reserve(docs.size());
+    for (DocId d : docs) {
+      if (!present_[d]) {
+        graph.Remove(d);
+        continue;
+      }
+      std::memcpy(element.data(), &scales_[d], sizeof(float));
+      std::memcpy(element.data() + sizeof(float), code(d), static_cast<size_t>(options_.dim));
+      graph.Add(element.data(), d);
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
 }
 
 void VectorIndex::AddToGraph(const std::vector<DocId>& docs) {
-  if (docs.empty()) return;
+  if (docs.empty() || Insert(*hnsw_, docs, std::numeric_limits<size_t>::max(), nullptr)) return;
+  // A graph missing vectors would lose results: the exact scan answers from now on.
+  MutexLock lock(&build_mu_);
+  graph_.store(nullptr, std::memory_order_release);
+  hnsw_.reset();
+  graph_failed_ = true;
+}
+
+bool VectorIndex::Insert(Hnsw& graph, const std::vector<DocId>& docs, size_t max_threads,
+                         std::vector<DocId>* absent) {
+  if (docs.empty()) return true;
   // Below a few thousand insertions a thread costs more than it saves.
   constexpr size_t kPerThread = 2048;
   size_t threads = options_.hnsw_build_threads > 0
                        ? static_cast<size_t>(options_.hnsw_build_threads)
                        : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::clamp<size_t>(docs.size() / kPerThread, 1, threads);
-  // Threads take chunks of `docs` in turn. hnswlib's concurrent insertion locks per element; its
-  // level draw shares one unsynchronised random engine, where a lost update only repeats a level.
-  // A failure (hnswlib throws when memory runs out) stops every thread.
+  threads = std::clamp<size_t>(docs.size() / kPerThread, 1, std::min(threads, max_threads));
+  // Threads take chunks of `docs` in turn and copy a chunk's codes under build_mu_ (a background
+  // build runs beside writers). hnswlib's concurrent insertion locks per element; its level draw
+  // shares one unsynchronised random engine, where a lost update only repeats a level. A failure
+  // (hnswlib throws when memory runs out) stops every thread.
   constexpr size_t kChunk = 64;
+  const size_t element_size = sizeof(float) + static_cast<size_t>(options_.dim);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
+  Mutex absent_mu;
   auto work = [&] {
-    std::vector<char> buf(sizeof(float) + static_cast<size_t>(options_.dim));
+    std::vector<char> elements(kChunk * element_size);
+    DocId ids[kChunk];
+    std::vector<DocId> skipped;
     try {
-      while (!failed.load(std::memory_order_relaxed)) {
+      while (!failed.load(std::memory_order_relaxed) && !cancel_.load(std::memory_order_relaxed)) {
         const size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);
-        if (begin >= docs.size()) return;
+        if (begin >= docs.size()) break;
         const size_t end = std::min(begin + kChunk, docs.size());
-        for (size_t i = begin; i < end; ++i) {
-          const DocId d = docs[i];
-          hnsw_->Add(d, scales_[d], code(d), options_.dim, buf);
+        size_t n = 0;
+        {
+          MutexLock lock(&build_mu_);
+          for (size_t i = begin; i < end; ++i) {
+            const DocId d = docs[i];
+            if (d >= present_.size() || !present_[d]) {
+              skipped.push_back(d);
+              continue;
+            }
+            char* e = elements.data() + n * element_size;
+            std::memcpy(e, &scales_[d], sizeof(float));
+            std::memcpy(e + sizeof(float), code(d), static_cast<size_t>(options_.dim));
+            ids[n++] = d;
+          }
         }
+        for (size_t j = 0; j < n; ++j) graph.Add(elements.data() + j * element_size, ids[j]);
       }
     } catch (const std::exception&) {
       failed.store(true, std::memory_order_relaxed);
     }
+    if (absent != nullptr) {
+      MutexLock lock(&absent_mu);
+      absent->insert(absent->end(), skipped.begin(), skipped.end());
+    }
   };
   try {
-    hnsw_->Reserve(docs.size());
+    graph.Reserve(docs.size());
   } catch (const std::exception&) {
-    failed.store(true);
+    return false;
   }
-  if (!failed.load()) {
-    std::vector<std::thread> helpers;
-    helpers.reserve(threads - 1);
-    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-    work();
-    for (std::thread& t : helpers) t.join();
+  std::vector<std::thread> helpers;
+  helpers.reserve(threads - 1);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // fewer threads
+    }
   }
-  if (failed.load()) {
-    // A graph missing vectors would lose results: the exact scan answers from now on.
-    hnsw_.reset();
-    graph_failed_ = true;
-  }
+  work();
+  for (std::thread& t : helpers) t.join();
+  return !failed.load() && !cancel_.load();
 }
 
 template <typename Next, typename Admit>
@@ -248,10 +401,8 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
   if (k == 0 || count_ == 0) return out;
   std::vector<int8_t> q(static_cast<size_t>(options_.dim));
   const float qs = QuantizeInt8(query, options_.dim, q.data());
-  if (hnsw_ && filter == nullptr) {
-    return hnsw_->Search(qs, q.data(), options_.dim, k,
-                         std::max<size_t>(k, static_cast<size_t>(options_.hnsw_ef_search)));
-  }
+  const Hnsw* graph = graph_.load(std::memory_order_acquire);
+  if (graph != nullptr && filter == nullptr) return graph->Search(qs, q.data(), options_.dim, k);
   // Every stored code in DocId order, a block at a time: DotInt8ManySummed prepares the query once
   // per block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it). A code is
   // looked at further only when it beats the k-th best so far (`floor`): codes come in increasing
@@ -357,8 +508,8 @@ std::optional<float> VectorIndex::Similarity(const float* query, DocId doc) cons
 size_t VectorIndex::MemoryBytes() const {
   size_t bytes = codes_.capacity() + scales_.capacity() * sizeof(float) +
                  sums_.capacity() * sizeof(int32_t) + present_.capacity() / 8;
-  if (hnsw_) bytes += hnsw_->MemoryBytes();
-  return bytes;
+  if (const Hnsw* graph = graph_.load(std::memory_order_acquire)) bytes += graph->MemoryBytes();
+  return bytes + building_bytes_.load(std::memory_order_relaxed);
 }
 
 }  // namespace engram

@@ -13,18 +13,28 @@
 // date in one pass, with its capacity reserved once and the vectors inserted from several
 // threads (hnswlib's own concurrent insertion).
 //
+// The graph's first build (a scope crossing the threshold, or loaded past it) takes minutes at a
+// million vectors. With `hnsw_build_in_background` it runs on a thread of its own while the exact
+// scan answers (27 ms at a million): the index records what writers change meanwhile, the builder
+// catches up with it, and the graph starts answering once it holds every vector.
+//
 // Thread-safety: not thread-safe. The owner (a shard) serialises writers against readers;
 // concurrent const calls are safe when no writer runs. A batch is a write: no search may run
 // between BeginBatch and EndBatch (the owner's writer lock spans both). EndBatch's helper threads
-// live only inside the call.
+// live only inside the call. The background builder synchronises with writers and searches on
+// its own (build_mu_, an atomic graph pointer); the owner need not know it runs. Destruction
+// stops it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "index/bm25_index.h"
 
 namespace engram {
@@ -38,14 +48,17 @@ struct VectorIndexOptions {
   // Threads inserting into the graph when many vectors enter at once (its first build, EndBatch);
   // 0 = one per core.
   int hnsw_build_threads = 0;
+  // Builds the graph the first time on a thread of its own, the exact scan answering until it is
+  // ready (see the file comment); false builds it inside the write that crossed the threshold.
+  bool hnsw_build_in_background = true;
 };
 
 class VectorIndex {
  public:
   explicit VectorIndex(VectorIndexOptions options);
-  ~VectorIndex();
-  VectorIndex(VectorIndex&&) noexcept;
-  VectorIndex& operator=(VectorIndex&&) noexcept;
+  ~VectorIndex();  // stops a background build
+  VectorIndex(const VectorIndex&) = delete;
+  VectorIndex& operator=(const VectorIndex&) = delete;
 
   // Adds or replaces the vector of `doc` (dim floats, L2-normalised).
   void Set(DocId doc, const float* vector);
@@ -70,17 +83,35 @@ class VectorIndex {
   // Cosine similarity of `query` and `doc`'s stored vector; nullopt when doc has none.
   std::optional<float> Similarity(const float* query, DocId doc) const;
 
+  // Blocks until a background build has finished (the graph answers, or it failed and the exact
+  // scan does); returns at once when none runs. A write: the owner's writer side calls it.
+  void WaitForGraph();
+
   size_t size() const { return count_; }
-  bool uses_hnsw() const { return hnsw_ != nullptr; }
+  // Whether the graph answers unfiltered searches (false while it is built in the background).
+  bool uses_hnsw() const { return graph_.load(std::memory_order_acquire) != nullptr; }
+  bool building_graph() const { return building_.load(std::memory_order_relaxed); }
+  // Includes a graph being built.
   size_t MemoryBytes() const;
   int dim() const { return options_.dim; }
 
  private:
   class Hnsw;
-  void MaybeBuildHnsw();
-  // Inserts `docs` (present ones) into the graph, on several threads when there are many. When
-  // the graph cannot grow (out of memory) it is dropped for good and the exact scan answers.
-  void AddToGraph(const std::vector<DocId>& docs);
+  // Builds the graph once the scope has `hnsw_threshold` vectors: in the background, or here.
+  void MaybeBuildHnsw() EXCLUDES(build_mu_);
+  // The background builder's body: `docs` first, then what writers changed meanwhile (dirty_).
+  void RunBuild(std::vector<DocId> docs) EXCLUDES(build_mu_);
+  // Inserts `docs` into the published graph (hnsw_), on several threads when there are many.
+  // When the graph cannot grow (out of memory) it is dropped for good and the exact scan answers.
+  void AddToGraph(const std::vector<DocId>& docs) EXCLUDES(build_mu_);
+  // Inserts (or replaces) the present ones of `docs` into `graph` from up to `max_threads`
+  // threads, copying each chunk's codes under build_mu_; appends the absent ones to `absent` (may
+  // be null). False when hnswlib failed (out of memory) or the build was cancelled.
+  bool Insert(Hnsw& graph, const std::vector<DocId>& docs, size_t max_threads,
+              std::vector<DocId>* absent) EXCLUDES(build_mu_);
+  // Brings `graph` up to date with `docs` (sorted, unique), one thread: present ones are
+  // (re)inserted with their current code, absent ones marked deleted.
+  bool CatchUpLocked(Hnsw& graph, const std::vector<DocId>& docs) REQUIRES(build_mu_);
   // Exact scan of the (doc, score) pairs `next` yields (it returns false when done), keeping the
   // k best of those `admit` accepts (asked only for docs that would enter the top-k).
   template <typename Next, typename Admit>
@@ -90,15 +121,27 @@ class VectorIndex {
   }
 
   VectorIndexOptions options_;
+  // The stored vectors. Writers change them under build_mu_ (the background builder reads them
+  // under it); searches read them without it, the owner keeping writers out.
   std::vector<int8_t> codes_;  // DocId-major, dim bytes each
   std::vector<float> scales_;  // per DocId; 0 with present_ false = absent
   std::vector<int32_t> sums_;  // per DocId: CodeSum of its code (DotInt8ManySummed)
   std::vector<bool> present_;
   size_t count_ = 0;
-  std::unique_ptr<Hnsw> hnsw_;
-  bool graph_failed_ = false;
   bool in_batch_ = false;
   std::vector<DocId> batch_docs_;  // set during the batch, for the graph (may repeat)
+
+  Mutex build_mu_;
+  // The graph once published (by a writer or the builder, under build_mu_). Writers use it after
+  // seeing it under build_mu_: by then no builder touches it.
+  std::unique_ptr<Hnsw> hnsw_;
+  std::atomic<const Hnsw*> graph_{nullptr};  // hnsw_ as searches see it
+  bool graph_failed_ GUARDED_BY(build_mu_) = false;
+  std::atomic<bool> building_{false};               // set and cleared under build_mu_
+  std::vector<DocId> dirty_ GUARDED_BY(build_mu_);  // changed while building (may repeat)
+  std::atomic<bool> cancel_{false};
+  std::atomic<size_t> building_bytes_{0};  // the graph being built
+  std::thread builder_;
 };
 
 }  // namespace engram

@@ -72,7 +72,7 @@ TEST(VectorIndexTest, Int8RecallAgainstFloat) {
 TEST(VectorIndexTest, HnswAnswersLargeScopes) {
   std::mt19937 rng(5);
   const int dim = 64, n = 2000;
-  VectorIndex index({.dim = dim, .hnsw_threshold = 500});
+  VectorIndex index({.dim = dim, .hnsw_threshold = 500, .hnsw_build_in_background = false});
   std::vector<std::vector<float>> vecs;
   for (DocId d = 0; d < n; ++d) {
     vecs.push_back(RandomUnit(rng, dim));
@@ -94,8 +94,11 @@ TEST(VectorIndexTest, BatchBuildsTheGraphAtItsEnd) {
   const int dim = 64, n = 6000;
   std::vector<std::vector<float>> vecs;
   for (DocId d = 0; d < n; ++d) vecs.push_back(RandomUnit(rng, dim));
-  VectorIndex one_by_one({.dim = dim, .hnsw_threshold = 500});
-  VectorIndex batched({.dim = dim, .hnsw_threshold = 500, .hnsw_build_threads = 2});
+  VectorIndex one_by_one({.dim = dim, .hnsw_threshold = 500, .hnsw_build_in_background = false});
+  VectorIndex batched({.dim = dim,
+                       .hnsw_threshold = 500,
+                       .hnsw_build_threads = 2,
+                       .hnsw_build_in_background = false});
   for (DocId d = 0; d < n; ++d) one_by_one.Set(d, vecs[d].data());
   batched.BeginBatch();
   for (DocId d = 0; d < n; ++d) batched.Set(d, vecs[d].data());
@@ -124,6 +127,64 @@ TEST(VectorIndexTest, BatchBuildsTheGraphAtItsEnd) {
   batched.EndBatch();
   EXPECT_EQ(batched.size(), n + 3000u);
   EXPECT_EQ(batched.Search(vecs[10].data(), 1)[0].doc, 10u);
+}
+
+// The first build runs in the background: the exact scan answers meanwhile, writes made during
+// the build reach the graph (added, replaced, removed and re-added docs), and the graph answers
+// once it holds them all. Writers and searches here are one thread, as under a shard's lock; the
+// builder is the other.
+TEST(VectorIndexTest, BackgroundBuildCatchesUpWithWritesMadeMeanwhile) {
+  std::mt19937 rng(11);
+  const int dim = 32, n = 6000, later = 3000;
+  std::vector<std::vector<float>> vecs;
+  for (DocId d = 0; d < n + later; ++d) vecs.push_back(RandomUnit(rng, dim));
+  VectorIndex index({.dim = dim, .hnsw_threshold = 500, .hnsw_build_threads = 2});
+  index.BeginBatch();
+  for (DocId d = 0; d < n; ++d) index.Set(d, vecs[d].data());
+  index.EndBatch();
+  // Whether or not the builder has finished yet, every answer is right.
+  for (DocId d = 0; d < later; ++d) {
+    index.Set(n + d, vecs[n + d].data());
+    if (d % 500 == 0) {
+      const auto hits = index.Search(vecs[n + d].data(), 1);
+      ASSERT_EQ(hits.size(), 1u);
+      if (!index.uses_hnsw()) {
+        EXPECT_EQ(hits[0].doc, n + d);  // the exact scan
+      }
+    }
+  }
+  index.Remove(20);
+  index.Set(21, vecs[22].data());  // replaced: 21 now has 22's vector
+  index.Remove(30);
+  index.Set(30, vecs[31].data());  // removed, then back with 31's vector
+  index.WaitForGraph();
+  ASSERT_TRUE(index.uses_hnsw());
+  EXPECT_FALSE(index.building_graph());
+  EXPECT_EQ(index.size(), static_cast<size_t>(n + later - 1));
+  int found = 0;
+  for (DocId d = 100; d < 400; ++d) found += index.Search(vecs[d].data(), 1)[0].doc == d;
+  for (DocId d = n; d < n + 300; ++d) found += index.Search(vecs[d].data(), 1)[0].doc == d;
+  EXPECT_GE(found, 570);
+  for (const auto& h : index.Search(vecs[20].data(), 5)) EXPECT_NE(h.doc, 20u);
+  std::set<DocId> twentytwos, thirtyones;
+  for (const auto& h : index.Search(vecs[22].data(), 2)) twentytwos.insert(h.doc);
+  for (const auto& h : index.Search(vecs[31].data(), 2)) thirtyones.insert(h.doc);
+  EXPECT_EQ(twentytwos, (std::set<DocId>{21, 22}));
+  EXPECT_EQ(thirtyones, (std::set<DocId>{30, 31}));
+}
+
+// An index destroyed while its graph is being built stops the builder and frees everything
+// (ASan and TSan runs check the rest).
+TEST(VectorIndexTest, DestroyingAnIndexStopsItsBuild) {
+  std::mt19937 rng(13);
+  const int dim = 32;
+  for (int round = 0; round < 3; ++round) {
+    VectorIndex index({.dim = dim, .hnsw_threshold = 500});
+    index.BeginBatch();
+    for (DocId d = 0; d < 20000; ++d) index.Set(d, RandomUnit(rng, dim).data());
+    index.EndBatch();
+    EXPECT_GT(index.MemoryBytes(), 0u);
+  }
 }
 
 // SearchAmong scores runs of consecutive DocIds a block at a time and lone docs one by one: the
