@@ -362,25 +362,28 @@ void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
                 r.body = std::move(*answer);
                 return r;
               }});
-  router.Add({.method = "POST",
-              .pattern = "/leaderboard/search",
-              .name = "leaderboard_search",
-              .fixed_workspace = ws,
-              .handler = [service, limits](const HttpRequest& req,
-                                           RequestContext&) -> Result<HttpResponse> {
-                auto parsed = ParseLeaderboardSearch(req.body, limits);
-                if (!parsed.ok()) return parsed.status();
-                // A cold scope is loaded from the store first: not on an I/O thread.
-                if (req.on_io_thread && !service->ScopeLoaded(parsed->user_id)) {
-                  return HttpResponse::RunOnWorker();
-                }
-                auto result = service->Search(*parsed);
-                if (!result.ok()) return result.status();
-                nlohmann::json data = nlohmann::json::array();
-                for (const auto& hit : result->hits) data.push_back(RenderHit(hit, *result));
-                return JsonResponse(200, nlohmann::json{{"data", std::move(data)}});
-              },
-              .compute_bound = true});
+  router.Add(
+      {.method = "POST",
+       .pattern = "/leaderboard/search",
+       .name = "leaderboard_search",
+       .fixed_workspace = ws,
+       .handler = ParsedHandler<LeaderboardSearchRequest>(
+           {.parse = [limits](const HttpRequest& req,
+                              RequestContext&) { return ParseLeaderboardSearch(req.body, limits); },
+            // A cold scope is loaded from the store first: not on an I/O thread.
+            .ready =
+                [service](const LeaderboardSearchRequest& search) {
+                  return service->ScopeLoaded(search.user_id);
+                },
+            .run = [service](LeaderboardSearchRequest&& search, const HttpRequest&,
+                             RequestContext&) -> Result<HttpResponse> {
+              auto result = service->Search(search);
+              if (!result.ok()) return result.status();
+              nlohmann::json data = nlohmann::json::array();
+              for (const auto& hit : result->hits) data.push_back(RenderHit(hit, *result));
+              return JsonResponse(200, nlohmann::json{{"data", std::move(data)}});
+            }}),
+       .compute_bound = true});
 }
 
 }  // namespace engram

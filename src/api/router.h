@@ -101,6 +101,31 @@ RouteHandler BindHandler(std::shared_ptr<const Handlers> handlers,
   };
 }
 
+// A handler in three steps, for routes whose Route::ready probe needs what the body names (the
+// scope a search reads, whether an add waits for its extraction): `parse` the request; on an I/O
+// thread, ask `ready` (may be null: always) about what it parsed, and answer
+// HttpResponse::RunOnWorker() when false (the transport runs the handler again, parse included,
+// on a worker); then `run`. The probe lives in the route's declaration, not in its handler.
+template <typename Parsed>
+struct ParsedHandlerSteps {
+  std::function<Result<Parsed>(const HttpRequest&, RequestContext&)> parse;
+  std::function<bool(const Parsed&)> ready;
+  std::function<Result<HttpResponse>(Parsed&&, const HttpRequest&, RequestContext&)> run;
+};
+
+template <typename Parsed>
+RouteHandler ParsedHandler(ParsedHandlerSteps<Parsed> steps) {
+  return [steps = std::move(steps)](const HttpRequest& req,
+                                    RequestContext& ctx) -> Result<HttpResponse> {
+    auto parsed = steps.parse(req, ctx);
+    if (!parsed.ok()) return parsed.status();
+    if (req.on_io_thread && steps.ready && !steps.ready(*parsed)) {
+      return HttpResponse::RunOnWorker();
+    }
+    return steps.run(std::move(*parsed), req, ctx);
+  };
+}
+
 class Router {
  public:
   void Add(Route route);

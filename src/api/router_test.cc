@@ -103,5 +103,52 @@ TEST(RouterTest, TheMostSpecificPatternNamesThePath) {
   EXPECT_TRUE(post_id.method_mismatch);
 }
 
+// ParsedHandler asks its probe about the parsed request on an I/O thread only; a parse failure
+// answers before the probe, and a probe that says no sends the request to a worker unrun.
+TEST(RouterTest, ParsedHandlerProbesWhatItParsed) {
+  int probes = 0, runs = 0;
+  RouteHandler handler = ParsedHandler<int>(
+      {.parse = [](const HttpRequest& req, RequestContext&) -> Result<int> {
+         if (req.body.empty()) return Status::InvalidParameter("body is required");
+         return static_cast<int>(req.body.size());
+       },
+       .ready =
+           [&probes](const int& n) {
+             ++probes;
+             return n < 3;  // a "large" request must not run on an I/O thread
+           },
+       .run = [&runs](int&& n, const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
+         ++runs;
+         HttpResponse r;
+         r.body = std::to_string(n);
+         return r;
+       }});
+  RequestContext ctx;
+  HttpRequest req;
+  req.on_io_thread = true;
+  auto refused = handler(req, ctx);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidParameter);
+  EXPECT_EQ(probes, 0);
+
+  req.body = "ab";
+  auto inline_answer = handler(req, ctx);
+  ASSERT_TRUE(inline_answer.ok());
+  EXPECT_FALSE(inline_answer->run_on_worker);
+  EXPECT_EQ(inline_answer->body, "2");
+
+  req.body = "abcd";
+  auto moved = handler(req, ctx);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_TRUE(moved->run_on_worker);
+  EXPECT_EQ(runs, 1);
+
+  req.on_io_thread = false;  // on the worker: no probe, it runs
+  auto on_worker = handler(req, ctx);
+  ASSERT_TRUE(on_worker.ok());
+  EXPECT_EQ(on_worker->body, "4");
+  EXPECT_EQ(probes, 2);
+  EXPECT_EQ(runs, 2);
+}
+
 }  // namespace
 }  // namespace engram

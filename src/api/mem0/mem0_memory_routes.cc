@@ -50,52 +50,58 @@ Result<HttpResponse> AddAndWait(const Mem0HandlerContext& ctx, const MemoryAddRe
 }
 
 RouteHandler AddHandler(const Mem0Context& ctx, bool v3) {
-  return [ctx, v3](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
-    auto req = ctx->Begin(http, true);
-    if (!req.ok()) return req.status();
-    const bool follows = ctx->extractor() != nullptr && ctx->extractor()->follows_instructions();
-    auto add = ParseMem0Add(*req->body, req->workspace, ctx->limits(), follows);
-    if (!add.ok()) return add.status();
-    if (!v3 && !add->async_mode) {
-      // It waits for its extraction: not on the I/O thread that read it.
-      if (http.on_io_thread) return HttpResponse::RunOnWorker();
-      return AddAndWait(*ctx, add->request);
-    }
-    // Answered once the event is durable, from the thread that made it so.
-    return DeferredResponse(
-        rc,
-        [ctx, v3, request = std::move(add->request)](DeferredFinish finish) {
-          ctx->memories().AddAsync(
-              request, [finish = std::move(finish), v3](Result<std::string> id) {
-                if (!id.ok()) return finish(id.status());
-                finish(JsonResponse(200, v3 ? Accepted(*id) : json::array({Accepted(*id)})));
-              });
-        },
-        Mem0ErrorResponse);
-  };
+  return ParsedHandler<Mem0Add>(
+      {.parse = [ctx](const HttpRequest& http, RequestContext&) -> Result<Mem0Add> {
+         auto req = ctx->Begin(http, true);
+         if (!req.ok()) return req.status();
+         const bool follows =
+             ctx->extractor() != nullptr && ctx->extractor()->follows_instructions();
+         return ParseMem0Add(*req->body, req->workspace, ctx->limits(), follows);
+       },
+       // A 2.x add with async_mode: false waits for its extraction: not on an I/O thread.
+       .ready = [v3](const Mem0Add& add) { return v3 || add.async_mode; },
+       .run = [ctx, v3](Mem0Add&& add, const HttpRequest&,
+                        RequestContext& rc) -> Result<HttpResponse> {
+         if (!v3 && !add.async_mode) return AddAndWait(*ctx, add.request);
+         // Answered once the event is durable, from the thread that made it so.
+         return DeferredResponse(
+             rc,
+             [ctx, v3, request = std::move(add.request)](DeferredFinish finish) {
+               ctx->memories().AddAsync(
+                   request, [finish = std::move(finish), v3](Result<std::string> id) {
+                     if (!id.ok()) return finish(id.status());
+                     finish(JsonResponse(200, v3 ? Accepted(*id) : json::array({Accepted(*id)})));
+                   });
+             },
+             Mem0ErrorResponse);
+       }});
 }
 
 RouteHandler SearchHandler(const Mem0Context& ctx, bool v3) {
-  return [ctx, v3](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-    auto req = ctx->Begin(http, true);
-    if (!req.ok()) return req.status();
-    auto search = ParseMem0Search(*req->body, req->workspace, ctx->limits(), v3);
-    if (!search.ok()) return search.status();
-    // A cold workspace is loaded from the store first: not on an I/O thread.
-    if (http.on_io_thread && !ctx->memories().WorkspaceLoaded(search->request.workspace)) {
-      return HttpResponse::RunOnWorker();
-    }
-    auto hits = ctx->memories().Search(search->request);
-    if (!hits.ok()) return hits.status();
-    json results = json::array();
-    for (const auto& h : *hits) {
-      json item = RenderMem0Memory(h.memory);
-      item["score"] = h.score;
-      results.push_back(ProjectMem0Fields(std::move(item), search->fields));
-    }
-    if (search->results_object) return JsonResponse(200, json{{"results", std::move(results)}});
-    return JsonResponse(200, results);
-  };
+  return ParsedHandler<Mem0Search>(
+      {.parse = [ctx, v3](const HttpRequest& http, RequestContext&) -> Result<Mem0Search> {
+         auto req = ctx->Begin(http, true);
+         if (!req.ok()) return req.status();
+         return ParseMem0Search(*req->body, req->workspace, ctx->limits(), v3);
+       },
+       // A cold workspace is loaded from the store first: not on an I/O thread.
+       .ready =
+           [ctx](const Mem0Search& search) {
+             return ctx->memories().WorkspaceLoaded(search.request.workspace);
+           },
+       .run = [ctx](Mem0Search&& search, const HttpRequest&,
+                    RequestContext&) -> Result<HttpResponse> {
+         auto hits = ctx->memories().Search(search.request);
+         if (!hits.ok()) return hits.status();
+         json results = json::array();
+         for (const auto& h : *hits) {
+           json item = RenderMem0Memory(h.memory);
+           item["score"] = h.score;
+           results.push_back(ProjectMem0Fields(std::move(item), search.fields));
+         }
+         if (search.results_object) return JsonResponse(200, json{{"results", std::move(results)}});
+         return JsonResponse(200, results);
+       }});
 }
 
 // A page of the memories matching `filter`. `paginated`: answer {count, next, previous, results};
