@@ -34,6 +34,7 @@ from benchlib import (DEFAULT_DATA_DIR, Client, EngramServer, HttpError, log,  #
 
 CHUNK = 20          # messages per leaderboard add
 TOP_K = 100         # leaderboard search depth
+SEND_REFERENCE_DATE = False  # --reference-date
 RECALL_KS = (1, 5, 10, 20, 50, 100)
 ALL_KS = (10, 50, 100)
 TOKEN_BUDGETS = (1000, 2000, 4000, 8000, 16000)
@@ -101,12 +102,15 @@ def _line_key(text):
 
 
 class Question:
-    __slots__ = ("qid", "user", "query", "gold", "category", "answer", "options")
+    __slots__ = ("qid", "user", "query", "gold", "category", "answer", "options", "asked_at")
 
-    def __init__(self, qid, user, query, gold, category, answer=None):
+    def __init__(self, qid, user, query, gold, category, answer=None, asked_at=None):
         self.qid, self.user, self.query, self.gold, self.category = qid, user, query, gold, category
         self.answer = None if answer is None else str(answer).strip() or None
         self.options = None  # set by add_synthetic_options
+        # When the question was asked (ISO 8601), where the dataset says (LongMemEval's
+        # question_date); sent as reference_date with --reference-date.
+        self.asked_at = asked_at
 
 
 def add_synthetic_options(questions, n, seed):
@@ -252,8 +256,10 @@ def load_longmemeval(path, limit):
         if not gold:
             no_gold += 1
             continue
+        asked = q.get("question_date")
+        asked_at = _lme_date(asked).strftime("%Y-%m-%dT%H:%M:00Z") if asked else None
         questions.append(Question(qid, user, q["question"], gold, q["question_type"],
-                                  q.get("answer")))
+                                  q.get("answer"), asked_at))
     notes = [f"{no_gold} question(s) without any has_answer turn (abstention) skipped from recall, "
              f"their haystacks still added",
              f"{empty} empty message(s) sent as published"]
@@ -817,6 +823,8 @@ def search_leaderboard(client, sc, q, user_id):
     body = {"query": q.query, "user_id": user_id, "top_k": TOP_K}
     if q.options:
         body["options"] = q.options
+    if SEND_REFERENCE_DATE and q.asked_at:
+        body["reference_date"] = q.asked_at
     resp, dt = client.post_json("/leaderboard/search", body)
     data = resp.get("data") if isinstance(resp, dict) else None
     if not isinstance(data, list):
@@ -828,6 +836,8 @@ def search_leaderboard(client, sc, q, user_id):
 def search_v4(client, sc, q, user_id):
     """memories/search confined to the user by a filter; options are a leaderboard field only."""
     body = {"query": q.query, "filters": {"AND": [{"user_id": user_id}]}, "top_k": TOP_K}
+    if SEND_REFERENCE_DATE and q.asked_at:
+        body["reference_date"] = q.asked_at
     resp, dt = client.post_json(P4 + "/memories/search", body)
     data = resp.get("results") if isinstance(resp, dict) else None
     if not isinstance(data, list):
@@ -1004,6 +1014,9 @@ def main():
     ap.add_argument("--synthetic-options", type=int, default=0, metavar="N",
                     help="send N multiple-choice options per question: its gold answer and N-1 other "
                          "questions' answers (the dev files have no options; 0 = none)")
+    ap.add_argument("--reference-date", action="store_true",
+                    help="send each question's date as reference_date, where the dataset has one "
+                         "(LongMemEval's question_date; beyond the Leaderboard's contract)")
     args = ap.parse_args()
 
     path = args.data_file or os.path.join(DEFAULT_DATA_DIR, DATASET_FILES[args.dataset])
@@ -1013,8 +1026,9 @@ def main():
     if not (args.engram or args.url or args.fts5_only):
         ap.error("one of --engram, --url or --fts5-only is required")
 
-    global FTS5_STOPWORDS
+    global FTS5_STOPWORDS, SEND_REFERENCE_DATE
     FTS5_STOPWORDS = not args.fts5_all_terms
+    SEND_REFERENCE_DATE = args.reference_date
     t0 = time.perf_counter()
     ds = load_dataset(args.dataset, path, args.limit)
     n_msgs = sum(len(s.messages) for u in ds.users for s in u.sessions)
@@ -1097,6 +1111,7 @@ def main():
                "limit": args.limit, "concurrency": args.concurrency,
                "search_concurrency": args.search_concurrency, "top_k": TOP_K,
                "chunk_messages": max(1, args.chunk), "chars_per_token": CHARS_PER_TOKEN,
+               "reference_date": args.reference_date,
                "users": len(ds.users), "messages": n_msgs, "notes": ds.notes,
                "server": server_info, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "rows": sums}

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "common/json_reader.h"
+#include "common/time_util.h"
 
 namespace engram {
 
@@ -19,6 +21,30 @@ Result<std::optional<bool>> GetBool(const nlohmann::json& obj, std::string_view 
         fmt::format("{} must be a boolean, got {}", key, JsonTypeName(*it)));
   }
   return std::optional<bool>(it->get<bool>());
+}
+
+Result<std::optional<int64_t>> GetTime(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
+  if (it->is_number()) {
+    const double seconds = it->get<double>();
+    // Unix seconds from 1970 to 9999.
+    if (!(seconds >= 0 && seconds <= 253402300799.0)) {
+      return Status::InvalidParameter(
+          fmt::format("{} must be Unix seconds between 0 and 253402300799", key));
+    }
+    return std::optional<int64_t>(static_cast<int64_t>(std::llround(seconds * 1e6)));
+  }
+  if (it->is_string()) {
+    auto micros = ParseIsoToMicros(it->get_ref<const std::string&>());
+    if (!micros) {
+      return Status::InvalidParameter(fmt::format(
+          "{} must be Unix seconds or an ISO 8601 date-time, e.g. 2024-05-01T10:00:00Z", key));
+    }
+    return std::optional<int64_t>(*micros);
+  }
+  return Status::InvalidParameter(
+      fmt::format("{} must be a number or a string, got {}", key, JsonTypeName(*it)));
 }
 
 const char* JsonTypeName(const nlohmann::json& v) {

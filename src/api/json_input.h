@@ -36,6 +36,11 @@ Result<std::optional<int64_t>> GetInt(const nlohmann::json& obj, std::string_vie
 // Reads obj[key] as a boolean; nullopt when absent or null.
 Result<std::optional<bool>> GetBool(const nlohmann::json& obj, std::string_view key);
 
+// Reads obj[key] as a point in time, in microseconds since the epoch (UTC): Unix seconds (a
+// number, 1970 to 9999) or an ISO 8601 date or date-time (a string: "2024-05-01",
+// "2024-05-01T10:00:00Z"). nullopt when absent or null.
+Result<std::optional<int64_t>> GetTime(const nlohmann::json& obj, std::string_view key);
+
 // "object", "array", "string", "number", "boolean" or "null", for error messages.
 const char* JsonTypeName(const nlohmann::json& v);
 

@@ -175,6 +175,9 @@ Result<LeaderboardSearchRequest> ParseLeaderboardSearch(std::string_view body,
   auto explain = GetBool(j, "explain");
   if (!explain.ok()) return explain.status();
   req.explain = explain->value_or(false);
+  auto reference = GetTime(j, "reference_date");
+  if (!reference.ok()) return reference.status();
+  req.reference_us = *reference;
 
   auto o = j.find("options");
   if (o != j.end() && !o->is_null()) {

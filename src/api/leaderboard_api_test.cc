@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/envelope.h"
+#include "common/time_util.h"
 
 namespace engram {
 namespace {
@@ -82,6 +83,15 @@ TEST(LeaderboardApiTest, SearchValidation) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->top_k, 10);
   EXPECT_EQ(ok->options.size(), 1u);
+  EXPECT_FALSE(ok->reference_us.has_value());
+  auto dated = ParseLeaderboardSearch(
+      R"({"query":"q","user_id":"u","reference_date":"2023-05-30T10:18:00Z"})", {});
+  ASSERT_TRUE(dated.ok());
+  EXPECT_EQ(dated->reference_us, ParseIsoToMicros("2023-05-30T10:18:00Z"));
+  auto seconds =
+      ParseLeaderboardSearch(R"({"query":"q","user_id":"u","reference_date":86400})", {});
+  ASSERT_TRUE(seconds.ok());
+  EXPECT_EQ(seconds->reference_us, 86400LL * 1000000);
   const BadCase cases[] = {
       {R"({"user_id":"u"})", "query is required"},
       {R"({"query":"","user_id":"u"})", "query must not be empty"},
@@ -91,6 +101,12 @@ TEST(LeaderboardApiTest, SearchValidation) {
       {R"({"query":"q","user_id":"u","top_k":"5"})", "top_k must be an integer, got a string"},
       {R"({"query":"q","user_id":"u","options":"A"})", "options must be an array of strings"},
       {R"({"query":"q","user_id":"u","options":[1]})", "options[0] must be a string"},
+      {R"({"query":"q","user_id":"u","reference_date":"last week"})",
+       "reference_date must be Unix seconds or an ISO 8601 date-time, e.g. 2024-05-01T10:00:00Z"},
+      {R"({"query":"q","user_id":"u","reference_date":-1})",
+       "reference_date must be Unix seconds between 0 and 253402300799"},
+      {R"({"query":"q","user_id":"u","reference_date":[]})",
+       "reference_date must be a number or a string, got an array"},
   };
   for (const auto& c : cases) {
     auto r = ParseLeaderboardSearch(c.body, {});

@@ -164,6 +164,9 @@ Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::
   auto explain = GetBool(j, "explain");
   if (!explain.ok()) return explain.status();
   req.explain = explain->value_or(false);
+  auto reference = GetTime(j, "reference_date");
+  if (!reference.ok()) return reference.status();
+  req.reference_us = *reference;
   return req;
 }
 

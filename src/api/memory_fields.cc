@@ -65,26 +65,7 @@ Result<std::string> ReadMetadataField(const nlohmann::json& body, size_t max_byt
 }
 
 Result<std::optional<int64_t>> ReadTimestampField(const nlohmann::json& body) {
-  auto it = body.find("timestamp");
-  if (it == body.end() || it->is_null()) return std::optional<int64_t>();
-  if (it->is_number()) {
-    const double seconds = it->get<double>();
-    // Unix seconds from 1970 to 9999.
-    if (!(seconds >= 0 && seconds <= 253402300799.0)) {
-      return Status::InvalidParameter("timestamp must be Unix seconds between 0 and 253402300799");
-    }
-    return std::optional<int64_t>(static_cast<int64_t>(std::llround(seconds * 1e6)));
-  }
-  if (it->is_string()) {
-    auto micros = ParseIsoToMicros(it->get_ref<const std::string&>());
-    if (!micros) {
-      return Status::InvalidParameter(
-          "timestamp must be Unix seconds or an ISO 8601 date-time, e.g. 2024-05-01T10:00:00Z");
-    }
-    return std::optional<int64_t>(*micros);
-  }
-  return Status::InvalidParameter(
-      fmt::format("timestamp must be a number or a string, got {}", JsonTypeName(*it)));
+  return GetTime(body, "timestamp");
 }
 
 Result<std::optional<int64_t>> ReadExpirationField(const nlohmann::json& body) {

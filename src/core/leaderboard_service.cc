@@ -10,6 +10,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "core/passage_vectors.h"
+#include "core/query_time.h"
 #include "extract/ocr/image_text.h"
 #include "index/question_form.h"
 
@@ -284,9 +285,10 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     (*shard)->WaitForPendingVectors(options_.vector_wait, options_.vector_wait_max_bytes);
   }
   LeaderboardSearchResult result;
-  auto hits = (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),
-                               ForQuery(options_.retrieval, NamesCodeIdentifier(request.query)),
-                               ParseQueryDates(request.query), request.explain);
+  auto hits =
+      (*shard)->Search(terms, query_vector, static_cast<size_t>(request.top_k),
+                       ForQuery(options_.retrieval, NamesCodeIdentifier(request.query)),
+                       QueryTimeRange(request.query, request.reference_us), request.explain);
   if (rerank_.enabled()) {
     // The options of a multiple-choice question tell the reranker what to look for.
     std::string question = request.query;

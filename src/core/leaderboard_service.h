@@ -76,6 +76,8 @@ struct LeaderboardSearchRequest {
   std::string user_id;
   int top_k = 10;
   bool explain = false;  // each hit says how it got its score (LeaderboardHit::explain)
+  // "Now" for the query's relative dates (reference_date; core/query_time.h), microseconds.
+  std::optional<int64_t> reference_us;
 };
 
 // Where a result cut from a long message sits in it (index/passages.h).

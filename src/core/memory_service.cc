@@ -14,7 +14,7 @@
 #include "common/time_util.h"
 #include "core/memory_provenance.h"
 #include "core/paging.h"
-#include "index/query_dates.h"
+#include "core/query_time.h"
 #include "index/question_form.h"
 
 namespace engram {
@@ -118,7 +118,7 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.k = request.top_k;
   query.threshold = request.threshold;
   query.now_us = clock_->WallMicros();
-  query.dates = ParseQueryDates(request.query);
+  query.dates = QueryTimeRange(request.query, request.reference_us);
   query.names_identifier = NamesCodeIdentifier(request.query);
   query.explain = request.explain;
   auto hits = (*shard)->Search(query);

@@ -80,6 +80,8 @@ struct MemorySearchRequest {
   size_t top_k = 10;
   float threshold = 0;
   bool explain = false;  // each hit says how it got its score (MemoryHit::explain)
+  // "Now" for the query's relative dates (reference_date; core/query_time.h), microseconds.
+  std::optional<int64_t> reference_us;
 };
 
 struct MemoryUpdateRequest {

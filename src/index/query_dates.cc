@@ -81,6 +81,7 @@ struct Found {
   int year;   // 0 when not given
   unsigned month;
   unsigned day;  // 0 for a whole month
+  int days = 1;  // with a day: how many days from it ("the week of 2024-04-29": 7)
 };
 
 bool ValidDay(int year, unsigned month, unsigned day) {
@@ -89,6 +90,17 @@ bool ValidDay(int year, unsigned month, unsigned day) {
   if (day > kDays[month - 1]) return false;
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
   return !(month == 2 && day == 29 && !leap);
+}
+
+// Whether "week of " (any case) ends just before `at`: the form relative dates resolve to
+// ("last week" -> "in the week of 2024-04-29", core/query_time.h).
+bool PrecededByWeekOf(std::string_view text, size_t at) {
+  constexpr std::string_view kWeekOf = "week of ";
+  if (at < kWeekOf.size()) return false;
+  const std::string_view before = text.substr(at - kWeekOf.size(), kWeekOf.size());
+  return std::equal(before.begin(), before.end(), kWeekOf.begin(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == b;
+  });
 }
 
 void FindIso(std::string_view text, std::vector<Found>& found) {
@@ -109,7 +121,8 @@ void FindIso(std::string_view text, std::vector<Found>& found) {
     const unsigned m = static_cast<unsigned>(std::stoi(std::string(text.substr(i + 5, 2))));
     const unsigned d = static_cast<unsigned>(std::stoi(std::string(text.substr(i + 8, 2))));
     if (y >= 1900 && y <= 2199 && m >= 1 && m <= 12 && d >= 1 && ValidDay(y, m, d)) {
-      found.push_back({i, y, m, d});  // `at` is a character offset here; only order matters
+      // `at` is a character offset here; only order matters.
+      found.push_back({i, y, m, d, PrecededByWeekOf(text, i) ? 7 : 1});
     }
     i += 9;
   }
@@ -167,7 +180,7 @@ std::optional<TimeRange> ParseQueryDates(std::string_view query) {
     int64_t begin, end;
     if (f.day != 0) {
       begin = DaysFromCivil(f.year, f.month, f.day);
-      end = begin + 1;
+      end = begin + f.days;
     } else {
       begin = DaysFromCivil(f.year, f.month, 1);
       end = f.month == 12 ? DaysFromCivil(f.year + 1, 1, 1) : DaysFromCivil(f.year, f.month + 1, 1);

@@ -4,9 +4,10 @@
 //
 // Recognised forms (English month names or three-letter abbreviations, any case; ordinal
 // suffixes allowed): "D Month YYYY", "D(th) of Month YYYY", "Month D, YYYY", "Month YYYY",
-// "YYYY-MM-DD". A day and month without a year ("August 11") take the year of the nearest dated
-// phrase in the same query, and are ignored when there is none. Relative phrases ("last May")
-// are not resolved: a search has no reference time of its own.
+// "YYYY-MM-DD" ("week of YYYY-MM-DD": the seven days from it). A day and month without a year
+// ("August 11") take the year of the nearest dated phrase in the same query, and are ignored when
+// there is none. Relative phrases ("last May") are not resolved here: core/query_time.h resolves
+// them against a search's reference date first.
 //
 // Thread-safety: pure function.
 #pragma once

@@ -26,6 +26,7 @@ TEST(QueryDatesTest, DayMonthYearForms) {
   ExpectRange("the 3rd of march 2021 trip", Day(2021, 3, 3), Day(2021, 3, 4));
   ExpectRange("Dec 1st 2022", Day(2022, 12, 1), Day(2022, 12, 2));
   ExpectRange("logs from 2024-02-29 please", Day(2024, 2, 29), Day(2024, 3, 1));
+  ExpectRange("what did I read in the Week of 2024-04-29", Day(2024, 4, 29), Day(2024, 5, 6));
 }
 
 TEST(QueryDatesTest, MonthYearCoversTheMonth) {

@@ -211,6 +211,9 @@ Result<Mem0Search> ParseMem0Search(const json& body, const std::string& workspac
   auto threshold = ReadThresholdField(body);
   if (!threshold.ok()) return threshold.status();
   if (*threshold) req.threshold = **threshold;
+  auto reference = GetTime(body, "reference_date");
+  if (!reference.ok()) return reference.status();
+  req.reference_us = *reference;
   // Hybrid retrieval always includes keyword (BM25) matching, and the configured reranker (if
   // any) always runs: these only need to be well-formed.
   for (const char* name : {"rerank", "keyword_search", "filter_memories"}) {

@@ -109,6 +109,13 @@ TEST(Mem0RequestsTest, SearchCombinesFiltersTopLevelIdsAndCategories) {
   ASSERT_TRUE(apps.ok()) << apps.status().ToString();
   EXPECT_TRUE(apps->request.filter.Matches(Doc("", "", "shop")));
   EXPECT_FALSE(apps->request.filter.Matches(Doc("", "", "other")));
+
+  // reference_date: "now" for the query's relative dates.
+  auto dated = ParseMem0Search(
+      json{{"query", "tea last week"}, {"user_id", "u"}, {"reference_date", "2024-05-08"}}, "ws",
+      {}, false);
+  ASSERT_TRUE(dated.ok()) << dated.status().ToString();
+  EXPECT_EQ(dated->request.reference_us, 19851LL * 86400 * 1000000);  // 2024-05-08T00:00:00Z
 }
 
 TEST(Mem0RequestsTest, SearchRefusals) {
@@ -128,6 +135,9 @@ TEST(Mem0RequestsTest, SearchRefusals) {
   EXPECT_EQ(status(json{{"query", "tea"}, {"user_id", "u"}, {"show_expired", true}}).code(),
             StatusCode::kNotImplemented);
   EXPECT_EQ(status(json{{"user_id", "u"}}).code(), StatusCode::kInvalidParameter);  // no query
+  Status bad_date = status(json{{"query", "tea"}, {"user_id", "u"}, {"reference_date", "soon"}});
+  EXPECT_EQ(bad_date.code(), StatusCode::kInvalidParameter);
+  EXPECT_NE(bad_date.message().find("reference_date"), std::string::npos) << bad_date.message();
 }
 
 TEST(Mem0RequestsTest, ListBodyAndQueryFilters) {
