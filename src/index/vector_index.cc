@@ -31,6 +31,12 @@ float Int8CosineDistance(const void* a, const void* b, const void* param) {
   return 1.0f - sa * sb * static_cast<float>(DotInt8(ca, cb, dim));
 }
 
+// Writes one hnswlib element (the layout above) to `out`, sizeof(float) + dim bytes.
+void PackElement(char* out, float scale, const int8_t* code, int dim) {
+  std::memcpy(out, &scale, sizeof(float));
+  std::memcpy(out + sizeof(float), code, static_cast<size_t>(dim));
+}
+
 class Int8Space final : public hnswlib::SpaceInterface<float> {
  public:
   explicit Int8Space(int dim) : params_{dim} {}
@@ -70,8 +76,7 @@ class VectorIndex::Hnsw {
   }
   std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k) const {
     std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
-    std::memcpy(buf.data(), &scale, sizeof(float));
-    std::memcpy(buf.data() + sizeof(float), code, static_cast<size_t>(dim));
+    PackElement(buf.data(), scale, code, dim);
     auto& g = const_cast<hnswlib::HierarchicalNSW<float>&>(graph_);
     auto pq = g.searchKnn(buf.data(), k);
     std::vector<ScoredDoc> out(pq.size());
@@ -196,35 +201,21 @@ void VectorIndex::MaybeBuildHnsw() {
         hnsw_ != nullptr || building_.load(std::memory_order_relaxed)) {
       return;
     }
+    building_.store(true, std::memory_order_relaxed);
+    dirty_.clear();
     docs = present_docs();
     if (options_.hnsw_build_in_background && !builder_.joinable()) {
-      building_.store(true, std::memory_order_relaxed);
-      dirty_.clear();
       try {
         builder_ = std::thread(&VectorIndex::RunBuild, this, std::move(docs));
         return;
       } catch (const std::system_error&) {
-        // No thread to be had: build here, as without the option.
-        building_.store(false, std::memory_order_relaxed);
-        docs = present_docs();
+        docs = present_docs();  // no thread to be had: build here, as without the option
       }
     }
   }
-  std::unique_ptr<Hnsw> graph;
-  bool ok = true;
-  try {
-    graph = std::make_unique<Hnsw>(options_, docs.size() + docs.size() / 8 + 1024);
-  } catch (const std::exception&) {
-    ok = false;
-  }
-  ok = ok && Insert(*graph, docs, std::numeric_limits<size_t>::max(), nullptr);
-  MutexLock lock(&build_mu_);
-  if (!ok) {
-    graph_failed_ = true;
-    return;
-  }
-  hnsw_ = std::move(graph);
-  graph_.store(hnsw_.get(), std::memory_order_release);
+  // Here, inside the write that crossed the threshold: no other writer runs, so the catch-up
+  // finds nothing to do and the graph is published before this returns.
+  RunBuild(std::move(docs));
 }
 
 void VectorIndex::RunBuild(std::vector<DocId> docs) {
@@ -238,24 +229,27 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
   }
   ok = ok && Insert(*graph, docs, std::numeric_limits<size_t>::max(), nullptr);
   docs = {};
-  // Catch up with what writers changed meanwhile: on this thread, with the lock taken per chunk
-  // while the changes are many (writers go on), the last round under the lock, so that nothing
-  // changes between it and the graph's publication.
+  // Catch up with what writers changed meanwhile: with the lock taken per chunk while the changes
+  // are many (writers go on), the last round under the lock, so that nothing changes between it
+  // and the graph's publication, which ends the build in the same critical section.
   constexpr size_t kLastRound = 1024;
   constexpr int kMaxRounds = 8;
-  for (int round = 0; ok; ++round) {
+  for (int round = 0;; ++round) {
     std::vector<DocId> changed;
     {
       MutexLock lock(&build_mu_);
-      changed.swap(dirty_);
-      std::sort(changed.begin(), changed.end());
-      changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
-      if (changed.size() <= kLastRound || round == kMaxRounds || cancel_.load()) {
-        if (!cancel_.load() && CatchUpLocked(*graph, changed)) {
+      const bool cancelled = cancel_.load();
+      if (ok && !cancelled) {
+        changed.swap(dirty_);
+        std::sort(changed.begin(), changed.end());
+        changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+      }
+      if (!ok || cancelled || changed.size() <= kLastRound || round == kMaxRounds) {
+        if (ok && !cancelled && CatchUpLocked(*graph, changed)) {
           hnsw_ = std::move(graph);
           graph_.store(hnsw_.get(), std::memory_order_release);
-        } else if (!cancel_.load()) {
-          graph_failed_ = true;
+        } else if (!cancelled) {
+          graph_failed_ = true;  // the exact scan answers from now on
         }
         dirty_ = {};
         building_bytes_.store(0, std::memory_order_relaxed);
@@ -267,11 +261,6 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
     ok = Insert(*graph, changed, 1, &absent);
     for (DocId d : absent) graph->Remove(d);
   }
-  MutexLock lock(&build_mu_);
-  if (!cancel_.load()) graph_failed_ = true;  // the exact scan answers from now on
-  dirty_ = {};
-  building_bytes_.store(0, std::memory_order_relaxed);
-  building_.store(false, std::memory_order_relaxed);
 }
 
 bool VectorIndex::CatchUpLocked(Hnsw& graph, const std::vector<DocId>& docs) {
@@ -283,8 +272,7 @@ bool VectorIndex::CatchUpLocked(Hnsw& graph, const std::vector<DocId>& docs) {
         graph.Remove(d);
         continue;
       }
-      std::memcpy(element.data(), &scales_[d], sizeof(float));
-      std::memcpy(element.data() + sizeof(float), code(d), static_cast<size_t>(options_.dim));
+      PackElement(element.data(), scales_[d], code(d), options_.dim);
       graph.Add(element.data(), d);
     }
   } catch (const std::exception&) {
@@ -338,9 +326,7 @@ bool VectorIndex::Insert(Hnsw& graph, const std::vector<DocId>& docs, size_t max
               skipped.push_back(d);
               continue;
             }
-            char* e = elements.data() + n * element_size;
-            std::memcpy(e, &scales_[d], sizeof(float));
-            std::memcpy(e + sizeof(float), code(d), static_cast<size_t>(options_.dim));
+            PackElement(elements.data() + n * element_size, scales_[d], code(d), options_.dim);
             ids[n++] = d;
           }
         }

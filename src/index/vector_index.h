@@ -99,7 +99,9 @@ class VectorIndex {
   class Hnsw;
   // Builds the graph once the scope has `hnsw_threshold` vectors: in the background, or here.
   void MaybeBuildHnsw() EXCLUDES(build_mu_);
-  // The background builder's body: `docs` first, then what writers changed meanwhile (dirty_).
+  // A build (building_ set by the caller): `docs` first, then what writers changed meanwhile
+  // (dirty_); publishes the graph or marks it failed, and clears building_. The background
+  // builder's body, or run inside the write that crossed the threshold.
   void RunBuild(std::vector<DocId> docs) EXCLUDES(build_mu_);
   // Inserts `docs` into the published graph (hnsw_), on several threads when there are many.
   // When the graph cannot grow (out of memory) it is dropped for good and the exact scan answers.
