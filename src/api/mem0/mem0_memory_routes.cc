@@ -49,6 +49,9 @@ Result<HttpResponse> AddAndWait(const Mem0HandlerContext& ctx, const MemoryAddRe
   return JsonResponse(200, json::array({Accepted(*id)}));
 }
 
+// Whether an add answers only once its extraction is done (2.x with async_mode: false).
+bool WaitsForExtraction(const Mem0Add& add, bool v3) { return !v3 && !add.async_mode; }
+
 RouteHandler AddHandler(const Mem0Context& ctx, bool v3) {
   return ParsedHandler<Mem0Add>(
       {.parse = [ctx](const HttpRequest& http, RequestContext&) -> Result<Mem0Add> {
@@ -58,11 +61,11 @@ RouteHandler AddHandler(const Mem0Context& ctx, bool v3) {
              ctx->extractor() != nullptr && ctx->extractor()->follows_instructions();
          return ParseMem0Add(*req->body, req->workspace, ctx->limits(), follows);
        },
-       // A 2.x add with async_mode: false waits for its extraction: not on an I/O thread.
-       .ready = [v3](const Mem0Add& add) { return v3 || add.async_mode; },
+       // An add that waits for its extraction does not run on an I/O thread.
+       .ready = [v3](const Mem0Add& add) { return !WaitsForExtraction(add, v3); },
        .run = [ctx, v3](Mem0Add&& add, const HttpRequest&,
                         RequestContext& rc) -> Result<HttpResponse> {
-         if (!v3 && !add.async_mode) return AddAndWait(*ctx, add.request);
+         if (WaitsForExtraction(add, v3)) return AddAndWait(*ctx, add.request);
          // Answered once the event is durable, from the thread that made it so.
          return DeferredResponse(
              rc,
