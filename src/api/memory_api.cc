@@ -16,6 +16,7 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "core/memory_provenance.h"
+#include "core/paging.h"
 
 namespace engram {
 
@@ -269,6 +270,32 @@ class MemoryHandlers {
     return JsonResponse(200, ListPageBody(std::move(results), total, page->number, page->size));
   }
 
+  Result<HttpResponse> Entities(const HttpRequest& req, RequestContext& ctx) const {
+    auto params = ParseQueryString(req.query);
+    if (!params.ok()) return params.status();
+    ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
+        *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
+    auto filter = ScopeFromQuery(*params, limits_);
+    if (!filter.ok()) return filter.status();
+    auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
+    if (!page.ok()) return page.status();
+    auto entities = service_->NamedEntities(PathWorkspace(ctx), *filter);
+    if (!entities.ok()) return entities.status();
+    const size_t offset = PageOffset(page->number, page->size);
+    json results = json::array();
+    for (size_t i = offset; i < entities->size() && i - offset < page->size; ++i) {
+      const CatalogEntity& e = (*entities)[i];
+      results.push_back({{"name", e.name},
+                         {"kind", EntityKindName(e.kind)},
+                         {"aliases", e.aliases},
+                         {"memory_count", e.texts},
+                         {"first_seen", FormatIsoMicros(e.first_seen_us)},
+                         {"last_seen", FormatIsoMicros(e.last_seen_us)}});
+    }
+    return JsonResponse(
+        200, ListPageBody(std::move(results), entities->size(), page->number, page->size));
+  }
+
   Result<HttpResponse> DeleteAll(const HttpRequest& req, RequestContext& ctx) const {
     auto params = ParseQueryString(req.query);
     if (!params.ok()) return params.status();
@@ -356,6 +383,10 @@ void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimit
               .pattern = p + "/memories",
               .name = "memory_list",
               .handler = BindHandler(h, &H::List)});
+  router.Add({.method = "GET",
+              .pattern = p + "/entities",
+              .name = "memory_entity_list",
+              .handler = BindHandler(h, &H::Entities)});
   router.Add({.method = "DELETE",
               .pattern = p + "/memories",
               .name = "memory_delete_all",

@@ -228,6 +228,17 @@ Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspac
   return (*shard)->List(filter, clock_->WallMicros(), offset, page_size, total);
 }
 
+Result<std::vector<CatalogEntity>> MemoryService::NamedEntities(const std::string& workspace,
+                                                                const MemoryFilter& filter) {
+  if (!filter.ScopeKeys()) {
+    return Status::InvalidParameter(
+        "at least one of user_id, agent_id, run_id, app_id is required");
+  }
+  auto shard = Shard(workspace);
+  if (!shard.ok()) return shard.status();
+  return (*shard)->NamedEntities(filter, clock_->WallMicros());
+}
+
 Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const MemoryFilter& filter) {
   if (!filter.ScopeKeys()) {
     return Status::InvalidParameter(

@@ -162,6 +162,10 @@ class MemoryService {
   Result<size_t> DeleteAll(const std::string& workspace, const MemoryFilter& filter);
   Result<std::vector<HistoryRecord>> History(const std::string& workspace, const std::string& id);
 
+  // The named entities (people, places, products, code identifiers) of the visible memories
+  // matching `filter`, which must name a scope; most mentioned first. See EntityCatalog.
+  Result<std::vector<CatalogEntity>> NamedEntities(const std::string& workspace,
+                                                   const MemoryFilter& filter);
   // Every user / agent / app / run id having visible memories, most recently updated first (then
   // by type and name).
   Result<std::vector<MemoryEntity>> Entities(const std::string& workspace);

@@ -529,6 +529,35 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
   return out;
 }
 
+std::vector<CatalogEntity> MemoryShard::NamedEntities(const MemoryFilter& filter,
+                                                      int64_t now_us) const {
+  ReaderLock lock(&mu_);
+  std::vector<DocId> matching;
+  if (auto candidates = Candidates(filter, now_us)) {
+    matching = std::move(*candidates);
+  } else {
+    for (DocId d = 0; d < docs_.size(); ++d) {
+      const Doc& doc = docs_[d];
+      if (index_.live(d) && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
+        matching.push_back(d);
+      }
+    }
+  }
+  EntityCatalog catalog;
+  for (DocId d : matching) {
+    const AgentMemory& m = docs_[d].memory;
+    std::string conversation = ConversationKey(m);
+    if (conversation.empty()) {
+      for (const std::string* part : {&m.user_id, &m.agent_id, &m.run_id, &m.app_id}) {
+        conversation += *part;
+        conversation += '\x1f';
+      }
+    }
+    catalog.Add(FindEntityMentions(m.text), m.time_us(), conversation);
+  }
+  return catalog.Entities();
+}
+
 std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
   ReaderLock lock(&mu_);
   std::vector<ScopeSummary> out;

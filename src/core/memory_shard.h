@@ -24,6 +24,7 @@
 #include "core/retrieval_options.h"
 #include "core/search_explanation.h"
 #include "index/analyzer.h"
+#include "index/entity_catalog.h"
 #include "index/fusion.h"
 #include "index/hybrid_index.h"
 #include "index/query_dates.h"
@@ -154,6 +155,11 @@ class MemoryShard {
   // Every scope id with memories visible at now_us, from the scope-key index, in no particular
   // order.
   std::vector<ScopeSummary> Scopes(int64_t now_us) const;
+
+  // The named entities of the visible memories matching `filter` (EntityCatalog's order and alias
+  // merging). Memories of one conversation (ConversationKey), or without one of the same scope
+  // ids, link their mentions. Scans those memories' text: a listing, not a search step.
+  std::vector<CatalogEntity> NamedEntities(const MemoryFilter& filter, int64_t now_us) const;
 
   // Live memories that expired before now_us (to purge).
   std::vector<AgentMemory> Expired(int64_t now_us) const;

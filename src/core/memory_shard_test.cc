@@ -184,6 +184,27 @@ TEST_F(MemoryShardTest, ListsNewestFirstWithTotal) {
   EXPECT_EQ(page[1].id, "m-3");
 }
 
+TEST_F(MemoryShardTest, NamedEntitiesOfAScopeOnly) {
+  shard_.Upsert(Rec(1, "u", "met Melanie Smith in Boston"));
+  shard_.Upsert(Rec(2, "u", "then Melanie painted a lake"));
+  MemoryRecord expired = Rec(3, "u", "a call from Oscar");
+  expired.expires_at_us = 50;
+  shard_.Upsert(expired);
+  shard_.Upsert(Rec(4, "v", "v met Melanie and Oscar"));
+  shard_.Upsert(Rec(5, "u", "a trip with Gwen"));
+  shard_.Remove("m-5");
+  const std::vector<CatalogEntity> entities = shard_.NamedEntities(UserFilter("u"), 100);
+  ASSERT_EQ(entities.size(), 2u);
+  // One conversation per set of scope ids when the memories have no session: linked.
+  EXPECT_EQ(entities[0].name, "Melanie Smith");
+  EXPECT_EQ(entities[0].aliases, std::vector<std::string>{"Melanie"});
+  EXPECT_EQ(entities[0].texts, 2u);
+  EXPECT_EQ(entities[0].first_seen_us, 1);
+  EXPECT_EQ(entities[0].last_seen_us, 2);
+  EXPECT_EQ(entities[1].name, "Boston");
+  EXPECT_TRUE(shard_.NamedEntities(UserFilter("nobody"), 100).empty());
+}
+
 // --- The metadata index (MemoryShardOptions::metadata_index) ---
 
 using json = nlohmann::json;

@@ -451,6 +451,57 @@ TEST_F(MemoryApiTest, ListPagesNewestFirstAndDeleteScope) {
       IsError(client().Delete(MemoryPrefix() + "/memories"), 400, "InvalidParameter", "user_id"));
 }
 
+TEST_F(MemoryApiTest, EntitiesListWhatAScopeMentionsWithAliasesMerged) {
+  const std::string user = UniqueId("u");
+  const std::string other_user = UniqueId("u");
+  AddMemoriesAndWait(
+      client(), {{"messages",
+                  {{{"role", "user"}, {"content", "I met Melanie Smith at the Louvre."}},
+                   {{"role", "assistant"}, {"content", "How is Melanie doing?"}},
+                   {{"role", "user"}, {"content", "Yes, Mel is great; she fixed parse_config."}}}},
+                 {"user_id", user},
+                 {"metadata", {{"session_id", "s1"}}},
+                 {"infer", false}});
+  AddMemoriesAndWait(
+      client(),
+      {{"messages", "Lunch with Oscar in Lisbon"}, {"user_id", other_user}, {"infer", false}});
+  HttpResponse r = client().Get(MemoryPrefix() + "/entities?user_id=" + user);
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  const json j = r.Json();
+  EXPECT_EQ(j["total"], 3) << j.dump();
+  ASSERT_EQ(j["results"].size(), 3u) << j.dump();
+  const json& melanie = j["results"][0];
+  EXPECT_EQ(melanie["name"], "Melanie Smith");
+  EXPECT_EQ(melanie["kind"], "name");
+  EXPECT_EQ(melanie["aliases"], json::array({"Mel", "Melanie"}));
+  EXPECT_EQ(melanie["memory_count"], 3);
+  EXPECT_TRUE(melanie["first_seen"].is_string());
+  EXPECT_TRUE(melanie["last_seen"].is_string());
+  std::set<std::string> others;
+  for (size_t i = 1; i < j["results"].size(); ++i) {
+    others.insert(j["results"][i]["kind"].get<std::string>() + ":" +
+                  j["results"][i]["name"].get<std::string>());
+  }
+  EXPECT_EQ(others, (std::set<std::string>{"name:Louvre", "identifier:parse_config"}));
+
+  // Paging, and nothing of another user or workspace.
+  json page = client()
+                  .Get(MemoryPrefix() + "/entities?user_id=" + user + "&page_number=2&page_size=2")
+                  .Json();
+  EXPECT_EQ(page["total"], 3);
+  EXPECT_EQ(page["results"].size(), 1u);
+  json other = client().Get(MemoryPrefix() + "/entities?user_id=" + other_user).Json();
+  ASSERT_EQ(other["results"].size(), 2u) << other.dump();
+  EXPECT_EQ(client().Get(MemoryPrefix("team-b") + "/entities?user_id=" + user).Json()["total"], 0);
+
+  EXPECT_TRUE(
+      IsError(client().Get(MemoryPrefix() + "/entities"), 400, "InvalidParameter", "user_id"));
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix() + "/entities?user_id=u&page_size=0"), 400,
+                      "InvalidParameter", "page_size"));
+  EXPECT_TRUE(IsError(client().Get(MemoryPrefix() + "/entities?user_id=u&kind=name"), 400,
+                      "InvalidParameter", "kind"));
+}
+
 TEST_F(MemoryApiTest, ExpiredMemoriesAreInvisible) {
   const std::string user = UniqueId("u");
   const std::string word = UniqueWord();
