@@ -50,6 +50,17 @@ Route Mem0HandlerContext::MakeRoute(std::string method, std::string pattern, std
                .render_error = Mem0ErrorResponse};
 }
 
+Route MakeMem0Route(const Mem0Context& ctx, Mem0RouteSpec spec) {
+  const bool with_body = spec.body == Mem0Body::kJson;
+  return ctx->MakeRoute(spec.method, spec.pattern, spec.name,
+                        [ctx, with_body, handler = std::move(spec.handler)](
+                            const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+                          auto req = ctx->Begin(http, with_body);
+                          if (!req.ok()) return req.status();
+                          return handler(http, *req, rc);
+                        });
+}
+
 void RegisterMem0Routes(Router& router, Mem0ApiDeps deps, Mem0ApiOptions options) {
   auto ctx = std::make_shared<const Mem0HandlerContext>(deps, std::move(options));
   RegisterMem0MemoryRoutes(router, ctx);

@@ -3,6 +3,7 @@
 // Thread-safety: immutable after construction; shared by the handlers of concurrent requests.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,38 @@ class Mem0HandlerContext {
 };
 
 using Mem0Context = std::shared_ptr<const Mem0HandlerContext>;
+
+// A handler of this API, called once the request has begun (Mem0HandlerContext::Begin): `req`
+// holds its query string, its JSON body when the route reads one, and its workspace.
+using Mem0Handler = std::function<Result<HttpResponse>(const HttpRequest& http,
+                                                       const Mem0Request& req, RequestContext& rc)>;
+
+// Whether a route reads a JSON body (an empty one reads as {}).
+enum class Mem0Body { kNone, kJson };
+
+// One route of a table of this API's routes.
+struct Mem0RouteSpec {
+  const char* method;
+  const char* pattern;
+  const char* name;
+  Mem0Body body;
+  Mem0Handler handler;
+};
+
+// The Route of `spec` (see Mem0HandlerContext::MakeRoute): the request begun, then its handler.
+Route MakeMem0Route(const Mem0Context& ctx, Mem0RouteSpec spec);
+
+// A Mem0Handler that calls `method` of `handlers`, the handler set of a table's routes.
+template <typename Handlers>
+Mem0Handler BindMem0(std::shared_ptr<const Handlers> handlers,
+                     Result<HttpResponse> (Handlers::*method)(const HttpRequest&,
+                                                              const Mem0Request&, RequestContext&)
+                         const) {
+  return [handlers = std::move(handlers), method](const HttpRequest& http, const Mem0Request& req,
+                                                  RequestContext& rc) {
+    return ((*handlers).*method)(http, req, rc);
+  };
+}
 
 // The route groups, each in its own file.
 void RegisterMem0MemoryRoutes(Router& router, const Mem0Context& ctx);

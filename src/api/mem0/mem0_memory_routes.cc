@@ -107,32 +107,141 @@ RouteHandler SearchHandler(const Mem0Context& ctx, bool v3) {
        }});
 }
 
-// A page of the memories matching `filter`. `paginated`: answer {count, next, previous, results};
-// else a bare array of the first page.
-Result<HttpResponse> ListPage(const Mem0HandlerContext& ctx, const HttpRequest& http,
-                              const Mem0Request& req, const MemoryFilter& filter, bool paginated) {
-  auto paging = ctx.Paging(req, paginated ? ctx.options().default_page_size
-                                          : static_cast<size_t>(ctx.limits().max_page_size));
-  if (!paging.ok()) return paging.status();
-  const auto [page, size] = *paging;
-  size_t total = 0;
-  auto list = ctx.memories().List(req.workspace, filter, page, size, &total);
-  if (!list.ok()) return list.status();
-  json results = json::array();
-  for (const auto& m : *list) results.push_back(RenderMem0Memory(m));
-  if (!paginated) return JsonResponse(200, results);
-  return JsonResponse(200, Mem0Page(std::move(results), total, page, size, Mem0RequestUrl(http)));
-}
+// The routes that read or change stored memories, after their request has begun.
+class MemoryHandlers {
+ public:
+  explicit MemoryHandlers(Mem0Context ctx) : ctx_(std::move(ctx)) {}
 
-bool HasPaging(const Mem0Request& req) {
-  return req.query.count("page") != 0 || req.query.count("page_size") != 0;
-}
+  // 3.x getAll: the body's filters; always a page {count, next, previous, results}.
+  Result<HttpResponse> ListV3(const HttpRequest& http, const Mem0Request& req,
+                              RequestContext&) const {
+    auto filter = ParseMem0ListBody(*req.body, ctx_->limits());
+    if (!filter.ok()) return filter.status();
+    return ListPage(http, req, *filter, true);
+  }
+  // 2.x getAll with filters in the body: a page when paging was asked for, else an array.
+  Result<HttpResponse> ListV2(const HttpRequest& http, const Mem0Request& req,
+                              RequestContext&) const {
+    auto filter = ParseMem0ListBody(*req.body, ctx_->limits());
+    if (!filter.ok()) return filter.status();
+    return ListPage(http, req, *filter, HasPaging(req));
+  }
+  // 2.x getAll with the entity in the query string.
+  Result<HttpResponse> ListV1(const HttpRequest& http, const Mem0Request& req,
+                              RequestContext&) const {
+    auto filter = Mem0EntityFilterFromQuery(req.query, ctx_->limits());
+    if (!filter.ok()) return filter.status();
+    return ListPage(http, req, *filter, HasPaging(req));
+  }
 
-Status RequireMemory(const Mem0HandlerContext& ctx, const std::string& workspace,
-                     const std::string& id) {
-  auto m = ctx.memories().Get(workspace, id);
-  return m.ok() ? Status::Ok() : m.status();
-}
+  Result<HttpResponse> DeleteAll(const HttpRequest&, const Mem0Request& req,
+                                 RequestContext&) const {
+    auto filter = Mem0EntityFilterFromQuery(req.query, ctx_->limits());
+    if (!filter.ok()) return filter.status();
+    auto n = ctx_->memories().DeleteAll(req.workspace, *filter);
+    if (!n.ok()) return n.status();
+    return JsonResponse(200,
+                        json{{"message", "Memories deleted successfully!"}, {"deleted_count", *n}});
+  }
+
+  Result<HttpResponse> Get(const HttpRequest&, const Mem0Request& req, RequestContext& rc) const {
+    auto m = ctx_->memories().Get(req.workspace, rc.params.at("memory_id"));
+    if (!m.ok()) return m.status();
+    return JsonResponse(200, RenderMem0Memory(*m));
+  }
+
+  Result<HttpResponse> Update(const HttpRequest&, const Mem0Request& req,
+                              RequestContext& rc) const {
+    auto update =
+        ParseMem0Update(*req.body, req.workspace, rc.params.at("memory_id"), ctx_->limits());
+    if (!update.ok()) return update.status();
+    auto m = ctx_->memories().Update(*update);
+    if (!m.ok()) return m.status();
+    return JsonResponse(200, RenderMem0Memory(*m));
+  }
+
+  Result<HttpResponse> Delete(const HttpRequest&, const Mem0Request& req,
+                              RequestContext& rc) const {
+    ENGRAM_RETURN_IF_ERROR(ctx_->memories().Delete(req.workspace, rc.params.at("memory_id")));
+    return JsonResponse(200, json{{"message", "Memory deleted successfully!"}});
+  }
+
+  Result<HttpResponse> History(const HttpRequest&, const Mem0Request& req,
+                               RequestContext& rc) const {
+    const std::string& id = rc.params.at("memory_id");
+    auto history = ctx_->memories().History(req.workspace, id);
+    if (!history.ok()) return history.status();
+    auto current = ctx_->memories().Get(req.workspace, id);  // gone after a delete
+    json rows = json::array();
+    for (const auto& h : *history) {
+      rows.push_back(RenderMem0History(h, current.ok() ? &*current : nullptr));
+    }
+    return JsonResponse(200, rows);
+  }
+
+  Result<HttpResponse> BatchUpdate(const HttpRequest&, const Mem0Request& req,
+                                   RequestContext&) const {
+    auto items = ParseMem0Batch(*req.body, true, ctx_->options().max_batch, ctx_->limits());
+    if (!items.ok()) return items.status();
+    ENGRAM_RETURN_IF_ERROR(RequireMemories(req.workspace, *items));
+    for (const auto& item : *items) {
+      MemoryUpdateRequest update;
+      update.workspace = req.workspace;
+      update.id = item.memory_id;
+      update.text = item.text;
+      auto m = ctx_->memories().Update(update);
+      if (!m.ok()) return m.status();
+    }
+    return JsonResponse(
+        200, json{{"message", fmt::format("Successfully updated {} memories", items->size())}});
+  }
+
+  Result<HttpResponse> BatchDelete(const HttpRequest&, const Mem0Request& req,
+                                   RequestContext&) const {
+    auto items = ParseMem0Batch(*req.body, false, ctx_->options().max_batch, ctx_->limits());
+    if (!items.ok()) return items.status();
+    ENGRAM_RETURN_IF_ERROR(RequireMemories(req.workspace, *items));
+    for (const auto& item : *items) {
+      ENGRAM_RETURN_IF_ERROR(ctx_->memories().Delete(req.workspace, item.memory_id));
+    }
+    return JsonResponse(
+        200, json{{"message", fmt::format("Successfully deleted {} memories", items->size())}});
+  }
+
+ private:
+  // A page of the memories matching `filter`. `paginated`: answer {count, next, previous,
+  // results}; else a bare array of the first page.
+  Result<HttpResponse> ListPage(const HttpRequest& http, const Mem0Request& req,
+                                const MemoryFilter& filter, bool paginated) const {
+    auto paging = ctx_->Paging(req, paginated ? ctx_->options().default_page_size
+                                              : static_cast<size_t>(ctx_->limits().max_page_size));
+    if (!paging.ok()) return paging.status();
+    const auto [page, size] = *paging;
+    size_t total = 0;
+    auto list = ctx_->memories().List(req.workspace, filter, page, size, &total);
+    if (!list.ok()) return list.status();
+    json results = json::array();
+    for (const auto& m : *list) results.push_back(RenderMem0Memory(m));
+    if (!paginated) return JsonResponse(200, results);
+    return JsonResponse(200, Mem0Page(std::move(results), total, page, size, Mem0RequestUrl(http)));
+  }
+
+  static bool HasPaging(const Mem0Request& req) {
+    return req.query.count("page") != 0 || req.query.count("page_size") != 0;
+  }
+
+  // Every memory of a batch is found before any changes, so a wrong id changes nothing.
+  Status RequireMemories(const std::string& workspace,
+                         const std::vector<Mem0BatchItem>& items) const {
+    for (const auto& item : items) {
+      auto m = ctx_->memories().Get(workspace, item.memory_id);
+      if (!m.ok()) return m.status();
+    }
+    return Status::Ok();
+  }
+
+  Mem0Context ctx_;
+};
 
 }  // namespace
 
@@ -154,134 +263,26 @@ void RegisterMem0MemoryRoutes(Router& router, const Mem0Context& ctx) {
     router.Add(std::move(r));
   }
 
-  // --- list (getAll) ---
-  router.Add(
-      ctx->MakeRoute("POST", "/v3/memories/", "mem0_list",
-                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-                       auto req = ctx->Begin(http, true);
-                       if (!req.ok()) return req.status();
-                       auto filter = ParseMem0ListBody(*req->body, ctx->limits());
-                       if (!filter.ok()) return filter.status();
-                       return ListPage(*ctx, http, *req, *filter, true);
-                     }));
-  router.Add(
-      ctx->MakeRoute("POST", "/v2/memories/", "mem0_list",
-                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-                       auto req = ctx->Begin(http, true);
-                       if (!req.ok()) return req.status();
-                       auto filter = ParseMem0ListBody(*req->body, ctx->limits());
-                       if (!filter.ok()) return filter.status();
-                       return ListPage(*ctx, http, *req, *filter, HasPaging(*req));
-                     }));
-  router.Add(
-      ctx->MakeRoute("GET", "/v1/memories/", "mem0_list",
-                     [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-                       auto req = ctx->Begin(http, false);
-                       if (!req.ok()) return req.status();
-                       auto filter = Mem0EntityFilterFromQuery(req->query, ctx->limits());
-                       if (!filter.ok()) return filter.status();
-                       return ListPage(*ctx, http, *req, *filter, HasPaging(*req));
-                     }));
-
-  // --- delete by entity (deleteAll) ---
-  router.Add(ctx->MakeRoute(
-      "DELETE", "/v1/memories/", "mem0_delete_all",
-      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-        auto req = ctx->Begin(http, false);
-        if (!req.ok()) return req.status();
-        auto filter = Mem0EntityFilterFromQuery(req->query, ctx->limits());
-        if (!filter.ok()) return filter.status();
-        auto n = ctx->memories().DeleteAll(req->workspace, *filter);
-        if (!n.ok()) return n.status();
-        return JsonResponse(
-            200, json{{"message", "Memories deleted successfully!"}, {"deleted_count", *n}});
-      }));
-
-  // --- one memory ---
-  router.Add(
-      ctx->MakeRoute("GET", "/v1/memories/{memory_id}/", "mem0_get",
-                     [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
-                       auto req = ctx->Begin(http, false);
-                       if (!req.ok()) return req.status();
-                       auto m = ctx->memories().Get(req->workspace, rc.params.at("memory_id"));
-                       if (!m.ok()) return m.status();
-                       return JsonResponse(200, RenderMem0Memory(*m));
-                     }));
-  router.Add(ctx->MakeRoute(
-      "PUT", "/v1/memories/{memory_id}/", "mem0_update",
-      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
-        auto req = ctx->Begin(http, true);
-        if (!req.ok()) return req.status();
-        auto update =
-            ParseMem0Update(*req->body, req->workspace, rc.params.at("memory_id"), ctx->limits());
-        if (!update.ok()) return update.status();
-        auto m = ctx->memories().Update(*update);
-        if (!m.ok()) return m.status();
-        return JsonResponse(200, RenderMem0Memory(*m));
-      }));
-  router.Add(ctx->MakeRoute(
-      "DELETE", "/v1/memories/{memory_id}/", "mem0_delete",
-      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
-        auto req = ctx->Begin(http, false);
-        if (!req.ok()) return req.status();
-        ENGRAM_RETURN_IF_ERROR(ctx->memories().Delete(req->workspace, rc.params.at("memory_id")));
-        return JsonResponse(200, json{{"message", "Memory deleted successfully!"}});
-      }));
-  router.Add(ctx->MakeRoute(
-      "GET", "/v1/memories/{memory_id}/history/", "mem0_history",
-      [ctx](const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
-        auto req = ctx->Begin(http, false);
-        if (!req.ok()) return req.status();
-        const std::string& id = rc.params.at("memory_id");
-        auto history = ctx->memories().History(req->workspace, id);
-        if (!history.ok()) return history.status();
-        auto current = ctx->memories().Get(req->workspace, id);  // gone after a delete
-        json rows = json::array();
-        for (const auto& h : *history) {
-          rows.push_back(RenderMem0History(h, current.ok() ? &*current : nullptr));
-        }
-        return JsonResponse(200, rows);
-      }));
-
-  // --- batch ---
-  router.Add(ctx->MakeRoute(
-      "PUT", "/v1/batch/", "mem0_batch_update",
-      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-        auto req = ctx->Begin(http, true);
-        if (!req.ok()) return req.status();
-        auto items = ParseMem0Batch(*req->body, true, ctx->options().max_batch, ctx->limits());
-        if (!items.ok()) return items.status();
-        // Every memory is found before any changes, so a wrong id changes nothing.
-        for (const auto& item : *items) {
-          ENGRAM_RETURN_IF_ERROR(RequireMemory(*ctx, req->workspace, item.memory_id));
-        }
-        for (const auto& item : *items) {
-          MemoryUpdateRequest update;
-          update.workspace = req->workspace;
-          update.id = item.memory_id;
-          update.text = item.text;
-          auto m = ctx->memories().Update(update);
-          if (!m.ok()) return m.status();
-        }
-        return JsonResponse(
-            200, json{{"message", fmt::format("Successfully updated {} memories", items->size())}});
-      }));
-  router.Add(ctx->MakeRoute(
-      "DELETE", "/v1/batch/", "mem0_batch_delete",
-      [ctx](const HttpRequest& http, RequestContext&) -> Result<HttpResponse> {
-        auto req = ctx->Begin(http, true);
-        if (!req.ok()) return req.status();
-        auto items = ParseMem0Batch(*req->body, false, ctx->options().max_batch, ctx->limits());
-        if (!items.ok()) return items.status();
-        for (const auto& item : *items) {
-          ENGRAM_RETURN_IF_ERROR(RequireMemory(*ctx, req->workspace, item.memory_id));
-        }
-        for (const auto& item : *items) {
-          ENGRAM_RETURN_IF_ERROR(ctx->memories().Delete(req->workspace, item.memory_id));
-        }
-        return JsonResponse(
-            200, json{{"message", fmt::format("Successfully deleted {} memories", items->size())}});
-      }));
+  // --- the rest: one line a route ---
+  auto h = std::make_shared<const MemoryHandlers>(ctx);
+  using H = MemoryHandlers;
+  const Mem0Body kNone = Mem0Body::kNone;
+  const Mem0Body kJson = Mem0Body::kJson;
+  for (Mem0RouteSpec& spec : std::vector<Mem0RouteSpec>{
+           {"POST", "/v3/memories/", "mem0_list", kJson, BindMem0(h, &H::ListV3)},
+           {"POST", "/v2/memories/", "mem0_list", kJson, BindMem0(h, &H::ListV2)},
+           {"GET", "/v1/memories/", "mem0_list", kNone, BindMem0(h, &H::ListV1)},
+           {"DELETE", "/v1/memories/", "mem0_delete_all", kNone, BindMem0(h, &H::DeleteAll)},
+           {"GET", "/v1/memories/{memory_id}/", "mem0_get", kNone, BindMem0(h, &H::Get)},
+           {"PUT", "/v1/memories/{memory_id}/", "mem0_update", kJson, BindMem0(h, &H::Update)},
+           {"DELETE", "/v1/memories/{memory_id}/", "mem0_delete", kNone, BindMem0(h, &H::Delete)},
+           {"GET", "/v1/memories/{memory_id}/history/", "mem0_history", kNone,
+            BindMem0(h, &H::History)},
+           {"PUT", "/v1/batch/", "mem0_batch_update", kJson, BindMem0(h, &H::BatchUpdate)},
+           {"DELETE", "/v1/batch/", "mem0_batch_delete", kJson, BindMem0(h, &H::BatchDelete)},
+       }) {
+    router.Add(MakeMem0Route(ctx, std::move(spec)));
+  }
 }
 
 }  // namespace engram
