@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -304,89 +305,105 @@ nlohmann::json RenderHit(const LeaderboardHit& hit, const LeaderboardSearchResul
   return item;
 }
 
+// The Leaderboard's routes other than search.
+class LeaderboardHandlers {
+ public:
+  LeaderboardHandlers(LeaderboardService* service, LeaderboardApiLimits limits, std::string version)
+      : service_(service), limits_(std::move(limits)), version_(std::move(version)) {}
+
+  // The platform probes {base}/health without credentials before a run. Some clients compare the
+  // whole body with {"status":"ok"}, so the version travels in a header.
+  Result<HttpResponse> Health(const HttpRequest&, RequestContext&) const {
+    Status st = service_->CheckWritable();
+    HttpResponse r = JsonResponse(st.ok() ? 200 : 503,
+                                  nlohmann::json{{"status", st.ok() ? "ok" : "unavailable"}});
+    r.headers.emplace_back("X-Engram-Version", version_);
+    return r;
+  }
+
+  Result<HttpResponse> DeleteUser(const HttpRequest&, RequestContext& ctx) const {
+    const std::string& user_id = ctx.params.at("user_id");
+    if (user_id.empty()) return Status::InvalidParameter("user_id is required");
+    if (user_id.size() > limits_.max_id_bytes) {
+      return Status::InvalidParameter(
+          fmt::format("user_id is too long: at most {} bytes", limits_.max_id_bytes));
+    }
+    if (!IsValidUtf8(user_id)) return Status::InvalidParameter("user_id must be valid UTF-8");
+    auto deleted = service_->DeleteUser(user_id);
+    if (!deleted.ok()) return deleted.status();
+    return JsonResponse(200, nlohmann::json{{"success", true},
+                                            {"user_id", user_id},
+                                            {"deleted",
+                                             {{"messages", deleted->messages},
+                                              {"images", deleted->images},
+                                              {"vectors", deleted->vectors},
+                                              {"idempotency_records", deleted->idempotency}}}});
+  }
+
+  Result<HttpResponse> Add(const HttpRequest& req, RequestContext&) const {
+    auto parsed = ParseLeaderboardAdd(req.body, limits_);
+    if (!parsed.ok()) return parsed.status();
+    auto answer = service_->Add(*parsed);
+    if (!answer.ok()) return answer.status();
+    HttpResponse r;
+    r.body = std::move(*answer);
+    return r;
+  }
+
+ private:
+  LeaderboardService* service_;
+  LeaderboardApiLimits limits_;
+  std::string version_;
+};
+
+// Search: parsed first, so that a cold scope (loaded from the store first) moves to a worker.
+RouteHandler SearchHandler(LeaderboardService* service, const LeaderboardApiLimits& limits) {
+  return ParsedHandler<LeaderboardSearchRequest>(
+      {.parse = [limits](const HttpRequest& req,
+                         RequestContext&) { return ParseLeaderboardSearch(req.body, limits); },
+       .ready =
+           [service](const LeaderboardSearchRequest& search) {
+             return service->ScopeLoaded(search.user_id);
+           },
+       .run = [service](LeaderboardSearchRequest&& search, const HttpRequest&,
+                        RequestContext&) -> Result<HttpResponse> {
+         auto result = service->Search(search);
+         if (!result.ok()) return result.status();
+         nlohmann::json data = nlohmann::json::array();
+         for (const auto& hit : result->hits) data.push_back(RenderHit(hit, *result));
+         return JsonResponse(200, nlohmann::json{{"data", std::move(data)}});
+       }});
+}
+
 }  // namespace
 
 void RegisterLeaderboardRoutes(Router& router, LeaderboardService* service,
                                LeaderboardApiLimits limits, LeaderboardServerInfo info) {
   const std::string ws = service->options().workspace;
-  // The platform probes {base}/health without credentials before a run. Some clients compare the
-  // whole body with {"status":"ok"}, so the version travels in a header. HEAD is answered as GET
-  // by the App.
+  auto h = std::make_shared<const LeaderboardHandlers>(service, limits, info.version);
+  using H = LeaderboardHandlers;
+  // HEAD /leaderboard/health is answered as GET by the App.
   router.Add({.method = "GET",
               .pattern = "/leaderboard/health",
               .name = "leaderboard_health",
               .auth = AuthMode::kNone,
-              .handler = [service, version = info.version](
-                             const HttpRequest&, RequestContext&) -> Result<HttpResponse> {
-                Status st = service->CheckWritable();
-                HttpResponse r =
-                    JsonResponse(st.ok() ? 200 : 503,
-                                 nlohmann::json{{"status", st.ok() ? "ok" : "unavailable"}});
-                r.headers.emplace_back("X-Engram-Version", version);
-                return r;
-              }});
+              .handler = BindHandler(h, &H::Health)});
   router.Add({.method = "DELETE",
               .pattern = "/leaderboard/users/{user_id}",
               .name = "leaderboard_delete_user",
               .fixed_workspace = ws,
-              .handler = [service, limits](const HttpRequest&,
-                                           RequestContext& ctx) -> Result<HttpResponse> {
-                const std::string& user_id = ctx.params.at("user_id");
-                if (user_id.empty()) return Status::InvalidParameter("user_id is required");
-                if (user_id.size() > limits.max_id_bytes) {
-                  return Status::InvalidParameter(
-                      fmt::format("user_id is too long: at most {} bytes", limits.max_id_bytes));
-                }
-                if (!IsValidUtf8(user_id)) {
-                  return Status::InvalidParameter("user_id must be valid UTF-8");
-                }
-                auto deleted = service->DeleteUser(user_id);
-                if (!deleted.ok()) return deleted.status();
-                return JsonResponse(
-                    200, nlohmann::json{{"success", true},
-                                        {"user_id", user_id},
-                                        {"deleted",
-                                         {{"messages", deleted->messages},
-                                          {"images", deleted->images},
-                                          {"vectors", deleted->vectors},
-                                          {"idempotency_records", deleted->idempotency}}}});
-              }});
+              .handler = BindHandler(h, &H::DeleteUser)});
   router.Add({.method = "POST",
               .pattern = "/leaderboard/add",
               .name = "leaderboard_add",
               .fixed_workspace = ws,
-              .handler = [service, limits](const HttpRequest& req,
-                                           RequestContext&) -> Result<HttpResponse> {
-                auto parsed = ParseLeaderboardAdd(req.body, limits);
-                if (!parsed.ok()) return parsed.status();
-                auto answer = service->Add(*parsed);
-                if (!answer.ok()) return answer.status();
-                HttpResponse r;
-                r.body = std::move(*answer);
-                return r;
-              }});
-  router.Add(
-      {.method = "POST",
-       .pattern = "/leaderboard/search",
-       .name = "leaderboard_search",
-       .fixed_workspace = ws,
-       .handler = ParsedHandler<LeaderboardSearchRequest>(
-           {.parse = [limits](const HttpRequest& req,
-                              RequestContext&) { return ParseLeaderboardSearch(req.body, limits); },
-            // A cold scope is loaded from the store first: not on an I/O thread.
-            .ready =
-                [service](const LeaderboardSearchRequest& search) {
-                  return service->ScopeLoaded(search.user_id);
-                },
-            .run = [service](LeaderboardSearchRequest&& search, const HttpRequest&,
-                             RequestContext&) -> Result<HttpResponse> {
-              auto result = service->Search(search);
-              if (!result.ok()) return result.status();
-              nlohmann::json data = nlohmann::json::array();
-              for (const auto& hit : result->hits) data.push_back(RenderHit(hit, *result));
-              return JsonResponse(200, nlohmann::json{{"data", std::move(data)}});
-            }}),
-       .compute_bound = true});
+              .handler = BindHandler(h, &H::Add)});
+  router.Add({.method = "POST",
+              .pattern = "/leaderboard/search",
+              .name = "leaderboard_search",
+              .fixed_workspace = ws,
+              .handler = SearchHandler(service, limits),
+              .compute_bound = true});
 }
 
 }  // namespace engram
