@@ -142,8 +142,17 @@ Status MemoryShard::Refresh(AgentMemoryStore* store, const std::string& workspac
   if (!loaded_ || *current <= version_) return Status::Ok();
   auto delta = store->LoadAgentMemoriesSince(workspace, version_);
   if (!delta.ok()) return delta.status();
-  for (const auto& r : delta->upserts) Upsert(r);
-  for (const auto& id : delta->removed_ids) Remove(id);
+  // As a load: analysed outside the writer lock, applied in one batch under it, so the vector
+  // graph catches up once.
+  std::vector<std::vector<std::string>> terms;
+  terms.reserve(delta->upserts.size());
+  for (const auto& r : delta->upserts) terms.push_back(analyzer_->Analyze(r.text));
+  {
+    WriterLock write(&mu_);
+    HybridIndex::Batch batch(&index_);
+    for (size_t i = 0; i < delta->upserts.size(); ++i) UpsertLocked(delta->upserts[i], terms[i]);
+    for (const auto& id : delta->removed_ids) RemoveLocked(id);
+  }
   version_ = std::max(version_, delta->version);
   return Status::Ok();
 }
@@ -225,6 +234,10 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
 
 void MemoryShard::Remove(const std::string& id) {
   WriterLock lock(&mu_);
+  RemoveLocked(id);
+}
+
+void MemoryShard::RemoveLocked(const std::string& id) {
   const std::optional<DocId> d = index_.Remove(id);
   if (!d) return;
   Doc& doc = docs_[*d];

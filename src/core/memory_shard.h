@@ -188,6 +188,7 @@ class MemoryShard {
   size_t LiveCount(const std::vector<DocId>& docs) const REQUIRES_SHARED(mu_);
   void UpsertLocked(const MemoryRecord& record, const std::vector<std::string>& terms)
       REQUIRES(mu_);
+  void RemoveLocked(const std::string& id) REQUIRES(mu_);
   FilterDoc ViewOf(const Doc& d) const;
   // Docs listed under any of `keys` in the scope-key index (removed ones included), in DocId order.
   std::vector<DocId> ScopeDocs(const std::vector<ScopeKey>& keys) const REQUIRES_SHARED(mu_);
