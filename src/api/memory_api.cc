@@ -16,7 +16,6 @@
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "core/memory_provenance.h"
-#include "core/paging.h"
 
 namespace engram {
 
@@ -279,21 +278,13 @@ class MemoryHandlers {
     if (!filter.ok()) return filter.status();
     auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
     if (!page.ok()) return page.status();
-    auto entities = service_->NamedEntities(PathWorkspace(ctx), *filter);
+    size_t total = 0;
+    auto entities =
+        service_->NamedEntities(PathWorkspace(ctx), *filter, page->number, page->size, &total);
     if (!entities.ok()) return entities.status();
-    const size_t offset = PageOffset(page->number, page->size);
     json results = json::array();
-    for (size_t i = offset; i < entities->size() && i - offset < page->size; ++i) {
-      const CatalogEntity& e = (*entities)[i];
-      results.push_back({{"name", e.name},
-                         {"kind", EntityKindName(e.kind)},
-                         {"aliases", e.aliases},
-                         {"memory_count", e.texts},
-                         {"first_seen", FormatIsoMicros(e.first_seen_us)},
-                         {"last_seen", FormatIsoMicros(e.last_seen_us)}});
-    }
-    return JsonResponse(
-        200, ListPageBody(std::move(results), entities->size(), page->number, page->size));
+    for (const CatalogEntity& e : *entities) results.push_back(RenderNamedEntity(e));
+    return JsonResponse(200, ListPageBody(std::move(results), total, page->number, page->size));
   }
 
   Result<HttpResponse> DeleteAll(const HttpRequest& req, RequestContext& ctx) const {
@@ -353,6 +344,15 @@ class MemoryHandlers {
 };
 
 }  // namespace
+
+json RenderNamedEntity(const CatalogEntity& e) {
+  return {{"name", e.name},
+          {"kind", EntityKindName(e.kind)},
+          {"aliases", e.aliases},
+          {"memory_count", e.texts},
+          {"first_seen", FormatIsoMicros(e.first_seen_us)},
+          {"last_seen", FormatIsoMicros(e.last_seen_us)}};
+}
 
 void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimits limits) {
   const std::string p = kPrefix;

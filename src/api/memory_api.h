@@ -3,6 +3,7 @@
 // Thread-safety: stateless functions; the registered handlers are safe to run concurrently.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "api/router.h"
@@ -30,6 +31,10 @@ Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::
                                               const MemoryApiLimits& limits);
 Result<MemoryUpdateRequest> ParseMemoryUpdate(std::string_view body, const std::string& workspace,
                                               const std::string& id, const MemoryApiLimits& limits);
+
+// An entity of GET …/entities as the API and the MCP tool render it: {name, kind, aliases,
+// memory_count, first_seen, last_seen}.
+nlohmann::json RenderNamedEntity(const CatalogEntity& entity);
 
 void RegisterMemoryRoutes(Router& router, MemoryService* service, MemoryApiLimits limits);
 

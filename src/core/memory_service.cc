@@ -229,14 +229,21 @@ Result<std::vector<AgentMemory>> MemoryService::List(const std::string& workspac
 }
 
 Result<std::vector<CatalogEntity>> MemoryService::NamedEntities(const std::string& workspace,
-                                                                const MemoryFilter& filter) {
+                                                                const MemoryFilter& filter,
+                                                                size_t page_number,
+                                                                size_t page_size, size_t* total) {
   if (!filter.ScopeKeys()) {
     return Status::InvalidParameter(
         "at least one of user_id, agent_id, run_id, app_id is required");
   }
   auto shard = Shard(workspace);
   if (!shard.ok()) return shard.status();
-  return (*shard)->NamedEntities(filter, clock_->WallMicros());
+  std::vector<CatalogEntity> all = (*shard)->NamedEntities(filter, clock_->WallMicros());
+  *total = all.size();
+  const size_t offset = std::min(all.size(), PageOffset(page_number, page_size));
+  const size_t end = offset + std::min(page_size, all.size() - offset);
+  return std::vector<CatalogEntity>(std::make_move_iterator(all.begin() + offset),
+                                    std::make_move_iterator(all.begin() + end));
 }
 
 Result<size_t> MemoryService::DeleteAll(const std::string& workspace, const MemoryFilter& filter) {

@@ -163,9 +163,11 @@ class MemoryService {
   Result<std::vector<HistoryRecord>> History(const std::string& workspace, const std::string& id);
 
   // The named entities (people, places, products, code identifiers) of the visible memories
-  // matching `filter`, which must name a scope; most mentioned first. See EntityCatalog.
+  // matching `filter`, which must name a scope; most mentioned first (see EntityCatalog).
+  // page_number from 1; `total` gets how many there are.
   Result<std::vector<CatalogEntity>> NamedEntities(const std::string& workspace,
-                                                   const MemoryFilter& filter);
+                                                   const MemoryFilter& filter, size_t page_number,
+                                                   size_t page_size, size_t* total);
   // Every user / agent / app / run id having visible memories, most recently updated first (then
   // by type and name).
   Result<std::vector<MemoryEntity>> Entities(const std::string& workspace);

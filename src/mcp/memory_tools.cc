@@ -451,6 +451,65 @@ void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
       }});
 }
 
+void AddEntities(ToolRegistry& registry, MemoryService* service, const MemoryApiLimits& limits) {
+  json props = ScopeProperties(limits);
+  props["page_number"] = s::Integer("page, from 1 (default 1)", 1, 1000000);
+  props["page_size"] = s::Integer("entities per page (default 50)", 1, limits.max_page_size);
+  registry.Add(Tool{
+      .name = "memory_entities",
+      .title = "Who and what the memories mention",
+      .description =
+          "List the people, places, organisations and products (as names) and the code "
+          "identifiers a scope's memories mention, most mentioned first, with their aliases "
+          "(\"Mel\" for \"Melanie\"), how many memories mention each, and when first and last. "
+          "Give at least one of user_id, agent_id, run_id.",
+      .input_schema = s::Closed(props),
+      .output_schema =
+          s::Shape({{"results",
+                     s::ArrayOf(s::Shape(
+                         {{"name", s::String("the most frequent spelling")},
+                          {"kind", {{"type", "string"}, {"enum", {"name", "identifier"}}}},
+                          {"aliases", s::ArrayOf(s::String("another spelling or short form"))},
+                          {"memory_count", {{"type", "integer"}}},
+                          {"first_seen", s::String("ISO 8601 UTC")},
+                          {"last_seen", s::String("ISO 8601 UTC")}},
+                         {"name", "kind", "aliases", "memory_count", "first_seen", "last_seen"}))},
+                    {"total", {{"type", "integer"}}},
+                    {"page_number", {{"type", "integer"}}},
+                    {"page_size", {{"type", "integer"}}}},
+                   {"results", "total", "page_number", "page_size"}),
+      .hints = {.read_only = true, .destructive = false, .idempotent = true},
+      .ready = WorkspaceLoadedProbe(service),
+      .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
+        // The scope ids are read by the search parser, with its rules (as memory_list does).
+        json body = args;
+        body.erase("page_number");
+        body.erase("page_size");
+        body["query"] = "*";
+        auto request = ParseMemorySearch(DumpJson(body), ctx.workspace, limits);
+        if (!request.ok()) return BadArguments("memory_entities", request.status());
+        const size_t page = args.value("page_number", 1);
+        const size_t size = args.value("page_size", 50);
+        size_t total = 0;
+        auto entities = service->NamedEntities(ctx.workspace, request->filter, page, size, &total);
+        if (!entities.ok()) return ServiceError("memory_entities", entities.status());
+        json results = json::array();
+        std::string text =
+            fmt::format("{} entities in all; page {} ({} shown):", total, page, entities->size());
+        for (const CatalogEntity& e : *entities) {
+          results.push_back(RenderNamedEntity(e));
+          text += fmt::format("\n{} ({}, {} memories)", e.name, EntityKindName(e.kind), e.texts);
+        }
+        ToolResult result;
+        result.structured = {{"results", std::move(results)},
+                             {"total", total},
+                             {"page_number", page},
+                             {"page_size", size}};
+        result.text = std::move(text);
+        return result;
+      }});
+}
+
 }  // namespace
 
 void AddMemoryTools(ToolRegistry& registry, MemoryService* service, MemoryToolOptions options) {
@@ -458,6 +517,7 @@ void AddMemoryTools(ToolRegistry& registry, MemoryService* service, MemoryToolOp
   AddRecall(registry, service, options.limits);
   AddById(registry, service, options.limits);
   AddList(registry, service, options.limits);
+  AddEntities(registry, service, options.limits);
 }
 
 }  // namespace engram::mcp

@@ -12,6 +12,7 @@
 //   memory_recall   hybrid search with the V4 filter grammar, top_k, threshold
 //   memory_get / memory_update / memory_forget / memory_history   one memory by id
 //   memory_list     a scope's memories, newest first, paged
+//   memory_entities   who and what a scope's memories mention (names, code identifiers), paged
 //   knowledge_search   chunks of a knowledge base
 //   skill_search / skill_get   an owner's skills
 //

@@ -41,10 +41,10 @@ TEST_F(ServiceToolsTest, EveryToolIsDescribedInTheCheckedSubset) {
     EXPECT_FALSE(t.description.empty());
     EXPECT_FALSE(t.hints.read_only && t.hints.destructive) << t.name;
   }
-  EXPECT_EQ(names,
-            (std::set<std::string>{"memory_store", "memory_recall", "memory_get", "memory_update",
-                                   "memory_forget", "memory_list", "memory_history",
-                                   "knowledge_search", "skill_search", "skill_get"}));
+  EXPECT_EQ(names, (std::set<std::string>{"memory_store", "memory_recall", "memory_get",
+                                          "memory_update", "memory_forget", "memory_list",
+                                          "memory_history", "memory_entities", "knowledge_search",
+                                          "skill_search", "skill_get"}));
 }
 
 TEST_F(ServiceToolsTest, BadArgumentsNameTheArgument) {

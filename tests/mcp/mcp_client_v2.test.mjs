@@ -17,8 +17,8 @@ if (SKIP) console.log(`# skipped: ${SKIP}`);
 const KEY = 'k-all';
 const KEY_WS2 = 'k-ws2';
 const MODERN = '2026-07-28';
-const EXPECTED_TOOLS = ['knowledge_search', 'memory_forget', 'memory_get', 'memory_history',
-  'memory_list', 'memory_recall', 'memory_store', 'memory_update', 'skill_get', 'skill_search'];
+const EXPECTED_TOOLS = ['knowledge_search', 'memory_entities', 'memory_forget', 'memory_get',
+  'memory_history', 'memory_list', 'memory_recall', 'memory_store', 'memory_update', 'skill_get', 'skill_search'];
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': MODERN,
   'io.modelcontextprotocol/clientCapabilities': {},

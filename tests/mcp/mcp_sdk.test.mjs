@@ -18,8 +18,8 @@ const KEY = 'k-all';
 const KEY_WS2 = 'k-ws2';
 const P4 = (ws) => `/v4/openapi/workspaces/${ws}/memory/agentic-memory`;
 const P3 = (ws) => `/v3/openapi/workspaces/${ws}/memory/agentic-memory`;
-const EXPECTED_TOOLS = ['knowledge_search', 'memory_forget', 'memory_get', 'memory_history',
-  'memory_list', 'memory_recall', 'memory_store', 'memory_update', 'skill_get', 'skill_search'];
+const EXPECTED_TOOLS = ['knowledge_search', 'memory_entities', 'memory_forget', 'memory_get',
+  'memory_history', 'memory_list', 'memory_recall', 'memory_store', 'memory_update', 'skill_get', 'skill_search'];
 
 describe('engram MCP server', { skip: SKIP || false }, () => {
   let sdk;
@@ -46,7 +46,7 @@ describe('engram MCP server', { skip: SKIP || false }, () => {
   }
   const call = (client, name, args) => client.callTool({ name, arguments: args });
 
-  test('initialize negotiates the latest revision and lists ten tools with valid schemas', async () => {
+  test('initialize negotiates the latest revision and lists every tool with a valid schema', async () => {
     const { client, transport } = await connect(`${server.base}/mcp`, KEY);
     assert.equal(client.getServerVersion().name, 'engram');
     assert.equal(transport.protocolVersion, '2025-11-25');
@@ -109,6 +109,11 @@ describe('engram MCP server', { skip: SKIP || false }, () => {
 
     const listed = await call(client, 'memory_list', { user_id: 'alice' });
     assert.equal(listed.structuredContent.total, 1);
+    await call(client, 'memory_store', { text: 'Lunch with Bruno at the Louvre', user_id: 'erin', infer: false });
+    const entities = await call(client, 'memory_entities', { user_id: 'erin' });
+    assert.equal(entities.isError, false, JSON.stringify(entities));
+    assert.deepEqual(entities.structuredContent.results.map((e) => `${e.name}:${e.kind}:${e.memory_count}`).sort(),
+      ['Bruno:name:1', 'Louvre:name:1']);
 
     const forgotten = await call(client, 'memory_forget', { memory_id: id });
     assert.equal(forgotten.structuredContent.deleted, true);
@@ -194,11 +199,11 @@ describe('engram MCP server', { skip: SKIP || false }, () => {
     const raw = await rawPost(`${server.base}/mcp`, '{"jsonrpc":"2.0","id":1,"method":"ping"}');
     assert.equal(raw.status, 401);
     const byPath = await connect(`${server.base}/mcp/workspaces/ws2`, KEY_WS2);
-    assert.equal((await byPath.client.listTools()).tools.length, 10);
+    assert.equal((await byPath.client.listTools()).tools.length, EXPECTED_TOOLS.length);
     const byHeader = await connect(`${server.base}/mcp`, KEY_WS2, { 'x-engram-workspace': 'ws2' });
-    assert.equal((await byHeader.client.listTools()).tools.length, 10);
+    assert.equal((await byHeader.client.listTools()).tools.length, EXPECTED_TOOLS.length);
     const alibabaPath = await connect(`${server.base}/v1/agentic-memory/mcp`, KEY);
-    assert.equal((await alibabaPath.client.listTools()).tools.length, 10);
+    assert.equal((await alibabaPath.client.listTools()).tools.length, EXPECTED_TOOLS.length);
   });
 
   test('workspaces are isolated', async () => {
