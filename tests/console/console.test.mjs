@@ -93,7 +93,7 @@ describe('the web console', { skip: SKIP || false }, () => {
     await add('wsa', 'alice', 'Alice drinks oolong tea every morning');
     await add('wsb', 'bob', 'Bob keeps a secret garden');
     await add('wsa', 'carol', 'Carol brews oolong tea in a clay pot');
-    await add('wsa', 'carol', 'Carol bought green tea for her sister');
+    await add('wsa', 'carol', 'Carol bought green tea for her sister Dana in Kyoto');
     // A Leaderboard conversation, for the playground's Leaderboard target.
     const lb = await rest(server.base, 'POST', '/leaderboard/add', KEY, {
       request_id: 'console-lb-1', user_id: 'lb-user', session_id: 's1',
@@ -208,6 +208,18 @@ describe('the web console', { skip: SKIP || false }, () => {
     await waitText('#memory-table', /oolong/);
     assert.match(await text('#memory-table thead'), /Score/);
     await shot('search');
+  });
+
+  test('a scope lists who and what its memories mention; a click searches for it', async () => {
+    await showMemories('wsa', 'carol');
+    await waitText('#memory-entities', /Kyoto \(1\)/);
+    assert.match(await text('#memory-entities'), /Dana \(1\)/);
+    await driver.findElement(By.xpath("//p[@id='memory-entities']/a[starts-with(., 'Kyoto')]")).click();
+    await waitText('#memory-table', /green tea/);
+    assert.doesNotMatch(await text('#memory-table'), /oolong/);
+    assert.equal(await driver.findElement(By.id('f-q')).getAttribute('value'), 'Kyoto');
+    await showMemories('wsa', 'alice');
+    await waitText('#memory-entities', /No names mentioned/);
   });
 
   test('a search is narrowed by a filter built with the form; a filter the API refuses shows its message', async () => {

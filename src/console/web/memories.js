@@ -1,11 +1,12 @@
-// Memories: a workspace's memories of one user, agent or run, newest first, a page at a time; a
-// memory's detail with its history and provenance; editing its text; delete with confirmation;
+// Memories: a workspace's memories of one user, agent or run, newest first, a page at a time, with
+// who and what they mention; a memory's detail with its history and provenance; editing its text; delete with confirmation;
 // and a search, narrowed by a filter built with a form (filters.js).
 import { call, memoryPath, query } from './api.js';
 import { el, errorBox, pager, scopeForm } from './dom.js';
 import { buildFilter, filterForm } from './filters.js';
 
 const PAGE = 20;
+const ENTITIES = 12;
 const state = {
   workspace: 'default', user_id: '', agent_id: '', run_id: '', page: 1, q: '', filters: [], combine: 'AND',
 };
@@ -43,9 +44,22 @@ export async function render(view, params) {
     results.append(el('p', { class: 'muted', id: 'memory-total' }, `${page.total} memories`));
     results.append(table(page.results, false, (m) => open(detail, m.id, view)));
     results.append(pager(state, page.total, PAGE, () => render(view, {})));
+    results.append(await mentioned(scope, view));
   } catch (e) {
     results.append(errorBox(e));
   }
+}
+
+// Who and what the scope's memories mention, most mentioned first; a click searches for it.
+async function mentioned(scope, view) {
+  const found = await call('GET', memoryPath(state.workspace, '/entities') +
+    query({ ...scope, page_size: ENTITIES }));
+  if (found.results.length === 0) return el('p', { class: 'muted', id: 'memory-entities' }, 'No names mentioned.');
+  return el('p', { id: 'memory-entities' }, 'Mentioned: ', found.results.flatMap((e, i) => [i ? ' · ' : '',
+    el('a', {
+      href: '#', class: 'entity', title: e.aliases.length ? `also ${e.aliases.join(', ')}` : e.kind,
+      onclick: (ev) => { ev.preventDefault(); state.q = e.name; render(view, {}); },
+    }, `${e.name} (${e.memory_count})`)]));
 }
 
 function table(memories, scored, onOpen) {
