@@ -76,14 +76,87 @@ std::string Child(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
+// What $ref resolves against, and how deep references have led.
+struct Refs {
+  const json* root = nullptr;  // the document holding the schema; null: $ref is an error
+  int depth = 0;
+};
+
+constexpr int kMaxRefDepth = 64;  // a schema referring to itself forever ends here
+
+Status Check(const json& v, const json& schema, const std::string& path, Refs refs);
+
+// The schema `ref` ("#/components/schemas/Memory") names in `refs.root`.
+Result<const json*> Resolve(const std::string& ref, const Refs& refs) {
+  if (refs.root == nullptr || !ref.starts_with("#/")) {
+    return Status::InvalidParameter(fmt::format("schema reference {} cannot be resolved", ref));
+  }
+  if (refs.depth >= kMaxRefDepth) {
+    return Status::InvalidParameter(fmt::format("schema reference {} nests too deep", ref));
+  }
+  const json* at = refs.root;
+  for (size_t begin = 2; begin <= ref.size();) {
+    size_t end = ref.find('/', begin);
+    if (end == std::string::npos) end = ref.size();
+    const std::string key = ref.substr(begin, end - begin);
+    if (!at->is_object() || !at->contains(key)) {
+      return Status::InvalidParameter(fmt::format("schema reference {} names nothing", ref));
+    }
+    at = &(*at)[key];
+    begin = end + 1;
+  }
+  return at;
+}
+
+// oneOf: exactly one alternative holds.
+Status CheckOneOf(const json& v, const json& options, const std::string& path, Refs refs) {
+  const std::string name = path.empty() ? "arguments" : path;
+  size_t holding = 0;
+  std::optional<Status> first_failure;
+  for (const json& option : options) {
+    Status s = Check(v, option, path, refs);
+    if (s.ok()) {
+      ++holding;
+      continue;
+    }
+    // The failure of the form of the value's type names the problem best (as for anyOf).
+    auto t = option.find("type");
+    if (!first_failure ||
+        (t != option.end() && t->is_string() && IsType(v, t->get<std::string>()))) {
+      first_failure = s;
+    }
+  }
+  if (holding == 1) return Status::Ok();
+  if (holding > 1) {
+    return Status::InvalidParameter(fmt::format("{} matches more than one of its forms", name));
+  }
+  return first_failure.value_or(
+      Status::InvalidParameter(fmt::format("{} matches none of its forms", name)));
+}
+
 // `path` names the value ("" for the arguments object itself).
-Status Check(const json& v, const json& schema, const std::string& path) {
+Status Check(const json& v, const json& schema, const std::string& path, Refs refs) {
   const std::string name = path.empty() ? "arguments" : path;
   if (!schema.is_object()) return Status::Ok();
+  if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
+    auto target = Resolve(ref->get<std::string>(), refs);
+    if (!target.ok()) return target.status();
+    return Check(v, **target, path, Refs{refs.root, refs.depth + 1});
+  }
+  // OpenAPI 3.0's nullable: null is allowed beside the schema's type.
+  if (auto n = schema.find("nullable"); n != schema.end() && *n == true && v.is_null()) {
+    return Status::Ok();
+  }
+  if (auto all = schema.find("allOf"); all != schema.end() && all->is_array()) {
+    for (const json& part : *all) ENGRAM_RETURN_IF_ERROR(Check(v, part, path, refs));
+  }
+  if (auto one = schema.find("oneOf"); one != schema.end() && one->is_array()) {
+    ENGRAM_RETURN_IF_ERROR(CheckOneOf(v, *one, path, refs));
+  }
   if (auto any = schema.find("anyOf"); any != schema.end() && any->is_array()) {
     std::vector<std::string> kinds;
     for (const json& option : *any) {
-      Status s = Check(v, option, path);
+      Status s = Check(v, option, path, refs);
       if (s.ok()) return Status::Ok();
       // One alternative of the right type names the precise problem better than the list.
       if (auto t = option.find("type");
@@ -159,7 +232,7 @@ Status Check(const json& v, const json& schema, const std::string& path) {
     }
     if (auto items = schema.find("items"); items != schema.end()) {
       for (size_t i = 0; i < v.size(); ++i) {
-        ENGRAM_RETURN_IF_ERROR(Check(v[i], *items, fmt::format("{}[{}]", name, i)));
+        ENGRAM_RETURN_IF_ERROR(Check(v[i], *items, fmt::format("{}[{}]", name, i), refs));
       }
     }
   }
@@ -192,7 +265,7 @@ Status Check(const json& v, const json& schema, const std::string& path) {
         }
         continue;
       }
-      ENGRAM_RETURN_IF_ERROR(Check(item, *sub, Child(path, key)));
+      ENGRAM_RETURN_IF_ERROR(Check(item, *sub, Child(path, key), refs));
     }
   }
   return Status::Ok();
@@ -204,7 +277,8 @@ void Collect(const json& schema, const std::string& path, std::vector<std::strin
       "items",     "enum",        "minimum",  "maximum",
       "minLength", "maxLength",   "minItems", "maxItems",
       "anyOf",     "description", "title",    "default",
-      "examples"};
+      "examples",  "allOf",       "oneOf",    "nullable",
+      "format"};
   if (!schema.is_object()) return;
   for (const auto& [key, value] : schema.items()) {
     if (!kKnown.count(key)) out->push_back(Child(path, key));
@@ -214,9 +288,11 @@ void Collect(const json& schema, const std::string& path, std::vector<std::strin
     for (const auto& [key, sub] : p->items()) Collect(sub, Child(path, "properties." + key), out);
   }
   if (auto i = schema.find("items"); i != schema.end()) Collect(*i, Child(path, "items"), out);
-  if (auto a = schema.find("anyOf"); a != schema.end() && a->is_array()) {
-    for (size_t i = 0; i < a->size(); ++i) {
-      Collect((*a)[i], Child(path, fmt::format("anyOf[{}]", i)), out);
+  for (const char* combinator : {"anyOf", "oneOf", "allOf"}) {
+    if (auto a = schema.find(combinator); a != schema.end() && a->is_array()) {
+      for (size_t i = 0; i < a->size(); ++i) {
+        Collect((*a)[i], Child(path, fmt::format("{}[{}]", combinator, i)), out);
+      }
     }
   }
 }
@@ -224,7 +300,11 @@ void Collect(const json& schema, const std::string& path, std::vector<std::strin
 }  // namespace
 
 Status CheckAgainstSchema(const json& value, const json& schema) {
-  return Check(value, schema, "");
+  return Check(value, schema, "", Refs{});
+}
+
+Status CheckAgainstSchema(const json& value, const json& schema, const json& document) {
+  return Check(value, schema, "", Refs{&document, 0});
 }
 
 std::vector<std::string> UnsupportedKeywords(const json& schema) {

@@ -56,8 +56,58 @@ TEST(SchemaCheckTest, NamesTheArgumentAndTheProblem) {
 TEST(SchemaCheckTest, ReportsKeywordsOutsideTheSubset) {
   EXPECT_TRUE(UnsupportedKeywords(kSchema).empty());
   auto extra = UnsupportedKeywords(json::parse(
-      R"({"type":"object","properties":{"a":{"type":"string","pattern":"x"}},"oneOf":[]})"));
-  EXPECT_EQ(extra, (std::vector<std::string>{"oneOf", "properties.a.pattern"}));
+      R"({"type":"object","properties":{"a":{"type":"string","pattern":"x"}},"not":{},
+          "oneOf":[{"$ref":"#/x"}]})"));
+  EXPECT_EQ(extra, (std::vector<std::string>{"not", "properties.a.pattern", "oneOf[0].$ref"}));
+}
+
+// An OpenAPI document's request schema: references, combinators and nullable.
+const json kDocument = json::parse(R"({
+  "paths": {"/add": {"post": {"requestBody": {"content": {"application/json": {"schema":
+      {"$ref": "#/components/schemas/Add"}}}}}}},
+  "components": {"schemas": {
+    "Add": {"allOf": [{"$ref": "#/components/schemas/Scope"}, {
+      "type": "object", "required": ["messages"],
+      "properties": {
+        "messages": {"oneOf": [{"type": "string"},
+                               {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}]},
+        "timestamp": {"type": "integer", "nullable": true}}}]},
+    "Scope": {"type": "object", "properties": {"user_id": {"type": "string", "format": "id"}}},
+    "Message": {"type": "object", "required": ["content"], "properties": {
+        "content": {"type": "string"}, "reply": {"$ref": "#/components/schemas/Message"}}},
+    "Loop": {"$ref": "#/components/schemas/Loop"},
+    "Both": {"oneOf": [{"type": "number"}, {"type": "integer"}]}
+  }}})");
+
+std::string DocumentProblem(const json& v, const std::string& schema_ref) {
+  Status s = CheckAgainstSchema(v, json{{"$ref", schema_ref}}, kDocument);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(SchemaCheckTest, ResolvesReferencesAndCombinatorsInADocument) {
+  const std::string add = "#/components/schemas/Add";
+  EXPECT_EQ(DocumentProblem({{"messages", "hi"}, {"user_id", "u"}}, add), "");
+  EXPECT_EQ(DocumentProblem({{"messages", {{{"content", "a"}, {"reply", {{"content", "b"}}}}}},
+                             {"timestamp", nullptr}},
+                            add),
+            "");
+  EXPECT_EQ(DocumentProblem({{"user_id", "u"}}, add), "messages is required");
+  EXPECT_EQ(DocumentProblem({{"messages", "hi"}, {"user_id", 7}}, add),
+            "user_id must be a string, got an integer");
+  EXPECT_EQ(DocumentProblem({{"messages", {{{"reply", {{"content", 1}}}}}}}, add),
+            "messages[0].content is required");
+  EXPECT_EQ(DocumentProblem({{"messages", "hi"}, {"timestamp", "now"}}, add),
+            "timestamp must be an integer, got a string");
+  // oneOf: an integer is also a number, so it matches both forms.
+  EXPECT_EQ(DocumentProblem(2, "#/components/schemas/Both"),
+            "arguments matches more than one of its forms");
+  EXPECT_EQ(DocumentProblem(2.5, "#/components/schemas/Both"), "");
+  // Broken documents are errors, not passes.
+  EXPECT_EQ(DocumentProblem(1, "#/components/schemas/Nothing"),
+            "schema reference #/components/schemas/Nothing names nothing");
+  EXPECT_EQ(DocumentProblem(1, "#/components/schemas/Loop"),
+            "schema reference #/components/schemas/Loop nests too deep");
+  EXPECT_FALSE(CheckAgainstSchema(1, json{{"$ref", add}}).ok());  // no document to resolve it in
 }
 
 }  // namespace
