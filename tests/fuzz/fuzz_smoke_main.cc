@@ -64,6 +64,8 @@ std::vector<std::string> Seeds() {
       "2024-01-02T03:04:05.123456+02:00",
       "between August 11th and 15 of Sept 2023, 2024-02-29, December 2023",
       "getUserName snake_case src/index/bm25.cc std::vector 我喜欢喝咖啡 ＡＢＣ",
+      "Caroline: Hey Mel! I met Melanie Smith at the Bank of America.\nMel's sister saw Dr. "
+      "Watson in Zoë's café; call `flush()` then parse_config. JUST DO IT, Mell.",
       "[[[[{\"a\":[1,2,{\"b\":null}]}]]]]",
       R"({"ranking": [3, 0, 29, 7]})",
   };

@@ -2,7 +2,8 @@
 // depth guard, Leaderboard add/search validation (ContentParts, base64 images, magic bytes), memory
 // add/search/update validation with the filter grammar, the mem0-compatible API's bodies, query
 // strings, the ISO 8601 parser, base64,
-// the text analyzer, the query date parser and the reranker's reading of a model's answer. Any
+// the text analyzer, the query date parser, the named-entity finder and catalog, and the
+// reranker's reading of a model's answer. Any
 // input must yield a value or a clean Status — never a crash, hang, sanitizer report or exception.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): as a libFuzzer binary with clang
@@ -22,6 +23,7 @@
 #include "common/time_util.h"
 #include "extract/llm_reranker.h"
 #include "index/analyzer.h"
+#include "index/entity_catalog.h"
 #include "index/query_dates.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -49,6 +51,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const engram::Analyzer analyzer;
   (void)analyzer.Analyze(input.substr(0, 4096));
   (void)engram::ParseQueryDates(input.substr(0, 4096));
+  {
+    // Each line a text of one conversation: mentions, then the catalog's merging over them.
+    engram::EntityCatalog catalog;
+    std::string_view rest = input.substr(0, 8192);
+    for (int64_t t = 0; !rest.empty(); ++t) {
+      const size_t eol = rest.find('\n');
+      catalog.Add(engram::FindEntityMentions(rest.substr(0, eol)), t, t % 2 ? "a" : "b");
+      rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+    }
+    (void)catalog.Entities();
+  }
   (void)engram::LlmReranker::ParseAnswer(std::string(input.substr(0, 4096)), 30);
   return 0;
 }
