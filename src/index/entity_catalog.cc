@@ -60,7 +60,9 @@ void EntityCatalog::Add(const std::vector<EntityMention>& mentions, int64_t time
     linked = it->second;
   }
   for (const EntityMention& m : mentions) {
-    Key key{m.kind == EntityKind::kName ? LowerAscii(m.surface) : m.surface, m.kind};
+    // Acronyms keep their case: "US" is not "Us", "AI" not "Ai".
+    const bool exact = m.kind == EntityKind::kIdentifier || Capitals(m.surface);
+    Key key{exact ? m.surface : LowerAscii(m.surface), m.kind};
     Tally& t = tallies_[std::move(key)];
     ++t.surfaces[m.surface];
     ++(m.sentence_initial ? t.initial : t.inside);
@@ -101,11 +103,12 @@ std::vector<CatalogEntity> EntityCatalog::Entities() const {
   std::vector<size_t> parent(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) parent[i] = i;
   for (const auto& [name, at] : name_at) {
-    if (name.find(' ') != std::string_view::npos) continue;
+    // An acronym stands for itself: "OS" is not short for "TV OS", nor "LGBT" for "LGBTQ".
+    if (name.find(' ') != std::string_view::npos || Capitals(name)) continue;
     std::optional<size_t> into;
     if (auto it = longer_by_word.find(name); it != longer_by_word.end()) {
       if (it->second.size() == 1) into = *it->second.begin();
-    } else if (name.size() >= kMinPrefixAlias && !Capitals(tallies[at]->surfaces.begin()->first)) {
+    } else if (name.size() >= kMinPrefixAlias) {
       // One-word names beginning with this one (in name_at's order right after it): the one most
       // mentioned, if it is the only one or dominates the others.
       size_t best_texts = 0;

@@ -2,7 +2,8 @@
 // their mentions (FindEntityMentions), with aliases merged.
 //
 // Rules, each for a reason:
-// - Names are compared case-insensitively (ASCII); identifiers exactly (code is case-sensitive).
+// - Names are compared case-insensitively (ASCII), except acronyms ("US" is not "Us");
+//   identifiers exactly (code is case-sensitive).
 // - A name mostly seen opening a sentence (more than kMaxInitialShare of its mentions) is dropped:
 //   it may be any capitalised word ("Yesterday", "Thanks", "The" in a title once). Names are
 //   written mid-sentence, or after a speaker's colon, often.

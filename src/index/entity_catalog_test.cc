@@ -59,11 +59,12 @@ TEST(EntityCatalogTest, NamesMostlyOpeningSentencesAreDropped) {
 
 TEST(EntityCatalogTest, CaseDoesNotSplitANameButDoesAnIdentifier) {
   EntityCatalog c;
-  Add(&c, "at NASA today", 1, "");
-  Add(&c, "at Nasa tomorrow", 2, "");
-  Add(&c, "at NASA again", 3, "");
+  Add(&c, "with YouTube today", 1, "");
+  Add(&c, "with Youtube tomorrow", 2, "");
+  Add(&c, "with YouTube again", 3, "");
   Add(&c, "call getUserName or GetUserName", 4, "");
-  EXPECT_EQ(Summary(c), (V{"NASA[Nasa]:3", "GetUserName:1", "getUserName:1"}));
+  Add(&c, "in the US. Us? the US", 5, "");  // an acronym keeps its case
+  EXPECT_EQ(Summary(c), (V{"YouTube[Youtube]:3", "US:1", "GetUserName:1", "getUserName:1"}));
 }
 
 TEST(EntityCatalogTest, AliasesMergeWhenOneConversationLinksThem) {
@@ -103,8 +104,8 @@ TEST(EntityCatalogTest, AliasesStayApartWithoutALinkOrWhenAmbiguous) {
   }
   {
     EntityCatalog c;  // an acronym does not abbreviate a longer one
-    Add(&c, "the LGBT and LGBTQ groups", 1, "s1");
-    EXPECT_EQ(Summary(c), (V{"LGBT:1", "LGBTQ:1"}));
+    Add(&c, "the LGBT and LGBTQ groups run Windows OS and OS", 1, "s1");
+    EXPECT_EQ(Summary(c), (V{"LGBT:1", "LGBTQ:1", "OS:1", "Windows OS:1"}));
   }
   {
     EntityCatalog c;  // too short to stand for a longer name

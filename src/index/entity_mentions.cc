@@ -65,6 +65,7 @@ bool IsWrapperAscii(char c) {
     case '`':
     case '/':
     case '#':
+    case '|':
       return true;
     default:
       return false;
@@ -180,6 +181,32 @@ bool IsIdentifier(const Token& t) {
   return true;
 }
 
+// A heading or a title on a line of its own ("Tips for Staying Healthy:", "**Additional
+// Resources**"): at least two words, three in four of them capitalised (connectors aside), and no
+// sentence punctuation. Its capitals are the heading's style, not names.
+bool IsHeadingLine(std::string_view line) {
+  constexpr size_t kMaxHeadingBytes = 200;
+  if (line.size() > kMaxHeadingBytes) return false;
+  size_t words = 0;
+  size_t capitalised = 0;
+  size_t i = 0;
+  while (i < line.size()) {
+    if (IsAsciiSpace(line[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < line.size() && !IsAsciiSpace(line[j])) ++j;
+    const Token t = Split(line.substr(i, j - i));
+    i = j;
+    if (t.ends_sentence && !t.colon) return false;
+    if (t.word.empty() || OneOf(kConnectors, t.word)) continue;
+    ++words;
+    capitalised += IsNameWord(t.word) ? 1 : 0;
+  }
+  return words >= 2 && capitalised * 4 >= words * 3;
+}
+
 }  // namespace
 
 std::string_view EntityKindName(EntityKind kind) {
@@ -193,9 +220,10 @@ std::vector<EntityMention> FindEntityMentions(std::string_view text) {
   size_t span_end = 0;        // end of the last name word
   size_t second_word = 0;     // start of the first name word after the first, 0 when none
   bool span_initial = false;  // its first word opens a sentence
-  bool at_line_start = true;  // no token yet on this line
-  bool span_at_line_start = false;
+  bool at_text_start = true;  // no token read yet
+  bool span_at_text_start = false;
 
+  bool in_heading = false;  // the current line is a heading (IsHeadingLine)
   size_t span_words = 0;
   bool span_lower = false;  // some word of it has a lower-case letter
   auto emit = [&](bool speaker) {
@@ -206,11 +234,11 @@ std::vector<EntityMention> FindEntityMentions(std::string_view text) {
       return;
     }
     const std::string_view whole = text.substr(*span_begin, span_end - *span_begin);
-    const bool initial = span_initial && !speaker;
+    const bool initial = (span_initial && !speaker) || in_heading;
     out.push_back({std::string(whole), EntityKind::kName, initial});
     if (initial && second_word > 0) {
       out.push_back({std::string(text.substr(second_word, span_end - second_word)),
-                     EntityKind::kName, false});
+                     EntityKind::kName, in_heading});
     }
     span_begin.reset();
     second_word = 0;
@@ -219,13 +247,19 @@ std::vector<EntityMention> FindEntityMentions(std::string_view text) {
   bool sentence_start = true;
   bool after_title = false;
   size_t pending_connector = 0;  // connectors read since the last name word
+  auto heading_at = [&](size_t line_begin) {
+    const size_t end = text.find('\n', line_begin);
+    return IsHeadingLine(text.substr(
+        line_begin, end == std::string_view::npos ? text.size() - line_begin : end - line_begin));
+  };
+  in_heading = heading_at(0);
   size_t i = 0;
   while (i < text.size()) {
     if (IsAsciiSpace(text[i])) {
       if (text[i] == '\n') {
         emit(false);
         sentence_start = true;
-        at_line_start = true;
+        in_heading = heading_at(i + 1);
       }
       ++i;
       continue;
@@ -235,14 +269,14 @@ std::vector<EntityMention> FindEntityMentions(std::string_view text) {
     const std::string_view raw = text.substr(i, j - i);
     const Token t = Split(raw);
     const size_t word_at = static_cast<size_t>(t.word.data() - text.data());
-    const bool line_start = at_line_start;
-    at_line_start = false;
+    const bool text_start = at_text_start;
+    at_text_start = false;
     i = j;
 
     if (t.break_before) emit(false);
-    if (t.word.empty()) {  // punctuation alone: a dash, a bullet
+    if (t.word.empty()) {  // punctuation alone (a bullet, a dash, a table's bar) opens anew
       emit(false);
-      if (t.ends_sentence) sentence_start = true;
+      sentence_start = true;
       continue;
     }
     if (IsIdentifier(t)) {
@@ -264,7 +298,7 @@ std::vector<EntityMention> FindEntityMentions(std::string_view text) {
         span_lower = false;
         span_begin = word_at;
         span_initial = sentence_start && !after_title;
-        span_at_line_start = line_start;
+        span_at_text_start = text_start;
       } else if (second_word == 0) {
         second_word = word_at;
       }
@@ -272,7 +306,7 @@ std::vector<EntityMention> FindEntityMentions(std::string_view text) {
       ++span_words;
       span_lower = span_lower || HasLowerCase(t.word);
       pending_connector = 0;
-      if (t.break_after) emit(t.colon && span_at_line_start);
+      if (t.break_after) emit(t.colon && span_at_text_start);
     } else if (span_begin && !t.break_after && pending_connector < 2 &&
                OneOf(kConnectors, t.word)) {
       ++pending_connector;  // kept only if a name word follows

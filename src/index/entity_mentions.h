@@ -29,8 +29,10 @@ std::string_view EntityKindName(EntityKind kind);
 struct EntityMention {
   std::string surface;  // as written, without a possessive "'s" and surrounding punctuation
   EntityKind kind = EntityKind::kName;
-  // A name whose first word opens a sentence (maybe only capitalised because of that). A name
-  // before a colon at the start of a line ("Caroline: hi") is a speaker and not flagged.
+  // A name whose first word opens a sentence, a line, a list item or a table cell (maybe only
+  // capitalised because of that). A name before a colon opening the text ("Caroline: hi", as
+  // conversations are often stored) is its speaker and not flagged; a heading ("Tips:") later in
+  // a text is.
   bool sentence_initial = false;
 };
 

@@ -50,6 +50,15 @@ TEST(EntityMentionsTest, SentenceOpeningWordsAreFlagged) {
   // Whole and without the opening word, which may only be capitalised because it opens.
   EXPECT_EQ(Mentions("Yesterday Melanie painted."), (V{"^Yesterday Melanie", "Melanie"}));
   EXPECT_EQ(Mentions("hi\nTom came"), (V{"^Tom"}));
+  // A heading's capitals are its style: its words count as opening a sentence.
+  EXPECT_EQ(Mentions("Intro.\n## Tips for Staying Healthy:\nsee Dr. Watson"),
+            (V{"^Intro", "^Tips", "^Staying Healthy", "^Healthy", "Watson"}));
+  EXPECT_EQ(Mentions("**Additional Tips**\nok"), (V{"^Additional Tips", "^Tips"}));
+  // Not headings: a sentence, a greeting with its mark, one word.
+  EXPECT_EQ(Mentions("Hey Mel!"), (V{"^Hey Mel", "Mel"}));
+  // List items, table cells and headings open anew; a heading's colon is not a speaker's.
+  EXPECT_EQ(Mentions("see:\n- Paris is big\n| No | Yes |\nTips: rest"),
+            (V{"^Paris", "^No", "^Yes", "^Tips"}));
   // A speaker's name before a colon at the start of a line is a name, not a capitalised word.
   EXPECT_EQ(Mentions("Caroline: Hey Mel, how was Boston?"),
             (V{"Caroline", "^Hey Mel", "Mel", "Boston"}));
