@@ -253,38 +253,26 @@ class MemoryHandlers {
   }
 
   Result<HttpResponse> List(const HttpRequest& req, RequestContext& ctx) const {
-    auto params = ParseQueryString(req.query);
-    if (!params.ok()) return params.status();
-    ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
-        *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
-    auto filter = ScopeFromQuery(*params, limits_);
-    if (!filter.ok()) return filter.status();
-    auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
-    if (!page.ok()) return page.status();
+    auto q = ReadScopedPage(req);
+    if (!q.ok()) return q.status();
     size_t total = 0;
-    auto list = service_->List(PathWorkspace(ctx), *filter, page->number, page->size, &total);
+    auto list = service_->List(PathWorkspace(ctx), q->filter, q->page.number, q->page.size, &total);
     if (!list.ok()) return list.status();
     json results = json::array();
     for (const auto& m : *list) results.push_back(RenderMemory(m));
-    return JsonResponse(200, ListPageBody(std::move(results), total, page->number, page->size));
+    return JsonResponse(200, ListPageBody(std::move(results), total, q->page.number, q->page.size));
   }
 
   Result<HttpResponse> Entities(const HttpRequest& req, RequestContext& ctx) const {
-    auto params = ParseQueryString(req.query);
-    if (!params.ok()) return params.status();
-    ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
-        *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
-    auto filter = ScopeFromQuery(*params, limits_);
-    if (!filter.ok()) return filter.status();
-    auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
-    if (!page.ok()) return page.status();
+    auto q = ReadScopedPage(req);
+    if (!q.ok()) return q.status();
     size_t total = 0;
-    auto entities =
-        service_->NamedEntities(PathWorkspace(ctx), *filter, page->number, page->size, &total);
+    auto entities = service_->NamedEntities(PathWorkspace(ctx), q->filter, q->page.number,
+                                            q->page.size, &total);
     if (!entities.ok()) return entities.status();
     json results = json::array();
     for (const CatalogEntity& e : *entities) results.push_back(RenderNamedEntity(e));
-    return JsonResponse(200, ListPageBody(std::move(results), total, page->number, page->size));
+    return JsonResponse(200, ListPageBody(std::move(results), total, q->page.number, q->page.size));
   }
 
   Result<HttpResponse> DeleteAll(const HttpRequest& req, RequestContext& ctx) const {
@@ -339,6 +327,24 @@ class MemoryHandlers {
   }
 
  private:
+  // A scope and a page from the query string (user_id / agent_id / run_id, page_number,
+  // page_size), as the listings read them; any other parameter is refused by name.
+  struct ScopedPage {
+    MemoryFilter filter;
+    PageQuery page;
+  };
+  Result<ScopedPage> ReadScopedPage(const HttpRequest& req) const {
+    auto params = ParseQueryString(req.query);
+    if (!params.ok()) return params.status();
+    ENGRAM_RETURN_IF_ERROR(CheckKnownQueryParams(
+        *params, {"user_id", "agent_id", "run_id", "page_number", "page_size"}));
+    auto filter = ScopeFromQuery(*params, limits_);
+    if (!filter.ok()) return filter.status();
+    auto page = PageQueryParams(*params, 50, static_cast<size_t>(limits_.max_page_size));
+    if (!page.ok()) return page.status();
+    return ScopedPage{std::move(*filter), *page};
+  }
+
   MemoryService* service_;
   MemoryApiLimits limits_;
 };

@@ -91,11 +91,16 @@ std::string MemoryShard::ConversationKey(const AgentMemory& m) {
   if ((m.role != kVerbatimRole && !m.source_ts_us) || (m.session_id.empty() && m.run_id.empty()))
     return "";
   // Every scope id is part of the key, so a conversation never links two users' turns.
+  return ScopeIdsKey(m, /*with_session=*/true);
+}
+
+std::string MemoryShard::ScopeIdsKey(const AgentMemory& m, bool with_session) {
   std::string key;
-  for (const std::string* part : {&m.user_id, &m.agent_id, &m.run_id, &m.app_id, &m.session_id}) {
+  for (const std::string* part : {&m.user_id, &m.agent_id, &m.run_id, &m.app_id}) {
     key += *part;
     key += '\x1f';
   }
+  if (with_session) key += m.session_id + '\x1f';
   return key;
 }
 
@@ -517,21 +522,23 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   return hits;
 }
 
+std::vector<DocId> MemoryShard::Matching(const MemoryFilter& filter, int64_t now_us) const {
+  if (auto candidates = Candidates(filter, now_us)) return std::move(*candidates);
+  std::vector<DocId> out;
+  for (DocId d = 0; d < docs_.size(); ++d) {
+    const Doc& doc = docs_[d];
+    if (index_.live(d) && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
 std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t now_us,
                                            size_t offset, size_t limit, size_t* total) const {
   ReaderLock lock(&mu_);
   std::vector<const AgentMemory*> matching;
-  auto candidates = Candidates(filter, now_us);
-  if (candidates) {
-    for (DocId d : *candidates) matching.push_back(&docs_[d].memory);
-  } else {
-    for (DocId d = 0; d < docs_.size(); ++d) {
-      const Doc& doc = docs_[d];
-      if (index_.live(d) && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
-        matching.push_back(&doc.memory);
-      }
-    }
-  }
+  for (DocId d : Matching(filter, now_us)) matching.push_back(&docs_[d].memory);
   *total = matching.size();
   std::vector<AgentMemory> out;
   if (offset >= matching.size()) return out;
@@ -545,27 +552,11 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
 std::vector<CatalogEntity> MemoryShard::NamedEntities(const MemoryFilter& filter,
                                                       int64_t now_us) const {
   ReaderLock lock(&mu_);
-  std::vector<DocId> matching;
-  if (auto candidates = Candidates(filter, now_us)) {
-    matching = std::move(*candidates);
-  } else {
-    for (DocId d = 0; d < docs_.size(); ++d) {
-      const Doc& doc = docs_[d];
-      if (index_.live(d) && doc.memory.VisibleAt(now_us) && filter.Matches(ViewOf(doc))) {
-        matching.push_back(d);
-      }
-    }
-  }
   EntityCatalog catalog;
-  for (DocId d : matching) {
+  for (DocId d : Matching(filter, now_us)) {
     const AgentMemory& m = docs_[d].memory;
     std::string conversation = ConversationKey(m);
-    if (conversation.empty()) {
-      for (const std::string* part : {&m.user_id, &m.agent_id, &m.run_id, &m.app_id}) {
-        conversation += *part;
-        conversation += '\x1f';
-      }
-    }
+    if (conversation.empty()) conversation = ScopeIdsKey(m, /*with_session=*/false);
     catalog.Add(FindEntityMentions(m.text), m.time_us(), conversation);
   }
   return catalog.Entities();

@@ -182,6 +182,8 @@ class MemoryShard {
   // session id; "" (no neighbours) for memories of neither, and for extracted ones that carry no
   // message time (a verbatim memory's time is its message's; an extracted one's its messages').
   static std::string ConversationKey(const AgentMemory& m);
+  // The memory's user, agent, run and app ids (and session id when `with_session`) as one key.
+  static std::string ScopeIdsKey(const AgentMemory& m, bool with_session);
   // Position of a doc in its conversation's turn order (`docs` is docs_, read under mu_).
   static bool TurnBefore(const std::vector<Doc>& docs, DocId a, DocId b);
   // How many of `docs` (distinct) are live.
@@ -195,6 +197,10 @@ class MemoryShard {
   // Live, visible docs matching `filter`, found through the scope-key and metadata indexes;
   // nullopt when the filter names no scope key and no indexed metadata equality.
   std::optional<std::vector<DocId>> Candidates(const MemoryFilter& filter, int64_t now_us) const
+      REQUIRES_SHARED(mu_);
+  // Live, visible docs matching `filter`: through the indexes (Candidates) when the filter allows,
+  // else by testing every doc.
+  std::vector<DocId> Matching(const MemoryFilter& filter, int64_t now_us) const
       REQUIRES_SHARED(mu_);
   // Adds (or removes) `d` to (from) the metadata index under each value of `metadata`.
   void IndexMetadata(DocId d, const nlohmann::json& metadata, bool add) REQUIRES(mu_);

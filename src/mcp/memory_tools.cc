@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "api/envelope.h"
 #include "common/job_status.h"
 #include "common/json_reader.h"
 #include "common/time_util.h"
@@ -401,11 +402,47 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
       }});
 }
 
+// page_number and page_size, the arguments of a listing of `items`.
+void AddPagingProperties(json& props, std::string_view items, const MemoryApiLimits& limits) {
+  props["page_number"] = s::Integer("page, from 1 (default 1)", 1, 1000000);
+  props["page_size"] =
+      s::Integer(fmt::format("{} per page (default 50)", items), 1, limits.max_page_size);
+}
+
+// The output schema of a page of `item`s (the REST listings' ListPageBody).
+json PageSchema(json item) {
+  return s::Shape({{"results", s::ArrayOf(std::move(item))},
+                   {"total", {{"type", "integer"}}},
+                   {"page_number", {{"type", "integer"}}},
+                   {"page_size", {{"type", "integer"}}}},
+                  {"results", "total", "page_number", "page_size"});
+}
+
+// What a listing tool's arguments name: the scope (and filters) and the page.
+struct ScopedPage {
+  MemoryFilter filter;
+  size_t page = 1;
+  size_t size = 50;
+};
+
+// The search parser reads the scope ids and filters with the search's rules (ids' limits, the
+// filter grammar, "some scope is required"); only its filter is used.
+Result<ScopedPage> ReadScopedPage(const json& args, const std::string& workspace,
+                                  const MemoryApiLimits& limits) {
+  json body = args;
+  body.erase("page_number");
+  body.erase("page_size");
+  body["query"] = "*";
+  auto request = ParseMemorySearch(DumpJson(body), workspace, limits);
+  if (!request.ok()) return request.status();
+  return ScopedPage{std::move(request->filter), args.value("page_number", size_t{1}),
+                    args.value("page_size", size_t{50})};
+}
+
 void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimits& limits) {
   json props = ScopeProperties(limits);
   props["filters"] = s::Object(kFiltersHelp);
-  props["page_number"] = s::Integer("page, from 1 (default 1)", 1, 1000000);
-  props["page_size"] = s::Integer("memories per page (default 50)", 1, limits.max_page_size);
+  AddPagingProperties(props, "memories", limits);
   registry.Add(Tool{
       .name = "memory_list",
       .title = "List memories",
@@ -413,39 +450,24 @@ void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
           "List a scope's memories, newest first, a page at a time. Give at least one of user_id, "
           "agent_id, run_id (or a filter naming them).",
       .input_schema = s::Closed(props),
-      .output_schema = s::Shape({{"results", s::ArrayOf(MemorySchema(false))},
-                                 {"total", {{"type", "integer"}}},
-                                 {"page_number", {{"type", "integer"}}},
-                                 {"page_size", {{"type", "integer"}}}},
-                                {"results", "total", "page_number", "page_size"}),
+      .output_schema = PageSchema(MemorySchema(false)),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
       .ready = WorkspaceLoadedProbe(service),
       .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
-        // The search parser reads the scope ids and filters with the search's rules (ids' limits,
-        // the filter grammar, "some scope is required"); only its filter is used here.
-        json body = args;
-        body.erase("page_number");
-        body.erase("page_size");
-        body["query"] = "*";
-        auto request = ParseMemorySearch(DumpJson(body), ctx.workspace, limits);
-        if (!request.ok()) return BadArguments("memory_list", request.status());
-        const size_t page = args.value("page_number", 1);
-        const size_t size = args.value("page_size", 50);
+        auto q = ReadScopedPage(args, ctx.workspace, limits);
+        if (!q.ok()) return BadArguments("memory_list", q.status());
         size_t total = 0;
-        auto list = service->List(ctx.workspace, request->filter, page, size, &total);
+        auto list = service->List(ctx.workspace, q->filter, q->page, q->size, &total);
         if (!list.ok()) return ServiceError("memory_list", list.status());
         json results = json::array();
         std::string text =
-            fmt::format("{} memories in all; page {} ({} shown):", total, page, list->size());
+            fmt::format("{} memories in all; page {} ({} shown):", total, q->page, list->size());
         for (const AgentMemory& m : *list) {
           results.push_back(RenderMemory(m));
           text += "\n" + MemoryLine(m);
         }
         ToolResult result;
-        result.structured = {{"results", std::move(results)},
-                             {"total", total},
-                             {"page_number", page},
-                             {"page_size", size}};
+        result.structured = ListPageBody(std::move(results), total, q->page, q->size);
         result.text = std::move(text);
         return result;
       }});
@@ -453,8 +475,7 @@ void AddList(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
 
 void AddEntities(ToolRegistry& registry, MemoryService* service, const MemoryApiLimits& limits) {
   json props = ScopeProperties(limits);
-  props["page_number"] = s::Integer("page, from 1 (default 1)", 1, 1000000);
-  props["page_size"] = s::Integer("entities per page (default 50)", 1, limits.max_page_size);
+  AddPagingProperties(props, "entities", limits);
   registry.Add(Tool{
       .name = "memory_entities",
       .title = "Who and what the memories mention",
@@ -464,47 +485,31 @@ void AddEntities(ToolRegistry& registry, MemoryService* service, const MemoryApi
           "(\"Mel\" for \"Melanie\"), how many memories mention each, and when first and last. "
           "Give at least one of user_id, agent_id, run_id.",
       .input_schema = s::Closed(props),
-      .output_schema =
-          s::Shape({{"results",
-                     s::ArrayOf(s::Shape(
-                         {{"name", s::String("the most frequent spelling")},
-                          {"kind", {{"type", "string"}, {"enum", {"name", "identifier"}}}},
-                          {"aliases", s::ArrayOf(s::String("another spelling or short form"))},
-                          {"memory_count", {{"type", "integer"}}},
-                          {"first_seen", s::String("ISO 8601 UTC")},
-                          {"last_seen", s::String("ISO 8601 UTC")}},
-                         {"name", "kind", "aliases", "memory_count", "first_seen", "last_seen"}))},
-                    {"total", {{"type", "integer"}}},
-                    {"page_number", {{"type", "integer"}}},
-                    {"page_size", {{"type", "integer"}}}},
-                   {"results", "total", "page_number", "page_size"}),
+      .output_schema = PageSchema(
+          s::Shape({{"name", s::String("the most frequent spelling")},
+                    {"kind", {{"type", "string"}, {"enum", {"name", "identifier"}}}},
+                    {"aliases", s::ArrayOf(s::String("another spelling or short form"))},
+                    {"memory_count", {{"type", "integer"}}},
+                    {"first_seen", s::String("ISO 8601 UTC")},
+                    {"last_seen", s::String("ISO 8601 UTC")}},
+                   {"name", "kind", "aliases", "memory_count", "first_seen", "last_seen"})),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
       .ready = WorkspaceLoadedProbe(service),
       .handler = [service, limits](const json& args, const ToolContext& ctx) -> Result<ToolResult> {
-        // The scope ids are read by the search parser, with its rules (as memory_list does).
-        json body = args;
-        body.erase("page_number");
-        body.erase("page_size");
-        body["query"] = "*";
-        auto request = ParseMemorySearch(DumpJson(body), ctx.workspace, limits);
-        if (!request.ok()) return BadArguments("memory_entities", request.status());
-        const size_t page = args.value("page_number", 1);
-        const size_t size = args.value("page_size", 50);
+        auto q = ReadScopedPage(args, ctx.workspace, limits);
+        if (!q.ok()) return BadArguments("memory_entities", q.status());
         size_t total = 0;
-        auto entities = service->NamedEntities(ctx.workspace, request->filter, page, size, &total);
+        auto entities = service->NamedEntities(ctx.workspace, q->filter, q->page, q->size, &total);
         if (!entities.ok()) return ServiceError("memory_entities", entities.status());
         json results = json::array();
-        std::string text =
-            fmt::format("{} entities in all; page {} ({} shown):", total, page, entities->size());
+        std::string text = fmt::format("{} entities in all; page {} ({} shown):", total, q->page,
+                                       entities->size());
         for (const CatalogEntity& e : *entities) {
           results.push_back(RenderNamedEntity(e));
           text += fmt::format("\n{} ({}, {} memories)", e.name, EntityKindName(e.kind), e.texts);
         }
         ToolResult result;
-        result.structured = {{"results", std::move(results)},
-                             {"total", total},
-                             {"page_number", page},
-                             {"page_size", size}};
+        result.structured = ListPageBody(std::move(results), total, q->page, q->size);
         result.text = std::move(text);
         return result;
       }});
