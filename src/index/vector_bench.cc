@@ -4,9 +4,12 @@
 //   (scores close together); the scan itself does not depend on the data.
 // - BM_GraphBuild: a shard's load of N vectors into the HNSW graph, one insertion at a time or as
 //   one batch on 1 or 2 threads. Random vectors are the graph's hardest case.
+// - BM_GraphSearch: one unfiltered query against a built graph of N random unit vectors, k
+//   candidates (the path a scope past `hnsw_threshold` takes).
 //
 //   build/src/index/vector_bench --benchmark_min_time=1 --benchmark_filter=ExactScan
 //   build/src/index/vector_bench --benchmark_filter=GraphBuild
+//   build/src/index/vector_bench --benchmark_min_time=2 --benchmark_filter=GraphSearch
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -69,6 +72,33 @@ BENCHMARK(BM_GraphBuild)
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
+
+// Args: vectors in the graph, k. The graph is built once, outside the timing.
+void BM_GraphSearch(benchmark::State& state) {
+  const auto n = static_cast<DocId>(state.range(0));
+  const auto k = static_cast<size_t>(state.range(1));
+  VectorIndex index(
+      VectorIndexOptions{.dim = 512, .hnsw_threshold = 1000, .hnsw_build_in_background = false});
+  std::mt19937 rng(5);
+  index.BeginBatch();
+  for (DocId d = 0; d < n; ++d) index.Set(d, test_vectors::RandomUnit(rng, 512).data());
+  index.EndBatch();
+  if (!index.uses_hnsw()) {
+    state.SkipWithError("the graph was not built");
+    return;
+  }
+  std::vector<std::vector<float>> queries;
+  for (int i = 0; i < 256; ++i) queries.push_back(test_vectors::RandomUnit(rng, 512));
+  size_t i = 0;
+  for (auto _ : state) {
+    auto hits = index.Search(queries[i++ % queries.size()].data(), k);
+    benchmark::DoNotOptimize(hits.data());
+  }
+}
+BENCHMARK(BM_GraphSearch)
+    ->ArgsProduct({{50000}, {10, 200}})
+    ->ArgNames({"vectors", "k"})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace engram

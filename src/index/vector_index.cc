@@ -1,5 +1,10 @@
 #include "index/vector_index.h"
 
+// hnswlib's prefetches (USE_SSE) read the link after the last one of a full upper-level list,
+// a few bytes past that list's allocation: AddressSanitizer reports it; no fault follows, the
+// bytes only feed a prefetch hint. They are kept: without them (NO_MANUAL_VECTORIZATION) a graph
+// search for 200 candidates among 50,000 vectors took 991 us against 758, and the 100,000-vector
+// build 27.7 s against 25.5 (vector_bench, medians of three alternating runs).
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
