@@ -53,7 +53,10 @@ json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
           {"metadata", MetadataOf(m.metadata_json)},
           {"created_at", FormatIsoMicros(m.created_at_us)},
           {"updated_at", FormatIsoMicros(m.updated_at_us)},
-          // Beyond the reference: where the memory came from (docs/api), null when unknown.
+          // Beyond the reference (docs/memory-api.md): when this version held, null valid_to for
+          // the current one; where the memory came from, null when unknown.
+          {"valid_from", FormatIsoMicros(m.valid_from_us)},
+          {"valid_to", m.valid_to_us ? json(FormatIsoMicros(*m.valid_to_us)) : json(nullptr)},
           {"provenance", ProvenanceToJson(m.provenance_json)}};
 }
 
@@ -167,6 +170,7 @@ Result<MemorySearchRequest> ParseMemorySearch(std::string_view body, const std::
   auto reference = GetTime(j, "reference_date");
   if (!reference.ok()) return reference.status();
   req.reference_us = *reference;
+  req.show_replaced = true;  // RenderMemory shows valid_to
   return req;
 }
 

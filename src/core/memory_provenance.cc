@@ -1,5 +1,8 @@
 #include "core/memory_provenance.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "common/json_reader.h"
 #include "common/time_util.h"
 #include "core/memory_shard.h"
@@ -46,14 +49,39 @@ std::string EventProvenance(const ProvenanceOrigin& origin, const AgentMemory* r
   return Dump(p);
 }
 
-std::string EditProvenance(const AgentMemory& replaced) {
-  return Dump({{"source", "api"}, {"replaced", Replaced(replaced)}});
+std::string EditProvenance(const AgentMemory& replaced, int64_t edited_at_us) {
+  return Dump({{"source", "api"},
+               {"edited_at", FormatIsoMicros(edited_at_us)},
+               {"replaced", Replaced(replaced)}});
 }
 
 json ProvenanceToJson(std::string_view stored) {
   if (stored.empty()) return nullptr;
   json j = ReadJsonOrDiscarded(stored, kStoredJsonLimits);
   return j.is_object() ? j : json(nullptr);
+}
+
+int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us) {
+  const json p = ProvenanceToJson(stored_provenance);
+  if (!p.is_object()) return written_us;
+  auto source = p.find("source");
+  if (source != p.end() && *source == "api") {
+    auto edited = p.find("edited_at");
+    if (edited == p.end() || !edited->is_string()) return written_us;
+    return ParseIsoToMicros(edited->get_ref<const std::string&>()).value_or(written_us);
+  }
+  auto messages = p.find("messages");
+  if (messages == p.end() || !messages->is_array()) return written_us;
+  std::optional<int64_t> latest;
+  for (const json& m : *messages) {
+    if (!m.is_object()) continue;
+    auto ts = m.find("timestamp");
+    if (ts == m.end() || !ts->is_string()) continue;
+    if (auto us = ParseIsoToMicros(ts->get_ref<const std::string&>())) {
+      latest = std::max(latest.value_or(*us), *us);
+    }
+  }
+  return latest.value_or(written_us);
 }
 
 }  // namespace engram

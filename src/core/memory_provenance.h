@@ -7,6 +7,7 @@
 //    "extractor": "rule-based",       // "extraction" only
 //    "messages": [{"index": 0, "role": "user", "name": "Caroline",
 //                  "timestamp": "2024-05-08T10:00:00.000000Z"}],
+//    "edited_at": "2024-05-09T08:00:00.000000Z",   // "api" only: when the text was edited
 //    "replaced": {"text": "…", "event_id": "me-…" | null}}   // after an UPDATE only
 //
 // "messages" are the add request's messages the memory was taken from: their index in the
@@ -43,11 +44,17 @@ struct ProvenanceOrigin {
 // UPDATE overwrites (nullptr for an ADD).
 std::string EventProvenance(const ProvenanceOrigin& origin, const AgentMemory* replaced);
 
-// The stored provenance of a memory whose text a client edited through the API.
-std::string EditProvenance(const AgentMemory& replaced);
+// The stored provenance of a memory whose text a client edited through the API at `edited_at_us`.
+std::string EditProvenance(const AgentMemory& replaced, int64_t edited_at_us);
 
 // The provenance to render: the stored object, or null when none was recorded (memories written
 // before provenance was kept) or the stored text is unreadable.
 nlohmann::json ProvenanceToJson(std::string_view stored);
+
+// When a version of a memory began to hold: the time of the latest message it was learned from
+// (an event's version; its messages' times default to the add's), or of its edit through the API
+// ("edited_at"), else `written_us`, when the version was written (no provenance recorded). The rule
+// behind a memory's valid_from and a replaced version's valid_to (the next version's start).
+int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us);
 
 }  // namespace engram

@@ -121,6 +121,12 @@ Result<std::vector<MemoryHit>> MemoryService::Search(const MemorySearchRequest& 
   query.dates = QueryTimeRange(request.query, request.reference_us);
   query.names_identifier = NamesCodeIdentifier(request.query);
   query.explain = request.explain;
+  query.show_replaced = request.show_replaced;
+  if (query.show_replaced) {
+    query.period = query.dates ? query.dates
+                               : QueryTimeRange(request.query, request.reference_us,
+                                                /*whole_years=*/true);
+  }
   auto hits = (*shard)->Search(query);
   if (hits.ok() && rerank_.enabled()) {
     rerank_.Apply(request.query, &*hits,
@@ -152,7 +158,7 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   change.record.updated_at_us = std::max(clock_->WallMicros(), current->updated_at_us);
   if (request.text && *request.text != current->text) {
     change.record.text = *request.text;
-    change.record.provenance_json = EditProvenance(*current);
+    change.record.provenance_json = EditProvenance(*current, change.record.updated_at_us);
   }
   if (request.timestamp_us) change.record.created_at_us = *request.timestamp_us;
   if (request.expires_at_us) change.record.expires_at_us = *request.expires_at_us;
@@ -191,6 +197,8 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   if (!outcome.ok()) return outcome.status();
   if (!outcome->applied[0]) return Status::NotFound(fmt::format("memory {} not found", request.id));
   ApplyToShard(**shard, batch, *outcome);
+  // As the shard now holds it (its valid_from is the shard's rule), unless it expired meanwhile.
+  if (auto now_held = (*shard)->Get(request.id, clock_->WallMicros())) return *now_held;
   AgentMemory updated = *current;
   updated.text = change.record.text;
   updated.metadata_json = change.record.metadata_json;

@@ -82,6 +82,9 @@ struct MemorySearchRequest {
   bool explain = false;  // each hit says how it got its score (MemoryHit::explain)
   // "Now" for the query's relative dates (reference_date; core/query_time.h), microseconds.
   std::optional<int64_t> reference_us;
+  // A hit whose replaced version held at the dates the query names shows that version
+  // (MemoryQuery::show_replaced): for APIs that render a version's valid_to.
+  bool show_replaced = false;
 };
 
 struct MemoryUpdateRequest {

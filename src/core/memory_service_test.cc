@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/time_util.h"
 #include "extract/rule_based_extractor.h"
 #include "store/sqlite_store.h"
 
@@ -316,6 +317,72 @@ TEST_F(MemoryServiceTest, UpdateSetsCreatedAtAndExpiry) {
   // Expired by an update: invisible from then on.
   ASSERT_TRUE(service_->Update({.workspace = "w", .id = m.id, .expires_at_us = int64_t{1}}).ok());
   EXPECT_EQ(service_->Get("w", m.id).status().code(), StatusCode::kNotFound);
+}
+
+// An update replaces a fact; the version it replaced still answers a search about its time, with
+// when it held, after a restart too (from the history). Without dates, or about a later time, the
+// current version answers.
+TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) {
+  StartService(nullptr);
+  const int64_t march_2022 = *ParseIsoToMicros("2022-03-01T10:00:00Z");
+  const int64_t june_2024 = *ParseIsoToMicros("2024-06-01T10:00:00Z");
+  auto says = [](std::string text, int64_t at) {
+    MemoryAddRequest r;
+    r.workspace = "w";
+    r.user_id = "alice";
+    r.messages.push_back({"user", std::move(text), at});
+    return r;
+  };
+  ASSERT_EQ(AddAndWait(says("I live in Boston.", march_2022)).status, JobStatus::kSucceeded);
+  const MemoryEventRecord update = AddAndWait(says("I live in Denver.", june_2024));
+  ASSERT_EQ(update.status, JobStatus::kSucceeded);
+  ASSERT_NE(update.result_json.find("UPDATE"), std::string::npos) << update.result_json;
+  const std::vector<AgentMemory> all = All(Filter(R"({"user_id": "alice"})"));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].valid_from_us, june_2024);
+  EXPECT_FALSE(all[0].valid_to_us);
+
+  auto search = [&](std::string query, bool show_replaced) {
+    auto hits = service_->Search({.workspace = "w",
+                                  .query = std::move(query),
+                                  .filter = Filter(R"({"user_id": "alice"})"),
+                                  .show_replaced = show_replaced});
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    return hits.ok() && !hits->empty() ? hits->front().memory : AgentMemory{};
+  };
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE(run == 0 ? "as written" : "after a restart");
+    const AgentMemory then = search("where did I live in 2022?", true);
+    EXPECT_EQ(then.id, all[0].id);
+    EXPECT_NE(then.text.find("Boston"), std::string::npos) << then.text;
+    EXPECT_EQ(then.valid_from_us, march_2022);
+    EXPECT_EQ(then.valid_to_us, june_2024);
+    EXPECT_NE(search("where did I live in 2022?", false).text.find("Denver"), std::string::npos);
+    EXPECT_NE(search("where do I live?", true).text.find("Denver"), std::string::npos);
+    const AgentMemory later = search("where did I live in 2025?", true);
+    EXPECT_NE(later.text.find("Denver"), std::string::npos);
+    EXPECT_FALSE(later.valid_to_us);
+    service_.reset();
+    StartService(nullptr);
+  }
+
+  // An edit through the API holds from when it was made; a metadata-only change keeps that time.
+  auto edited = service_->Update({.workspace = "w", .id = all[0].id, .text = "Lives in Austin"});
+  ASSERT_TRUE(edited.ok()) << edited.status().ToString();
+  EXPECT_EQ(edited->valid_from_us, edited->updated_at_us);
+  auto retagged = service_->Update(
+      {.workspace = "w", .id = all[0].id, .metadata_patch_json = std::string(R"({"k": 1})")});
+  ASSERT_TRUE(retagged.ok()) << retagged.status().ToString();
+  EXPECT_EQ(retagged->valid_from_us, edited->valid_from_us);
+  const AgentMemory denver = search("where did I live in 2024?", true);
+  EXPECT_NE(denver.text.find("Denver"), std::string::npos) << denver.text;
+  EXPECT_EQ(denver.valid_to_us, edited->valid_from_us);
+  service_.reset();
+  StartService(nullptr);
+  auto reloaded = service_->Get("w", all[0].id);
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_EQ(reloaded->valid_from_us, edited->valid_from_us);
+  EXPECT_EQ(search("where did I live in 2022?", true).valid_to_us, june_2024);
 }
 
 // Time is the service's clock: a memory is visible until its expiry passes on it, and the purge

@@ -6,6 +6,7 @@
 #include "common/json_reader.h"
 #include "common/memory_bytes.h"
 #include "core/conversation_ranking.h"
+#include "core/memory_provenance.h"
 #include "index/question_form.h"
 #include "index/windowed_bm25.h"
 
@@ -38,6 +39,21 @@ void IntersectInto(std::vector<DocId>& out, std::span<const DocId> other) {
   }
   auto end = std::set_intersection(out.begin(), out.end(), other.begin(), other.end(), out.begin());
   out.erase(end, out.end());
+}
+
+// When the version a memory (or its record) holds began: its valid_from. Read from the
+// provenance when asked (2-3 us), not at load: few memories are ever handed out.
+template <typename Memory>
+int64_t StartOf(const Memory& m) {
+  return VersionStartUs(m.provenance_json,
+                        m.provenance_json.empty() ? m.created_at_us : m.updated_at_us);
+}
+
+// A memory as the shard hands it out: with its valid_from.
+AgentMemory Shown(const AgentMemory& m) {
+  AgentMemory out = m;
+  out.valid_from_us = StartOf(m);
+  return out;
 }
 
 bool NewerFirst(const AgentMemory& a, const AgentMemory& b) {
@@ -129,14 +145,43 @@ Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& wor
   }
   auto records = store->LoadAgentMemories(workspace);
   if (!records.ok()) return records.status();
+  auto replaced = store->LoadReplacedHistory(workspace);
+  if (!replaced.ok()) return replaced.status();
   std::vector<std::vector<std::string>> terms;
   terms.reserve(records->size());
   for (const auto& r : *records) terms.push_back(analyzer_->Analyze(r.text));
   WriterLock write(&mu_);
-  HybridIndex::Batch batch(&index_);
-  for (size_t i = 0; i < records->size(); ++i) UpsertLocked((*records)[i], terms[i]);
+  {
+    HybridIndex::Batch batch(&index_);
+    for (size_t i = 0; i < records->size(); ++i) UpsertLocked((*records)[i], terms[i]);
+  }
+  LoadReplacedLocked(*replaced);
   loaded_ = true;
   return Status::Ok();
+}
+
+void MemoryShard::LoadReplacedLocked(const std::vector<HistoryRecord>& rows) {
+  // Each memory's rows in order: its versions, the last of them the current one.
+  std::unordered_map<std::string_view, std::vector<const HistoryRecord*>> by_memory;
+  for (const HistoryRecord& h : rows) {
+    if (h.new_text) by_memory[h.memory_id].push_back(&h);
+  }
+  for (const auto& [id, versions] : by_memory) {
+    const std::optional<DocId> d = index_.Find(std::string(id));
+    if (!d) continue;
+    Doc& doc = docs_[*d];
+    doc.replaced.clear();
+    for (size_t i = 0; i + 1 < versions.size(); ++i) {
+      const HistoryRecord& h = *versions[i];
+      const int64_t from = VersionStartUs(h.provenance_json, h.at_us);
+      const HistoryRecord& next = *versions[i + 1];
+      const int64_t to = VersionStartUs(next.provenance_json, next.at_us);
+      doc.replaced.push_back(ReplacedVersion{.text = *h.new_text,
+                                             .provenance_json = h.provenance_json,
+                                             .valid_from_us = from,
+                                             .valid_to_us = std::max(from, to)});
+    }
+  }
 }
 
 Status MemoryShard::Refresh(AgentMemoryStore* store, const std::string& workspace) {
@@ -182,10 +227,18 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   const std::optional<DocId> present = index_.Find(r.id);
   std::string old_conversation;
   int64_t old_time = 0;
+  std::optional<ReplacedVersion> replaced;  // the version a new text replaces
   if (present) {
     const Doc& old = docs_[*present];
     old_conversation = ConversationKey(old.memory);
     old_time = old.memory.time_us();
+    if (old.memory.text != r.text) {
+      const int64_t from = StartOf(old.memory);
+      replaced = ReplacedVersion{.text = old.memory.text,
+                                 .provenance_json = old.memory.provenance_json,
+                                 .valid_from_us = from,
+                                 .valid_to_us = std::max(from, StartOf(r))};
+    }
     // A metadata-only update carries no vector: the one of the unchanged text stays valid.
     if (r.vector.empty() && old.memory.text == r.text) missing = MissingVector::kKeep;
     reindex = reindex && old.memory.metadata_json != metadata_json;
@@ -223,6 +276,7 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.role = r.role;
   m.source_ts_us = r.source_ts_us;
   m.provenance_json = r.provenance_json;
+  if (replaced) doc.replaced.push_back(std::move(*replaced));
   doc.asks = EndsWithQuestion(m.text);
   doc.metadata = ReadJsonOrDiscarded(m.metadata_json, kStoredJsonLimits);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
@@ -251,6 +305,7 @@ void MemoryShard::RemoveLocked(const std::string& id) {
   // The slot stays (slots are not reused: the scope lists may still name it); free what it held.
   doc.memory = AgentMemory{};
   doc.metadata = nlohmann::json();
+  doc.replaced = {};
 }
 
 void MemoryShard::IndexMetadata(DocId d, const nlohmann::json& metadata, bool add) {
@@ -307,7 +362,7 @@ std::optional<AgentMemory> MemoryShard::Get(const std::string& id, int64_t now_u
   if (!d) return std::nullopt;
   const AgentMemory& m = docs_[*d].memory;
   if (!m.VisibleAt(now_us)) return std::nullopt;
-  return m;
+  return Shown(m);
 }
 
 FilterDoc MemoryShard::ViewOf(const Doc& d) const {
@@ -498,7 +553,13 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   if (steps && query.dates && ranking.time_weight > 0) {
     retrieval.fusion.prior_weight = ranking.time_weight;
     closeness = [&](DocId d) {
-      return DateCloseness((*docs)[d].memory.time_us(), *query.dates, ranking);
+      const Doc& doc = (*docs)[d];
+      // A memory whose replaced version held during the dates is as close as that version.
+      if (const ReplacedVersion* v = VersionDuring(doc, *query.dates)) {
+        return DateCloseness(std::max(v->valid_from_us, query.dates->begin_us), *query.dates,
+                             ranking);
+      }
+      return DateCloseness(doc.memory.time_us(), *query.dates, ranking);
     };
     retrieval.prior = &closeness;
   }
@@ -513,13 +574,29 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
   for (const ScoredDoc& s : found.ranked) {
     if (s.score < query.threshold) continue;
     MemoryHit hit;
-    hit.memory = docs_[s.doc].memory;
+    const Doc& doc = docs_[s.doc];
+    hit.memory = Shown(doc.memory);
+    const bool as_of = query.show_replaced && query.period;
+    if (const ReplacedVersion* v = as_of ? VersionDuring(doc, *query.period) : nullptr) {
+      hit.memory.text = v->text;
+      hit.memory.provenance_json = v->provenance_json;
+      hit.memory.valid_from_us = v->valid_from_us;
+      hit.memory.valid_to_us = v->valid_to_us;
+    }
     hit.score = std::clamp(s.score, 0.0f, 1.0f);
     hit.similarity = found.CosineOf(s.doc).value_or(0.0f);
     if (query.explain) hit.explain = Explain(found, s.doc, retrieval.fusion.method, hit.score);
     hits.push_back(std::move(hit));
   }
   return hits;
+}
+
+const ReplacedVersion* MemoryShard::VersionDuring(const Doc& doc, const TimeRange& range) {
+  if (doc.replaced.empty() || StartOf(doc.memory) < range.end_us) return nullptr;
+  for (auto v = doc.replaced.rbegin(); v != doc.replaced.rend(); ++v) {
+    if (v->valid_from_us < range.end_us && v->valid_to_us > range.begin_us) return &*v;
+  }
+  return nullptr;
 }
 
 std::vector<DocId> MemoryShard::Matching(const MemoryFilter& filter, int64_t now_us) const {
@@ -545,7 +622,7 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
   const size_t end = std::min(matching.size(), offset + limit);
   std::partial_sort(matching.begin(), matching.begin() + static_cast<long>(end), matching.end(),
                     [](const AgentMemory* a, const AgentMemory* b) { return NewerFirst(*a, *b); });
-  for (size_t i = offset; i < end; ++i) out.push_back(*matching[i]);
+  for (size_t i = offset; i < end; ++i) out.push_back(Shown(*matching[i]));
   return out;
 }
 
@@ -631,6 +708,9 @@ size_t MemoryShard::MemoryBytes() const {
   size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes() + docs_.capacity() * sizeof(Doc);
   for (const Doc& d : docs_) {
     bytes += d.memory.text.capacity() + d.memory.metadata_json.capacity() + d.memory.id.capacity();
+    for (const ReplacedVersion& v : d.replaced) {
+      bytes += sizeof(v) + v.text.capacity() + v.provenance_json.capacity();
+    }
   }
   // The metadata index: hash nodes, bucket arrays, strings beyond the small-string buffer
   // (common/memory_bytes.h) and the doc lists.

@@ -55,6 +55,11 @@ struct AgentMemory {
   std::optional<int64_t> source_ts_us;
   // Where it came from (see core/memory_provenance.h); empty when unknown.
   std::string provenance_json;
+  // When this version of the memory began to hold (VersionStartUs; set on the copies the shard
+  // hands out), and, for a version an update replaced (a search about its time shows it), when
+  // the next one began; nullopt for the current.
+  int64_t valid_from_us = 0;
+  std::optional<int64_t> valid_to_us;
 
   // When what the memory records happened: the message time, else when it was stored.
   int64_t time_us() const { return source_ts_us.value_or(created_at_us); }
@@ -63,6 +68,15 @@ struct AgentMemory {
 
 // The role of memories that keep a message as it was said (added with infer: false).
 inline constexpr std::string_view kVerbatimRole = "verbatim";
+
+// A version of a memory that an update replaced: what it said, where that came from, and when it
+// held ([valid_from_us, valid_to_us); valid_to_us is when the next version began).
+struct ReplacedVersion {
+  std::string text;
+  std::string provenance_json;
+  int64_t valid_from_us = 0;
+  int64_t valid_to_us = 0;
+};
 
 // The store record of a memory (no vector).
 MemoryRecord ToRecord(const AgentMemory& m);
@@ -116,6 +130,13 @@ struct MemoryQuery {
   // RetrievalOptions::identifier_vector_weight.
   bool names_identifier = false;
   bool explain = false;  // fill MemoryHit::explain
+  // When the query names a period (below) and a hit's current version began after it, show the
+  // replaced version that held then, if one did (its valid_to_us set). Whether shown or not, such
+  // a memory's date prior (from `dates`) is that version's.
+  bool show_replaced = false;
+  // The period the query asks about: its dates, else the whole years it names ("in 2022"; see
+  // ParseQueryDates). Only for show_replaced.
+  std::optional<TimeRange> period;
 };
 
 class MemoryShard {
@@ -142,7 +163,8 @@ class MemoryShard {
 
   std::optional<AgentMemory> Get(const std::string& id, int64_t now_us) const;
 
-  // Ranked memories matching query.filter (BM25 and vector candidates fused), best first.
+  // Ranked memories matching query.filter (BM25 and vector candidates fused), best first; see
+  // MemoryQuery::show_replaced for the versions updates replaced.
   // Errors: kInvalidParameter when the filter does not confine the search to some user_id /
   // agent_id / run_id / app_id.
   Result<std::vector<MemoryHit>> Search(const MemoryQuery& query) const;
@@ -177,7 +199,18 @@ class MemoryShard {
     AgentMemory memory;
     nlohmann::json metadata;  // parsed once, for filters
     bool asks = false;        // the text ends with a question mark (the question factor)
+    // The versions updates replaced, oldest first: from the history at load, then as they are
+    // replaced (Upsert of a new text). A refresh from other nodes sees only the latest of several
+    // updates made between two refreshes; the next load has them all.
+    std::vector<ReplacedVersion> replaced;
   };
+  // The replaced version of `doc` that held during `range`, when its current version began only
+  // after the range: the latest that began by the range's end and ended after its beginning;
+  // nullptr when the current version is the one to show.
+  static const ReplacedVersion* VersionDuring(const Doc& doc, const TimeRange& range);
+  // Builds each loaded memory's replaced versions from its history rows (ADD / UPDATE, oldest
+  // first; those of unknown ids are skipped).
+  void LoadReplacedLocked(const std::vector<HistoryRecord>& rows) REQUIRES(mu_);
   // The conversation a memory belongs to: its scope ids and session id, or its run when it has no
   // session id; "" (no neighbours) for memories of neither, and for extracted ones that carry no
   // message time (a verbatim memory's time is its message's; an extracted one's its messages').

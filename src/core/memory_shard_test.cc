@@ -141,6 +141,51 @@ TEST_F(MemoryShardTest, UpsertReplacesAndRemoveForgets) {
   EXPECT_EQ(shard_.size(), 0u);
 }
 
+// Versions of one memory learned in 2020, 2022 and 2024: a query about a year shows the version
+// that held then; about a time before the first, or during the current one, the current one.
+TEST_F(MemoryShardTest, ReplacedVersionsAnswerForTheirTime) {
+  auto version = [](const std::string& text, const std::string& said) {
+    MemoryRecord r = Rec(1, "u", text);
+    r.provenance_json = R"({"source": "extraction", "messages": [{"index": 0, "role": "user", )"
+                        R"("timestamp": ")" +
+                        said + R"("}]})";
+    return r;
+  };
+  shard_.Upsert(version("works at the bakery", "2020-05-01T00:00:00Z"));
+  shard_.Upsert(version("works at the library", "2022-05-01T00:00:00Z"));
+  shard_.Upsert(version("works at the museum", "2024-05-01T00:00:00Z"));
+  const MemoryFilter f = UserFilter("u");
+  auto shown = [&](std::string year, bool show_replaced = true) {
+    const int64_t begin = *ParseIsoToMicros(year + "-01-01T00:00:00Z");
+    const int64_t end = *ParseIsoToMicros(std::to_string(std::stoi(year) + 1) + "-01-01T00:00:00Z");
+    MemoryQuery q{.terms = analyzer_.AnalyzeQuery("where does the user work"),
+                  .filter = &f,
+                  .now_us = 100,
+                  .dates = TimeRange{begin, end},
+                  .show_replaced = show_replaced,
+                  .period = TimeRange{begin, end}};
+    auto hits = shard_.Search(q);
+    EXPECT_TRUE(hits.ok() && hits->size() == 1u);
+    return hits.ok() && !hits->empty() ? hits->front().memory : AgentMemory{};
+  };
+  EXPECT_EQ(shown("2021").text, "works at the bakery");
+  EXPECT_EQ(shown("2021").valid_from_us, *ParseIsoToMicros("2020-05-01T00:00:00Z"));
+  EXPECT_EQ(shown("2021").valid_to_us, *ParseIsoToMicros("2022-05-01T00:00:00Z"));
+  EXPECT_EQ(shown("2022").text, "works at the library");  // it began that year
+  EXPECT_EQ(shown("2023").text, "works at the library");
+  EXPECT_EQ(shown("2023", /*show_replaced=*/false).text, "works at the museum");
+  EXPECT_EQ(shown("2024").text, "works at the museum");
+  EXPECT_FALSE(shown("2024").valid_to_us);
+  EXPECT_EQ(shown("2019").text, "works at the museum");  // before anything was known
+  const std::optional<AgentMemory> current = shard_.Get("m-1", 100);
+  ASSERT_TRUE(current);
+  EXPECT_EQ(current->valid_from_us, *ParseIsoToMicros("2024-05-01T00:00:00Z"));
+  // Removed: its versions go with it.
+  shard_.Remove("m-1");
+  shard_.Upsert(Rec(2, "u", "works at the zoo"));
+  EXPECT_EQ(shown("2021").text, "works at the zoo");
+}
+
 TEST_F(MemoryShardTest, ExpiredMemoriesAreHidden) {
   MemoryRecord r = Rec(1, "u", "a coupon for pizza");
   r.expires_at_us = 50;

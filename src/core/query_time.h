@@ -20,7 +20,8 @@ namespace engram {
 
 // The range of the dates `query` names, its relative expressions resolved against
 // `reference_us` (microseconds since the epoch, UTC) when set; nullopt when it names none.
-std::optional<TimeRange> QueryTimeRange(std::string_view query,
-                                        std::optional<int64_t> reference_us);
+// `whole_years`: as ParseQueryDates's ("in 2022", "last year" with a reference).
+std::optional<TimeRange> QueryTimeRange(std::string_view query, std::optional<int64_t> reference_us,
+                                        bool whole_years = false);
 
 }  // namespace engram

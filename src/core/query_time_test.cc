@@ -37,6 +37,19 @@ TEST(QueryTimeTest, RelativeExpressionsResolveAgainstTheReferenceDate) {
   ExpectRange("What happened on 7 May 2022?", saturday, Days(Day(2022, 5, 7), Day(2022, 5, 7)));
 }
 
+// "last year" resolves to a year: a period for the versions of a memory, not a date prior.
+TEST(QueryTimeTest, WholeYearsWhenAsked) {
+  const int64_t reference = Day(2023, 2, 1);
+  EXPECT_FALSE(QueryTimeRange("Where did I live last year?", reference).has_value());
+  auto got = QueryTimeRange("Where did I live last year?", reference, /*whole_years=*/true);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->begin_us, Day(2022, 1, 1));
+  EXPECT_EQ(got->end_us, Day(2023, 1, 1));
+  got = QueryTimeRange("Where did I live in 2021?", std::nullopt, /*whole_years=*/true);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->begin_us, Day(2021, 1, 1));
+}
+
 TEST(QueryTimeTest, WithoutAReferenceOnlyAbsoluteDatesCount) {
   EXPECT_FALSE(QueryTimeRange("What did I do last Saturday?", std::nullopt).has_value());
   EXPECT_FALSE(QueryTimeRange("What did I buy 10 days ago?", std::nullopt).has_value());

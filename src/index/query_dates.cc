@@ -130,7 +130,7 @@ void FindIso(std::string_view text, std::vector<Found>& found) {
 
 }  // namespace
 
-std::optional<TimeRange> ParseQueryDates(std::string_view query) {
+std::optional<TimeRange> ParseQueryDates(std::string_view query, bool whole_years) {
   std::vector<Found> found;
   const std::vector<Token> tokens = Tokenise(query);
   const size_t n = tokens.size();
@@ -173,12 +173,26 @@ std::optional<TimeRange> ParseQueryDates(std::string_view query) {
     if (best != nullptr) f.year = best->year;
   }
   FindIso(query, found);
+  if (whole_years && found.empty()) {
+    for (size_t i = 1; i < n; ++i) {
+      const std::string& before = tokens[i - 1].word;
+      // Not the year of an ISO date ("in 2022-05-07" names a day, found above when valid).
+      const bool date_follows = i + 1 < n && tokens[i + 1].number;
+      if (IsYear(tokens[i]) && !date_follows &&
+          (before == "in" || before == "during" || before == "throughout")) {
+        found.push_back({i, Number(tokens[i]), 0, 0});
+      }
+    }
+  }
 
   std::optional<TimeRange> range;
   for (const auto& f : found) {
     if (f.year == 0 || (f.day != 0 && !ValidDay(f.year, f.month, f.day))) continue;
     int64_t begin, end;
-    if (f.day != 0) {
+    if (f.month == 0) {  // a whole year
+      begin = DaysFromCivil(f.year, 1, 1);
+      end = DaysFromCivil(f.year + 1, 1, 1);
+    } else if (f.day != 0) {
       begin = DaysFromCivil(f.year, f.month, f.day);
       end = begin + f.days;
     } else {

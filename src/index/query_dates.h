@@ -25,7 +25,9 @@ struct TimeRange {
 };
 
 // The smallest range covering every date the query names (a day covers 24 h, a month the whole
-// month); nullopt when it names none.
-std::optional<TimeRange> ParseQueryDates(std::string_view query);
+// month); nullopt when it names none. With `whole_years`, a query naming no day or month yields
+// the years it names after "in", "during" or "throughout" ("where did she live in 2022?"): the
+// period a question about a past state asks about, too broad for a date prior.
+std::optional<TimeRange> ParseQueryDates(std::string_view query, bool whole_years = false);
 
 }  // namespace engram

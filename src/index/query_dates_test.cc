@@ -52,3 +52,34 @@ TEST(QueryDatesTest, NothingToAnchor) {
 
 }  // namespace
 }  // namespace engram
+
+namespace engram {
+namespace {
+
+TEST(QueryDatesTest, WholeYearsOnlyWhenAskedAndNothingFiner) {
+  const int64_t y2022 = *ParseIsoToMicros("2022-01-01T00:00:00Z");
+  const int64_t y2023 = *ParseIsoToMicros("2023-01-01T00:00:00Z");
+  const int64_t y2024 = *ParseIsoToMicros("2024-01-01T00:00:00Z");
+  auto range = ParseQueryDates("Where did she live in 2022?", /*whole_years=*/true);
+  ASSERT_TRUE(range);
+  EXPECT_EQ(range->begin_us, y2022);
+  EXPECT_EQ(range->end_us, y2023);
+  range = ParseQueryDates("during 2022 and throughout 2023", true);
+  ASSERT_TRUE(range);
+  EXPECT_EQ(range->begin_us, y2022);
+  EXPECT_EQ(range->end_us, y2024);
+  EXPECT_FALSE(ParseQueryDates("Where did she live in 2022?"));  // not for the date prior
+  EXPECT_FALSE(ParseQueryDates("the 2022 budget", true));        // no preposition
+  EXPECT_FALSE(ParseQueryDates("in 1850", true));                // outside the years read
+  // A finer date wins: the month, not the year.
+  range = ParseQueryDates("in June 2022 or in 2023", true);
+  ASSERT_TRUE(range);
+  EXPECT_EQ(range->begin_us, *ParseIsoToMicros("2022-06-01T00:00:00Z"));
+  EXPECT_EQ(range->end_us, *ParseIsoToMicros("2022-07-01T00:00:00Z"));
+  range = ParseQueryDates("in 2022-05-07", true);
+  ASSERT_TRUE(range);
+  EXPECT_EQ(range->begin_us, *ParseIsoToMicros("2022-05-07T00:00:00Z"));
+}
+
+}  // namespace
+}  // namespace engram

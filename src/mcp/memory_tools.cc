@@ -46,6 +46,8 @@ json RenderMemory(const AgentMemory& m) {
           {"metadata", MetadataOf(m.metadata_json)},
           {"created_at", FormatIsoMicros(m.created_at_us)},
           {"updated_at", FormatIsoMicros(m.updated_at_us)},
+          {"valid_from", FormatIsoMicros(m.valid_from_us)},
+          {"valid_to", m.valid_to_us ? json(FormatIsoMicros(*m.valid_to_us)) : json(nullptr)},
           {"provenance", ProvenanceToJson(m.provenance_json)}};
 }
 
@@ -63,6 +65,11 @@ std::string ScopeText(const AgentMemory& m) {
 }
 
 std::string MemoryLine(const AgentMemory& m) {
+  if (m.valid_to_us) {
+    return fmt::format("[{}] {} ({}; held from {} until {}, then replaced)", m.id, m.text,
+                       ScopeText(m), FormatIsoMicros(m.valid_from_us),
+                       FormatIsoMicros(*m.valid_to_us));
+  }
   return fmt::format("[{}] {} ({}; updated {})", m.id, m.text, ScopeText(m),
                      FormatIsoMicros(m.updated_at_us));
 }
@@ -81,11 +88,16 @@ json MemorySchema(bool with_score) {
       {"metadata", s::Object("the memory's metadata")},
       {"created_at", s::String("ISO 8601 UTC")},
       {"updated_at", s::String("ISO 8601 UTC")},
+      {"valid_from", s::String("ISO 8601 UTC: when this version of the memory began to hold")},
+      {"valid_to", NullableString("ISO 8601 UTC: when an update replaced this version (a search "
+                                  "about an earlier time shows the version that held then); "
+                                  "null for the current version")},
       {"provenance",
        {{"type", json::array({"object", "null"})},
         {"description",
          "where the memory came from: source (extraction, verbatim, api), event_id, extractor, "
-         "messages [{index, role, name?, timestamp}], replaced {text, event_id}; null if "
+         "messages [{index, role, name?, timestamp}], edited_at (api), replaced {text, event_id}; "
+         "null if "
          "unknown"}}}};
   std::vector<std::string> required = {"id",     "memory",   "user_id",    "agent_id",
                                        "run_id", "metadata", "created_at", "updated_at"};

@@ -37,6 +37,9 @@ class AgentMemoryStore : public virtual MemoryVectors {
   // A memory's history, oldest first (empty for an unknown id).
   virtual Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
                                                         std::string_view memory_id) = 0;
+  // The ADD and UPDATE rows of the history of every memory of a workspace that an update replaced
+  // at least once (deleted ones included), oldest first: the versions a shard's load keeps.
+  virtual Result<std::vector<HistoryRecord>> LoadReplacedHistory(std::string_view workspace) = 0;
 
   // Stores a new (kPending) event durably.
   virtual Status InsertEvent(const MemoryEventRecord& event) = 0;

@@ -178,29 +178,49 @@ Status InsertHistory(SqlTxn& txn, std::string_view workspace, const HistoryRecor
       .status();
 }
 
+namespace {
+
+constexpr std::string_view kHistoryColumns =
+    "seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, event_id, at, "
+    "provenance";
+
+HistoryRecord ReadHistoryRow(const RowReader& r) {
+  auto optional_text = [&r](int i) -> std::optional<std::string> {
+    if (r.IsNull(i)) return std::nullopt;
+    return r.Text(i);
+  };
+  HistoryRecord h;
+  h.seq = r.Int(0);
+  h.memory_id = r.Text(1);
+  h.event = r.Text(2);
+  h.old_text = optional_text(3);
+  h.new_text = optional_text(4);
+  h.old_metadata_json = optional_text(5);
+  h.new_metadata_json = optional_text(6);
+  h.event_id = r.Text(7);
+  h.at_us = r.Int(8);
+  h.provenance_json = r.Text(9);
+  return h;
+}
+
+}  // namespace
+
 Result<std::vector<HistoryRecord>> History(SqlTxn& txn, std::string_view workspace,
                                            std::string_view memory_id) {
   return txn.QueryAll<HistoryRecord>(
-      "SELECT seq, memory_id, event, old_text, new_text, old_metadata, new_metadata, event_id, "
-      "at, provenance FROM memory_history WHERE workspace = $1 AND memory_id = $2 ORDER BY seq",
-      {workspace, memory_id}, [](const RowReader& r) {
-        auto optional_text = [&r](int i) -> std::optional<std::string> {
-          if (r.IsNull(i)) return std::nullopt;
-          return r.Text(i);
-        };
-        HistoryRecord h;
-        h.seq = r.Int(0);
-        h.memory_id = r.Text(1);
-        h.event = r.Text(2);
-        h.old_text = optional_text(3);
-        h.new_text = optional_text(4);
-        h.old_metadata_json = optional_text(5);
-        h.new_metadata_json = optional_text(6);
-        h.event_id = r.Text(7);
-        h.at_us = r.Int(8);
-        h.provenance_json = r.Text(9);
-        return h;
-      });
+      fmt::format("SELECT {} FROM memory_history WHERE workspace = $1 AND memory_id = $2 "
+                  "ORDER BY seq",
+                  kHistoryColumns),
+      {workspace, memory_id}, ReadHistoryRow);
+}
+
+Result<std::vector<HistoryRecord>> ReplacedHistory(SqlTxn& txn, std::string_view workspace) {
+  return txn.QueryAll<HistoryRecord>(
+      fmt::format("SELECT {} FROM memory_history WHERE workspace = $1 AND event IN ('ADD', "
+                  "'UPDATE') AND memory_id IN (SELECT memory_id FROM memory_history WHERE "
+                  "workspace = $1 AND event = 'UPDATE') ORDER BY seq",
+                  kHistoryColumns),
+      {workspace}, ReadHistoryRow);
 }
 
 Status InsertFeedback(SqlTxn& txn, std::string_view workspace, const MemoryFeedbackRecord& f) {

@@ -88,6 +88,8 @@ Status InsertHistory(SqlTxn& txn, std::string_view workspace, const HistoryRecor
 // Oldest first.
 Result<std::vector<HistoryRecord>> History(SqlTxn& txn, std::string_view workspace,
                                            std::string_view memory_id);
+// The ADD and UPDATE rows of every memory of the workspace with an UPDATE row, oldest first.
+Result<std::vector<HistoryRecord>> ReplacedHistory(SqlTxn& txn, std::string_view workspace);
 
 Status InsertFeedback(SqlTxn& txn, std::string_view workspace, const MemoryFeedbackRecord& f);
 // Oldest first (ties by id).

@@ -153,6 +153,11 @@ Result<std::vector<HistoryRecord>> PgStore::GetHistory(std::string_view workspac
   return Read([&](SqlTxn& txn) { return memory_sql::History(txn, workspace, memory_id); });
 }
 
+Result<std::vector<HistoryRecord>> PgStore::LoadReplacedHistory(std::string_view workspace) {
+  if (HasNul(workspace)) return std::vector<HistoryRecord>{};
+  return Read([&](SqlTxn& txn) { return memory_sql::ReplacedHistory(txn, workspace); });
+}
+
 Status PgStore::InsertEvent(const MemoryEventRecord& event) {
   ENGRAM_RETURN_IF_ERROR(CheckEventText(event));
   return pool_->Write([&](pqxx::work& txn) -> Status {

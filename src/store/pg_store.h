@@ -64,6 +64,7 @@ class PgStore final : public Store {
   Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override;
   Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
                                                 std::string_view memory_id) override;
+  Result<std::vector<HistoryRecord>> LoadReplacedHistory(std::string_view workspace) override;
   Status InsertEvent(const MemoryEventRecord& event) override;
   Status UpdateEventStatus(std::string_view id, JobStatus status,
                            std::string_view error_message) override;

@@ -98,6 +98,10 @@ Result<std::vector<HistoryRecord>> SqliteStore::GetHistory(std::string_view work
   return Read([&](SqlTxn& txn) { return memory_sql::History(txn, workspace, memory_id); });
 }
 
+Result<std::vector<HistoryRecord>> SqliteStore::LoadReplacedHistory(std::string_view workspace) {
+  return Read([&](SqlTxn& txn) { return memory_sql::ReplacedHistory(txn, workspace); });
+}
+
 namespace {
 
 // An accepted event as an intake journal record.

@@ -93,6 +93,7 @@ class SqliteStore final : public Store {
   Result<MemoryChangeOutcome> ApplyMemoryChanges(MemoryChangeBatch batch) override;
   Result<std::vector<HistoryRecord>> GetHistory(std::string_view workspace,
                                                 std::string_view memory_id) override;
+  Result<std::vector<HistoryRecord>> LoadReplacedHistory(std::string_view workspace) override;
   Status InsertEvent(const MemoryEventRecord& event) override;
   void AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) override;
   Status UpdateEventStatus(std::string_view id, JobStatus status,

@@ -92,9 +92,15 @@ TEST_F(MemoryProvenanceTest, AnUpdateNamesWhatItReplacedAndAnEditSaysItCameFromT
   HttpResponse edit = Put(client(), id, {{"text", "User lives in Berlin-Mitte"}});
   ASSERT_EQ(edit.status, 200) << edit.Describe();
   const std::string updated_text = second["events"][0]["memory"];
-  p = GetMemory(client(), id)["provenance"];
+  const json edited = GetMemory(client(), id);
+  p = edited["provenance"];
+  ASSERT_TRUE(p["edited_at"].is_string()) << p.dump();
   EXPECT_EQ(p, json({{"source", "api"},
+                     {"edited_at", p["edited_at"]},
                      {"replaced", {{"text", updated_text}, {"event_id", second["id"]}}}}));
+  // The edited text holds from the edit.
+  EXPECT_EQ(edited["valid_from"], p["edited_at"]);
+  EXPECT_TRUE(edited["valid_to"].is_null());
 
   // Metadata-only edits keep the provenance.
   ASSERT_EQ(Put(client(), id, {{"metadata", {{"k", 1}}}}).status, 200);
@@ -110,6 +116,52 @@ TEST_F(MemoryProvenanceTest, AnUpdateNamesWhatItReplacedAndAnEditSaysItCameFromT
   history = History(client(), id);
   ASSERT_EQ(history.size(), 5u);
   EXPECT_TRUE(history[4]["provenance"].is_null()) << history[4].dump();
+}
+
+// A fact learned in 2022 and replaced in 2024: get shows the current version and when it began;
+// a search about 2022 (a year, or relative dates with a reference_date) shows the version that
+// held then and when it was replaced; a search without dates the current one.
+TEST_F(MemoryProvenanceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) {
+  const std::string user = UniqueId("u");
+  json first = AddMemoriesAndWait(
+      client(),
+      {{"messages", "I live in Paris."}, {"user_id", user}, {"timestamp", "2022-03-01T10:00:00Z"}});
+  const std::string id = MemoryWithText(first, "User lives in Paris");
+  ASSERT_FALSE(id.empty()) << first.dump();
+  json second = AddMemoriesAndWait(client(), {{"messages", "I live in Berlin."},
+                                              {"user_id", user},
+                                              {"timestamp", "2024-06-15T10:00:00Z"}});
+  ASSERT_EQ(second["events"][0]["event"], "UPDATE") << second.dump();
+  const std::string current = second["events"][0]["memory"];
+
+  const json now = GetMemory(client(), id);
+  EXPECT_EQ(now["memory"], current);
+  EXPECT_EQ(now["valid_from"], "2024-06-15T10:00:00.000000Z");
+  EXPECT_TRUE(now["valid_to"].is_null()) << now.dump();
+
+  auto top = [&](const json& extra) {
+    json body = {{"user_id", user}, {"top_k", 5}};
+    body.update(extra);
+    json results = SearchMemories(client(), body);
+    EXPECT_FALSE(results.empty()) << body.dump();
+    return results.empty() ? json::object() : results[0];
+  };
+  for (const json& then : {top({{"query", "Where did I live in 2022?"}}),
+                           top({{"query", "Where did I live last year?"},
+                                {"reference_date", "2023-02-01T00:00:00Z"}})}) {
+    EXPECT_EQ(then["id"], id);
+    EXPECT_EQ(then["memory"], "User lives in Paris") << then.dump();
+    EXPECT_EQ(then["valid_from"], "2022-03-01T10:00:00.000000Z");
+    EXPECT_EQ(then["valid_to"], "2024-06-15T10:00:00.000000Z");
+    EXPECT_EQ(then["provenance"]["event_id"], first["id"]);
+  }
+  const json today = top({{"query", "Where do I live?"}});
+  EXPECT_EQ(today["memory"], current);
+  EXPECT_TRUE(today["valid_to"].is_null()) << today.dump();
+  // Another user's search about 2022 sees nothing of it.
+  EXPECT_TRUE(
+      SearchMemories(client(), {{"user_id", UniqueId("u")}, {"query", "Where did I live in 2022?"}})
+          .empty());
 }
 
 TEST_F(MemoryProvenanceTest, VerbatimMemoriesCiteTheirMessageAndSpeaker) {

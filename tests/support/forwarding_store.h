@@ -42,6 +42,9 @@ class ForwardingStore : public Store {
                                                 std::string_view memory_id) override {
     return base_->GetHistory(workspace, memory_id);
   }
+  Result<std::vector<HistoryRecord>> LoadReplacedHistory(std::string_view workspace) override {
+    return base_->LoadReplacedHistory(workspace);
+  }
   Status InsertEvent(const MemoryEventRecord& event) override { return base_->InsertEvent(event); }
   void AcceptEvent(MemoryEventRecord event, std::function<void(Status)> done) override {
     base_->AcceptEvent(std::move(event), std::move(done));
