@@ -337,6 +337,8 @@ class Recall:
 
     def __init__(self):
         self.rows, self.search_ms, self.errors = [], [], 0
+        # results showing a version an update replaced (valid_to set), and the questions with one
+        self.replaced_results, self.replaced_questions = 0, 0
 
     def score(self, q, ranked, texts):
         first_rank, first_end, cum = {}, {}, 0
@@ -377,7 +379,9 @@ class Recall:
                                      "recall@100": mean(rs, "recall@100"), **containment(rs)}
                                  for c, rs in sorted(cats.items())},
                 "search_ms_p50": percentile(self.search_ms, 50),
-                "search_ms_p99": percentile(self.search_ms, 99), "search_errors": self.errors}
+                "search_ms_p99": percentile(self.search_ms, 99), "search_errors": self.errors,
+                "replaced_versions_shown": self.replaced_results,
+                "questions_shown_a_replaced_version": self.replaced_questions}
 
 
 def search_v4(client, sink, questions, run_id, mode, event_turns):
@@ -404,6 +408,9 @@ def search_v4(client, sink, questions, run_id, mode, event_turns):
             if isinstance(r, dict) and bool(r.get("run_id")) != (mode in RUN_PER_SESSION):
                 sink.anomaly("search: run_id present unlike the add" if r.get("run_id") else
                              "search: run_id missing unlike the add", str(r.get("id")))
+        replaced = sum(isinstance(r, dict) and r.get("valid_to") is not None for r in results)
+        rec.replaced_results += replaced
+        rec.replaced_questions += replaced > 0
         rec.score(q, [cited_turns(r, event_turns, sink) for r in results],
                   [replay.content_text(r.get("memory")) for r in results])
     return rec
