@@ -269,6 +269,12 @@ void AddRecall(ToolRegistry& registry, MemoryService* service, const MemoryApiLi
   props["filters"] = s::Object(kFiltersHelp);
   props["top_k"] = s::Integer("how many memories at most (default 10)", 1, limits.max_top_k);
   props["threshold"] = s::Number("drop memories scoring below this (0..1)", 0, 1);
+  props["reference_date"] = {
+      {"type", json::array({"string", "number"})},
+      {"description",
+       "\"now\" for the query's relative dates (\"last week\", \"last year\"): an ISO 8601 date "
+       "or date-time, or Unix seconds. A memory an update replaced answers a query about its "
+       "time with the version that held then (valid_to set)."}};
   registry.Add(Tool{
       .name = "memory_recall",
       .title = "Recall memories",

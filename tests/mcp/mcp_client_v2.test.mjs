@@ -104,6 +104,35 @@ describe('engram MCP server with the 2.x client', { skip: SKIP || false }, () =>
     await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /Unknown tool/);
   });
 
+  test('a recall about an earlier time shows the version that held then', async () => {
+    const { client } = await connect(`${server.base}/mcp`, KEY);
+    const first = await call(client, 'memory_store', {
+      text: 'I live in Lisbon.', user_id: 'fay', timestamp: '2022-03-01T10:00:00Z',
+    });
+    assert.equal(first.structuredContent.status, 'SUCCEEDED');
+    const second = await call(client, 'memory_store', {
+      text: 'I live in Porto.', user_id: 'fay', timestamp: '2024-06-15T10:00:00Z',
+    });
+    assert.equal(second.structuredContent.events[0].event, 'UPDATE');
+    const then = await call(client, 'memory_recall', {
+      query: 'Where did I live last year?', user_id: 'fay', reference_date: '2023-02-01',
+    });
+    assert.equal(then.isError, false);
+    const hit = then.structuredContent.results[0];
+    assert.match(hit.memory, /Lisbon/);
+    assert.equal(hit.valid_from, '2022-03-01T10:00:00.000000Z');
+    assert.equal(hit.valid_to, '2024-06-15T10:00:00.000000Z');
+    assert.match(then.content[0].text, /held from 2022-03-01T10:00:00.000000Z until 2024-06-15/);
+    const now = await call(client, 'memory_recall', { query: 'Where do I live?', user_id: 'fay' });
+    assert.match(now.structuredContent.results[0].memory, /Porto/);
+    assert.equal(now.structuredContent.results[0].valid_to, null);
+    const bad = await call(client, 'memory_recall', {
+      query: 'where', user_id: 'fay', reference_date: 'soon',
+    });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /reference_date/);
+  });
+
   test('workspaces and keys hold without sessions', async () => {
     const { client: all } = await connect(`${server.base}/mcp`, KEY);
     await call(all, 'memory_store', { text: 'Erin sails in June', user_id: 'erin', infer: false });
