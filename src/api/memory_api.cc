@@ -56,7 +56,7 @@ json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
           // Beyond the reference (docs/memory-api.md): when this version held, null valid_to for
           // the current one; where the memory came from, null when unknown.
           {"valid_from", FormatIsoMicros(m.valid_from_us)},
-          {"valid_to", m.valid_to_us ? json(FormatIsoMicros(*m.valid_to_us)) : json(nullptr)},
+          {"valid_to", IsoOrNull(m.valid_to_us)},
           {"provenance", ProvenanceToJson(m.provenance_json)}};
 }
 
@@ -316,7 +316,9 @@ class MemoryHandlers {
     auto history = service_->History(PathWorkspace(ctx), ctx.params.at("memory_id"));
     if (!history.ok()) return history.status();
     json results = json::array();
-    for (const auto& h : *history) {
+    const std::vector<VersionTime> times = VersionTimes(*history);
+    for (size_t i = 0; i < history->size(); ++i) {
+      const HistoryRecord& h = (*history)[i];
       results.push_back({{"memory_id", h.memory_id},
                          {"event", h.event},
                          {"old_memory", TextOrNull(h.old_text)},
@@ -325,6 +327,8 @@ class MemoryHandlers {
                          {"new_metadata", MetadataOrNull(h.new_metadata_json)},
                          {"event_id", IdString(h.event_id)},
                          {"created_at", FormatIsoMicros(h.at_us)},
+                         {"valid_from", IsoOrNull(times[i].valid_from_us)},
+                         {"valid_to", IsoOrNull(times[i].valid_to_us)},
                          {"provenance", ProvenanceToJson(h.provenance_json)}});
     }
     return JsonResponse(200, json{{"results", std::move(results)}});

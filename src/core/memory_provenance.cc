@@ -84,4 +84,44 @@ int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us) {
   return latest.value_or(written_us);
 }
 
+std::vector<VersionTime> VersionTimes(const std::vector<const HistoryRecord*>& history) {
+  std::vector<VersionTime> out(history.size());
+  std::vector<size_t> open;           // the entries of the version that holds so far
+  const std::string* text = nullptr;  // its text
+  auto end_open = [&](int64_t at) {
+    for (size_t e : open) out[e].valid_to_us = std::max(*out[e].valid_from_us, at);
+    open.clear();
+  };
+  for (size_t i = 0; i < history.size(); ++i) {
+    const HistoryRecord& h = *history[i];
+    if (h.event == "DELETE" || !h.new_text) {
+      end_open(h.at_us);
+      text = nullptr;
+      continue;
+    }
+    if (text != nullptr && *text == *h.new_text) {  // the same version, other metadata
+      out[i].valid_from_us = out[open.front()].valid_from_us;
+      open.push_back(i);
+      continue;
+    }
+    const int64_t from = VersionStartUs(h.provenance_json, h.at_us);
+    end_open(from);
+    out[i] = {.valid_from_us = from, .begins_version = true};
+    open.push_back(i);
+    text = &*h.new_text;
+  }
+  return out;
+}
+
+std::vector<VersionTime> VersionTimes(const std::vector<HistoryRecord>& history) {
+  std::vector<const HistoryRecord*> entries;
+  entries.reserve(history.size());
+  for (const HistoryRecord& h : history) entries.push_back(&h);
+  return VersionTimes(entries);
+}
+
+json IsoOrNull(const std::optional<int64_t>& time_us) {
+  return time_us ? json(FormatIsoMicros(*time_us)) : json(nullptr);
+}
+
 }  // namespace engram

@@ -21,11 +21,13 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "extract/memory_extractor.h"
+#include "store/types.h"
 
 namespace engram {
 
@@ -56,5 +58,21 @@ nlohmann::json ProvenanceToJson(std::string_view stored);
 // ("edited_at"), else `written_us`, when the version was written (no provenance recorded). The rule
 // behind a memory's valid_from and a replaced version's valid_to (the next version's start).
 int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us);
+
+// When the version each entry of one memory's history wrote held (`history` oldest first). An
+// ADD or UPDATE entry that changes the text begins a version, at its VersionStartUs (its time
+// when written); an update that keeps the text (metadata only) continues the version before it.
+// A version holds until the next one begins (never before its own start) or the memory's DELETE;
+// nullopt valid_to for the current version, both nullopt for a DELETE entry.
+struct VersionTime {
+  std::optional<int64_t> valid_from_us;
+  std::optional<int64_t> valid_to_us;
+  bool begins_version = false;
+};
+std::vector<VersionTime> VersionTimes(const std::vector<const HistoryRecord*>& history);
+std::vector<VersionTime> VersionTimes(const std::vector<HistoryRecord>& history);
+
+// An optional time as ISO 8601 (FormatIsoMicros) or JSON null.
+nlohmann::json IsoOrNull(const std::optional<int64_t>& time_us);
 
 }  // namespace engram

@@ -161,25 +161,24 @@ Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& wor
 }
 
 void MemoryShard::LoadReplacedLocked(const std::vector<HistoryRecord>& rows) {
-  // Each memory's rows in order: its versions, the last of them the current one.
+  // Each memory's ADD / UPDATE rows, oldest first.
   std::unordered_map<std::string_view, std::vector<const HistoryRecord*>> by_memory;
   for (const HistoryRecord& h : rows) {
     if (h.new_text) by_memory[h.memory_id].push_back(&h);
   }
-  for (const auto& [id, versions] : by_memory) {
+  for (const auto& [id, entries] : by_memory) {
     const std::optional<DocId> d = index_.Find(std::string(id));
     if (!d) continue;
     Doc& doc = docs_[*d];
     doc.replaced.clear();
-    for (size_t i = 0; i + 1 < versions.size(); ++i) {
-      const HistoryRecord& h = *versions[i];
-      const int64_t from = VersionStartUs(h.provenance_json, h.at_us);
-      const HistoryRecord& next = *versions[i + 1];
-      const int64_t to = VersionStartUs(next.provenance_json, next.at_us);
-      doc.replaced.push_back(ReplacedVersion{.text = *h.new_text,
-                                             .provenance_json = h.provenance_json,
-                                             .valid_from_us = from,
-                                             .valid_to_us = std::max(from, to)});
+    const std::vector<VersionTime> times = VersionTimes(entries);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      // A version's first entry; the current version has no end.
+      if (!times[i].begins_version || !times[i].valid_to_us) continue;
+      doc.replaced.push_back(ReplacedVersion{.text = *entries[i]->new_text,
+                                             .provenance_json = entries[i]->provenance_json,
+                                             .valid_from_us = *times[i].valid_from_us,
+                                             .valid_to_us = *times[i].valid_to_us});
     }
   }
 }

@@ -47,7 +47,7 @@ json RenderMemory(const AgentMemory& m) {
           {"created_at", FormatIsoMicros(m.created_at_us)},
           {"updated_at", FormatIsoMicros(m.updated_at_us)},
           {"valid_from", FormatIsoMicros(m.valid_from_us)},
-          {"valid_to", m.valid_to_us ? json(FormatIsoMicros(*m.valid_to_us)) : json(nullptr)},
+          {"valid_to", IsoOrNull(m.valid_to_us)},
           {"provenance", ProvenanceToJson(m.provenance_json)}};
 }
 
@@ -384,7 +384,11 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                           {"old_metadata", {{"type", json::array({"object", "null"})}}},
                           {"new_metadata", {{"type", json::array({"object", "null"})}}},
                           {"event_id", s::String("the add that made it, \"\" for direct changes")},
-                          {"created_at", s::String("ISO 8601 UTC")}},
+                          {"created_at", s::String("ISO 8601 UTC")},
+                          {"valid_from", NullableString("when the version this entry wrote began "
+                                                        "to hold; null for DELETE")},
+                          {"valid_to", NullableString("when that version was replaced or "
+                                                      "deleted; null while it holds")}},
                          {"memory_id", "event", "created_at"}))}},
                    {"results"}),
       .hints = {.read_only = true, .destructive = false, .idempotent = true},
@@ -401,7 +405,9 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
         };
         json results = json::array();
         std::string text = fmt::format("History of {}:", id);
-        for (const HistoryRecord& h : *history) {
+        const std::vector<VersionTime> times = VersionTimes(*history);
+        for (size_t i = 0; i < history->size(); ++i) {
+          const HistoryRecord& h = (*history)[i];
           results.push_back({{"memory_id", h.memory_id},
                              {"event", h.event},
                              {"old_memory", text_or_null(h.old_text)},
@@ -409,7 +415,9 @@ void AddById(ToolRegistry& registry, MemoryService* service, const MemoryApiLimi
                              {"old_metadata", metadata_or_null(h.old_metadata_json)},
                              {"new_metadata", metadata_or_null(h.new_metadata_json)},
                              {"event_id", h.event_id},
-                             {"created_at", FormatIsoMicros(h.at_us)}});
+                             {"created_at", FormatIsoMicros(h.at_us)},
+                             {"valid_from", IsoOrNull(times[i].valid_from_us)},
+                             {"valid_to", IsoOrNull(times[i].valid_to_us)}});
           text += fmt::format("\n{} {}: {} -> {}", FormatIsoMicros(h.at_us), h.event,
                               h.old_text.value_or("-"), h.new_text.value_or("-"));
         }

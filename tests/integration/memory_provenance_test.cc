@@ -111,11 +111,25 @@ TEST_F(MemoryProvenanceTest, AnUpdateNamesWhatItReplacedAndAnEditSaysItCameFromT
   EXPECT_EQ(history[0]["provenance"]["event_id"], first["id"]);
   EXPECT_EQ(history[1]["provenance"]["event_id"], second["id"]);
   EXPECT_EQ(history[2]["provenance"]["source"], "api");
+  // Each version's time: the first was learned when added; the update's message is dated
+  // earlier, so the first version ends where it began; the edit holds from its edit, and the
+  // metadata-only change continues it.
+  EXPECT_EQ(history[0]["valid_to"], history[0]["valid_from"]) << history.dump();
+  EXPECT_EQ(history[1]["valid_from"], "2026-06-15T10:00:00.000000Z");
+  EXPECT_EQ(history[1]["valid_to"], history[2]["valid_from"]);
+  EXPECT_EQ(history[2]["valid_from"], p["edited_at"]);
+  EXPECT_EQ(history[3]["valid_from"], p["edited_at"]);
+  EXPECT_TRUE(history[3]["valid_to"].is_null()) << history[3].dump();
 
   ASSERT_EQ(client().Delete(MemoryPrefix() + "/memories/" + id).status, 200);
   history = History(client(), id);
   ASSERT_EQ(history.size(), 5u);
   EXPECT_TRUE(history[4]["provenance"].is_null()) << history[4].dump();
+  // Deleted: the last version ended then; the DELETE entry wrote none.
+  EXPECT_EQ(history[3]["valid_to"], history[4]["created_at"]);
+  EXPECT_EQ(history[2]["valid_to"], history[4]["created_at"]);
+  EXPECT_TRUE(history[4]["valid_from"].is_null());
+  EXPECT_TRUE(history[4]["valid_to"].is_null());
 }
 
 // A fact learned in 2022 and replaced in 2024: get shows the current version and when it began;
