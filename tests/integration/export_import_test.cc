@@ -67,7 +67,7 @@ TEST(ExportImportTest, AnImportedServerAnswersAsTheExportedOneDid) {
                         json::array({Message(content, 1704067200000 + i * 60000)}));
     ASSERT_TRUE(IsAddSuccess(client.Post(kAddPath, body), body));
   }
-  // V4 memories, one of them updated (a history of two entries).
+  // V4 memories said in January 2023, one of them edited since (a history of two entries).
   const std::string memory_user = UniqueId("u");
   std::string updated_id;
   for (int i = 0; i < 4; ++i) {
@@ -75,6 +75,7 @@ TEST(ExportImportTest, AnImportedServerAnswersAsTheExportedOneDid) {
         client, {{"messages", "The packing list item " + std::to_string(i) + " is " + UniqueWord()},
                  {"user_id", memory_user},
                  {"metadata", {{"n", i}}},
+                 {"timestamp", "2023-01-10T08:00:00Z"},
                  {"infer", false}});
     ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
     updated_id = event["results"][0];
@@ -171,6 +172,15 @@ TEST(ExportImportTest, AnImportedServerAnswersAsTheExportedOneDid) {
   const auto memories = SearchMemories(client, query);
   EXPECT_EQ(memories.size(), 4u);
   EXPECT_EQ(SearchMemories(copy_client, query), memories);
+  // The edited memory's replaced version answers a search about 2023, in the copy as well.
+  const json then = {{"query", "packing list item in 2023"}, {"user_id", memory_user}};
+  const auto then_found = SearchMemories(client, then);
+  bool shows_replaced = false;
+  for (const json& m : then_found) {
+    shows_replaced |= m.value("id", "") == updated_id && m["valid_to"].is_string();
+  }
+  EXPECT_TRUE(shows_replaced) << then_found.dump();
+  EXPECT_EQ(SearchMemories(copy_client, then), then_found);
 }
 
 TEST(ExportImportTest, AFileWithABadLineWritesNothing) {
