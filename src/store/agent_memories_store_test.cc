@@ -351,6 +351,49 @@ TEST_P(AgentMemoryStoreTest, MetadataOnlyUpdateKeepsTheVector) {
   EXPECT_EQ((*loaded)[0].vector_model, "test");
 }
 
+// The history a shard's load reads for replaced versions: the ADD and UPDATE rows of the memories
+// an update changed, oldest first, of this workspace only; a memory never updated brings none.
+TEST_P(AgentMemoryStoreTest, ReplacedHistoryHoldsTheUpdatedMemoriesRows) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  MemoryChangeBatch batch{.workspace = "w",
+                          .changes = {Insert("u", "lives in Oslo"), Insert("u", "likes tea")}};
+  auto inserted = store->ApplyMemoryChanges(batch);
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  MemoryChangeBatch elsewhere{.workspace = "w2", .changes = {Insert("u", "lives in Rome")}};
+  auto other = store->ApplyMemoryChanges(elsewhere);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto update = [&](const std::string& workspace, const MemoryRecord& r, std::string text) {
+    MemoryChange up;
+    up.op = MemoryChange::Op::kUpdate;
+    up.record = r;
+    up.old_text = r.text;
+    up.old_metadata_json = r.metadata_json;
+    up.record.text = std::move(text);
+    up.record.updated_at_us = 20;
+    auto done = store->ApplyMemoryChanges({.workspace = workspace, .changes = {up}});
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+  };
+  update("w", inserted->inserted[0], "lives in Bergen");
+  update("w2", other->inserted[0], "lives in Milan");
+  auto rows = store->LoadReplacedHistory("w");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].memory_id, inserted->inserted[0].id);
+  EXPECT_EQ((*rows)[0].event, "ADD");
+  EXPECT_EQ((*rows)[0].new_text, "lives in Oslo");
+  EXPECT_EQ((*rows)[1].event, "UPDATE");
+  EXPECT_EQ((*rows)[1].new_text, "lives in Bergen");
+  EXPECT_LT((*rows)[0].seq, (*rows)[1].seq);
+  ASSERT_TRUE(
+      store->ApplyMemoryChanges({.workspace = "w", .changes = {Delete(inserted->inserted[0].id)}})
+          .ok());
+  rows = store->LoadReplacedHistory("w");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 2u);  // a DELETE row is not read; the shard skips unknown ids
+  EXPECT_TRUE(store->LoadReplacedHistory("none")->empty());
+}
+
 // AcceptEvent answers once the event is durable; from then on GetEvent finds it (even from the
 // callback, before the SQLite row is committed) and a restart resumes it.
 TEST_P(AgentMemoryStoreTest, AcceptedEventsAreFoundAtOnceAndSurviveReopen) {
