@@ -51,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const engram::Analyzer analyzer;
   (void)analyzer.Analyze(input.substr(0, 4096));
   (void)engram::ParseQueryDates(input.substr(0, 4096));
+  (void)engram::ParseQueryDates(input.substr(0, 4096), /*whole_years=*/true);
   {
     // Each line a text of one conversation: mentions, then the catalog's merging over them.
     engram::EntityCatalog catalog;
