@@ -45,6 +45,8 @@ json MetadataOf(const std::string& metadata_json) {
 }
 
 json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
+  json provenance = ProvenanceToJson(m.provenance_json);
+  const int64_t valid_from = ValidFromUs(m, provenance);
   return {{"id", m.id},
           {text_key, m.text},
           {"user_id", IdString(m.user_id)},
@@ -55,9 +57,9 @@ json RenderMemory(const AgentMemory& m, const char* text_key = "memory") {
           {"updated_at", FormatIsoMicros(m.updated_at_us)},
           // Beyond the reference (docs/memory-api.md): when this version held, null valid_to for
           // the current one; where the memory came from, null when unknown.
-          {"valid_from", FormatIsoMicros(m.valid_from_us)},
+          {"valid_from", FormatIsoMicros(valid_from)},
           {"valid_to", IsoOrNull(m.valid_to_us)},
-          {"provenance", ProvenanceToJson(m.provenance_json)}};
+          {"provenance", std::move(provenance)}};
 }
 
 json RenderEvent(const MemoryEventRecord& e) {

@@ -62,7 +62,10 @@ json ProvenanceToJson(std::string_view stored) {
 }
 
 int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us) {
-  const json p = ProvenanceToJson(stored_provenance);
+  return ParsedVersionStartUs(ProvenanceToJson(stored_provenance), written_us);
+}
+
+int64_t ParsedVersionStartUs(const json& p, int64_t written_us) {
   if (!p.is_object()) return written_us;
   auto source = p.find("source");
   if (source != p.end() && *source == "api") {
@@ -82,6 +85,16 @@ int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us) {
     }
   }
   return latest.value_or(written_us);
+}
+
+int64_t ValidFromUs(const AgentMemory& m, const json& provenance) {
+  if (m.valid_from_us) return *m.valid_from_us;
+  return ParsedVersionStartUs(provenance,
+                              m.provenance_json.empty() ? m.created_at_us : m.updated_at_us);
+}
+
+int64_t ValidFromUs(const AgentMemory& m) {
+  return m.valid_from_us ? *m.valid_from_us : CurrentVersionStartUs(m);
 }
 
 std::vector<VersionTime> VersionTimes(const std::vector<const HistoryRecord*>& history) {

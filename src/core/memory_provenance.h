@@ -58,6 +58,22 @@ nlohmann::json ProvenanceToJson(std::string_view stored);
 // ("edited_at"), else `written_us`, when the version was written (no provenance recorded). The rule
 // behind a memory's valid_from and a replaced version's valid_to (the next version's start).
 int64_t VersionStartUs(std::string_view stored_provenance, int64_t written_us);
+// The same from the parsed provenance (ProvenanceToJson).
+int64_t ParsedVersionStartUs(const nlohmann::json& provenance, int64_t written_us);
+
+// When the current version of a memory (AgentMemory or MemoryRecord) began: VersionStartUs of its
+// provenance, written when last updated (when created, if no provenance was recorded).
+template <typename Memory>
+int64_t CurrentVersionStartUs(const Memory& m) {
+  return VersionStartUs(m.provenance_json,
+                        m.provenance_json.empty() ? m.created_at_us : m.updated_at_us);
+}
+
+// A memory's valid_from as rendered: AgentMemory::valid_from_us when set (a replaced version a
+// search shows), else its current version's start, read from `provenance` (ProvenanceToJson of
+// its provenance_json, which the renderer holds anyway).
+int64_t ValidFromUs(const AgentMemory& m, const nlohmann::json& provenance);
+int64_t ValidFromUs(const AgentMemory& m);  // parses the provenance
 
 // When the version each entry of one memory's history wrote held (`history` oldest first). An
 // ADD or UPDATE entry that changes the text begins a version, at its VersionStartUs (its time

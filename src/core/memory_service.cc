@@ -197,8 +197,6 @@ Result<AgentMemory> MemoryService::Update(const MemoryUpdateRequest& request) {
   if (!outcome.ok()) return outcome.status();
   if (!outcome->applied[0]) return Status::NotFound(fmt::format("memory {} not found", request.id));
   ApplyToShard(**shard, batch, *outcome);
-  // As the shard now holds it (its valid_from is the shard's rule), unless it expired meanwhile.
-  if (auto now_held = (*shard)->Get(request.id, clock_->WallMicros())) return *now_held;
   AgentMemory updated = *current;
   updated.text = change.record.text;
   updated.metadata_json = change.record.metadata_json;

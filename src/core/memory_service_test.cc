@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/time_util.h"
+#include "core/memory_provenance.h"
 #include "extract/rule_based_extractor.h"
 #include "store/sqlite_store.h"
 
@@ -339,7 +340,7 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
   ASSERT_NE(update.result_json.find("UPDATE"), std::string::npos) << update.result_json;
   const std::vector<AgentMemory> all = All(Filter(R"({"user_id": "alice"})"));
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].valid_from_us, june_2024);
+  EXPECT_EQ(ValidFromUs(all[0]), june_2024);
   EXPECT_FALSE(all[0].valid_to_us);
 
   auto search = [&](std::string query, bool show_replaced) {
@@ -355,7 +356,7 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
     const AgentMemory then = search("where did I live in 2022?", true);
     EXPECT_EQ(then.id, all[0].id);
     EXPECT_NE(then.text.find("Boston"), std::string::npos) << then.text;
-    EXPECT_EQ(then.valid_from_us, march_2022);
+    EXPECT_EQ(ValidFromUs(then), march_2022);
     EXPECT_EQ(then.valid_to_us, june_2024);
     EXPECT_NE(search("where did I live in 2022?", false).text.find("Denver"), std::string::npos);
     EXPECT_NE(search("where do I live?", true).text.find("Denver"), std::string::npos);
@@ -369,19 +370,19 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
   // An edit through the API holds from when it was made; a metadata-only change keeps that time.
   auto edited = service_->Update({.workspace = "w", .id = all[0].id, .text = "Lives in Austin"});
   ASSERT_TRUE(edited.ok()) << edited.status().ToString();
-  EXPECT_EQ(edited->valid_from_us, edited->updated_at_us);
+  EXPECT_EQ(ValidFromUs(*edited), edited->updated_at_us);
   auto retagged = service_->Update(
       {.workspace = "w", .id = all[0].id, .metadata_patch_json = std::string(R"({"k": 1})")});
   ASSERT_TRUE(retagged.ok()) << retagged.status().ToString();
-  EXPECT_EQ(retagged->valid_from_us, edited->valid_from_us);
+  EXPECT_EQ(ValidFromUs(*retagged), ValidFromUs(*edited));
   const AgentMemory denver = search("where did I live in 2024?", true);
   EXPECT_NE(denver.text.find("Denver"), std::string::npos) << denver.text;
-  EXPECT_EQ(denver.valid_to_us, edited->valid_from_us);
+  EXPECT_EQ(denver.valid_to_us, ValidFromUs(*edited));
   service_.reset();
   StartService(nullptr);
   auto reloaded = service_->Get("w", all[0].id);
   ASSERT_TRUE(reloaded.ok());
-  EXPECT_EQ(reloaded->valid_from_us, edited->valid_from_us);
+  EXPECT_EQ(ValidFromUs(*reloaded), ValidFromUs(*edited));
   EXPECT_EQ(search("where did I live in 2022?", true).valid_to_us, june_2024);
 }
 

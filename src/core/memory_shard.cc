@@ -41,21 +41,6 @@ void IntersectInto(std::vector<DocId>& out, std::span<const DocId> other) {
   out.erase(end, out.end());
 }
 
-// When the version a memory (or its record) holds began: its valid_from. Read from the
-// provenance when asked (2-3 us), not at load: few memories are ever handed out.
-template <typename Memory>
-int64_t StartOf(const Memory& m) {
-  return VersionStartUs(m.provenance_json,
-                        m.provenance_json.empty() ? m.created_at_us : m.updated_at_us);
-}
-
-// A memory as the shard hands it out: with its valid_from.
-AgentMemory Shown(const AgentMemory& m) {
-  AgentMemory out = m;
-  out.valid_from_us = StartOf(m);
-  return out;
-}
-
 bool NewerFirst(const AgentMemory& a, const AgentMemory& b) {
   if (a.created_at_us != b.created_at_us) return a.created_at_us > b.created_at_us;
   return a.seq > b.seq;
@@ -232,11 +217,12 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
     old_conversation = ConversationKey(old.memory);
     old_time = old.memory.time_us();
     if (old.memory.text != r.text) {
-      const int64_t from = StartOf(old.memory);
+      // Read from the provenance (2-3 us) only here and in VersionDuring, not at every load.
+      const int64_t from = CurrentVersionStartUs(old.memory);
       replaced = ReplacedVersion{.text = old.memory.text,
                                  .provenance_json = old.memory.provenance_json,
                                  .valid_from_us = from,
-                                 .valid_to_us = std::max(from, StartOf(r))};
+                                 .valid_to_us = std::max(from, CurrentVersionStartUs(r))};
     }
     // A metadata-only update carries no vector: the one of the unchanged text stays valid.
     if (r.vector.empty() && old.memory.text == r.text) missing = MissingVector::kKeep;
@@ -361,7 +347,7 @@ std::optional<AgentMemory> MemoryShard::Get(const std::string& id, int64_t now_u
   if (!d) return std::nullopt;
   const AgentMemory& m = docs_[*d].memory;
   if (!m.VisibleAt(now_us)) return std::nullopt;
-  return Shown(m);
+  return m;
 }
 
 FilterDoc MemoryShard::ViewOf(const Doc& d) const {
@@ -574,7 +560,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     if (s.score < query.threshold) continue;
     MemoryHit hit;
     const Doc& doc = docs_[s.doc];
-    hit.memory = Shown(doc.memory);
+    hit.memory = doc.memory;
     const bool as_of = query.show_replaced && query.period;
     if (const ReplacedVersion* v = as_of ? VersionDuring(doc, *query.period) : nullptr) {
       hit.memory.text = v->text;
@@ -591,7 +577,7 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
 }
 
 const ReplacedVersion* MemoryShard::VersionDuring(const Doc& doc, const TimeRange& range) {
-  if (doc.replaced.empty() || StartOf(doc.memory) < range.end_us) return nullptr;
+  if (doc.replaced.empty() || CurrentVersionStartUs(doc.memory) < range.end_us) return nullptr;
   for (auto v = doc.replaced.rbegin(); v != doc.replaced.rend(); ++v) {
     if (v->valid_from_us < range.end_us && v->valid_to_us > range.begin_us) return &*v;
   }
@@ -621,7 +607,7 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
   const size_t end = std::min(matching.size(), offset + limit);
   std::partial_sort(matching.begin(), matching.begin() + static_cast<long>(end), matching.end(),
                     [](const AgentMemory* a, const AgentMemory* b) { return NewerFirst(*a, *b); });
-  for (size_t i = offset; i < end; ++i) out.push_back(Shown(*matching[i]));
+  for (size_t i = offset; i < end; ++i) out.push_back(*matching[i]);
   return out;
 }
 

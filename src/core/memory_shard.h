@@ -55,10 +55,10 @@ struct AgentMemory {
   std::optional<int64_t> source_ts_us;
   // Where it came from (see core/memory_provenance.h); empty when unknown.
   std::string provenance_json;
-  // When this version of the memory began to hold (VersionStartUs; set on the copies the shard
-  // hands out), and, for a version an update replaced (a search about its time shows it), when
-  // the next one began; nullopt for the current.
-  int64_t valid_from_us = 0;
+  // Set only on a version an update replaced, which a search about its time shows: when it began
+  // to hold and when the next one began. The current version's start is read from its provenance
+  // when rendered (ValidFromUs, core/memory_provenance.h).
+  std::optional<int64_t> valid_from_us;
   std::optional<int64_t> valid_to_us;
 
   // When what the memory records happened: the message time, else when it was stored.

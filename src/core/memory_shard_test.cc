@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/time_util.h"
+#include "core/memory_provenance.h"
 #include "core/memory_shard_test_support.h"
 
 namespace engram {
@@ -179,7 +180,7 @@ TEST_F(MemoryShardTest, ReplacedVersionsAnswerForTheirTime) {
   EXPECT_EQ(shown("2019").text, "works at the museum");  // before anything was known
   const std::optional<AgentMemory> current = shard_.Get("m-1", 100);
   ASSERT_TRUE(current);
-  EXPECT_EQ(current->valid_from_us, *ParseIsoToMicros("2024-05-01T00:00:00Z"));
+  EXPECT_EQ(ValidFromUs(*current), *ParseIsoToMicros("2024-05-01T00:00:00Z"));
   // Removed: its versions go with it.
   shard_.Remove("m-1");
   shard_.Upsert(Rec(2, "u", "works at the zoo"));

@@ -38,6 +38,8 @@ json MetadataOf(const std::string& metadata_json) {
 }
 
 json RenderMemory(const AgentMemory& m) {
+  json provenance = ProvenanceToJson(m.provenance_json);
+  const int64_t valid_from = ValidFromUs(m, provenance);
   return {{"id", m.id},
           {"memory", m.text},
           {"user_id", m.user_id},
@@ -46,9 +48,9 @@ json RenderMemory(const AgentMemory& m) {
           {"metadata", MetadataOf(m.metadata_json)},
           {"created_at", FormatIsoMicros(m.created_at_us)},
           {"updated_at", FormatIsoMicros(m.updated_at_us)},
-          {"valid_from", FormatIsoMicros(m.valid_from_us)},
+          {"valid_from", FormatIsoMicros(valid_from)},
           {"valid_to", IsoOrNull(m.valid_to_us)},
-          {"provenance", ProvenanceToJson(m.provenance_json)}};
+          {"provenance", std::move(provenance)}};
 }
 
 // "user alice, agent bot": the scope of a memory, for the text rendering.
@@ -67,7 +69,7 @@ std::string ScopeText(const AgentMemory& m) {
 std::string MemoryLine(const AgentMemory& m) {
   if (m.valid_to_us) {
     return fmt::format("[{}] {} ({}; held from {} until {}, then replaced)", m.id, m.text,
-                       ScopeText(m), FormatIsoMicros(m.valid_from_us),
+                       ScopeText(m), FormatIsoMicros(ValidFromUs(m)),
                        FormatIsoMicros(*m.valid_to_us));
   }
   return fmt::format("[{}] {} ({}; updated {})", m.id, m.text, ScopeText(m),
