@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "api/envelope.h"
 #include "api/json_input.h"
@@ -87,6 +88,20 @@ Result<KbUploadRequest> ParseKbUpload(std::string_view body, const std::string& 
   if (!title.ok()) return title.status();
   if (!IsValidUtf8(**title)) return Status::InvalidParameter("doc.title must be valid UTF-8");
   req.title = **title;
+  // A field of the other kind of upload would be ignored: refused, so that a client that meant
+  // it learns that it was not read.
+  static constexpr const char* kByContentOnly[] = {"file_name", "content_base64"};
+  static constexpr const char* kByUrlOnly[] = {"file_url"};
+  for (const char* other : by_content ? std::span<const char* const>(kByUrlOnly)
+                                      : std::span<const char* const>(kByContentOnly)) {
+    if (auto f = doc->find(other); f != doc->end() && !f->is_null()) {
+      return Status::InvalidParameter(
+          by_content ? fmt::format("doc.{} is read for type LOCAL or OSS; a CONTENT document "
+                                   "names its file in doc.file_name",
+                                   other)
+                     : fmt::format("doc.{} is read for type CONTENT only", other));
+    }
+  }
   if (by_content) {
     auto name = GetString(*doc, "file_name", "doc.file_name", {.max_bytes = limits.max_id_bytes});
     if (!name.ok()) return name.status();

@@ -1,0 +1,284 @@
+// The documented request schemas (src/api/openapi.json) against the parsers, on a real server:
+// every operation that takes a JSON object documents an example, the server accepts that example
+// (2xx), and it refuses, with a 4xx whose answer names the field, each body derived from the
+// example that breaks one rule of the schema: a required field left out, a field of another type,
+// a string longer than its maxLength or shorter than its minLength, a value outside an enum, a
+// number outside its minimum / maximum, an integer with a fraction, an array with fewer items
+// than its minItems. Nested objects and the first item of arrays of objects are broken the same
+// way. An optional field the schema lets be null is sent as null and must be accepted. So a field
+// a parser ignores, takes leniently or checks otherwise than documented shows up here, and a new
+// route's schema is checked the day it is written.
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "memory_client.h"
+#include "test_util.h"
+
+namespace engram::testing {
+namespace {
+
+using nlohmann::json;
+
+json ReadOpenApi() {
+  std::ifstream in(std::string(ENGRAM_TEST_SOURCE_DIR) + "/src/api/openapi.json");
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// `schema` with a local "$ref" followed (OpenAPI documents refer within themselves), and an
+// allOf of one schema (how a $ref gets a description of its own) read as that schema.
+const json& Resolve(const json& doc, const json& schema) {
+  if (!schema.is_object()) return schema;
+  if (schema.contains("$ref")) {
+    const std::string ref = schema["$ref"];
+    return Resolve(doc, doc.at(json::json_pointer(ref.substr(1))));
+  }
+  if (schema.contains("allOf") && schema["allOf"].size() == 1) {
+    return Resolve(doc, schema["allOf"][0]);
+  }
+  return schema;
+}
+
+// The JSON types a value of `schema` may take ("integer" counts as "number"'s subset).
+std::set<std::string> AllowedTypes(const json& doc, const json& schema) {
+  std::set<std::string> out;
+  const json& s = Resolve(doc, schema);
+  if (s.contains("type")) {
+    if (s["type"].is_array()) {
+      for (const json& t : s["type"]) out.insert(t.get<std::string>());
+    } else {
+      out.insert(s["type"].get<std::string>());
+    }
+  }
+  for (const char* any : {"oneOf", "anyOf"}) {
+    if (!s.contains(any)) continue;
+    for (const json& alt : s[any]) {
+      const std::set<std::string> more = AllowedTypes(doc, alt);
+      if (more.empty()) return {};  // an alternative of any type: every value may fit
+      out.insert(more.begin(), more.end());
+    }
+  }
+  if (s.value("nullable", false) || (schema.is_object() && schema.value("nullable", false))) {
+    out.insert("null");
+  }
+  return out;
+}
+
+// Values of types the schema does not allow (none when it allows any).
+std::vector<std::pair<std::string, json>> WrongValues(const std::set<std::string>& allowed) {
+  std::vector<std::pair<std::string, json>> out;
+  if (allowed.empty()) return out;
+  const bool number = allowed.contains("number");
+  const std::pair<std::string, json> candidates[] = {
+      {"a string", "not-the-right-type"}, {"a number", 7},         {"a boolean", true},
+      {"an object", json{{"k", "v"}}},    {"an array", json{"x"}}, {"null", nullptr}};
+  const char* types[] = {"string", "integer", "boolean", "object", "array", "null"};
+  for (size_t i = 0; i < std::size(candidates); ++i) {
+    const std::string type = types[i];
+    if (allowed.contains(type) || (type == "integer" && number)) continue;
+    out.push_back(candidates[i]);
+  }
+  return out;
+}
+
+// A body derived from an example: one that breaks a rule of the schema (refused, with an answer
+// naming `field`), or one the schema allows beside the example (accepted).
+struct Variant {
+  std::string what;  // for failure messages
+  std::string field;
+  json body;
+  bool refused = true;
+};
+
+// Bodies that break one rule of `schema` each, derived from `body` by changing what `at` points
+// to (an object the example holds); and, where the object names no alternative sets of fields
+// (anyOf), each optional field the schema lets be null sent as null, which must read as absent.
+void Vary(const json& doc, const json& schema_in, const json& body, const json::json_pointer& at,
+          std::vector<Variant>* out) {
+  const json& schema = Resolve(doc, schema_in);
+  if (!schema.contains("properties")) return;
+  const json& example = body.at(at);
+  const json required = schema.value("required", json::array());
+  auto with = [&](const std::string& field, const std::string& what, const json& value) {
+    json b = body;
+    b[at / field] = value;
+    out->push_back({at.to_string() + "/" + field + " " + what, field, std::move(b)});
+  };
+  const bool alternatives = schema.contains("anyOf") || schema.contains("oneOf");
+  for (const auto& [field, prop_in] : schema["properties"].items()) {
+    const json& prop = Resolve(doc, prop_in);
+    const bool present = example.contains(field);
+    const bool is_required = std::find(required.begin(), required.end(), field) != required.end();
+    if (present && is_required) {
+      json b = body;
+      b.at(at).erase(field);
+      out->push_back({at.to_string() + "/" + field + " left out", field, std::move(b)});
+    }
+    const std::set<std::string> allowed = AllowedTypes(doc, prop);
+    if (!is_required && !alternatives && allowed.contains("null")) {
+      json b = body;
+      b[at / field] = nullptr;
+      out->push_back({at.to_string() + "/" + field + " as null", field, std::move(b), false});
+    }
+    for (const auto& [kind, value] : WrongValues(allowed)) {
+      with(field, "as " + kind, value);
+    }
+    const std::string type = prop.value("type", json("")).is_string() ? prop.value("type", "") : "";
+    if (type == "string") {
+      if (prop.contains("maxLength")) {
+        with(field, "over its maxLength", std::string(prop["maxLength"].get<size_t>() + 1, 'a'));
+      }
+      if (prop.value("minLength", 0) > 0) with(field, "under its minLength", "");
+      if (prop.contains("enum")) with(field, "outside its enum", "zz-not-listed");
+    }
+    if (type == "integer" || type == "number") {
+      if (prop.contains("minimum"))
+        with(field, "under its minimum", prop["minimum"].get<double>() - 1);
+      if (prop.contains("maximum"))
+        with(field, "over its maximum", prop["maximum"].get<double>() + 1);
+      if (type == "integer") with(field, "with a fraction", 2.5);
+    }
+    if (type == "array" && prop.value("minItems", 0) > 0)
+      with(field, "with too few items", json::array());
+    if (!present) continue;
+    if (type == "object" && example[field].is_object()) {
+      Vary(doc, prop, body, at / field, out);
+    }
+    if (type == "array" && prop.contains("items") && !example[field].empty() &&
+        example[field][0].is_object()) {
+      Vary(doc, prop["items"], body, at / field / 0, out);
+    }
+  }
+}
+
+// `value` with every string "{name}" whose name `params` holds replaced by its value (the
+// examples name the ids of resources the test makes, as the paths do).
+json Substitute(const json& value, const std::map<std::string, std::string>& params) {
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    if (s.size() > 2 && s.front() == '{' && s.back() == '}') {
+      auto it = params.find(s.substr(1, s.size() - 2));
+      if (it != params.end()) return it->second;
+    }
+    return value;
+  }
+  json out = value;
+  for (auto it = out.begin(); it != out.end(); ++it) {
+    if (it->is_structured() || it->is_string()) *it = Substitute(*it, params);
+  }
+  return out;
+}
+
+class RequestSchemaConformanceTest : public SharedServerTest {
+ protected:
+  // A new memory of the examples' user (an operation may delete the one before).
+  std::string NewMemory() {
+    json event =
+        AddMemoriesAndWait(client(), {{"messages", "Alice lives in Boston " + UniqueWord()},
+                                      {"user_id", "alice"},
+                                      {"infer", false}});
+    EXPECT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
+    return event["results"].empty() ? "" : event["results"][0].get<std::string>();
+  }
+};
+
+TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSchemasForbid) {
+  ENGRAM_REQUIRE_BINARY();
+  const json doc = ReadOpenApi();
+  ASSERT_FALSE(doc.is_discarded()) << "src/api/openapi.json is not JSON";
+
+  // What the paths and examples name: resources the examples act on, owned by their user.
+  const std::string v3 = "/v3/openapi/workspaces/{workspace_name}/memory/{service_id}";
+  const json import_example = doc["paths"][v3 + "/skills/import"]["post"]["requestBody"]["content"]
+                                 ["application/json"]["example"];
+  HttpResponse imported = client().Post(
+      "/v3/openapi/workspaces/default/memory/agentic-memory/skills/import", import_example);
+  ASSERT_EQ(imported.status, 200) << imported.Describe();
+  std::map<std::string, std::string> params = {
+      {"workspace_name", "default"},
+      {"service_id", "agentic-memory"},
+      {"memory_id", ""},
+      {"skill_id", imported.Json()["result"]["data"][0]["id"].get<std::string>()},
+      {"kb_id", "handbook"}};
+
+  size_t operations = 0;
+  size_t refusals = 0;
+  size_t accepted = 0;
+  for (const auto& [pattern, ops] : doc["paths"].items()) {
+    for (const auto& [method, op] : ops.items()) {
+      const json* media = nullptr;
+      if (op.contains("requestBody")) {
+        const json& content = op["requestBody"]["content"];
+        if (content.contains("application/json")) media = &content["application/json"];
+      }
+      if (media == nullptr) continue;
+      const json& schema = Resolve(doc, media->value("schema", json::object()));
+      // A body of any shape (MCP's JSON-RPC messages, checked by their own suites).
+      if (schema.value("type", "") != "object") continue;
+      const std::string where = method + " " + pattern;
+      params["memory_id"] = NewMemory();
+      ASSERT_TRUE(schema.contains("properties")) << where << ": documents no fields";
+      ASSERT_TRUE(media->contains("example")) << where << ": documents no example";
+      std::string path;
+      for (size_t i = 0; i < pattern.size();) {
+        if (pattern[i] != '{') {
+          path += pattern[i++];
+          continue;
+        }
+        const size_t end = pattern.find('}', i);
+        const std::string name = pattern.substr(i + 1, end - i - 1);
+        ASSERT_TRUE(params.contains(name)) << where << ": no value for {" << name << "}";
+        path += params.at(name);
+        i = end + 1;
+      }
+      std::string upper = method;
+      for (char& c : upper) c = static_cast<char>(std::toupper(c));
+      const json& documented = (*media)["example"];
+      const json example = Substitute(documented, params);
+      HttpResponse ok = client().Request(upper, path, example.dump(), {});
+      EXPECT_TRUE(ok.status >= 200 && ok.status < 300)
+          << where << ": the documented example is refused: " << ok.Describe();
+      ++operations;
+
+      std::vector<Variant> variants;
+      variants.push_back({"not an object", "", json::array({example})});
+      Vary(doc, schema, documented, json::json_pointer(), &variants);
+      // A body that names a memory and must succeed gets a memory of its own (the example may
+      // have deleted the one before).
+      const bool names_memory = documented.dump().find("\"{memory_id}\"") != std::string::npos;
+      for (Variant& v : variants) {
+        if (!v.refused && names_memory) params["memory_id"] = NewMemory();
+        v.body = Substitute(v.body, params);
+        // An idempotency key names one body: each body sent has its own.
+        if (example.contains("request_id") && v.body.is_object() &&
+            v.body.value("request_id", json()) == example["request_id"]) {
+          v.body["request_id"] = UniqueId("schema");
+        }
+        HttpResponse r = client().Request(upper, path, v.body.dump(), {});
+        if (!v.refused) {
+          EXPECT_TRUE(r.status >= 200 && r.status < 300)
+              << where << ": " << v.what << " is allowed but refused: " << r.Describe();
+          ++accepted;
+          continue;
+        }
+        std::string answer = r.body;
+        for (char& c : answer) c = static_cast<char>(std::tolower(c));
+        EXPECT_TRUE(r.status >= 400 && r.status < 500 && r.status != 404 && r.status != 405)
+            << where << ": " << v.what << ": " << r.Describe();
+        EXPECT_NE(answer.find(v.field), std::string::npos)
+            << where << ": " << v.what << ": the answer does not name " << v.field << ": "
+            << r.Describe();
+        ++refusals;
+      }
+    }
+  }
+  std::cout << operations << " operations, " << refusals << " bodies refused, " << accepted
+            << " accepted\n";
+  // Every API's add, search and update bodies are documented: far more than this.
+  EXPECT_GE(operations, 11u);
+  EXPECT_GE(refusals, 100u);
+}
+
+}  // namespace
+}  // namespace engram::testing
