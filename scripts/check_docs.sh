@@ -2,8 +2,10 @@
 # Checks the documentation: every relative Markdown link in README.md, CONTRIBUTING.md,
 # CHANGELOG.md, bench/README.md, src/README.md and docs/**/*.md names a file or folder of the
 # repository, and a "#fragment" into a Markdown file names one of its headings (GitHub's anchor
-# rules). Links to URLs (http:, https:, mailto:) are not followed. Exits 1 and lists the broken
-# links, if any.
+# rules). Links to URLs (http:, https:, mailto:) are not followed. And every path of the HTTP
+# contract (src/api/openapi.json) is named somewhere in README.md or docs/ (the Agentic Memory
+# prefixes may be written P3 / P4, a parameter under any name). Exits 1 and lists the broken
+# links and undocumented paths, if any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 - "$@" <<'EOF'
@@ -56,8 +58,23 @@ for f in files:
             elif frag and dest.endswith(".md") and frag not in anchors(dest):
                 broken.append(f"{f}:{lineno}: {target} (no heading #{frag} in {dest})")
 
+import json
+
+text = "".join(open(f, encoding="utf-8").read() for f in files if f.startswith(("docs/", "README")))
+prefixes = {"/v4/openapi/workspaces/{workspace_name}/memory/{service_id}": "P4",
+            "/v3/openapi/workspaces/{workspace_name}/memory/{service_id}": "P3"}
+paths = json.load(open("src/api/openapi.json", encoding="utf-8"))["paths"]
+for path in paths:
+    written = path
+    for full, short in prefixes.items():
+        written = written.replace(full, short)
+    pattern = re.sub(r"\\\{[^}]*\\\}", r"\\{[^}]*\\}", re.escape(written))
+    if not re.search(pattern, text):
+        broken.append(f"src/api/openapi.json: {path} is named in no document")
+
 for b in broken:
     print(b)
-print(f"check_docs: {checked} relative links in {len(files)} files, {len(broken)} broken")
+print(f"check_docs: {checked} relative links in {len(files)} files, {len(paths)} documented "
+      f"paths, {len(broken)} broken")
 sys.exit(1 if broken else 0)
 EOF

@@ -1,8 +1,14 @@
 #include "api/mem0/mem0_requests.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "api/conversation_input.h"
 #include "api/json_input.h"
@@ -21,6 +27,8 @@ constexpr size_t kMaxCategoryNameBytes = 64;
 constexpr size_t kMaxCategoryDescriptionBytes = 256;
 constexpr size_t kMaxInstructionsBytes = 4096;
 constexpr size_t kMaxFeedbackReasonBytes = 1024;
+constexpr size_t kIsoDateLength = 10;  // "2024-05-01"
+constexpr int64_t kMicrosPerDay = 86'400'000'000;
 
 const char* kNoEntity =
     "at least one of user_id, agent_id, app_id, run_id is required (in filters, e.g. "
@@ -227,18 +235,16 @@ Result<Mem0Search> ParseMem0Search(const json& body, const std::string& workspac
       return Status::InvalidParameter(
           fmt::format("fields must be an array of strings, got {}", JsonTypeName(*f)));
     }
-    static const std::set<std::string> kKnown = {
+    static constexpr std::string_view kKnown[] = {
         "id",       "memory",     "user_id",    "agent_id",        "app_id",    "run_id",
         "metadata", "categories", "created_at", "updated_at",      "score",     "expiration_date",
         "hash",     "immutable",  "owner",      "organization_id", "project_id"};
     for (size_t i = 0; i < f->size(); ++i) {
       const json& name = (*f)[i];
-      if (!name.is_string() || kKnown.count(name.get<std::string>()) == 0) {
+      if (!name.is_string() || std::find(std::begin(kKnown), std::end(kKnown),
+                                         name.get<std::string>()) == std::end(kKnown)) {
         return Status::InvalidParameter(
-            fmt::format("fields[{}] must name a memory field (id, memory, user_id, agent_id, "
-                        "app_id, run_id, metadata, categories, created_at, updated_at, score, "
-                        "expiration_date)",
-                        i));
+            fmt::format("fields[{}] must name a memory field ({})", i, fmt::join(kKnown, ", ")));
       }
       out.fields.push_back(name.get<std::string>());
     }
@@ -256,14 +262,22 @@ Result<Mem0Search> ParseMem0Search(const json& body, const std::string& workspac
 Result<MemoryFilter> ParseMem0ListBody(const json& body, const MemoryApiLimits& limits) {
   json parts = json::array();
   ENGRAM_RETURN_IF_ERROR(CollectFilterParts(body, limits, &parts));
+  ENGRAM_RETURN_IF_ERROR(RefuseIfTrue(body, "show_expired", "listing expired memories"));
   for (auto [name, op] :
        {std::pair<const char*, const char*>{"start_date", "gte"}, {"end_date", "lte"}}) {
     auto v = GetString(body, name, name, {.required = false, .max_bytes = 64});
     if (!v.ok()) return v.status();
     if (!*v) continue;
-    if (!ParseIsoToMicros(**v)) {
+    const std::optional<int64_t> at = ParseIsoToMicros(**v);
+    if (!at) {
       return Status::InvalidParameter(
           fmt::format("{} must be an ISO 8601 date or date-time, e.g. 2024-05-01", name));
+    }
+    // A date alone names its whole day (UTC): an end_date of 2024-05-01 keeps what was made
+    // that day, up to its last microsecond.
+    if (op == std::string_view("lte") && v->value().size() == kIsoDateLength) {
+      parts.push_back(json{{"created_at", json{{"lt", FormatIsoMicros(*at + kMicrosPerDay)}}}});
+      continue;
     }
     parts.push_back(json{{"created_at", json{{op, **v}}}});
   }

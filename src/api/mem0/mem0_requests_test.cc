@@ -132,6 +132,12 @@ TEST(Mem0RequestsTest, SearchRefusals) {
             StatusCode::kInvalidParameter);
   EXPECT_EQ(status(json{{"query", "tea"}, {"user_id", "u"}, {"fields", {"password"}}}).code(),
             StatusCode::kInvalidParameter);
+  // The refusal names every field it would take, those mem0 clients send included.
+  const Status unknown_field =
+      status(json{{"query", "tea"}, {"user_id", "u"}, {"fields", {"password"}}});
+  for (const char* name : {"fields[0]", "expiration_date", "organization_id", "project_id"}) {
+    EXPECT_NE(unknown_field.message().find(name), std::string::npos) << unknown_field.message();
+  }
   EXPECT_EQ(status(json{{"query", "tea"}, {"user_id", "u"}, {"show_expired", true}}).code(),
             StatusCode::kNotImplemented);
   EXPECT_EQ(status(json{{"user_id", "u"}}).code(), StatusCode::kInvalidParameter);  // no query
@@ -154,6 +160,25 @@ TEST(Mem0RequestsTest, ListBodyAndQueryFilters) {
   EXPECT_EQ(
       ParseMem0ListBody(json{{"start_date", "yesterday"}, {"user_id", "u"}}, {}).status().code(),
       StatusCode::kInvalidParameter);
+  // A date alone as end_date keeps its whole day (UTC); a date-time is an instant.
+  auto through = ParseMem0ListBody(json{{"user_id", "u"}, {"end_date", "2025-01-01"}}, {});
+  ASSERT_TRUE(through.ok()) << through.status().ToString();
+  d.created_at_us = (1735689600LL + 86399) * 1000000 + 999999;  // 2025-01-01T23:59:59.999999Z
+  EXPECT_TRUE(through->Matches(d));
+  d.created_at_us = (1735689600LL + 86400) * 1000000;  // 2025-01-02T00:00:00Z
+  EXPECT_FALSE(through->Matches(d));
+  auto instant =
+      ParseMem0ListBody(json{{"user_id", "u"}, {"end_date", "2025-01-01T12:00:00Z"}}, {});
+  ASSERT_TRUE(instant.ok()) << instant.status().ToString();
+  d.created_at_us = (1735689600LL + 12 * 3600) * 1000000;
+  EXPECT_TRUE(instant->Matches(d));
+  d.created_at_us += 1;
+  EXPECT_FALSE(instant->Matches(d));
+  // Listing expired memories is refused as searching them is, naming the option.
+  Status expired = ParseMem0ListBody(json{{"user_id", "u"}, {"show_expired", true}}, {}).status();
+  EXPECT_EQ(expired.code(), StatusCode::kNotImplemented);
+  EXPECT_NE(expired.message().find("show_expired"), std::string::npos);
+  EXPECT_TRUE(ParseMem0ListBody(json{{"user_id", "u"}, {"show_expired", false}}, {}).ok());
   EXPECT_EQ(ParseMem0ListBody(json::object(), {}).status().code(), StatusCode::kInvalidParameter);
 
   auto q = Mem0EntityFilterFromQuery({{"agent_id", "a"}, {"org_id", "o"}}, {});
