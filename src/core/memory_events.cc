@@ -397,6 +397,20 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     }
     return EventProvenance(origin, replaced);
   };
+  // When a fact was said: its message's time (infer: false), else the latest of the messages it
+  // was extracted from (the date prior and a conversation's order use it, not when the add ran);
+  // nullopt when no message of it has a time.
+  auto said_at = [&](const MemoryDecision& d) -> std::optional<int64_t> {
+    if (auto s = said.find(d.text); s != said.end()) return s->second.time_us;
+    if (d.fact < 0 || static_cast<size_t>(d.fact) >= extracted_facts.size()) return std::nullopt;
+    int64_t latest = 0;
+    for (int32_t i : extracted_facts[d.fact].sources) {
+      if (i >= 0 && static_cast<size_t>(i) < messages.size()) {
+        latest = std::max(latest, messages[i].time_us);
+      }
+    }
+    return latest > 0 ? std::optional<int64_t>(latest) : std::nullopt;
+  };
   MemoryChangeBatch batch;
   batch.workspace = event.workspace;
   batch.event_id = event.id;
@@ -515,6 +529,9 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
         }
         c.record.metadata_json = Dump(merged);
         c.record.provenance_json = provenance_of(d, &old);
+        // The new version holds from when its messages were said (the old one's time stays
+        // with the version it replaced).
+        if (std::optional<int64_t> at = said_at(d)) c.record.source_ts_us = *at;
         if (auto v = vector_of.find(d.text); v != vector_of.end()) {
           c.record.vector = v->second;
           c.record.vector_model = embedder_->model_id();
@@ -544,20 +561,11 @@ Result<MemoryChangeBatch> MemoryService::PlanEvent(const MemoryEventRecord& even
     r.app_id = req.app_id;
     r.session_id = session_id;
     r.role = req.infer ? "" : std::string(kVerbatimRole);
+    r.source_ts_us = said_at(d);
     if (auto s = said.find(d.text); s != said.end()) {
-      r.source_ts_us = s->second.time_us;
       r.position = s->second.position;
     } else if (d.fact >= 0 && static_cast<size_t>(d.fact) < extracted_facts.size() &&
                !extracted_facts[d.fact].sources.empty()) {
-      // An extracted fact happened when its messages were said, not when the add ran: the date
-      // prior and the order of a conversation use that time (the latest of its messages).
-      int64_t latest = 0;
-      for (int32_t i : extracted_facts[d.fact].sources) {
-        if (i >= 0 && static_cast<size_t>(i) < messages.size()) {
-          latest = std::max(latest, messages[i].time_us);
-        }
-      }
-      if (latest > 0) r.source_ts_us = latest;
       r.position = extracted_facts[d.fact].sources.front();
     }
     r.text = d.text;

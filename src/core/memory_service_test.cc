@@ -342,6 +342,8 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(ValidFromUs(all[0]), june_2024);
   EXPECT_FALSE(all[0].valid_to_us);
+  // The time the date prior and the conversation order read is the new version's.
+  EXPECT_EQ(all[0].source_ts_us, june_2024);
 
   auto search = [&](std::string query, bool show_replaced) {
     auto hits = service_->Search({.workspace = "w",
@@ -363,6 +365,9 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
     const AgentMemory later = search("where did I live in 2025?", true);
     EXPECT_NE(later.text.find("Denver"), std::string::npos);
     EXPECT_FALSE(later.valid_to_us);
+    auto stored = service_->Get("w", all[0].id);
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(stored->source_ts_us, june_2024);
     service_.reset();
     StartService(nullptr);
   }
@@ -371,6 +376,7 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
   auto edited = service_->Update({.workspace = "w", .id = all[0].id, .text = "Lives in Austin"});
   ASSERT_TRUE(edited.ok()) << edited.status().ToString();
   EXPECT_EQ(ValidFromUs(*edited), edited->updated_at_us);
+  EXPECT_EQ(edited->source_ts_us, june_2024);  // an edit says nothing of when it was said
   auto retagged = service_->Update(
       {.workspace = "w", .id = all[0].id, .metadata_patch_json = std::string(R"({"k": 1})")});
   ASSERT_TRUE(retagged.ok()) << retagged.status().ToString();
@@ -383,6 +389,7 @@ TEST_F(MemoryServiceTest, ASearchAboutAnEarlierTimeShowsTheVersionThatHeldThen) 
   auto reloaded = service_->Get("w", all[0].id);
   ASSERT_TRUE(reloaded.ok());
   EXPECT_EQ(ValidFromUs(*reloaded), ValidFromUs(*edited));
+  EXPECT_EQ(reloaded->source_ts_us, june_2024);
   EXPECT_EQ(search("where did I live in 2022?", true).valid_to_us, june_2024);
 }
 

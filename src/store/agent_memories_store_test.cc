@@ -187,7 +187,7 @@ TEST_P(AgentMemoryStoreTest, AppIdAndCategoriesRoundTripAndUpdate) {
   EXPECT_EQ((*loaded)[1].app_id, "");
   EXPECT_TRUE((*loaded)[1].categories.empty());
 
-  // An update writes the categories, created_at and expires_at it carries.
+  // An update writes the categories, created_at, expires_at and message time it carries.
   MemoryChange up;
   up.op = MemoryChange::Op::kUpdate;
   up.record = outcome->inserted[0];
@@ -195,6 +195,7 @@ TEST_P(AgentMemoryStoreTest, AppIdAndCategoriesRoundTripAndUpdate) {
   up.record.categories = {"travel"};
   up.record.created_at_us = 3;
   up.record.expires_at_us = 99;
+  up.record.source_ts_us = 1717236000000000;
   up.old_text = up.record.text;
   MemoryChange clear;
   clear.op = MemoryChange::Op::kUpdate;
@@ -208,10 +209,12 @@ TEST_P(AgentMemoryStoreTest, AppIdAndCategoriesRoundTripAndUpdate) {
   EXPECT_EQ((*loaded)[0].categories, std::vector<std::string>{"travel"});
   EXPECT_EQ((*loaded)[0].created_at_us, 3);
   EXPECT_EQ((*loaded)[0].expires_at_us, 99);
+  EXPECT_EQ((*loaded)[0].source_ts_us, 1717236000000000);
   EXPECT_EQ((*loaded)[0].app_id, "shop");
   EXPECT_EQ((*loaded)[0].vector.size(), 2u);  // text unchanged: the vector stays
   EXPECT_TRUE((*loaded)[1].categories.empty());
   EXPECT_FALSE((*loaded)[1].expires_at_us.has_value());
+  EXPECT_FALSE((*loaded)[1].source_ts_us.has_value());
 }
 
 TEST_P(AgentMemoryStoreTest, FeedbackIsDurable) {

@@ -69,10 +69,11 @@ Result<std::optional<int64_t>> UpdateMemoryRow(SqlTxn& txn, std::string_view wor
                       CategoriesToJson(m.categories),
                       m.provenance_json,
                       m.id,
-                      workspace};
+                      workspace,
+                      SqlValue::OptionalInt(m.source_ts_us)};
   std::string set =
       "text = $1, metadata = $2, updated_at = $3, created_at = $4, expires_at = $5, "
-      "categories = $6, provenance = $7";
+      "categories = $6, provenance = $7, source_ts = $10";
   for (size_t i = 0; i < extra.names.size(); ++i) {
     fmt::format_to(std::back_inserter(set), ", {} = ${}", extra.names[i], params.size() + 1);
     params.push_back(extra.values.at(i));
