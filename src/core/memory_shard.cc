@@ -261,7 +261,10 @@ void MemoryShard::UpsertLocked(const MemoryRecord& r, const std::vector<std::str
   m.role = r.role;
   m.source_ts_us = r.source_ts_us;
   m.provenance_json = r.provenance_json;
-  if (replaced) doc.replaced.push_back(std::move(*replaced));
+  if (replaced) {
+    doc.replaced.push_back(std::move(*replaced));
+    ForgetMentionsLocked(d);  // found in the text it replaces
+  }
   doc.asks = EndsWithQuestion(m.text);
   doc.metadata = ReadJsonOrDiscarded(m.metadata_json, kStoredJsonLimits);
   if (!doc.metadata.is_object()) doc.metadata = nlohmann::json::object();
@@ -287,6 +290,7 @@ void MemoryShard::RemoveLocked(const std::string& id) {
   Doc& doc = docs_[*d];
   if (options_.metadata_index) IndexMetadata(*d, doc.metadata, /*add=*/false);
   turns_.Remove(*d);
+  ForgetMentionsLocked(*d);
   // The slot stays (slots are not reused: the scope lists may still name it); free what it held.
   doc.memory = AgentMemory{};
   doc.metadata = nlohmann::json();
@@ -611,17 +615,44 @@ std::vector<AgentMemory> MemoryShard::List(const MemoryFilter& filter, int64_t n
   return out;
 }
 
+namespace {
+
+// Bytes of one mention cache entry: its hash node, the vector, its mentions and the surfaces
+// beyond the small-string buffer.
+size_t MentionBytes(const std::vector<EntityMention>& mentions) {
+  size_t bytes = kHashNodeBytes + sizeof(DocId) + sizeof(mentions) +
+                 mentions.capacity() * sizeof(EntityMention);
+  for (const EntityMention& e : mentions) bytes += StringHeapBytes(e.surface);
+  return bytes;
+}
+
+}  // namespace
+
 std::vector<CatalogEntity> MemoryShard::NamedEntities(const MemoryFilter& filter,
                                                       int64_t now_us) const {
   ReaderLock lock(&mu_);
   EntityCatalog catalog;
+  MutexLock cache(&mentions_mu_);
   for (DocId d : Matching(filter, now_us)) {
     const AgentMemory& m = docs_[d].memory;
+    auto mentions = mentions_.find(d);
+    if (mentions == mentions_.end()) {
+      mentions = mentions_.emplace(d, FindEntityMentions(m.text)).first;
+      mentions_bytes_ += MentionBytes(mentions->second);
+    }
     std::string conversation = ConversationKey(m);
     if (conversation.empty()) conversation = ScopeIdsKey(m, /*with_session=*/false);
-    catalog.Add(FindEntityMentions(m.text), m.time_us(), conversation);
+    catalog.Add(mentions->second, m.time_us(), conversation);
   }
   return catalog.Entities();
+}
+
+void MemoryShard::ForgetMentionsLocked(DocId d) {
+  MutexLock cache(&mentions_mu_);
+  auto mentions = mentions_.find(d);
+  if (mentions == mentions_.end()) return;
+  mentions_bytes_ -= MentionBytes(mentions->second);
+  mentions_.erase(mentions);
 }
 
 std::vector<ScopeSummary> MemoryShard::Scopes(int64_t now_us) const {
@@ -708,7 +739,8 @@ size_t MemoryShard::MemoryBytes() const {
                ids.capacity() * sizeof(DocId);
     }
   }
-  return bytes;
+  MutexLock cache(&mentions_mu_);
+  return bytes + mentions_bytes_ + mentions_.bucket_count() * sizeof(void*);
 }
 
 }  // namespace engram

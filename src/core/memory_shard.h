@@ -180,7 +180,8 @@ class MemoryShard {
 
   // The named entities of the visible memories matching `filter` (EntityCatalog's order and alias
   // merging). Memories of one conversation (ConversationKey), or without one of the same scope
-  // ids, link their mentions. Scans those memories' text: a listing, not a search step.
+  // ids, link their mentions. The first listing that reads a memory finds its mentions in its
+  // text and keeps them until the text changes; a listing, not a search step.
   std::vector<CatalogEntity> NamedEntities(const MemoryFilter& filter, int64_t now_us) const;
 
   // Live memories that expired before now_us (to purge).
@@ -264,6 +265,16 @@ class MemoryShard {
       GUARDED_BY(mu_);
   size_t metadata_postings_ GUARDED_BY(mu_) = 0;
   TurnOrder turns_ GUARDED_BY(mu_);  // verbatim memories in conversation order
+
+  // Each listed memory's entity mentions (FindEntityMentions of its text), by slot: reading the
+  // text is most of a listing's work, so it is done once per text, by the first listing that
+  // needs it (not at load: most workspaces are never listed). Listings hold mu_ shared, so the
+  // cache has its own lock, taken after mu_; UpsertLocked (a new text) and RemoveLocked drop a
+  // memory's entry under mu_ held exclusively.
+  mutable Mutex mentions_mu_ ACQUIRED_AFTER(mu_);
+  mutable std::unordered_map<DocId, std::vector<EntityMention>> mentions_ GUARDED_BY(mentions_mu_);
+  mutable size_t mentions_bytes_ GUARDED_BY(mentions_mu_) = 0;  // what the entries hold
+  void ForgetMentionsLocked(DocId d) REQUIRES(mu_) EXCLUDES(mentions_mu_);
 };
 
 }  // namespace engram

@@ -1,4 +1,5 @@
-// Benchmarks of MemoryShard::Search (V4 memory search) with metadata filters.
+// Benchmarks of MemoryShard::Search (V4 memory search) with metadata filters, and of the
+// entities listing (BM_NamedEntities, described beside it).
 //
 // One shard of 10,000 memories, all of one user_id, each with one of 8 metadata topics and a
 // created_at spread over the shard. Memories are short sentences (8 to 20 words) built from a
@@ -229,6 +230,71 @@ BENCHMARK(BM_Search)
     ->UseRealTime()
     ->Threads(16)
     ->Iterations(500);
+
+// Listing a user's named entities (MemoryShard::NamedEntities) over 10,000 memories of about 80
+// words (about 500 bytes) naming 3 of 300 people each, mid-sentence. Arg "kept" 0: a listing of a
+// shard no listing has read (every text is read for its mentions); 1: a listing after another
+// (the mentions kept from it).
+void BM_NamedEntities(benchmark::State& state) {
+  const bool kept = state.range(0) != 0;
+  Analyzer analyzer;
+  std::mt19937_64 rng(11);
+  ZipfVocabulary words({.size = kVocabulary, .min_length = 3, .max_length = 9}, rng);
+  std::vector<std::string> people;
+  for (int i = 0; i < 300; ++i) {
+    std::string name = words.Content(rng);
+    name[0] = static_cast<char>(name[0] - 'a' + 'A');
+    people.push_back(std::move(name));
+  }
+  std::uniform_int_distribution<size_t> person(0, people.size() - 1);
+  std::vector<MemoryRecord> records;
+  for (size_t i = 0; i < kMemories; ++i) {
+    MemoryRecord r;
+    r.seq = static_cast<int64_t>(i + 1);
+    r.id = "m-" + std::to_string(i + 1);
+    r.user_id = "alice";
+    r.text = "the user";
+    for (int w = 0; w < 80; ++w) {
+      r.text += ' ';
+      r.text += w % 27 == 13 ? people[person(rng)] : words.Any(rng);
+    }
+    r.text += '.';
+    r.created_at_us = r.updated_at_us = kStartUs + static_cast<int64_t>(i) * kStepUs;
+    records.push_back(std::move(r));
+  }
+  MemoryFilter alice;
+  alice.AndEquals("user_id", "alice");
+  std::unique_ptr<MemoryShard> shard;
+  auto fresh = [&] {
+    shard = std::make_unique<MemoryShard>(&analyzer, MemoryShardOptions{});
+    for (const MemoryRecord& r : records) shard->Upsert(r);
+  };
+  fresh();
+  const size_t unlisted_bytes = shard->MemoryBytes();
+  if (kept) shard->NamedEntities(alice, kStartUs);
+  size_t entities = 0;
+  for (auto _ : state) {
+    if (!kept) {
+      state.PauseTiming();
+      fresh();
+      state.ResumeTiming();
+    }
+    entities = shard->NamedEntities(alice, kStartUs).size();
+  }
+  state.counters["entities"] = static_cast<double>(entities);
+  state.counters["mem_bytes/doc"] =
+      static_cast<double>(shard->MemoryBytes()) / static_cast<double>(kMemories);
+  // What the kept mentions add to the shard (its budget counts them).
+  state.counters["kept_bytes/doc"] =
+      (static_cast<double>(shard->MemoryBytes()) - static_cast<double>(unlisted_bytes)) /
+      static_cast<double>(kMemories);
+}
+BENCHMARK(BM_NamedEntities)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("kept")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 
 void PrintLatencies() {
   // With 16 threads on a 2-core machine a search's wall time includes waiting for a core (the

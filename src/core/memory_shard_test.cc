@@ -251,6 +251,33 @@ TEST_F(MemoryShardTest, NamedEntitiesOfAScopeOnly) {
   EXPECT_TRUE(shard_.NamedEntities(UserFilter("nobody"), 100).empty());
 }
 
+// A listing keeps what it read of each text (and counts it in the shard's bytes); a new text, a
+// metadata-only change and a removal are seen by the next listing.
+TEST_F(MemoryShardTest, NamedEntitiesFollowTheTextsTheyWereReadFrom) {
+  shard_.Upsert(Rec(1, "u", "moved to Boston with Oscar"));
+  shard_.Upsert(Rec(2, "u", "a walk with Oscar by the harbour"));
+  auto names = [&] {
+    std::set<std::string> out;
+    for (const CatalogEntity& e : shard_.NamedEntities(UserFilter("u"), 100)) out.insert(e.name);
+    return out;
+  };
+  const size_t unread = shard_.MemoryBytes();
+  EXPECT_EQ(names(), (std::set<std::string>{"Boston", "Oscar"}));
+  EXPECT_GT(shard_.MemoryBytes(), unread);
+  EXPECT_EQ(names(), (std::set<std::string>{"Boston", "Oscar"}));  // from what was kept
+  MemoryRecord moved = Rec(1, "u", "moved to Denver with Oscar");
+  shard_.Upsert(moved);
+  EXPECT_EQ(names(), (std::set<std::string>{"Denver", "Oscar"}));
+  MemoryRecord tagged = moved;
+  tagged.metadata_json = R"({"k": 1})";
+  shard_.Upsert(tagged);
+  EXPECT_EQ(names(), (std::set<std::string>{"Denver", "Oscar"}));
+  shard_.Remove("m-1");
+  EXPECT_EQ(names(), (std::set<std::string>{"Oscar"}));
+  shard_.Remove("m-2");
+  EXPECT_TRUE(names().empty());
+}
+
 // --- The metadata index (MemoryShardOptions::metadata_index) ---
 
 using json = nlohmann::json;
