@@ -8,7 +8,7 @@
 
 namespace engram {
 
-// The OpenAPI 3 document served at /openapi.json (compiled in from api/openapi.json).
+// The OpenAPI 3.1 document served at /openapi.json (compiled in from api/openapi.json).
 const char* OpenApiDocument();
 
 void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics);
