@@ -267,7 +267,10 @@ TEST_F(DiskFullTest, AcknowledgedAddsStayPendingThroughAReadOnlyStart) {
       EXPECT_NE(status, "FAILED") << r.body;
       if (status != "SUCCEEDED") ++unfinished;
     }
-    EXPECT_GT(unfinished, 0u) << "no event was left unfinished: the case was not exercised";
+    // A read-only start cannot run them; a writable one may have run them all already.
+    if (read_only) {
+      EXPECT_GT(unfinished, 0u) << "no event was left unfinished: the case was not exercised";
+    }
     std::cout << "[ disk full ] " << unfinished << " of " << acknowledged.size()
               << " acknowledged add(s) read PENDING through a "
               << (read_only ? "read-only" : "writable") << " start\n";
