@@ -565,8 +565,8 @@ Result<std::vector<MemoryHit>> MemoryShard::Search(const MemoryQuery& query) con
     MemoryHit hit;
     const Doc& doc = docs_[s.doc];
     hit.memory = doc.memory;
-    const bool as_of = query.show_replaced && query.period;
-    if (const ReplacedVersion* v = as_of ? VersionDuring(doc, *query.period) : nullptr) {
+    const bool as_of = query.show_replaced && query.dates;
+    if (const ReplacedVersion* v = as_of ? VersionDuring(doc, *query.dates) : nullptr) {
       hit.memory.text = v->text;
       hit.memory.provenance_json = v->provenance_json;
       hit.memory.valid_from_us = v->valid_from_us;

@@ -120,9 +120,11 @@ struct MemoryQuery {
   std::vector<float> vector;             // empty: BM25 only
   const MemoryFilter* filter = nullptr;  // must confine the search (ScopeKeys() set)
   size_t k = 10;
-  float threshold = 0;             // hits scoring lower are dropped
-  int64_t now_us = 0;              // memories expired at this time are invisible
-  std::optional<TimeRange> dates;  // the dates the query names (ParseQueryDates), for the prior
+  float threshold = 0;  // hits scoring lower are dropped
+  int64_t now_us = 0;   // memories expired at this time are invisible
+  // The time the query names (ParseQueryDates with whole years: "in 2022" is that year), for the
+  // date prior and the version a hit shows.
+  std::optional<TimeRange> dates;
   // false: BM25 and vectors fused, nothing else (finding a new fact's most similar memories,
   // where a neighbouring turn is not similar).
   bool conversation_steps = true;
@@ -130,13 +132,10 @@ struct MemoryQuery {
   // RetrievalOptions::identifier_vector_weight.
   bool names_identifier = false;
   bool explain = false;  // fill MemoryHit::explain
-  // When the query names a period (below) and a hit's current version began after it, show the
+  // When the query names a time (`dates`) and a hit's current version began after it, show the
   // replaced version that held then, if one did (its valid_to_us set). Whether shown or not, such
-  // a memory's date prior (from `dates`) is that version's.
+  // a memory's date prior is that version's.
   bool show_replaced = false;
-  // The period the query asks about: its dates, else the whole years it names ("in 2022"; see
-  // ParseQueryDates). Only for show_replaced.
-  std::optional<TimeRange> period;
 };
 
 class MemoryShard {

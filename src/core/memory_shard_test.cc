@@ -163,8 +163,7 @@ TEST_F(MemoryShardTest, ReplacedVersionsAnswerForTheirTime) {
                   .filter = &f,
                   .now_us = 100,
                   .dates = TimeRange{begin, end},
-                  .show_replaced = show_replaced,
-                  .period = TimeRange{begin, end}};
+                  .show_replaced = show_replaced};
     auto hits = shard_.Search(q);
     EXPECT_TRUE(hits.ok() && hits->size() == 1u);
     return hits.ok() && !hits->empty() ? hits->front().memory : AgentMemory{};
