@@ -632,17 +632,27 @@ std::vector<CatalogEntity> MemoryShard::NamedEntities(const MemoryFilter& filter
                                                       int64_t now_us) const {
   ReaderLock lock(&mu_);
   EntityCatalog catalog;
-  MutexLock cache(&mentions_mu_);
   for (DocId d : Matching(filter, now_us)) {
     const AgentMemory& m = docs_[d].memory;
-    auto mentions = mentions_.find(d);
-    if (mentions == mentions_.end()) {
-      mentions = mentions_.emplace(d, FindEntityMentions(m.text)).first;
-      mentions_bytes_ += MentionBytes(mentions->second);
+    // The cache's lock is held only to look up and to insert, so listings of one shard read
+    // texts in parallel (two may read the same one; the first to insert keeps its entry). An
+    // entry is erased only under mu_ held exclusively and a rehash moves no element, so the
+    // reference stays valid while mu_ is held shared.
+    const std::vector<EntityMention>* mentions = nullptr;
+    {
+      MutexLock cache(&mentions_mu_);
+      if (auto kept = mentions_.find(d); kept != mentions_.end()) mentions = &kept->second;
+    }
+    if (mentions == nullptr) {
+      std::vector<EntityMention> found = FindEntityMentions(m.text);
+      MutexLock cache(&mentions_mu_);
+      auto [kept, inserted] = mentions_.try_emplace(d, std::move(found));
+      if (inserted) mentions_bytes_ += MentionBytes(kept->second);
+      mentions = &kept->second;
     }
     std::string conversation = ConversationKey(m);
     if (conversation.empty()) conversation = ScopeIdsKey(m, /*with_session=*/false);
-    catalog.Add(mentions->second, m.time_us(), conversation);
+    catalog.Add(*mentions, m.time_us(), conversation);
   }
   return catalog.Entities();
 }

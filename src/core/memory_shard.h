@@ -268,8 +268,9 @@ class MemoryShard {
   // Each listed memory's entity mentions (FindEntityMentions of its text), by slot: reading the
   // text is most of a listing's work, so it is done once per text, by the first listing that
   // needs it (not at load: most workspaces are never listed). Listings hold mu_ shared, so the
-  // cache has its own lock, taken after mu_; UpsertLocked (a new text) and RemoveLocked drop a
-  // memory's entry under mu_ held exclusively.
+  // cache has its own lock, taken after mu_ and only to look up or insert; UpsertLocked (a new
+  // text) and RemoveLocked drop a memory's entry under mu_ held exclusively, so an entry read
+  // under mu_ shared stays valid until mu_ is released.
   mutable Mutex mentions_mu_ ACQUIRED_AFTER(mu_);
   mutable std::unordered_map<DocId, std::vector<EntityMention>> mentions_ GUARDED_BY(mentions_mu_);
   mutable size_t mentions_bytes_ GUARDED_BY(mentions_mu_) = 0;  // what the entries hold

@@ -27,7 +27,8 @@ struct TimeRange {
 // The smallest range covering every date the query names (a day covers 24 h, a month the whole
 // month); nullopt when it names none. With `whole_years`, a query naming no day or month yields
 // the years it names after "in", "during" or "throughout" ("where did she live in 2022?"): the
-// period a question about a past state asks about, too broad for a date prior.
+// period a question about a past state asks about. Memory searches ask for them; the
+// Leaderboard's, whose conversations mostly share their year, does not.
 std::optional<TimeRange> ParseQueryDates(std::string_view query, bool whole_years = false);
 
 }  // namespace engram

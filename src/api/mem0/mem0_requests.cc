@@ -274,9 +274,10 @@ Result<MemoryFilter> ParseMem0ListBody(const json& body, const MemoryApiLimits& 
           fmt::format("{} must be an ISO 8601 date or date-time, e.g. 2024-05-01", name));
     }
     // A date alone names its whole day (UTC): an end_date of 2024-05-01 keeps what was made
-    // that day, up to its last microsecond.
+    // that day, up to its last microsecond (which 9999-12-31 has too, unlike a next day).
     if (op == std::string_view("lte") && v->value().size() == kIsoDateLength) {
-      parts.push_back(json{{"created_at", json{{"lt", FormatIsoMicros(*at + kMicrosPerDay)}}}});
+      parts.push_back(
+          json{{"created_at", json{{"lte", FormatIsoMicros(*at + kMicrosPerDay - 1)}}}});
       continue;
     }
     parts.push_back(json{{"created_at", json{{op, **v}}}});

@@ -167,6 +167,7 @@ TEST(Mem0RequestsTest, ListBodyAndQueryFilters) {
   EXPECT_TRUE(through->Matches(d));
   d.created_at_us = (1735689600LL + 86400) * 1000000;  // 2025-01-02T00:00:00Z
   EXPECT_FALSE(through->Matches(d));
+  EXPECT_TRUE(ParseMem0ListBody(json{{"user_id", "u"}, {"end_date", "9999-12-31"}}, {}).ok());
   auto instant =
       ParseMem0ListBody(json{{"user_id", "u"}, {"end_date", "2025-01-01T12:00:00Z"}}, {});
   ASSERT_TRUE(instant.ok()) << instant.status().ToString();
