@@ -94,6 +94,16 @@ class Corpus {
 constexpr int64_t kStartUs = 1'700'000'000'000'000;  // 2023-11-14
 constexpr int64_t kStepUs = 60'000'000;              // a memory a minute
 
+// Memory i of the benchmarks' one user: its ids, and a time a minute after the one before.
+MemoryRecord AliceMemory(size_t i) {
+  MemoryRecord r;
+  r.seq = static_cast<int64_t>(i + 1);
+  r.id = "m-" + std::to_string(i + 1);
+  r.user_id = "alice";
+  r.created_at_us = r.updated_at_us = kStartUs + static_cast<int64_t>(i) * kStepUs;
+  return r;
+}
+
 struct Fixture {
   Analyzer analyzer;
   std::unique_ptr<MemoryShard> shard;
@@ -119,17 +129,13 @@ const Fixture& GetFixture(bool vectors, bool metadata_index) {
   f.shard = std::make_unique<MemoryShard>(&f.analyzer, options);
   Corpus corpus;
   for (size_t i = 0; i < kMemories; ++i) {
-    MemoryRecord r;
-    r.seq = static_cast<int64_t>(i + 1);
-    r.id = "m-" + std::to_string(i + 1);
-    r.user_id = "alice";
+    MemoryRecord r = AliceMemory(i);
     r.agent_id = "assistant";
     r.text = corpus.Memory();
     r.metadata_json = nlohmann::json{{"topic", "t" + std::to_string(i % kTopics)},
                                      {"source", "chat"},
                                      {"importance", static_cast<int>(i % 5)}}
                           .dump();
-    r.created_at_us = r.updated_at_us = kStartUs + static_cast<int64_t>(i) * kStepUs;
     if (vectors) {
       r.vector = corpus.UnitVector();
       r.vector_model = kModel;
@@ -249,17 +255,13 @@ void BM_NamedEntities(benchmark::State& state) {
   std::uniform_int_distribution<size_t> person(0, people.size() - 1);
   std::vector<MemoryRecord> records;
   for (size_t i = 0; i < kMemories; ++i) {
-    MemoryRecord r;
-    r.seq = static_cast<int64_t>(i + 1);
-    r.id = "m-" + std::to_string(i + 1);
-    r.user_id = "alice";
+    MemoryRecord r = AliceMemory(i);
     r.text = "the user";
     for (int w = 0; w < 80; ++w) {
       r.text += ' ';
       r.text += w % 27 == 13 ? people[person(rng)] : words.Any(rng);
     }
     r.text += '.';
-    r.created_at_us = r.updated_at_us = kStartUs + static_cast<int64_t>(i) * kStepUs;
     records.push_back(std::move(r));
   }
   MemoryFilter alice;
