@@ -173,12 +173,14 @@ Result<Mem0Add> ParseMem0Add(const json& body, const std::string& workspace,
     if (!IsValidUtf8(**instructions)) {
       return Status::InvalidParameter("custom_instructions must be valid UTF-8");
     }
-    if (!follows_instructions) {
+    // With infer: false nothing is extracted, so instructions steer nothing and are accepted
+    // whatever the extractor (mem0's clients send them with every add once configured).
+    if (req.infer && !follows_instructions) {
       return Status::InvalidParameter(
           "custom_instructions need the LLM extractor (--extractor llm with --llm-url); the "
           "built-in rule-based extractor cannot follow instructions");
     }
-    req.custom_instructions = **instructions;
+    if (req.infer) req.custom_instructions = **instructions;
   }
   ENGRAM_RETURN_IF_ERROR(RefuseIfTrue(body, "enable_graph", "graph memory"));
   ENGRAM_RETURN_IF_ERROR(RefuseIfTrue(body, "immutable", "immutable memories"));

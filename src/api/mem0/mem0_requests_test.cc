@@ -72,6 +72,12 @@ TEST(Mem0RequestsTest, AddRefusals) {
   auto taken = ParseMem0Add(with_instructions, "ws", {}, true);
   ASSERT_TRUE(taken.ok());
   EXPECT_EQ(taken->request.custom_instructions, "only food");
+  // Without inference nothing is extracted: instructions are accepted and steer nothing.
+  json verbatim = with_instructions;
+  verbatim["infer"] = false;
+  auto stored = ParseMem0Add(verbatim, "ws", {}, false);
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  EXPECT_TRUE(stored->request.custom_instructions.empty());
   // Categories: one {name: description} pair each, names unique.
   EXPECT_EQ(code(json{{"messages", msg},
                       {"user_id", "u"},

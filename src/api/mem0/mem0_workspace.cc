@@ -13,8 +13,15 @@ Result<std::string> ResolveMem0Workspace(const HttpRequest& request,
     named = true;
   } else if (body != nullptr && body->is_object()) {
     if (auto p = body->find("project_id"); p != body->end() && !p->is_null()) {
-      if (!p->is_string()) return Status::InvalidParameter("project_id must be a string");
-      workspace = p->get<std::string>();
+      // mem0's clients type project_id as a string or a number; a whole number names the
+      // workspace spelled by its digits.
+      if (p->is_number_integer()) {
+        workspace = p->dump();
+      } else if (p->is_string()) {
+        workspace = p->get<std::string>();
+      } else {
+        return Status::InvalidParameter("project_id must be a string or a whole number");
+      }
       named = !workspace.empty();
     }
   }

@@ -39,6 +39,15 @@ TEST(Mem0WorkspaceTest, ProjectThenSoleWorkspaceThenDefault) {
           .status()
           .code(),
       StatusCode::kInvalidParameter);
+  // mem0's clients type project_id as a string or a number.
+  const nlohmann::json numbered = {{"project_id", 42}};
+  EXPECT_EQ(*ResolveMem0Workspace(WithKey("admin"), {}, &numbered, *auth, "default"), "42");
+  for (const nlohmann::json& bad :
+       {nlohmann::json{{"project_id", 4.5}}, nlohmann::json{{"project_id", true}},
+        nlohmann::json{{"project_id", nlohmann::json::array()}}}) {
+    auto refused = ResolveMem0Workspace(WithKey("admin"), {}, &bad, *auth, "default");
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidParameter) << bad.dump();
+  }
 }
 
 }  // namespace
