@@ -80,7 +80,10 @@ Status App::Admit(const HttpRequest& request, const Router::Match& match) const 
       chosen = true;
     }
   }
-  const auto named = match.params.find("workspace");
+  // The Agentic Memory paths name it {workspace_name} (as the vendor's reference does), the MCP
+  // mount {workspace}.
+  auto named = match.params.find("workspace_name");
+  if (named == match.params.end()) named = match.params.find("workspace");
   if (named != match.params.end()) {
     workspace = named->second;
     chosen = true;

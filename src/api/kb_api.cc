@@ -23,7 +23,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kKnowledgeBases =
-    "/v3/openapi/workspaces/{workspace}/memory/{service_id}/knowledge-bases";
+    "/v3/openapi/workspaces/{workspace_name}/memory/{service_id}/knowledge-bases";
 
 // Ids travel in URL paths: printable, no '/', not blank.
 Status CheckId(const std::string& value, std::string_view name, const KbApiLimits& limits) {

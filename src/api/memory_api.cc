@@ -23,7 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kPrefix = "/v4/openapi/workspaces/{workspace}/memory/{service_id}";
+constexpr const char* kPrefix = "/v4/openapi/workspaces/{workspace_name}/memory/{service_id}";
 
 Status CheckId(const std::string& value, std::string_view name, const MemoryApiLimits& limits) {
   return CheckIdValue(value, name, limits.max_id_bytes);

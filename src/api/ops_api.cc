@@ -35,7 +35,7 @@ void RegisterOpsRoutes(Router& router, Store* store, Metrics* metrics) {
                 return r;
               }});
   router.Add({.method = "GET",
-              .pattern = "/v3/openapi/workspaces/{workspace}/memory/{service_id}/health",
+              .pattern = "/v3/openapi/workspaces/{workspace_name}/memory/{service_id}/health",
               .name = "v3_health",
               .handler = [store](const HttpRequest&, RequestContext& ctx) -> Result<HttpResponse> {
                 Status st = store->CheckWritable();

@@ -1,5 +1,5 @@
 // Router: the one route table. Patterns are literal segments and {name} parameters, e.g.
-// "/v4/openapi/workspaces/{workspace}/memory/{service_id}/memories/{memory_id}".
+// "/v4/openapi/workspaces/{workspace_name}/memory/{service_id}/memories/{memory_id}".
 // Matching is exact per segment; a path that matches a pattern under another method is a 405.
 // Thread-safety: build once, then Match is safe to call concurrently.
 #pragma once
@@ -46,13 +46,17 @@ struct Route {
   std::string method;
   std::string pattern;
   std::string name;  // metrics label, e.g. "leaderboard_add"
+  // The key of the operation this route documents in its API's OpenAPI fragment (the
+  // `*.openapi.json` beside the code that registers it; api/openapi_generator.h); empty: `name`.
+  // Routes that share a name but not a description name their own.
+  std::string doc;
   AuthMode auth = AuthMode::kApiKey;
-  // Workspace the route touches, for key scoping: a fixed name, or empty to take the {workspace}
-  // path parameter.
+  // Workspace the route touches, for key scoping: a fixed name, or empty to take the path's
+  // {workspace_name} (or {workspace}) parameter.
   std::string fixed_workspace;
   // A request header (lower-case name) that, when sent, names the workspace instead of
-  // fixed_workspace: for routes without {workspace} whose clients pick one per request (the MCP
-  // endpoint's x-engram-workspace). Checked like a path's name, before the body is read.
+  // fixed_workspace: for routes without a workspace parameter whose clients pick one per request
+  // (the MCP endpoint's x-engram-workspace). Checked like a path's name, before the body is read.
   std::string workspace_header;
   RouteHandler handler;
   // The handler computes on memory and the local store only (searches): with a local store and
@@ -75,12 +79,13 @@ struct Route {
   ErrorRenderer render_error;
 };
 
-// The workspace a route's path names: its {workspace} parameter (the Agentic Memory paths).
+// The workspace a route's path names: its {workspace_name} parameter (the Agentic Memory paths,
+// named as the vendor's reference names it).
 inline const std::string& PathWorkspace(const RequestContext& ctx) {
-  return ctx.params.at("workspace");
+  return ctx.params.at("workspace_name");
 }
 
-// The Route::ready probe of a route that reads the shard of its {workspace} path parameter in
+// The Route::ready probe of a route that reads the shard of its {workspace_name} path parameter in
 // `service` (memories, skills): whether service->WorkspaceLoaded(that workspace). The twin of
 // mcp::WorkspaceLoadedProbe for tools.
 template <typename Service>

@@ -23,7 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kPrefix = "/v3/openapi/workspaces/{workspace}/memory/{service_id}";
+constexpr const char* kPrefix = "/v3/openapi/workspaces/{workspace_name}/memory/{service_id}";
 
 Result<std::string> ReadId(const json& j, const char* name, bool required,
                            const SkillApiLimits& limits) {

@@ -18,6 +18,7 @@
 #include "embed/embed_command.h"
 #include "mcp/stdio_command.h"
 #include "modules/embedding_module.h"
+#include "modules/openapi_fragments.h"
 
 int main(int argc, char** argv) {
   // Logs go to stderr; stdout carries only the "listening on" line and command output.
@@ -36,6 +37,18 @@ int main(int argc, char** argv) {
   app.add_subcommand("config-doc",
                      "print docs/configuration.md: every serve setting, generated from its table")
       ->callback([] { std::cout << engram::ConfigurationMarkdown(); });
+
+  app.add_subcommand("openapi",
+                     "print src/api/openapi.json: the route table with each API's fragments")
+      ->callback([] {
+        spdlog::set_level(spdlog::level::warn);  // the modules' start-up lines are not news here
+        auto document = engram::GenerateServerOpenApi();
+        if (!document.ok()) {
+          std::cerr << document.status().message() << "\n";
+          std::exit(1);
+        }
+        std::cout << *document;
+      });
 
   std::vector<std::string> embed_texts;
   bool embed_similarity = false;

@@ -34,9 +34,13 @@ void RegisterMcpRoutes(Router& router, HttpEndpoint* endpoint) {
   struct Mount {
     const char* pattern;
     const char* name;
+    // Route::doc of the POST route; GET and DELETE are documented as `name`_get, `name`_delete.
+    const char* post_doc;
   };
-  for (const Mount& m : {Mount{"/mcp", "mcp"}, Mount{"/v1/agentic-memory/mcp", "mcp"},
-                         Mount{"/mcp/workspaces/{workspace}", "mcp_workspace"}}) {
+  for (const Mount& m :
+       {Mount{"/mcp", "mcp", "mcp_post"},
+        Mount{"/v1/agentic-memory/mcp", "mcp", "mcp_agentic_memory_post"},
+        Mount{"/mcp/workspaces/{workspace}", "mcp_workspace", "mcp_workspace_post"}}) {
     const bool in_path = std::string_view(m.pattern).find("{workspace}") != std::string_view::npos;
     Route base{.pattern = m.pattern,
                .name = m.name,
@@ -45,6 +49,7 @@ void RegisterMcpRoutes(Router& router, HttpEndpoint* endpoint) {
                .workspace_header = in_path ? "" : kWorkspaceHeader};
     Route post = base;
     post.method = "POST";
+    post.doc = m.post_doc;
     // Reads (recall, searches, lists) compute on memory and the local store like REST searches;
     // calls that may wait are sent on to a worker by the endpoint (Protocol::MayWait).
     post.compute_bound = true;
@@ -55,6 +60,7 @@ void RegisterMcpRoutes(Router& router, HttpEndpoint* endpoint) {
     };
     Route del = base;
     del.method = "DELETE";
+    del.doc = std::string(m.name) + "_delete";
     del.handler = [endpoint](const HttpRequest& req, RequestContext& ctx) -> Result<HttpResponse> {
       auto ws = ResolveWorkspace(req, ctx);
       if (!ws.ok()) return BadWorkspace(ws.status());
@@ -62,6 +68,7 @@ void RegisterMcpRoutes(Router& router, HttpEndpoint* endpoint) {
     };
     Route get = base;
     get.method = "GET";
+    get.doc = std::string(m.name) + "_get";
     get.handler = [endpoint](const HttpRequest& req, RequestContext&) -> Result<HttpResponse> {
       return endpoint->Get(req);
     };

@@ -52,13 +52,16 @@ Route Mem0HandlerContext::MakeRoute(std::string method, std::string pattern, std
 
 Route MakeMem0Route(const Mem0Context& ctx, Mem0RouteSpec spec) {
   const bool with_body = spec.body == Mem0Body::kJson;
-  return ctx->MakeRoute(spec.method, spec.pattern, spec.name,
-                        [ctx, with_body, handler = std::move(spec.handler)](
-                            const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
-                          auto req = ctx->Begin(http, with_body);
-                          if (!req.ok()) return req.status();
-                          return handler(http, *req, rc);
-                        });
+  Route route =
+      ctx->MakeRoute(spec.method, spec.pattern, spec.name,
+                     [ctx, with_body, handler = std::move(spec.handler)](
+                         const HttpRequest& http, RequestContext& rc) -> Result<HttpResponse> {
+                       auto req = ctx->Begin(http, with_body);
+                       if (!req.ok()) return req.status();
+                       return handler(http, *req, rc);
+                     });
+  route.doc = spec.doc;
+  return route;
 }
 
 void RegisterMem0Routes(Router& router, Mem0ApiDeps deps, Mem0ApiOptions options) {

@@ -71,6 +71,8 @@ struct Mem0RouteSpec {
   const char* name;
   Mem0Body body;
   Mem0Handler handler;
+  // Route::doc: the OpenAPI operation, when routes share `name` but not a description.
+  const char* doc = "";
 };
 
 // The Route of `spec` (see Mem0HandlerContext::MakeRoute): the request begun, then its handler.

@@ -248,17 +248,25 @@ class MemoryHandlers {
 void RegisterMem0MemoryRoutes(Router& router, const Mem0Context& ctx) {
   // --- add ---
   Route add_v3 = ctx->MakeRoute("POST", "/v3/memories/add/", "mem0_add", AddHandler(ctx, true));
+  add_v3.doc = "mem0_add_v3";
   add_v3.runs_inline = true;
   router.Add(std::move(add_v3));
   Route add_v1 = ctx->MakeRoute("POST", "/v1/memories/", "mem0_add", AddHandler(ctx, false));
+  add_v1.doc = "mem0_add_v1";
   add_v1.runs_inline = true;
   router.Add(std::move(add_v1));
 
   // --- search ---
-  for (auto [pattern, v3] : {std::pair<const char*, bool>{"/v3/memories/search/", true},
-                             {"/v2/memories/search/", false},
-                             {"/v1/memories/search/", false}}) {
+  struct Search {
+    const char* pattern;
+    bool v3;
+    const char* doc;
+  };
+  for (auto [pattern, v3, doc] : {Search{"/v3/memories/search/", true, "mem0_search_v3"},
+                                  Search{"/v2/memories/search/", false, "mem0_search_v2"},
+                                  Search{"/v1/memories/search/", false, "mem0_search_v1"}}) {
     Route r = ctx->MakeRoute("POST", pattern, "mem0_search", SearchHandler(ctx, v3));
+    r.doc = doc;
     r.compute_bound = true;
     router.Add(std::move(r));
   }
@@ -269,9 +277,9 @@ void RegisterMem0MemoryRoutes(Router& router, const Mem0Context& ctx) {
   const Mem0Body kNone = Mem0Body::kNone;
   const Mem0Body kJson = Mem0Body::kJson;
   for (Mem0RouteSpec& spec : std::vector<Mem0RouteSpec>{
-           {"POST", "/v3/memories/", "mem0_list", kJson, BindMem0(h, &H::ListV3)},
-           {"POST", "/v2/memories/", "mem0_list", kJson, BindMem0(h, &H::ListV2)},
-           {"GET", "/v1/memories/", "mem0_list", kNone, BindMem0(h, &H::ListV1)},
+           {"POST", "/v3/memories/", "mem0_list", kJson, BindMem0(h, &H::ListV3), "mem0_list_v3"},
+           {"POST", "/v2/memories/", "mem0_list", kJson, BindMem0(h, &H::ListV2), "mem0_list_v2"},
+           {"GET", "/v1/memories/", "mem0_list", kNone, BindMem0(h, &H::ListV1), "mem0_list_v1"},
            {"DELETE", "/v1/memories/", "mem0_delete_all", kNone, BindMem0(h, &H::DeleteAll)},
            {"GET", "/v1/memories/{memory_id}/", "mem0_get", kNone, BindMem0(h, &H::Get)},
            {"PUT", "/v1/memories/{memory_id}/", "mem0_update", kJson, BindMem0(h, &H::Update)},

@@ -121,7 +121,7 @@ void RegisterMem0ServiceRoutes(Router& router, const Mem0Context& ctx) {
            {"DELETE", "/v2/entities/{entity_type}/{entity_name}/", "mem0_delete_entity", kNone,
             BindMem0(h, &H::DeleteEntity)},
            {"DELETE", "/v1/entities/{entity_type}/{entity_name}/", "mem0_delete_entity", kNone,
-            BindMem0(h, &H::DeleteEntity)},
+            BindMem0(h, &H::DeleteEntity), "mem0_delete_entity_v1"},
            {"POST", "/v1/feedback/", "mem0_feedback", Mem0Body::kJson, BindMem0(h, &H::Feedback)},
            {"GET", "/v1/events/", "mem0_events", kNone, BindMem0(h, &H::Events)},
            {"GET", "/v1/event/{event_id}/", "mem0_event", kNone, BindMem0(h, &H::Event)},
@@ -134,28 +134,33 @@ void RegisterMem0ServiceRoutes(Router& router, const Mem0Context& ctx) {
     const char* method;
     const char* pattern;
     const char* feature;
+    const char* doc;  // Route::doc, one per feature
   };
+  static constexpr const char* kProjects =
+      "project settings (instructions and categories per project; pass custom_categories and "
+      "custom_instructions with each add)";
   static constexpr Missing kMissing[] = {
-      {"GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/",
-       "project settings (instructions and categories per project; pass custom_categories and "
-       "custom_instructions with each add)"},
-      {"PATCH", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/",
-       "project settings (instructions and categories per project; pass custom_categories and "
-       "custom_instructions with each add)"},
-      {"GET", "/api/v1/webhooks/projects/{project_id}/", "webhooks"},
-      {"POST", "/api/v1/webhooks/projects/{project_id}/", "webhooks"},
-      {"PUT", "/api/v1/webhooks/{webhook_id}/", "webhooks"},
-      {"DELETE", "/api/v1/webhooks/{webhook_id}/", "webhooks"},
-      {"POST", "/v1/exports/", "memory exports"},
-      {"POST", "/v1/exports/get/", "memory exports"},
-      {"POST", "/v2/profiles/jobs/", "user profiles"},
-      {"GET", "/v2/profiles/jobs/{job_id}/", "user profiles"},
-      {"GET", "/v2/profiles/settings/", "user profiles"},
-      {"POST", "/v2/profiles/settings/", "user profiles"},
-      {"GET", "/v2/entities/{entity_type}/{entity_name}/profile/", "user profiles"},
+      {"GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", kProjects,
+       "mem0_unsupported_projects"},
+      {"PATCH", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", kProjects,
+       "mem0_unsupported_projects"},
+      {"GET", "/api/v1/webhooks/projects/{project_id}/", "webhooks", "mem0_unsupported_webhooks"},
+      {"POST", "/api/v1/webhooks/projects/{project_id}/", "webhooks", "mem0_unsupported_webhooks"},
+      {"PUT", "/api/v1/webhooks/{webhook_id}/", "webhooks", "mem0_unsupported_webhooks"},
+      {"DELETE", "/api/v1/webhooks/{webhook_id}/", "webhooks", "mem0_unsupported_webhooks"},
+      {"POST", "/v1/exports/", "memory exports", "mem0_unsupported_exports"},
+      {"POST", "/v1/exports/get/", "memory exports", "mem0_unsupported_exports"},
+      {"POST", "/v2/profiles/jobs/", "user profiles", "mem0_unsupported_profiles"},
+      {"GET", "/v2/profiles/jobs/{job_id}/", "user profiles", "mem0_unsupported_profiles"},
+      {"GET", "/v2/profiles/settings/", "user profiles", "mem0_unsupported_profiles"},
+      {"POST", "/v2/profiles/settings/", "user profiles", "mem0_unsupported_profiles"},
+      {"GET", "/v2/entities/{entity_type}/{entity_name}/profile/", "user profiles",
+       "mem0_unsupported_profiles"},
   };
   for (const Missing& m : kMissing) {
-    router.Add(ctx->MakeRoute(m.method, m.pattern, "mem0_unsupported", Unsupported(m.feature)));
+    Route r = ctx->MakeRoute(m.method, m.pattern, "mem0_unsupported", Unsupported(m.feature));
+    r.doc = m.doc;
+    router.Add(std::move(r));
   }
 }
 

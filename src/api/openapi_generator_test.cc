@@ -1,0 +1,138 @@
+#include "api/openapi_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/ops_api.h"
+
+namespace engram {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kBase = R"({
+  "openapi": "3.1.0",
+  "info": {"title": "T", "version": "0"},
+  "security": [{"bearer": []}],
+  "components": {
+    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+    "parameters": {
+      "workspace_name": {"name": "workspace_name", "in": "path", "required": true,
+                         "schema": {"type": "string"}}
+    }
+  }
+})";
+
+constexpr std::string_view kApi = R"({
+  "operations": {
+    "get": {"summary": "one memory",
+            "parameters": [{"name": "user_id", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "it",
+                                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Memory"}}}}}},
+    "health": {"summary": "up?", "responses": {"200": {"description": "yes"}}}
+  },
+  "components": {"schemas": {"Memory": {"type": "object"}}}
+})";
+
+Route R(std::string method, std::string pattern, std::string name,
+        AuthMode auth = AuthMode::kApiKey, std::string doc = "") {
+  return Route{.method = std::move(method),
+               .pattern = std::move(pattern),
+               .name = std::move(name),
+               .doc = std::move(doc),
+               .auth = auth};
+}
+
+Result<std::string> Generate(const Router& router, std::string_view api = kApi) {
+  const OpenApiFragment fragments[] = {{"base.json", kBase}, {"api.openapi.json", api}};
+  return GenerateOpenApi(router, fragments, "1.2.3");
+}
+
+TEST(OpenApiGeneratorTest, PathsAndMethodsComeFromTheRoutes) {
+  Router router;
+  router.Add(
+      R("GET", "/w/{workspace_name}/memories/{memory_id}", "memory_get", AuthMode::kApiKey, "get"));
+  router.Add(R("GET", "/health", "health", AuthMode::kNone));
+  auto text = Generate(router);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  const json doc = json::parse(*text);
+  EXPECT_EQ(doc["info"]["version"], "1.2.3");
+  EXPECT_EQ(doc["components"]["schemas"]["Memory"]["type"], "object");
+  const json& get = doc["paths"]["/w/{workspace_name}/memories/{memory_id}"]["get"];
+  EXPECT_EQ(get["summary"], "one memory");
+  // The path's parameters in its order: a shared one by reference, the other a plain string; then
+  // the operation's own.
+  ASSERT_EQ(get["parameters"].size(), 3u);
+  EXPECT_EQ(get["parameters"][0]["$ref"], "#/components/parameters/workspace_name");
+  EXPECT_EQ(get["parameters"][1]["name"], "memory_id");
+  EXPECT_EQ(get["parameters"][1]["in"], "path");
+  EXPECT_EQ(get["parameters"][2]["name"], "user_id");
+  EXPECT_FALSE(get.contains("security"));
+  // An open route says so.
+  EXPECT_EQ(doc["paths"]["/health"]["get"]["security"], json::array());
+}
+
+TEST(OpenApiGeneratorTest, WhatCannotBeRightIsAnError) {
+  // A route without its operation, and an operation no route uses.
+  Router missing;
+  missing.Add(R("GET", "/health", "health", AuthMode::kNone));
+  missing.Add(R("GET", "/other", "other"));
+  auto text = Generate(missing);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("no fragment declares operation other"),
+            std::string::npos);
+  EXPECT_NE(text.status().message().find("operation get documents no route"), std::string::npos);
+
+  // A path parameter the path does not have; a $ref to nothing; an open route documented as
+  // keyed.
+  Router router;
+  router.Add(R("GET", "/m", "get"));
+  router.Add(R("GET", "/health", "health", AuthMode::kApiKey));
+  auto wrong = Generate(router, R"({"operations": {
+    "get": {"parameters": [{"name": "memory_id", "in": "path", "required": true}],
+            "responses": {"200": {"description": "x",
+              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Gone"}}}}}},
+    "health": {"security": [], "responses": {"200": {"description": "yes"}}}}})");
+  ASSERT_FALSE(wrong.ok());
+  const std::string& m = wrong.status().message();
+  EXPECT_NE(m.find("path parameter memory_id is not in the path"), std::string::npos) << m;
+  EXPECT_NE(m.find("#/components/schemas/Gone names nothing"), std::string::npos) << m;
+  EXPECT_NE(m.find("security says the route is open, the route says keyed"), std::string::npos)
+      << m;
+
+  // The same component or operation declared by two fragments.
+  const OpenApiFragment twice[] = {
+      {"base.json", kBase}, {"a.openapi.json", kApi}, {"b.openapi.json", kApi}};
+  auto duplicated = GenerateOpenApi(router, twice, "1");
+  ASSERT_FALSE(duplicated.ok());
+  EXPECT_NE(duplicated.status().message().find("operation get is also declared in a.openapi.json"),
+            std::string::npos);
+  EXPECT_NE(duplicated.status().message().find("components.schemas.Memory is declared twice"),
+            std::string::npos);
+}
+
+TEST(OpenApiGeneratorTest, EveryShippedOperationDescribesItsSuccessBody) {
+  // Clients generate code from the document: each operation's 2xx answer names its content, or
+  // is a 204 (no body). An operation documented only as refused (a 405 the route answers so
+  // that clients learn what is allowed) has no success to describe.
+  const auto doc = json::parse(OpenApiDocument());
+  for (const auto& [path, item] : doc["paths"].items()) {
+    for (const auto& [method, op] : item.items()) {
+      bool any_success = false, described = false;
+      for (const auto& [code, response] : op["responses"].items()) {
+        if (code.size() != 3 || code[0] != '2') continue;
+        any_success = true;
+        if (response.contains("content") || code == "204") described = true;
+      }
+      if (!any_success) {
+        EXPECT_TRUE(op["responses"].contains("405")) << method << " " << path;
+        continue;
+      }
+      EXPECT_TRUE(described) << method << " " << path;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace engram
