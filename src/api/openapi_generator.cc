@@ -160,6 +160,9 @@ Result<std::string> GenerateOpenApi(const Router& router,
                                       ? doc["components"].value("parameters", ojson::object())
                                       : ojson::object();
 
+  // Each operation is filed under tags the document lists (the endpoints page groups by them).
+  std::set<std::string> tags;
+  for (const ojson& tag : doc.value("tags", ojson::array())) tags.insert(tag.value("name", ""));
   ojson paths = ojson::object();
   std::set<std::string> used;
   for (const Route& route : router.routes()) {
@@ -171,6 +174,14 @@ Result<std::string> GenerateOpenApi(const Router& router,
       continue;
     }
     used.insert(key);
+    const ojson& op_tags = it->second.first.value("tags", ojson::array());
+    if (op_tags.empty()) problems.push_back(fmt::format("{}: no tags", where));
+    for (const ojson& tag : op_tags) {
+      if (!tag.is_string() || !tags.contains(tag.get<std::string>())) {
+        problems.push_back(
+            fmt::format("{}: tag {} is not in the document's tags", where, tag.dump()));
+      }
+    }
     paths[route.pattern][LowerMethod(route.method)] =
         RouteOperation(route, it->second.first, shared_parameters, where, problems);
   }

@@ -10,7 +10,8 @@
 // plain string), marks open routes (AuthMode::kNone) with `security: []`, and merges every
 // fragment's components. What cannot be right is an error: a route without its operation, an
 // operation no route uses, a path parameter the path does not have, a component declared twice,
-// a `$ref` to nothing, an open route documented as needing a key or the reverse.
+// a `$ref` to nothing, an open route documented as needing a key or the reverse, an operation
+// without a tag the base fragment lists.
 //
 // src/api/openapi.json is this function's output over the server's whole route table, checked in
 // and served (a test keeps it current; `engram openapi` prints it).

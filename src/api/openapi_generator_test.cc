@@ -14,6 +14,7 @@ using nlohmann::json;
 constexpr std::string_view kBase = R"({
   "openapi": "3.1.0",
   "info": {"title": "T", "version": "0"},
+  "tags": [{"name": "memories"}],
   "security": [{"bearer": []}],
   "components": {
     "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -26,11 +27,11 @@ constexpr std::string_view kBase = R"({
 
 constexpr std::string_view kApi = R"({
   "operations": {
-    "get": {"summary": "one memory",
+    "get": {"summary": "one memory", "tags": ["memories"],
             "parameters": [{"name": "user_id", "in": "query", "schema": {"type": "string"}}],
             "responses": {"200": {"description": "it",
                                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Memory"}}}}}},
-    "health": {"summary": "up?", "responses": {"200": {"description": "yes"}}}
+    "health": {"summary": "up?", "tags": ["memories"], "responses": {"200": {"description": "yes"}}}
   },
   "components": {"schemas": {"Memory": {"type": "object"}}}
 })";
@@ -93,13 +94,15 @@ TEST(OpenApiGeneratorTest, WhatCannotBeRightIsAnError) {
     "get": {"parameters": [{"name": "memory_id", "in": "path", "required": true}],
             "responses": {"200": {"description": "x",
               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Gone"}}}}}},
-    "health": {"security": [], "responses": {"200": {"description": "yes"}}}}})");
+    "health": {"security": [], "tags": ["other"], "responses": {"200": {"description": "yes"}}}}})");
   ASSERT_FALSE(wrong.ok());
   const std::string& m = wrong.status().message();
   EXPECT_NE(m.find("path parameter memory_id is not in the path"), std::string::npos) << m;
   EXPECT_NE(m.find("#/components/schemas/Gone names nothing"), std::string::npos) << m;
   EXPECT_NE(m.find("security says the route is open, the route says keyed"), std::string::npos)
       << m;
+  EXPECT_NE(m.find("GET /m (get): no tags"), std::string::npos) << m;
+  EXPECT_NE(m.find("tag \"other\" is not in the document's tags"), std::string::npos) << m;
 
   // The same component or operation declared by two fragments.
   const OpenApiFragment twice[] = {

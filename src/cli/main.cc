@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "api/openapi_markdown.h"
 #include "cli/backup_command.h"
 #include "cli/serve_command.h"
 #include "cli/serve_flags.h"
@@ -48,6 +49,21 @@ int main(int argc, char** argv) {
           std::exit(1);
         }
         std::cout << *document;
+      });
+
+  app.add_subcommand("endpoints-doc",
+                     "print docs/api/endpoints.md: every endpoint, from the generated OpenAPI "
+                     "document")
+      ->callback([] {
+        spdlog::set_level(spdlog::level::warn);
+        auto document = engram::GenerateServerOpenApi();
+        auto page = document.ok() ? engram::EndpointsMarkdown(*document)
+                                  : engram::Result<std::string>(document.status());
+        if (!page.ok()) {
+          std::cerr << page.status().message() << "\n";
+          std::exit(1);
+        }
+        std::cout << *page;
       });
 
   std::vector<std::string> embed_texts;

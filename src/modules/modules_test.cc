@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/auth.h"
+#include "api/openapi_markdown.h"
 #include "api/ops_api.h"
 #include "core/rerank_stage.h"
 #include "modules/embedding_module.h"
@@ -179,6 +180,19 @@ TEST_F(ModulesTest, TheServedOpenApiDocumentIsGeneratedFromTheRoutes) {
   EXPECT_GT(generated->size(), 100000u);
   EXPECT_EQ(*generated, OpenApiDocument())
       << "src/api/openapi.json is stale: run build/engram openapi > src/api/openapi.json";
+}
+
+// docs/api/endpoints.md is rendered from that document (`engram endpoints-doc`).
+TEST_F(ModulesTest, TheEndpointsPageIsRenderedFromTheDocument) {
+  auto page = EndpointsMarkdown(OpenApiDocument());
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  std::ifstream in(std::string(ENGRAM_TEST_SOURCE_DIR) + "/docs/api/endpoints.md");
+  ASSERT_TRUE(in) << "docs/api/endpoints.md is missing: run build/engram endpoints-doc > "
+                     "docs/api/endpoints.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), *page)
+      << "docs/api/endpoints.md is stale: run build/engram endpoints-doc > docs/api/endpoints.md";
 }
 
 }  // namespace
