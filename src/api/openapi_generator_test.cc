@@ -137,5 +137,17 @@ TEST(OpenApiGeneratorTest, EveryShippedOperationDescribesItsSuccessBody) {
   }
 }
 
+// The error envelope's documented codes are the codes a Status can carry.
+TEST(OpenApiGeneratorTest, TheErrorCodesAreEveryStatusCode) {
+  const auto doc = json::parse(OpenApiDocument());
+  const json& codes = doc["components"]["schemas"]["Error"]["properties"]["code"]["enum"];
+  std::vector<std::string> expected;
+  for (int c = static_cast<int>(StatusCode::kInvalidParameter);
+       c <= static_cast<int>(StatusCode::kUnavailable); ++c) {
+    expected.emplace_back(ApiCodeOf(static_cast<StatusCode>(c)));
+  }
+  EXPECT_EQ(codes.get<std::vector<std::string>>(), expected);
+}
+
 }  // namespace
 }  // namespace engram

@@ -18,6 +18,8 @@
 #include "common/codec.h"
 #include "contract_case.h"
 #include "http_client.h"
+#include "mcp/schema_check.h"
+#include "openapi_lookup.h"
 #include "server_process.h"
 #include "zip_writer.h"
 
@@ -112,6 +114,12 @@ bool LoadSteps(const fs::path& file, std::vector<std::pair<std::string, Step>>& 
   return true;
 }
 
+// src/api/openapi.json, read once.
+const json& Document() {
+  static const json doc = LoadOpenApiDocument();
+  return doc;
+}
+
 class ContractTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ContractTest, Case) {
@@ -170,6 +178,26 @@ TEST_P(ContractTest, Case) {
         << request->method << " " << request->target << ": " << resp.Describe();
     for (const std::string& h : step.expect.headers) {
       EXPECT_FALSE(resp.Header(h).empty()) << "missing header " << h;
+    }
+    // Every answer the cases get is what the document says the operation answers with this
+    // status, so clients' generated code can read it.
+    if (const json* operation = DocumentedOperation(Document(), request->method, request->target);
+        operation == nullptr) {
+      ADD_FAILURE() << request->method << " " << request->target << " is not documented";
+    } else if (const json schema = ResponseSchema(Document(), *operation, resp.status);
+               !schema.is_null()) {
+      const json body = resp.Json();
+      ASSERT_FALSE(body.is_discarded()) << "the answer is documented as JSON: " << resp.Describe();
+      const Status matches = mcp::CheckAgainstSchema(body, schema, Document());
+      EXPECT_TRUE(matches.ok()) << request->method << " " << request->target << " answered "
+                                << resp.status
+                                << " unlike its documented schema: " << matches.message()
+                                << "\nanswer: " << resp.body.substr(0, 2000);
+    } else {
+      EXPECT_TRUE(resp.status == 204 || resp.body.empty() ||
+                  resp.Header("content-type").find("json") == std::string::npos)
+          << request->method << " " << request->target << " answered " << resp.status
+          << " with JSON its document does not describe";
     }
     if (step.expect.body) {
       const json body = resp.Json();

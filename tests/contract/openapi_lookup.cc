@@ -1,0 +1,69 @@
+#include "openapi_lookup.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace engram::contract {
+
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> Segments(std::string_view path) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t end = path.find('/', begin);
+    if (end == std::string_view::npos) end = path.size();
+    if (end > begin) out.emplace_back(path.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+json LoadOpenApiDocument() {
+  std::ifstream in(std::string(ENGRAM_TEST_SOURCE_DIR) + "/src/api/openapi.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+const json* DocumentedOperation(const json& doc, const std::string& method,
+                                std::string_view target) {
+  const std::vector<std::string> wanted = Segments(target.substr(0, target.find('?')));
+  std::string lower = method;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  for (const auto& [pattern, operations] : doc.at("paths").items()) {
+    const std::vector<std::string> have = Segments(pattern);
+    if (have.size() != wanted.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < have.size() && same; ++i) {
+      same = have[i].starts_with('{') || have[i] == wanted[i];
+    }
+    if (same && operations.contains(lower)) return &operations.at(lower);
+  }
+  return nullptr;
+}
+
+json RequestSchema(const json& operation) {
+  return operation.value(json::json_pointer("/requestBody/content/application~1json/schema"),
+                         json());
+}
+
+json ResponseSchema(const json& doc, const json& operation, int status) {
+  const json responses = operation.value("responses", json::object());
+  json response = responses.value(std::to_string(status), responses.value("default", json()));
+  if (response.is_object() && response.contains("$ref") && response["$ref"].is_string()) {
+    const std::string ref = response["$ref"].get<std::string>();
+    if (ref.rfind("#/", 0) != 0) return json();
+    response = doc.value(json::json_pointer(ref.substr(1)), json());
+  }
+  if (!response.is_object()) return json();
+  return response.value(json::json_pointer("/content/application~1json/schema"), json());
+}
+
+}  // namespace engram::contract

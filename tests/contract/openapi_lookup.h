@@ -1,0 +1,28 @@
+// Finding a request's operation in the OpenAPI document (src/api/openapi.json), and the schemas
+// it documents for the request's body and for an answer's status, so the contract suite can hold
+// what it sends and what it gets to the document clients generate code from.
+//
+// Thread-safety: pure functions; the pointers point into `doc`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace engram::contract {
+
+// src/api/openapi.json of the source tree the tests were built from.
+nlohmann::json LoadOpenApiDocument();
+
+// The operation of `doc` for `method` on `target` (a path, optionally with a query; the
+// document's "{…}" segments match any segment); null when the document has none.
+const nlohmann::json* DocumentedOperation(const nlohmann::json& doc, const std::string& method,
+                                          std::string_view target);
+
+// The JSON schema `operation` documents for its request body, or for its answer with `status`
+// (a `$ref` to a shared response resolved in `doc`); null when it documents none.
+nlohmann::json RequestSchema(const nlohmann::json& operation);
+nlohmann::json ResponseSchema(const nlohmann::json& doc, const nlohmann::json& operation,
+                              int status);
+
+}  // namespace engram::contract
