@@ -116,7 +116,7 @@ bool LoadSteps(const fs::path& file, std::vector<std::pair<std::string, Step>>& 
 
 // src/api/openapi.json, read once.
 const json& Document() {
-  static const json doc = LoadOpenApiDocument();
+  static const json doc = testing::LoadOpenApiDocument();
   return doc;
 }
 
@@ -181,10 +181,11 @@ TEST_P(ContractTest, Case) {
     }
     // Every answer the cases get is what the document says the operation answers with this
     // status, so clients' generated code can read it.
-    if (const json* operation = DocumentedOperation(Document(), request->method, request->target);
+    if (const json* operation =
+            testing::DocumentedOperation(Document(), request->method, request->target);
         operation == nullptr) {
       ADD_FAILURE() << request->method << " " << request->target << " is not documented";
-    } else if (const json schema = ResponseSchema(Document(), *operation, resp.status);
+    } else if (const json schema = testing::ResponseSchema(Document(), *operation, resp.status);
                !schema.is_null()) {
       const json body = resp.Json();
       ASSERT_FALSE(body.is_discarded()) << "the answer is documented as JSON: " << resp.Describe();

@@ -28,7 +28,7 @@ std::string ReadFile(const fs::path& p) {
 
 TEST(RequestSchemaTest, EveryBodyTheCasesSendSatisfiesItsDocumentedSchema) {
   const fs::path source = ENGRAM_TEST_SOURCE_DIR;
-  const json doc = LoadOpenApiDocument();
+  const json doc = testing::LoadOpenApiDocument();
   ASSERT_FALSE(doc.is_discarded()) << "src/api/openapi.json is not JSON";
   const fs::path cases = source / "tests" / "contract" / "cases";
   size_t checked = 0;
@@ -46,10 +46,10 @@ TEST(RequestSchemaTest, EveryBodyTheCasesSendSatisfiesItsDocumentedSchema) {
       if (!request->data || step.expect.status < 200 || step.expect.status >= 300) continue;
       const json body = json::parse(*request->data, nullptr, /*allow_exceptions=*/false);
       ASSERT_FALSE(body.is_discarded()) << where << ": the body is not JSON";
-      const json* operation = DocumentedOperation(doc, request->method, request->target);
+      const json* operation = testing::DocumentedOperation(doc, request->method, request->target);
       ASSERT_NE(operation, nullptr)
           << where << ": " << request->method << " " << request->target << " is not documented";
-      const json schema = RequestSchema(*operation);
+      const json schema = testing::RequestSchema(*operation);
       ASSERT_FALSE(schema.is_null()) << where << ": " << request->method << " " << request->target
                                      << " takes a JSON body the document does not describe";
       const Status s = mcp::CheckAgainstSchema(body, schema, doc);

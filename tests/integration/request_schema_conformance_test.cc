@@ -7,14 +7,18 @@
 // than its minItems. Nested objects and the first item of arrays of objects are broken the same
 // way. An optional field the schema lets be null is sent as null and must be accepted. So a field
 // a parser ignores, takes leniently or checks otherwise than documented shows up here, and a new
-// route's schema is checked the day it is written.
+// route's schema is checked the day it is written. Every answer, success or refusal, must be one
+// the operation documents for its status, and match that response's schema; so must the answer
+// of every GET whose path the test can fill.
 #include <cctype>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include "mcp/schema_check.h"
 #include "memory_client.h"
+#include "openapi_lookup.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -204,6 +208,24 @@ json Substitute(const json& value, const std::map<std::string, std::string>& par
   return out;
 }
 
+// Whether `r` is an answer `op` documents: its status is listed and, where that response has a
+// JSON schema, the body satisfies it.
+void ExpectDocumentedAnswer(const json& doc, const json& op, const std::string& where,
+                            const HttpResponse& r) {
+  if (!op["responses"].contains(std::to_string(r.status))) {
+    ADD_FAILURE() << where << ": answered " << r.status
+                  << ", which it does not document: " << r.Describe();
+    return;
+  }
+  const json schema = ResponseSchema(doc, op, r.status);
+  if (schema.is_null()) return;
+  const json body = r.Json();
+  const Status matches = mcp::CheckAgainstSchema(body, schema, doc);
+  EXPECT_TRUE(matches.ok()) << where << ": answered " << r.status
+                            << " unlike its documented schema: " << matches.message() << ": "
+                            << r.Describe();
+}
+
 class RequestSchemaConformanceTest : public SharedServerTest {
  protected:
   // A new memory of the examples' user (an operation may delete the one before).
@@ -213,8 +235,11 @@ class RequestSchemaConformanceTest : public SharedServerTest {
                                       {"user_id", "alice"},
                                       {"infer", false}});
     EXPECT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
+    last_event_id_ = event.value("id", "");
     return event["results"].empty() ? "" : event["results"][0].get<std::string>();
   }
+
+  std::string last_event_id_;  // of the last NewMemory
 };
 
 TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSchemasForbid) {
@@ -273,6 +298,7 @@ TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSch
       HttpResponse ok = client().Request(upper, path, example.dump(), {});
       EXPECT_TRUE(ok.status >= 200 && ok.status < 300)
           << where << ": the documented example is refused: " << ok.Describe();
+      ExpectDocumentedAnswer(doc, op, where, ok);
       ++operations;
 
       std::vector<Variant> variants;
@@ -290,6 +316,7 @@ TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSch
           v.body["request_id"] = UniqueId("schema");
         }
         HttpResponse r = client().Request(upper, path, v.body.dump(), {});
+        ExpectDocumentedAnswer(doc, op, where + ": " + v.what, r);
         if (!v.refused) {
           EXPECT_TRUE(r.status >= 200 && r.status < 300)
               << where << ": " << v.what << " is allowed but refused: " << r.Describe();
@@ -305,11 +332,48 @@ TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSch
       }
     }
   }
+  // Every GET whose path the test can fill (its resources made above), with its required query
+  // parameters: the answer, whatever its status, is one the operation documents.
+  params["memory_id"] = NewMemory();
+  params["event_id"] = last_event_id_;
+  params["user_id"] = "alice";
+  size_t reads = 0;
+  for (const auto& [pattern, ops] : doc["paths"].items()) {
+    if (!ops.contains("get")) continue;
+    const json& op = ops["get"];
+    std::string path;
+    bool filled = true;
+    for (size_t i = 0; i < pattern.size() && filled;) {
+      if (pattern[i] != '{') {
+        path += pattern[i++];
+        continue;
+      }
+      const size_t end = pattern.find('}', i);
+      auto value = params.find(pattern.substr(i + 1, end - i - 1));
+      filled = value != params.end() && !value->second.empty();
+      if (filled) path += value->second;
+      i = end + 1;
+    }
+    if (!filled) continue;
+    char sep = '?';
+    for (const json& p : op.value("parameters", json::array())) {
+      const json& param = Resolve(doc, p);
+      if (param.value("in", "") != "query" || !param.value("required", false)) continue;
+      const std::string name = param.value("name", "");
+      const std::string value =
+          AllowedTypes(doc, param["schema"]).contains("string") ? "alice" : "1";
+      path += sep + name + "=" + value;
+      sep = '&';
+    }
+    ExpectDocumentedAnswer(doc, op, "get " + pattern, client().Get(path));
+    ++reads;
+  }
   std::cout << operations << " operations, " << refusals << " bodies refused, " << accepted
-            << " accepted\n";
+            << " accepted, " << reads << " reads\n";
   // Every API's add, search and update bodies are documented: far more than this.
   EXPECT_GE(operations, 11u);
   EXPECT_GE(refusals, 100u);
+  EXPECT_GE(reads, 25u);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace engram::contract {
+namespace engram::testing {
 
 // src/api/openapi.json of the source tree the tests were built from.
 nlohmann::json LoadOpenApiDocument();
@@ -25,4 +25,4 @@ nlohmann::json RequestSchema(const nlohmann::json& operation);
 nlohmann::json ResponseSchema(const nlohmann::json& doc, const nlohmann::json& operation,
                               int status);
 
-}  // namespace engram::contract
+}  // namespace engram::testing

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <vector>
 
-namespace engram::contract {
+namespace engram::testing {
 
 namespace {
 
@@ -66,4 +66,4 @@ json ResponseSchema(const json& doc, const json& operation, int status) {
   return response.value(json::json_pointer("/content/application~1json/schema"), json());
 }
 
-}  // namespace engram::contract
+}  // namespace engram::testing
