@@ -9,7 +9,8 @@
 // a parser ignores, takes leniently or checks otherwise than documented shows up here, and a new
 // route's schema is checked the day it is written. Every answer, success or refusal, must be one
 // the operation documents for its status, and match that response's schema; so must the answer
-// of every GET whose path the test can fill.
+// of every GET whose path the test can fill, which also refuses each query parameter sent outside
+// its documented bounds or enum, naming it.
 #include <cctype>
 #include <fstream>
 #include <iostream>
@@ -333,7 +334,8 @@ TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSch
     }
   }
   // Every GET whose path the test can fill (its resources made above), with its required query
-  // parameters: the answer, whatever its status, is one the operation documents.
+  // parameters and the examples' user_id: the answer, whatever its status, is one the operation
+  // documents.
   params["memory_id"] = NewMemory();
   params["event_id"] = last_event_id_;
   params["user_id"] = "alice";
@@ -358,15 +360,57 @@ TEST_F(RequestSchemaConformanceTest, ParsersAcceptTheExamplesAndRefuseWhatTheSch
     char sep = '?';
     for (const json& p : op.value("parameters", json::array())) {
       const json& param = Resolve(doc, p);
-      if (param.value("in", "") != "query" || !param.value("required", false)) continue;
+      if (param.value("in", "") != "query") continue;
+      // Required ones, and the examples' user where a listing needs some scope.
       const std::string name = param.value("name", "");
-      const std::string value =
-          AllowedTypes(doc, param["schema"]).contains("string") ? "alice" : "1";
-      path += sep + name + "=" + value;
+      if (name == "user_id") {
+        path += sep + name + "=" + params.at("user_id");
+      } else if (param.value("required", false)) {
+        path += sep + name + "=" +
+                (AllowedTypes(doc, param["schema"]).contains("string") ? "alice" : "1");
+      } else {
+        continue;
+      }
       sep = '&';
     }
     ExpectDocumentedAnswer(doc, op, "get " + pattern, client().Get(path));
     ++reads;
+    // Each query parameter out of its documented bounds or enum is refused, naming it.
+    for (const json& p : op.value("parameters", json::array())) {
+      const json& param = Resolve(doc, p);
+      if (param.value("in", "") != "query") continue;
+      const std::string name = param.value("name", "");
+      const json schema = Resolve(doc, param.contains("schema") ? param["schema"] : json());
+      std::vector<std::string> broken;
+      if (schema.contains("minimum")) {
+        broken.push_back(json(schema["minimum"].get<int64_t>() - 1).dump());
+      }
+      if (schema.contains("maximum")) {
+        broken.push_back(json(schema["maximum"].get<int64_t>() + 1).dump());
+      }
+      if (schema.contains("enum")) broken.push_back("zz-not-listed");
+      for (const std::string& value : broken) {
+        // The parameter replaced if the path already sends it (a required one), else added.
+        std::string target = path;
+        const std::string key = name + "=";
+        if (size_t at = target.find(key);
+            at != std::string::npos && (target[at - 1] == '?' || target[at - 1] == '&')) {
+          const size_t end = target.find('&', at);
+          target.replace(at + key.size(),
+                         (end == std::string::npos ? target.size() : end) - at - key.size(), value);
+        } else {
+          target += (target.find('?') == std::string::npos ? "?" : "&") + key + value;
+        }
+        const std::string what = "get " + pattern + ": " + name + "=" + value;
+        HttpResponse r = client().Get(target);
+        EXPECT_TRUE(r.status >= 400 && r.status < 500 && r.status != 404 && r.status != 405)
+            << what << ": " << r.Describe();
+        EXPECT_TRUE(NamesField(r, name))
+            << what << ": the answer does not name " << name << ": " << r.Describe();
+        ExpectDocumentedAnswer(doc, op, what, r);
+        ++refusals;
+      }
+    }
   }
   std::cout << operations << " operations, " << refusals << " bodies refused, " << accepted
             << " accepted, " << reads << " reads\n";
