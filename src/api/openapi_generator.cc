@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -34,59 +35,98 @@ std::vector<std::string> PathParameters(std::string_view pattern) {
   return out;
 }
 
-// Every `$ref` under `node` that does not name a component of `doc`.
+// Every `$ref` under `node` that does not name a part of `doc`. Example data (example, examples,
+// default) is a value, not a schema: a "$ref" key there is data.
 void CheckRefs(const ojson& node, const ojson& doc, const std::string& where,
                std::vector<std::string>& problems) {
   if (node.is_object()) {
-    if (auto ref = node.find("$ref"); ref != node.end() && ref->is_string()) {
-      const std::string target = ref->get<std::string>();
-      bool found = target.rfind("#/", 0) == 0;
+    if (auto ref = node.find("$ref"); ref != node.end()) {
+      bool found = ref->is_string() && ref->get_ref<const std::string&>().rfind("#/", 0) == 0;
       if (found) {
         try {
-          found = !doc.at(ojson::json_pointer(target.substr(1))).is_null();
+          found = !doc.at(ojson::json_pointer(ref->get<std::string>().substr(1))).is_null();
         } catch (const std::exception&) {
           found = false;
         }
       }
-      if (!found) problems.push_back(fmt::format("{}: $ref {} names nothing", where, target));
+      if (!found) problems.push_back(fmt::format("{}: $ref {} names nothing", where, ref->dump()));
     }
-    for (const auto& [key, value] : node.items()) CheckRefs(value, doc, where, problems);
+    for (const auto& [key, value] : node.items()) {
+      if (key == "example" || key == "examples" || key == "default") continue;
+      CheckRefs(value, doc, where, problems);
+    }
   } else if (node.is_array()) {
     for (const auto& value : node) CheckRefs(value, doc, where, problems);
   }
 }
 
+// A string member of `node`, or "" when it is absent or not a string.
+std::string StringAt(const ojson& node, const char* key) {
+  if (!node.is_object()) return "";
+  auto it = node.find(key);
+  return it != node.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// `parameter` with a "#/components/parameters/…" $ref followed (null when it names nothing).
+const ojson* ResolvedParameter(const ojson& parameter, const ojson& components) {
+  const std::string ref = StringAt(parameter, "$ref");
+  if (ref.empty()) return &parameter;
+  constexpr std::string_view kPrefix = "#/components/parameters/";
+  if (ref.rfind(kPrefix, 0) != 0) return nullptr;
+  auto it = components.find("parameters");
+  if (it == components.end() || !it->is_object()) return nullptr;
+  auto found = it->find(ref.substr(kPrefix.size()));
+  return found == it->end() ? nullptr : &*found;
+}
+
 // The operation of `route` as the document shows it: the fragment's, with the path parameters it
-// does not describe added in the path's order, the keys in a fixed order, and `security: []` on
-// an open route.
-ojson RouteOperation(const Route& route, const ojson& declared, const ojson& shared_parameters,
+// does not describe added in the path's order (a shared path parameter of that name by $ref, else
+// a plain string), the keys in a fixed order, and `security: []` on an open route.
+ojson RouteOperation(const Route& route, const ojson& declared, const ojson& components,
                      const std::string& where, std::vector<std::string>& problems) {
   const std::vector<std::string> in_path = PathParameters(route.pattern);
-  ojson parameters = ojson::array();
-  std::set<std::string> described;
+  if (!declared.is_object()) {
+    problems.push_back(fmt::format("{}: the operation is not an object", where));
+    return ojson::object();
+  }
   const ojson own = declared.value("parameters", ojson::array());
-  for (const ojson& p : own) {
-    if (p.value("in", "") != "path") continue;
-    const std::string name = p.value("name", "");
+  if (!own.is_array()) problems.push_back(fmt::format("{}: parameters is not an array", where));
+  ojson parameters = ojson::array();
+  std::map<std::string, ojson> described;              // own path parameters by name
+  std::set<std::pair<std::string, std::string>> seen;  // (in, name) of every own parameter
+  for (const ojson& p : own.is_array() ? own : ojson::array()) {
+    const ojson* resolved = ResolvedParameter(p, components);
+    if (resolved == nullptr) continue;  // the $ref check reports it
+    const std::string in = StringAt(*resolved, "in");
+    const std::string name = StringAt(*resolved, "name");
+    if (in.empty() || name.empty()) {
+      problems.push_back(fmt::format("{}: a parameter without in and name", where));
+      continue;
+    }
+    if (!seen.emplace(in, name).second) {
+      problems.push_back(fmt::format("{}: {} parameter {} is listed twice", where, in, name));
+    }
+    if (in != "path") continue;
     if (std::find(in_path.begin(), in_path.end(), name) == in_path.end()) {
       problems.push_back(fmt::format("{}: path parameter {} is not in the path", where, name));
     }
-    described.insert(name);
+    described.emplace(name, p);
   }
+  const ojson shared = components.value("parameters", ojson::object());
   for (const std::string& name : in_path) {
-    if (described.contains(name)) {
-      for (const ojson& p : own) {
-        if (p.value("in", "") == "path" && p.value("name", "") == name) parameters.push_back(p);
-      }
-    } else if (shared_parameters.contains(name)) {
+    if (auto it = described.find(name); it != described.end()) {
+      parameters.push_back(it->second);
+    } else if (shared.contains(name) && StringAt(shared[name], "in") == "path" &&
+               StringAt(shared[name], "name") == name) {
       parameters.push_back({{"$ref", "#/components/parameters/" + name}});
     } else {
       parameters.push_back(
           {{"name", name}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
     }
   }
-  for (const ojson& p : own) {
-    if (p.value("in", "") != "path") parameters.push_back(p);
+  for (const ojson& p : own.is_array() ? own : ojson::array()) {
+    const ojson* resolved = ResolvedParameter(p, components);
+    if (resolved == nullptr || StringAt(*resolved, "in") != "path") parameters.push_back(p);
   }
 
   ojson op = ojson::object();
@@ -111,12 +151,25 @@ ojson RouteOperation(const Route& route, const ojson& declared, const ojson& sha
   return op;
 }
 
-}  // namespace
+// The path with its parameters' names left out ("/m/{}/history"): OpenAPI forbids two paths
+// of one shape.
+std::string PathShape(std::string_view pattern) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    out += pattern[i];
+    if (pattern[i] == '{') {
+      i = pattern.find('}', i);
+      if (i == std::string_view::npos) break;
+      out += '}';
+    }
+  }
+  return out;
+}
 
-Result<std::string> GenerateOpenApi(const Router& router,
-                                    std::span<const OpenApiFragment> fragments,
-                                    std::string_view version) {
-  if (fragments.empty()) return Status::InvalidParameter("no OpenAPI fragments");
+// GenerateOpenApi's work; nlohmann's type errors on a fragment of an unexpected shape are caught
+// by the caller.
+Result<std::string> Generate(const Router& router, std::span<const OpenApiFragment> fragments,
+                             std::string_view version) {
   std::vector<std::string> problems;
   ojson doc = ojson::object();
   std::map<std::string, std::pair<ojson, std::string>> operations;  // key -> (operation, source)
@@ -128,6 +181,12 @@ Result<std::string> GenerateOpenApi(const Router& router,
       continue;
     }
     for (const auto& [key, value] : part.items()) {
+      if (key == "operations" || key == "components") {
+        if (!value.is_object()) {
+          problems.push_back(fmt::format("{}: {} is not an object", f.source, key));
+          continue;
+        }
+      }
       if (key == "operations") {
         for (const auto& [name, op] : value.items()) {
           if (auto [it, fresh] = operations.try_emplace(name, op, std::string(f.source)); !fresh) {
@@ -154,36 +213,50 @@ Result<std::string> GenerateOpenApi(const Router& router,
       }
     }
   }
-  if (!doc.contains("info")) problems.push_back("the base fragment has no info");
+  if (!doc.contains("info") || !doc["info"].is_object()) {
+    problems.push_back("the base fragment has no info object");
+    doc["info"] = ojson::object();
+  }
   doc["info"]["version"] = std::string(version);
-  const ojson shared_parameters = doc.contains("components")
-                                      ? doc["components"].value("parameters", ojson::object())
-                                      : ojson::object();
+  const ojson components = doc.value("components", ojson::object());
 
   // Each operation is filed under tags the document lists (the endpoints page groups by them).
   std::set<std::string> tags;
-  for (const ojson& tag : doc.value("tags", ojson::array())) tags.insert(tag.value("name", ""));
+  for (const ojson& tag : doc.value("tags", ojson::array())) tags.insert(StringAt(tag, "name"));
   ojson paths = ojson::object();
   std::set<std::string> used;
+  std::map<std::string, std::string> shapes;  // PathShape -> the first pattern of that shape
   for (const Route& route : router.routes()) {
     const std::string key = route.doc.empty() ? route.name : route.doc;
     const std::string where = fmt::format("{} {} ({})", route.method, route.pattern, key);
+    const std::string method = LowerMethod(route.method);
+    if (auto [it, fresh] = shapes.try_emplace(PathShape(route.pattern), route.pattern);
+        !fresh && it->second != route.pattern) {
+      problems.push_back(
+          fmt::format("{}: the same path as {} with other parameter names", where, it->second));
+    }
+    if (paths.contains(route.pattern) && paths[route.pattern].contains(method)) {
+      problems.push_back(fmt::format("{}: routed twice", where));
+      continue;
+    }
     auto it = operations.find(key);
     if (it == operations.end()) {
       problems.push_back(fmt::format("{}: no fragment declares operation {}", where, key));
       continue;
     }
     used.insert(key);
-    const ojson& op_tags = it->second.first.value("tags", ojson::array());
-    if (op_tags.empty()) problems.push_back(fmt::format("{}: no tags", where));
-    for (const ojson& tag : op_tags) {
+    const ojson& declared = it->second.first;
+    const ojson op_tags =
+        declared.is_object() ? declared.value("tags", ojson::array()) : ojson::array();
+    if (!op_tags.is_array() || op_tags.empty())
+      problems.push_back(fmt::format("{}: no tags", where));
+    for (const ojson& tag : op_tags.is_array() ? op_tags : ojson::array()) {
       if (!tag.is_string() || !tags.contains(tag.get<std::string>())) {
         problems.push_back(
             fmt::format("{}: tag {} is not in the document's tags", where, tag.dump()));
       }
     }
-    paths[route.pattern][LowerMethod(route.method)] =
-        RouteOperation(route, it->second.first, shared_parameters, where, problems);
+    paths[route.pattern][method] = RouteOperation(route, declared, components, where, problems);
   }
   for (const auto& [key, entry] : operations) {
     if (!used.contains(key)) {
@@ -198,6 +271,20 @@ Result<std::string> GenerateOpenApi(const Router& router,
     return Status::InvalidParameter(fmt::format("{}", fmt::join(problems, "\n")));
   }
   return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+Result<std::string> GenerateOpenApi(const Router& router,
+                                    std::span<const OpenApiFragment> fragments,
+                                    std::string_view version) {
+  if (fragments.empty()) return Status::InvalidParameter("no OpenAPI fragments");
+  try {
+    return Generate(router, fragments, version);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidParameter(
+        fmt::format("an OpenAPI fragment is not shaped as the generator reads it: {}", e.what()));
+  }
 }
 
 }  // namespace engram

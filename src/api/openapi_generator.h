@@ -6,12 +6,13 @@
 // its API's fragment, a `*.openapi.json` file beside the code that registers it, under the key
 // Route::doc (or Route::name when doc is empty; several routes may share one: the MCP mounts).
 // The generator takes the paths and methods from the routes, adds each path parameter the
-// operation does not describe itself (from the base fragment's components.parameters, else a
-// plain string), marks open routes (AuthMode::kNone) with `security: []`, and merges every
-// fragment's components. What cannot be right is an error: a route without its operation, an
-// operation no route uses, a path parameter the path does not have, a component declared twice,
-// a `$ref` to nothing, an open route documented as needing a key or the reverse, an operation
-// without a tag the base fragment lists.
+// operation does not describe itself (a path parameter of that name in components.parameters,
+// by $ref, else a plain string), marks open routes (AuthMode::kNone) with `security: []`, and
+// merges every fragment's components. What cannot be right is an error: a route without its
+// operation, an operation no route uses, a route twice or two paths of one shape, a path
+// parameter the path does not have, a parameter listed twice, a component declared twice, a
+// `$ref` to nothing, an open route documented as needing a key or the reverse, an operation
+// without a tag the base fragment lists, a fragment of another shape.
 //
 // src/api/openapi.json is this function's output over the server's whole route table, checked in
 // and served (a test keeps it current; `engram openapi` prints it).

@@ -58,9 +58,9 @@ TEST(OpenApiGeneratorTest, PathsAndMethodsComeFromTheRoutes) {
   auto text = Generate(router);
   ASSERT_TRUE(text.ok()) << text.status().message();
   const json doc = json::parse(*text);
-  EXPECT_EQ(doc["info"]["version"], "1.2.3");
-  EXPECT_EQ(doc["components"]["schemas"]["Memory"]["type"], "object");
-  const json& get = doc["paths"]["/w/{workspace_name}/memories/{memory_id}"]["get"];
+  EXPECT_EQ(doc.at("info").at("version"), "1.2.3");
+  EXPECT_EQ(doc.at("components").at("schemas").at("Memory").at("type"), "object");
+  const json& get = doc.at("paths").at("/w/{workspace_name}/memories/{memory_id}").at("get");
   EXPECT_EQ(get["summary"], "one memory");
   // The path's parameters in its order: a shared one by reference, the other a plain string; then
   // the operation's own.
@@ -71,7 +71,7 @@ TEST(OpenApiGeneratorTest, PathsAndMethodsComeFromTheRoutes) {
   EXPECT_EQ(get["parameters"][2]["name"], "user_id");
   EXPECT_FALSE(get.contains("security"));
   // An open route says so.
-  EXPECT_EQ(doc["paths"]["/health"]["get"]["security"], json::array());
+  EXPECT_EQ(doc.at("paths").at("/health").at("get").at("security"), json::array());
 }
 
 TEST(OpenApiGeneratorTest, WhatCannotBeRightIsAnError) {
@@ -98,7 +98,7 @@ TEST(OpenApiGeneratorTest, WhatCannotBeRightIsAnError) {
   ASSERT_FALSE(wrong.ok());
   const std::string& m = wrong.status().message();
   EXPECT_NE(m.find("path parameter memory_id is not in the path"), std::string::npos) << m;
-  EXPECT_NE(m.find("#/components/schemas/Gone names nothing"), std::string::npos) << m;
+  EXPECT_NE(m.find("$ref \"#/components/schemas/Gone\" names nothing"), std::string::npos) << m;
   EXPECT_NE(m.find("security says the route is open, the route says keyed"), std::string::npos)
       << m;
   EXPECT_NE(m.find("GET /m (get): no tags"), std::string::npos) << m;
@@ -113,6 +113,34 @@ TEST(OpenApiGeneratorTest, WhatCannotBeRightIsAnError) {
             std::string::npos);
   EXPECT_NE(duplicated.status().message().find("components.schemas.Memory is declared twice"),
             std::string::npos);
+
+  // A route twice, two paths of one shape, a parameter listed twice.
+  Router twice_routed;
+  twice_routed.Add(R("GET", "/m/{id}", "get"));
+  twice_routed.Add(R("GET", "/m/{memory_id}", "get"));
+  twice_routed.Add(R("GET", "/health", "health", AuthMode::kNone));
+  twice_routed.Add(R("GET", "/health", "health", AuthMode::kNone));
+  auto shapes = Generate(twice_routed, R"({"operations": {
+    "get": {"tags": ["memories"], "parameters": [
+              {"name": "q", "in": "query"}, {"name": "q", "in": "query"}],
+            "responses": {"200": {"description": "x"}}},
+    "health": {"tags": ["memories"], "responses": {"200": {"description": "yes"}}}}})");
+  ASSERT_FALSE(shapes.ok());
+  const std::string& why = shapes.status().message();
+  EXPECT_NE(why.find("GET /health (health): routed twice"), std::string::npos) << why;
+  EXPECT_NE(why.find("the same path as /m/{id} with other parameter names"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("query parameter q is listed twice"), std::string::npos) << why;
+
+  // A fragment of another shape is an error, not an exception.
+  Router one;
+  one.Add(R("GET", "/m", "get"));
+  auto malformed = Generate(one, R"({"operations": {"get": {"tags": ["memories"],
+    "parameters": [{"name": 7, "in": ["path"]}], "responses": 5}}})");
+  ASSERT_FALSE(malformed.ok());
+  auto not_object = Generate(one, R"({"operations": [1, 2]})");
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_NE(not_object.status().message().find("operations is not an object"), std::string::npos);
 }
 
 TEST(OpenApiGeneratorTest, EveryShippedOperationDescribesItsSuccessBody) {
@@ -120,16 +148,16 @@ TEST(OpenApiGeneratorTest, EveryShippedOperationDescribesItsSuccessBody) {
   // is a 204 (no body). An operation documented only as refused (a 405 the route answers so
   // that clients learn what is allowed) has no success to describe.
   const auto doc = json::parse(OpenApiDocument());
-  for (const auto& [path, item] : doc["paths"].items()) {
+  for (const auto& [path, item] : doc.at("paths").items()) {
     for (const auto& [method, op] : item.items()) {
       bool any_success = false, described = false;
-      for (const auto& [code, response] : op["responses"].items()) {
+      for (const auto& [code, response] : op.at("responses").items()) {
         if (code.size() != 3 || code[0] != '2') continue;
         any_success = true;
         if (response.contains("content") || code == "204") described = true;
       }
       if (!any_success) {
-        EXPECT_TRUE(op["responses"].contains("405")) << method << " " << path;
+        EXPECT_TRUE(op.at("responses").contains("405")) << method << " " << path;
         continue;
       }
       EXPECT_TRUE(described) << method << " " << path;
@@ -140,7 +168,7 @@ TEST(OpenApiGeneratorTest, EveryShippedOperationDescribesItsSuccessBody) {
 // The error envelope's documented codes are the codes a Status can carry.
 TEST(OpenApiGeneratorTest, TheErrorCodesAreEveryStatusCode) {
   const auto doc = json::parse(OpenApiDocument());
-  const json& codes = doc["components"]["schemas"]["Error"]["properties"]["code"]["enum"];
+  const json& codes = doc.at(json::json_pointer("/components/schemas/Error/properties/code/enum"));
   std::vector<std::string> expected;
   for (int c = static_cast<int>(StatusCode::kInvalidParameter);
        c <= static_cast<int>(StatusCode::kUnavailable); ++c) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -42,9 +43,7 @@ std::string Cell(std::string_view text) {
   return out;
 }
 
-}  // namespace
-
-Result<std::string> EndpointsMarkdown(std::string_view openapi_json) {
+Result<std::string> Render(std::string_view openapi_json) {
   const ojson doc = ojson::parse(openapi_json, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("paths")) {
     return Status::InvalidParameter("not an OpenAPI document");
@@ -80,6 +79,16 @@ Result<std::string> EndpointsMarkdown(std::string_view openapi_json) {
     for (const std::string& row : rows) out += row + "\n";
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::string> EndpointsMarkdown(std::string_view openapi_json) {
+  try {
+    return Render(openapi_json);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidParameter(fmt::format("not an OpenAPI document: {}", e.what()));
+  }
 }
 
 }  // namespace engram

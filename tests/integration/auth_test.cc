@@ -1,6 +1,7 @@
 // API keys: the three accepted header forms, 401 InvalidApiKey otherwise, /healthz open, keys from
 // --api-key flags and from ENGRAM_API_KEYS (docs/api/README.md, Common); /metrics needs a key for
-// every workspace; an empty key is refused at start.
+// every workspace; a workspace-limited key reaches only its workspace; an empty key is refused at
+// start.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -136,6 +137,41 @@ TEST(AuthKeysTest, SeveralKeyFlags) {
   EXPECT_EQ(client.Post(kSearchPath, search, {{"Authorization", "Token second"}}).status, 200);
   EXPECT_TRUE(IsError(client.Post(kSearchPath, search, {{"Authorization", "Bearer third"}}), 401,
                       "InvalidApiKey"));
+}
+
+TEST(AuthKeysTest, AWorkspaceKeyReachesOnlyItsWorkspaceOnEveryApi) {
+  // The workspace a path names ({workspace_name} on the Agentic Memory paths, {workspace} on the
+  // MCP mount) is the one the key must be valid for, before anything is read.
+  ENGRAM_REQUIRE_BINARY();
+  ServerOptions o;
+  o.extra_args = {"--api-key", "team:alpha"};
+  ServerProcess server(o);
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  const Headers key = {{"Authorization", "Bearer team"}};
+  const json search = {{"query", "coffee"}, {"user_id", "alice"}};
+  for (const std::string ws : {"alpha", "beta"}) {
+    const int want = ws == "alpha" ? 200 : 403;
+    const std::string v4 = "/v4/openapi/workspaces/" + ws + "/memory/agentic-memory";
+    const std::string v3 = "/v3/openapi/workspaces/" + ws + "/memory/agentic-memory";
+    EXPECT_EQ(client.Post(v4 + "/memories/search", search, key).status, want) << ws;
+    EXPECT_EQ(client.Get(v4 + "/memories?user_id=alice", key).status, want) << ws;
+    EXPECT_EQ(client.Get(v3 + "/skills?user_id=alice", key).status, want) << ws;
+    EXPECT_EQ(client.Get(v3 + "/knowledge-bases", key).status, want) << ws;
+    EXPECT_EQ(client.Get(v3 + "/health", key).status, want) << ws;
+  }
+  // The MCP mount: refused before the request is read for another workspace.
+  const json initialize = {{"jsonrpc", "2.0"},
+                           {"id", 1},
+                           {"method", "initialize"},
+                           {"params",
+                            {{"protocolVersion", "2025-06-18"},
+                             {"capabilities", json::object()},
+                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+  Headers mcp = key;
+  mcp["Accept"] = "application/json, text/event-stream";
+  EXPECT_EQ(client.Post("/mcp/workspaces/beta", initialize, mcp).status, 403);
+  EXPECT_EQ(client.Post("/mcp/workspaces/alpha", initialize, mcp).status, 200);
 }
 
 TEST(AuthKeysTest, MetricsNeedAKeyForEveryWorkspace) {

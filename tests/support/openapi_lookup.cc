@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "mcp/schema_check.h"
+
 namespace engram::testing {
 
 namespace {
@@ -64,6 +66,19 @@ json ResponseSchema(const json& doc, const json& operation, int status) {
   }
   if (!response.is_object()) return json();
   return response.value(json::json_pointer("/content/application~1json/schema"), json());
+}
+
+Status CheckDocumentedAnswer(const json& doc, const json& operation, int status,
+                             const std::string& body) {
+  const json responses = operation.value("responses", json::object());
+  if (!responses.contains(std::to_string(status)) && !responses.contains("default")) {
+    return Status::InvalidParameter("the status " + std::to_string(status) + " is not documented");
+  }
+  const json schema = ResponseSchema(doc, operation, status);
+  if (schema.is_null()) return Status::Ok();
+  const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Status::InvalidParameter("the body is not the documented JSON");
+  return mcp::CheckAgainstSchema(parsed, schema, doc);
 }
 
 }  // namespace engram::testing

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace engram::testing {
 
 // src/api/openapi.json of the source tree the tests were built from.
@@ -24,5 +26,11 @@ const nlohmann::json* DocumentedOperation(const nlohmann::json& doc, const std::
 nlohmann::json RequestSchema(const nlohmann::json& operation);
 nlohmann::json ResponseSchema(const nlohmann::json& doc, const nlohmann::json& operation,
                               int status);
+
+// Whether an answer with `status` and `body` is one `operation` documents: its status is listed
+// (or a default response is), and where that response has a JSON schema the body is JSON that
+// satisfies it. The error says what differs.
+Status CheckDocumentedAnswer(const nlohmann::json& doc, const nlohmann::json& operation, int status,
+                             const std::string& body);
 
 }  // namespace engram::testing
