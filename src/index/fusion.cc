@@ -48,8 +48,9 @@ void AddNormalised(const std::vector<ScoredDoc>& list, float weight, const Candi
 // Standardises one retriever's scores over every document in the fused candidate set, documents
 // it did not return counting as `fill` (BM25: 0, their true score; vectors: the lowest score
 // returned, an upper bound of theirs). Measuring over the whole set matters: a retriever that
-// returns a single match (or equal scores) still says that match stands out from the rest.
-void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fill,
+// returns a single match (or equal scores) still says that match stands out from the rest. The
+// deviation is taken as at least `min_sd` (FusionOptions::min_vector_spread).
+void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fill, double min_sd,
                      const Candidates& candidates, std::vector<float>& acc) {
   if (list.empty() || weight == 0) return;
   std::vector<double> own(candidates.size(), fill);
@@ -63,8 +64,9 @@ void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fil
   const double mean = sum / n;
   const double sd = std::sqrt(std::max(0.0, sq / n - mean * mean));
   if (sd < 1e-9) return;  // the retriever cannot tell these documents apart
+  const double spread = std::max(sd, min_sd);
   for (size_t i = 0; i < own.size(); ++i)
-    acc[i] += weight * static_cast<float>((own[i] - mean) / sd);
+    acc[i] += weight * static_cast<float>((own[i] - mean) / spread);
 }
 
 // `floor`: the smallest best score the bonus is scaled by (z-scores may all be <= 0); `fused` the
@@ -164,8 +166,8 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
     float vec_min = 0;
     for (size_t i = 0; i < vec.size(); ++i)
       vec_min = i == 0 ? vec[i].score : std::min(vec_min, vec[i].score);
-    AddStandardised(bm25, wb, 0.0f, candidates, lexical);
-    AddStandardised(vec, wv, vec_min, candidates, semantic);
+    AddStandardised(bm25, wb, 0.0f, 0.0, candidates, lexical);
+    AddStandardised(vec, wv, vec_min, options.min_vector_spread, candidates, semantic);
     add_prior(1.0f);
     for (float& score : acc) score = 1.0f / (1.0f + std::exp(-score));
   } else if (options.method == FusionMethod::kRrf) {

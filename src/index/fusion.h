@@ -6,9 +6,10 @@
 //    a strong BM25 match should not be pulled down by a weak vector rank.
 //  - kZScore: each retriever's scores are standardised ((s - mean) / stddev) over all fused
 //    candidates, a document it did not return counting as 0 for BM25 (its true score) and as the
-//    lowest returned score for vectors. A score then says how far a document stands out for this
-//    query in that retriever; the weighted sum is mapped to 0..1 with a logistic. A retriever whose
-//    scores are flat contributes little, whatever its raw scale: per-query confidence, untuned.
+//    lowest returned score for vectors, whose stddev is taken as at least min_vector_spread. A
+//    score then says how far a document stands out for this query in that retriever; the weighted
+//    sum is mapped to 0..1 with a logistic. A retriever whose scores are flat contributes little,
+//    whatever its raw scale: per-query confidence, untuned.
 //  - kRrf: reciprocal-rank fusion, sum of w / (rrf_k + rank). Ignores scores entirely.
 // Output scores are in 0..1 (kScoreSum, kZScore) so they can be shown to clients as relevance.
 //
@@ -36,6 +37,11 @@ struct FusionOptions {
   // prior p in 0..1 gains prior_weight * p * (the best fused score), before the 0..1 mapping.
   // Relative to the best score, so it means the same for every query and method.
   float prior_weight = 0.0f;
+  // kZScore: the smallest spread the vector scores are standardised by. Cosines of texts that
+  // say nearly the same thing differ by a few hundredths; divided by their own tiny deviation,
+  // such differences would become whole standard deviations and outweigh the words and the prior.
+  // Differences well under this spread count for little.
+  float min_vector_spread = 0.05f;
 };
 
 // How one fused document got its score (an explained search shows it). The parts add up: for

@@ -46,6 +46,28 @@ TEST(FusionPartsTest, PartsAddUpToEachScoreAndChangeNothing) {
   }
 }
 
+// Three texts that say nearly the same thing (cosines a hundredth apart, no words in common with
+// the query): those hundredths are not evidence, so the date prior picks the one it favours. On
+// their own deviation they would be 1.2 standard deviations apart and outweigh it.
+TEST(FusionZScoreTest, NearlyEqualCosinesDoNotOutweighThePrior) {
+  const std::vector<ScoredDoc> vec = {{1, 0.73f}, {2, 0.72f}, {3, 0.71f}};
+  const std::function<float(DocId)> prior = [](DocId d) { return d == 3 ? 1.0f : 0.0f; };
+  const FusionOptions options{.method = FusionMethod::kZScore, .prior_weight = 0.8f};
+  const auto fused = Fuse({}, vec, 3, options, &prior);
+  ASSERT_EQ(fused.size(), 3u);
+  EXPECT_EQ(fused[0].doc, 3u);
+  // Cosines far apart still rank as they did.
+  const std::vector<ScoredDoc> apart = {{1, 0.73f}, {2, 0.52f}, {3, 0.31f}};
+  const auto ranked = Fuse({}, apart, 3, {.method = FusionMethod::kZScore}, nullptr);
+  ASSERT_EQ(ranked.size(), 3u);
+  EXPECT_EQ(ranked[0].doc, 1u);
+  EXPECT_EQ(ranked[2].doc, 3u);
+  // Without the floor, the deviation of the three decides (what the floor is for).
+  FusionOptions unfloored = options;
+  unfloored.min_vector_spread = 0;
+  EXPECT_EQ(Fuse({}, vec, 3, unfloored, &prior)[0].doc, 1u);
+}
+
 TEST(FusionPartsTest, AnAbsentRetrieverAddsNothing) {
   std::vector<FusionParts> parts;
   const auto fused =
