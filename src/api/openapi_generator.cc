@@ -96,7 +96,13 @@ ojson RouteOperation(const Route& route, const ojson& declared, const ojson& com
   std::set<std::pair<std::string, std::string>> seen;  // (in, name) of every own parameter
   for (const ojson& p : own.is_array() ? own : ojson::array()) {
     const ojson* resolved = ResolvedParameter(p, components);
-    if (resolved == nullptr) continue;  // the $ref check reports it
+    if (resolved == nullptr) {
+      // A $ref to a missing parameter is reported by the $ref check; one elsewhere, here.
+      if (StringAt(p, "$ref").rfind("#/components/parameters/", 0) != 0) {
+        problems.push_back(fmt::format("{}: parameter {} is not a parameter", where, p.dump()));
+      }
+      continue;
+    }
     const std::string in = StringAt(*resolved, "in");
     const std::string name = StringAt(*resolved, "name");
     if (in.empty() || name.empty()) {
@@ -230,6 +236,12 @@ Result<std::string> Generate(const Router& router, std::span<const OpenApiFragme
     const std::string key = route.doc.empty() ? route.name : route.doc;
     const std::string where = fmt::format("{} {} ({})", route.method, route.pattern, key);
     const std::string method = LowerMethod(route.method);
+    if (std::count(route.pattern.begin(), route.pattern.end(), '{') !=
+            std::count(route.pattern.begin(), route.pattern.end(), '}') ||
+        PathParameters(route.pattern).size() !=
+            static_cast<size_t>(std::count(route.pattern.begin(), route.pattern.end(), '{'))) {
+      problems.push_back(fmt::format("{}: the path's braces do not pair", where));
+    }
     if (auto [it, fresh] = shapes.try_emplace(PathShape(route.pattern), route.pattern);
         !fresh && it->second != route.pattern) {
       problems.push_back(

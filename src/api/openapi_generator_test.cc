@@ -138,9 +138,25 @@ TEST(OpenApiGeneratorTest, WhatCannotBeRightIsAnError) {
   auto malformed = Generate(one, R"({"operations": {"get": {"tags": ["memories"],
     "parameters": [{"name": 7, "in": ["path"]}], "responses": 5}}})");
   ASSERT_FALSE(malformed.ok());
+  EXPECT_NE(malformed.status().message().find("a parameter without in and name"), std::string::npos)
+      << malformed.status().message();
   auto not_object = Generate(one, R"({"operations": [1, 2]})");
   ASSERT_FALSE(not_object.ok());
   EXPECT_NE(not_object.status().message().find("operations is not an object"), std::string::npos);
+
+  // A parameter $ref that names a schema; braces that do not pair; a "$ref" key in example data
+  // is data, not a reference.
+  Router braces;
+  braces.Add(R("GET", "/m/{id", "get"));
+  auto odd = Generate(braces, R"({"operations": {"get": {"tags": ["memories"],
+    "parameters": [{"$ref": "#/components/schemas/Memory"}],
+    "responses": {"200": {"description": "x", "content": {"application/json": {
+      "schema": {"type": "object"}, "example": {"$ref": "not a reference"}}}}}}}})");
+  ASSERT_FALSE(odd.ok());
+  const std::string& said = odd.status().message();
+  EXPECT_NE(said.find("is not a parameter"), std::string::npos) << said;
+  EXPECT_NE(said.find("the path's braces do not pair"), std::string::npos) << said;
+  EXPECT_EQ(said.find("not a reference"), std::string::npos) << said;
 }
 
 TEST(OpenApiGeneratorTest, EveryShippedOperationDescribesItsSuccessBody) {

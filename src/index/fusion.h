@@ -8,8 +8,9 @@
 //    candidates, a document it did not return counting as 0 for BM25 (its true score) and as the
 //    lowest returned score for vectors, whose stddev is taken as at least min_vector_spread. A
 //    score then says how far a document stands out for this query in that retriever; the weighted
-//    sum is mapped to 0..1 with a logistic. A retriever whose scores are flat contributes little,
-//    whatever its raw scale: per-query confidence, untuned.
+//    sum is mapped to 0..1 with a logistic. BM25 counts whatever its raw scale; the vectors'
+//    floor is in cosine units, so cosines that barely differ contribute little (and when they
+//    nearly tie, fused scores sit nearer 0.5, which a search's relevance threshold sees).
 //  - kRrf: reciprocal-rank fusion, sum of w / (rrf_k + rank). Ignores scores entirely.
 // Output scores are in 0..1 (kScoreSum, kZScore) so they can be shown to clients as relevance.
 //

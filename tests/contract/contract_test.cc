@@ -186,8 +186,8 @@ TEST_P(ContractTest, Case) {
         operation == nullptr) {
       ADD_FAILURE() << request->method << " " << request->target << " is not documented";
     } else {
-      const Status documented =
-          testing::CheckDocumentedAnswer(Document(), *operation, resp.status, resp.body);
+      const Status documented = testing::CheckDocumentedAnswer(
+          Document(), *operation, resp.status, resp.Header("content-type"), resp.body);
       EXPECT_TRUE(documented.ok())
           << request->method << " " << request->target << " answered " << resp.status
           << " unlike its document: " << documented.message()

@@ -207,7 +207,8 @@ json Substitute(const json& value, const std::map<std::string, std::string>& par
 // Whether `r` is an answer `op` documents (openapi_lookup.h).
 void ExpectDocumentedAnswer(const json& doc, const json& op, const std::string& where,
                             const HttpResponse& r) {
-  const Status documented = CheckDocumentedAnswer(doc, op, r.status, r.body);
+  const Status documented =
+      CheckDocumentedAnswer(doc, op, r.status, r.Header("content-type"), r.body);
   EXPECT_TRUE(documented.ok()) << where << ": answered " << r.status
                                << " unlike its document: " << documented.message() << ": "
                                << r.Describe();
@@ -223,6 +224,7 @@ std::optional<std::string> FillPath(const std::string& pattern,
       continue;
     }
     const size_t end = pattern.find('}', i);
+    if (end == std::string::npos) return std::nullopt;
     auto value = params.find(pattern.substr(i + 1, end - i - 1));
     if (value == params.end() || value->second.empty()) return std::nullopt;
     path += value->second;

@@ -27,10 +27,11 @@ nlohmann::json RequestSchema(const nlohmann::json& operation);
 nlohmann::json ResponseSchema(const nlohmann::json& doc, const nlohmann::json& operation,
                               int status);
 
-// Whether an answer with `status` and `body` is one `operation` documents: its status is listed
-// (or a default response is), and where that response has a JSON schema the body is JSON that
-// satisfies it. The error says what differs.
+// Whether an answer with `status`, `content_type` and `body` is one `operation` documents: its
+// status is listed (or a default response is); where that response has a JSON schema the body is
+// JSON that satisfies it; where it has none, the answer is not a JSON body. The error says what
+// differs.
 Status CheckDocumentedAnswer(const nlohmann::json& doc, const nlohmann::json& operation, int status,
-                             const std::string& body);
+                             std::string_view content_type, const std::string& body);
 
 }  // namespace engram::testing
