@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
+
+#include "common/ascii.h"
 
 namespace engram {
 
@@ -15,13 +16,6 @@ namespace {
 
 // Insertion order is kept, so the document reads in the order the fragments and routes say.
 using ojson = nlohmann::ordered_json;
-
-std::string LowerMethod(std::string_view method) {
-  std::string out(method);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // The {name} parameters of a route pattern, in order.
 std::vector<std::string> PathParameters(std::string_view pattern) {
@@ -235,11 +229,10 @@ Result<std::string> Generate(const Router& router, std::span<const OpenApiFragme
   for (const Route& route : router.routes()) {
     const std::string key = route.doc.empty() ? route.name : route.doc;
     const std::string where = fmt::format("{} {} ({})", route.method, route.pattern, key);
-    const std::string method = LowerMethod(route.method);
-    if (std::count(route.pattern.begin(), route.pattern.end(), '{') !=
-            std::count(route.pattern.begin(), route.pattern.end(), '}') ||
-        PathParameters(route.pattern).size() !=
-            static_cast<size_t>(std::count(route.pattern.begin(), route.pattern.end(), '{'))) {
+    const std::string method = LowerAscii(route.method);
+    const auto opens = std::count(route.pattern.begin(), route.pattern.end(), '{');
+    if (opens != std::count(route.pattern.begin(), route.pattern.end(), '}') ||
+        PathParameters(route.pattern).size() != static_cast<size_t>(opens)) {
       problems.push_back(fmt::format("{}: the path's braces do not pair", where));
     }
     if (auto [it, fresh] = shapes.try_emplace(PathShape(route.pattern), route.pattern);

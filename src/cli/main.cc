@@ -39,32 +39,25 @@ int main(int argc, char** argv) {
                      "print docs/configuration.md: every serve setting, generated from its table")
       ->callback([] { std::cout << engram::ConfigurationMarkdown(); });
 
+  // The generated OpenAPI document, or the page rendered from it: printed, or the problems and
+  // exit 1. The modules' start-up lines are not news here.
+  const auto print_generated = [](bool endpoints_page) {
+    spdlog::set_level(spdlog::level::warn);
+    auto text = engram::GenerateServerOpenApi();
+    if (text.ok() && endpoints_page) text = engram::EndpointsMarkdown(*text);
+    if (!text.ok()) {
+      std::cerr << text.status().message() << "\n";
+      std::exit(1);
+    }
+    std::cout << *text;
+  };
   app.add_subcommand("openapi",
                      "print src/api/openapi.json: the route table with each API's fragments")
-      ->callback([] {
-        spdlog::set_level(spdlog::level::warn);  // the modules' start-up lines are not news here
-        auto document = engram::GenerateServerOpenApi();
-        if (!document.ok()) {
-          std::cerr << document.status().message() << "\n";
-          std::exit(1);
-        }
-        std::cout << *document;
-      });
-
+      ->callback([&] { print_generated(false); });
   app.add_subcommand("endpoints-doc",
                      "print docs/api/endpoints.md: every endpoint, from the generated OpenAPI "
                      "document")
-      ->callback([] {
-        spdlog::set_level(spdlog::level::warn);
-        auto document = engram::GenerateServerOpenApi();
-        auto page = document.ok() ? engram::EndpointsMarkdown(*document)
-                                  : engram::Result<std::string>(document.status());
-        if (!page.ok()) {
-          std::cerr << page.status().message() << "\n";
-          std::exit(1);
-        }
-        std::cout << *page;
-      });
+      ->callback([&] { print_generated(true); });
 
   std::vector<std::string> embed_texts;
   bool embed_similarity = false;

@@ -1,10 +1,10 @@
 #include "openapi_lookup.h"
 
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "common/ascii.h"
 #include "mcp/schema_check.h"
 
 namespace engram::testing {
@@ -37,8 +37,7 @@ json LoadOpenApiDocument() {
 const json* DocumentedOperation(const json& doc, const std::string& method,
                                 std::string_view target) {
   const std::vector<std::string> wanted = Segments(target.substr(0, target.find('?')));
-  std::string lower = method;
-  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  const std::string lower = LowerAscii(method);
   for (const auto& [pattern, operations] : doc.at("paths").items()) {
     const std::vector<std::string> have = Segments(pattern);
     if (have.size() != wanted.size()) continue;
