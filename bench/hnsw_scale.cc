@@ -10,7 +10,11 @@
 // asks each retriever for 200 candidates), and the HNSW answer's recall against the exact one.
 // With --load, each size is instead a fresh index loaded as one batch (VectorIndex::BeginBatch),
 // as a shard's load is, its graph built at the end on --build-threads threads: "insert_s" is then
-// that load's time, what the first search after a start waits for.
+// that load's time, what the first search after a start waits for. With --load and --graph-file,
+// each size's graph is then saved there (VectorIndex::SaveGraph) and a second fresh index loads
+// the same vectors, its first build starting from the saved graph: "save_s", "graph_file_bytes",
+// "reload_searchable_s" / "reload_s" (until the graph answers), the vectors taken from the file
+// and that index's k = 10 figures, to compare with the build's.
 //
 // bench/hnsw_scale.py prepares the texts and queries from the dev datasets and prints the table.
 #include <CLI/CLI.hpp>
@@ -19,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -206,6 +211,8 @@ int Run(int argc, char** argv) {
   bool load = false;
   app.add_flag("--load", load, "load each size as one batch instead of growing one index");
   app.add_option("--build-threads", options.hnsw_build_threads, "graph threads (0: every core)");
+  app.add_option("--graph-file", options.graph_file,
+                 "with --load: save each size's graph here and time a load that starts from it");
   CLI11_PARSE(app, argc, argv);
   std::sort(sizes.begin(), sizes.end());
 
@@ -252,20 +259,31 @@ int Run(int argc, char** argv) {
   // exact scan answers while the graph is built in the background).
   double insert_seconds = 0, searchable_seconds = 0;
   size_t inserted = 0;
+  // A fresh index holding the first `size` vectors, loaded as one batch: the seconds until a
+  // search can run and until the graph answers.
+  auto load_fresh = [&](size_t size, double* searchable, double* ready) {
+    auto index = std::make_unique<VectorIndex>(options);
+    const auto t0 = Clock::now();
+    index->BeginBatch();
+    for (size_t i = 0; i < size; ++i) {
+      index->Set(static_cast<DocId>(i), vectors.data() + i * static_cast<size_t>(dim));
+    }
+    index->EndBatch();
+    *searchable = Seconds(t0);
+    index->WaitForGraph();
+    *ready = Seconds(t0);
+    return index;
+  };
   for (size_t size : sizes) {
     size = std::min(size, texts.size());
     if (load) {
       product.reset();
-      product = std::make_unique<VectorIndex>(options);
-      const auto t0 = Clock::now();
-      product->BeginBatch();
-      for (size_t i = 0; i < size; ++i) {
-        product->Set(static_cast<DocId>(i), vectors.data() + i * static_cast<size_t>(dim));
+      // Built from scratch: no graph of an earlier size to start from.
+      if (!options.graph_file.empty()) {
+        std::filesystem::remove(options.graph_file);
+        std::filesystem::remove(options.graph_file + ".meta");
       }
-      product->EndBatch();
-      searchable_seconds = Seconds(t0);
-      product->WaitForGraph();
-      insert_seconds = Seconds(t0);
+      product = load_fresh(size, &searchable_seconds, &insert_seconds);
     }
     for (; inserted < size; ++inserted) {
       const float* v = vectors.data() + inserted * static_cast<size_t>(dim);
@@ -295,6 +313,24 @@ int Run(int argc, char** argv) {
       line << ",\"" << name << "\":{\"hnsw_p50_ms\":" << r.hnsw_p50_ms
            << ",\"hnsw_p99_ms\":" << r.hnsw_p99_ms << ",\"exact_p50_ms\":" << r.exact_p50_ms
            << ",\"exact_p99_ms\":" << r.exact_p99_ms << ",\"recall\":" << r.recall << "}";
+    }
+    if (load && !options.graph_file.empty()) {
+      const auto t0 = Clock::now();
+      const Status saved = product->SaveGraph();
+      const double save_seconds = Seconds(t0);
+      if (!saved.ok()) {
+        std::cerr << "saving the graph: " << saved.ToString() << "\n";
+        return 1;
+      }
+      const uintmax_t file_bytes = std::filesystem::file_size(options.graph_file);
+      double reload_searchable = 0, reload_ready = 0;
+      auto reloaded = load_fresh(size, &reload_searchable, &reload_ready);
+      const KResult r10 = Measure(*reloaded, exact, *queries, dim, 10);
+      line << ",\"save_s\":" << save_seconds << ",\"graph_file_bytes\":" << file_bytes
+           << ",\"reload_searchable_s\":" << reload_searchable << ",\"reload_s\":" << reload_ready
+           << ",\"reload_adopted\":" << reloaded->graph_adopted()
+           << ",\"reload_k10\":{\"hnsw_p50_ms\":" << r10.hnsw_p50_ms
+           << ",\"hnsw_p99_ms\":" << r10.hnsw_p99_ms << ",\"recall\":" << r10.recall << "}";
     }
     line << "}";
     std::cout << line.str() << std::endl;

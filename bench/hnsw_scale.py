@@ -17,7 +17,9 @@ path at up to a million vectors of real conversational text, with `build/bench/h
 - with --tool-arg=--load, each size is instead loaded into a fresh index as one batch, as a
   shard's load is (the graph built at its end, from every core, in the background): "searchable"
   is the wait of the first search after a start (the exact scan answers while the graph is
-  built), "graph ready" the time until the graph answers.
+  built), "graph ready" the time until the graph answers; adding --tool-arg=--graph-file=PATH
+  saves each size's graph there and times a second load whose graph starts from the file, as a
+  server's does after a restart.
 
     python3 bench/hnsw_scale.py --tool build/bench/hnsw_scale [--sizes 20000,100000,300000,1000000]
 
@@ -103,6 +105,21 @@ def table(rows, cpu):
             f"{a['exact_p50_ms']:.2f} / {a['exact_p99_ms']:.2f} | {a['recall']:.3f} | "
             f"{b['hnsw_p50_ms']:.2f} / {b['hnsw_p99_ms']:.2f} | {b['exact_p50_ms']:.2f} | "
             f"{b['recall']:.3f} |")
+    reloads = [r for r in rows if "reload_s" in r]
+    if reloads:
+        out += ["", "Each size's graph saved (--tool-arg=--graph-file=PATH) and a fresh index loaded "
+                "from the same vectors, its graph taken from the file:", "",
+                "| vectors | graph built: searchable / ready (s) | save (s) | file MB | "
+                "from the file: searchable / ready (s) | vectors taken | k=10 p50 / p99 ms | "
+                "recall@10 |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in reloads:
+            k = r["reload_k10"]
+            out.append(
+                f"| {r['vectors']:,} | {insert_cell(r, True)} | {r['save_s']:.2f} | "
+                f"{r['graph_file_bytes'] / 1e6:.0f} | "
+                f"{r['reload_searchable_s']:.1f} / {r['reload_s']:.1f} | {r['reload_adopted']:,} | "
+                f"{k['hnsw_p50_ms']:.2f} / {k['hnsw_p99_ms']:.2f} | {k['recall']:.3f} |")
     return "\n".join(out)
 
 

@@ -1,105 +1,18 @@
 #include "index/vector_index.h"
 
-// hnswlib's prefetches (USE_SSE) read the link after the last one of a full upper-level list,
-// a few bytes past that list's allocation: AddressSanitizer reports it; no fault follows, the
-// bytes only feed a prefetch hint. They are kept: without them (NO_MANUAL_VECTORIZATION) a graph
-// search for 200 candidates among 50,000 vectors took 991 us against 758, and the 100,000-vector
-// build 27.7 s against 25.5 (vector_bench, medians of three alternating runs).
-#include <hnswlib/hnswlib.h>
-
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <queue>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
 #include "index/int8_vectors.h"
 
 namespace engram {
-
-namespace {
-
-// hnswlib element layout: [float scale][int8 code * dim].
-struct Int8SpaceParams {
-  int dim;
-};
-
-float Int8CosineDistance(const void* a, const void* b, const void* param) {
-  const int dim = static_cast<const Int8SpaceParams*>(param)->dim;
-  float sa, sb;
-  std::memcpy(&sa, a, sizeof(float));
-  std::memcpy(&sb, b, sizeof(float));
-  const auto* ca = static_cast<const int8_t*>(a) + sizeof(float);
-  const auto* cb = static_cast<const int8_t*>(b) + sizeof(float);
-  return 1.0f - sa * sb * static_cast<float>(DotInt8(ca, cb, dim));
-}
-
-// Writes one hnswlib element (the layout above) to `out`, sizeof(float) + dim bytes.
-void PackElement(char* out, float scale, const int8_t* code, int dim) {
-  std::memcpy(out, &scale, sizeof(float));
-  std::memcpy(out + sizeof(float), code, static_cast<size_t>(dim));
-}
-
-class Int8Space final : public hnswlib::SpaceInterface<float> {
- public:
-  explicit Int8Space(int dim) : params_{dim} {}
-  size_t get_data_size() override { return sizeof(float) + static_cast<size_t>(params_.dim); }
-  hnswlib::DISTFUNC<float> get_dist_func() override { return &Int8CosineDistance; }
-  void* get_dist_func_param() override { return &params_; }
-
- private:
-  Int8SpaceParams params_;
-};
-
-}  // namespace
-
-class VectorIndex::Hnsw {
- public:
-  Hnsw(const VectorIndexOptions& o, size_t capacity)
-      : space_(o.dim),
-        graph_(&space_, capacity, static_cast<size_t>(o.hnsw_m),
-               static_cast<size_t>(o.hnsw_ef_construction)) {
-    graph_.setEf(static_cast<size_t>(o.hnsw_ef_search));
-  }
-  // Room for `more` insertions, in one reallocation that at least doubles the capacity.
-  void Reserve(size_t more) {
-    const size_t need = graph_.cur_element_count + more;
-    if (need <= graph_.max_elements_) return;
-    graph_.resizeIndex(std::max(need + need / 8, graph_.max_elements_ * 2));
-  }
-  // `element` is [float scale][int8 code * dim]; an existing doc is replaced. Callers Reserve
-  // first; concurrent calls are safe (hnswlib locks per element), Reserve and Remove are not.
-  void Add(const char* element, DocId doc) { graph_.addPoint(element, doc); }
-  void Remove(DocId doc) {
-    try {
-      graph_.markDelete(doc);
-    } catch (const std::exception&) {
-      // Not in the graph (never added or already deleted): nothing to do.
-    }
-  }
-  std::vector<ScoredDoc> Search(float scale, const int8_t* code, int dim, size_t k) const {
-    std::vector<char> buf(sizeof(float) + static_cast<size_t>(dim));
-    PackElement(buf.data(), scale, code, dim);
-    auto& g = const_cast<hnswlib::HierarchicalNSW<float>&>(graph_);
-    auto pq = g.searchKnn(buf.data(), k);
-    std::vector<ScoredDoc> out(pq.size());
-    for (size_t i = pq.size(); i-- > 0;) {
-      out[i] = {static_cast<DocId>(pq.top().second), 1.0f - pq.top().first};
-      pq.pop();
-    }
-    return out;
-  }
-  size_t MemoryBytes() const {
-    return graph_.max_elements_ * graph_.size_data_per_element_ +
-           graph_.cur_element_count * sizeof(void*);
-  }
-
- private:
-  Int8Space space_;
-  hnswlib::HierarchicalNSW<float> graph_;
-};
 
 VectorIndex::VectorIndex(VectorIndexOptions options) : options_(options) {}
 
@@ -120,6 +33,7 @@ void VectorIndex::Set(DocId doc, const float* vector) {
       sums_.resize(n, 0);
       present_.resize(n, false);
     }
+    graph_saved_ = false;
     int8_t* c = codes_.data() + static_cast<size_t>(doc) * dim;
     scales_[doc] = QuantizeInt8(vector, options_.dim, c);
     sums_[doc] = CodeSum(c, options_.dim);
@@ -151,6 +65,7 @@ void VectorIndex::Remove(DocId doc) {
   if (doc >= present_.size() || !present_[doc]) return;
   present_[doc] = false;
   scales_[doc] = 0;
+  graph_saved_ = false;
   --count_;
   if (building_.load(std::memory_order_relaxed)) {
     dirty_.push_back(doc);
@@ -223,14 +138,126 @@ void VectorIndex::MaybeBuildHnsw() {
   RunBuild(std::move(docs));
 }
 
+HnswGraphOptions VectorIndex::GraphOptions() const {
+  return {.dim = options_.dim,
+          .m = options_.hnsw_m,
+          .ef_construction = options_.hnsw_ef_construction,
+          .ef_search = options_.hnsw_ef_search};
+}
+
+std::unique_ptr<HnswGraph> VectorIndex::AdoptSaved(std::vector<DocId>& docs, size_t capacity) {
+  auto loaded = HnswGraph::Load(options_.graph_file, GraphOptions(), capacity);
+  if (!loaded.ok()) return nullptr;
+  std::unique_ptr<HnswGraph> graph = std::move(*loaded);
+  building_bytes_.store(graph->MemoryBytes(), std::memory_order_relaxed);
+  // The loaded vectors by the hash of their element, those of equal hash chained (equal texts
+  // have equal vectors); an element is matched to a vector whose bytes equal its own. The lock is
+  // taken a chunk at a time, so writers go on meanwhile: a vector changed after its match is in
+  // dirty_ and re-inserted by the catch-up.
+  constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
+  constexpr size_t kChunk = 4096;
+  const int dim = options_.dim;
+  std::unordered_map<uint64_t, uint32_t> first;
+  std::vector<uint32_t> next(docs.size(), kEnd);
+  first.reserve(docs.size());
+  std::vector<char> packed(ElementBytes(dim));
+  for (size_t begin = 0; begin < docs.size(); begin += kChunk) {
+    MutexLock lock(&build_mu_);
+    for (size_t i = begin; i < std::min(begin + kChunk, docs.size()); ++i) {
+      const DocId d = docs[i];
+      if (d >= present_.size() || !present_[d]) continue;
+      PackElement(packed.data(), scales_[d], code(d), dim);
+      auto [it, inserted] =
+          first.try_emplace(ElementHash(packed.data(), dim), static_cast<uint32_t>(i));
+      if (!inserted) {
+        next[i] = it->second;
+        it->second = static_cast<uint32_t>(i);
+      }
+    }
+  }
+  const size_t n = graph->elements();
+  std::vector<DocId> labels(n, HnswGraph::kNoDoc);
+  std::vector<bool> matched(docs.size(), false);
+  size_t taken = 0;
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    MutexLock lock(&build_mu_);
+    for (size_t e = begin; e < std::min(begin + kChunk, n); ++e) {
+      if (graph->deleted(e)) continue;
+      const char* element = graph->element(e);
+      auto it = first.find(ElementHash(element, dim));
+      if (it == first.end()) continue;
+      auto same = [&](DocId d) {
+        return d < present_.size() && present_[d] &&
+               std::memcmp(element, &scales_[d], sizeof(float)) == 0 &&
+               std::memcmp(element + sizeof(float), code(d), static_cast<size_t>(dim)) == 0;
+      };
+      uint32_t prev = kEnd, i = it->second;
+      while (i != kEnd && !same(docs[i])) {
+        prev = i;
+        i = next[i];
+      }
+      if (i == kEnd) continue;
+      if (prev != kEnd) {
+        next[prev] = next[i];
+      } else if (next[i] == kEnd) {
+        first.erase(it);
+      } else {
+        it->second = next[i];
+      }
+      labels[e] = docs[i];
+      matched[i] = true;
+      ++taken;
+    }
+  }
+  // A saved graph that matches less than half the vectors saves less than it costs, and one whose
+  // elements are more than a quarter stale (deleted, or vectors since changed) searches through
+  // too many dead ends: build anew.
+  if (taken * 2 < docs.size() || (n - taken) * 4 > n) {
+    building_bytes_.store(0, std::memory_order_relaxed);
+    return nullptr;
+  }
+  graph->Relabel(labels);
+  std::vector<DocId> rest;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (!matched[i]) rest.push_back(docs[i]);
+  }
+  {
+    MutexLock lock(&build_mu_);
+    graph_saved_ = rest.empty() && taken == n && dirty_.empty();
+  }
+  docs = std::move(rest);
+  adopted_.store(taken, std::memory_order_relaxed);
+  return graph;
+}
+
+Status VectorIndex::SaveGraph() {
+  if (options_.graph_file.empty()) return Status::Ok();
+  MutexLock lock(&build_mu_);
+  if (building_.load(std::memory_order_relaxed)) return Status::Ok();
+  if (hnsw_ == nullptr) {
+    // Either the scope is below the threshold or its graph failed (out of memory): the file is
+    // of no use now, and holds codes of vectors that may since have been removed.
+    HnswGraph::RemoveSaved(options_.graph_file);
+    return Status::Ok();
+  }
+  if (graph_saved_) return Status::Ok();
+  Status st = hnsw_->Save(options_.graph_file);
+  graph_saved_ = st.ok();
+  return st;
+}
+
 void VectorIndex::RunBuild(std::vector<DocId> docs) {
-  std::unique_ptr<Hnsw> graph;
+  std::unique_ptr<HnswGraph> graph;
   bool ok = true;
-  try {
-    graph = std::make_unique<Hnsw>(options_, docs.size() + docs.size() / 8 + 1024);
-    building_bytes_.store(graph->MemoryBytes(), std::memory_order_relaxed);
-  } catch (const std::exception&) {
-    ok = false;
+  const size_t capacity = docs.size() + docs.size() / 8 + 1024;
+  if (!options_.graph_file.empty()) graph = AdoptSaved(docs, capacity);
+  if (graph == nullptr) {
+    try {
+      graph = std::make_unique<HnswGraph>(GraphOptions(), capacity);
+      building_bytes_.store(graph->MemoryBytes(), std::memory_order_relaxed);
+    } catch (const std::exception&) {
+      ok = false;
+    }
   }
   ok = ok && Insert(*graph, docs, std::numeric_limits<size_t>::max(), nullptr);
   docs = {};
@@ -268,8 +295,8 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
   }
 }
 
-bool VectorIndex::CatchUpLocked(Hnsw& graph, const std::vector<DocId>& docs) {
-  std::vector<char> element(sizeof(float) + static_cast<size_t>(options_.dim));
+bool VectorIndex::CatchUpLocked(HnswGraph& graph, const std::vector<DocId>& docs) {
+  std::vector<char> element(ElementBytes(options_.dim));
   try {
     graph.Reserve(docs.size());
     for (DocId d : docs) {
@@ -295,7 +322,7 @@ void VectorIndex::AddToGraph(const std::vector<DocId>& docs) {
   graph_failed_ = true;
 }
 
-bool VectorIndex::Insert(Hnsw& graph, const std::vector<DocId>& docs, size_t max_threads,
+bool VectorIndex::Insert(HnswGraph& graph, const std::vector<DocId>& docs, size_t max_threads,
                          std::vector<DocId>* absent) {
   if (docs.empty()) return true;
   // Below a few thousand insertions a thread costs more than it saves.
@@ -309,7 +336,7 @@ bool VectorIndex::Insert(Hnsw& graph, const std::vector<DocId>& docs, size_t max
   // shares one unsynchronised random engine, where a lost update only repeats a level. A failure
   // (hnswlib throws when memory runs out) stops every thread.
   constexpr size_t kChunk = 64;
-  const size_t element_size = sizeof(float) + static_cast<size_t>(options_.dim);
+  const size_t element_size = ElementBytes(options_.dim);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   Mutex absent_mu;
@@ -392,8 +419,12 @@ std::vector<ScoredDoc> VectorIndex::Search(const float* query, size_t k,
   if (k == 0 || count_ == 0) return out;
   std::vector<int8_t> q(static_cast<size_t>(options_.dim));
   const float qs = QuantizeInt8(query, options_.dim, q.data());
-  const Hnsw* graph = graph_.load(std::memory_order_acquire);
-  if (graph != nullptr && filter == nullptr) return graph->Search(qs, q.data(), options_.dim, k);
+  const HnswGraph* graph = graph_.load(std::memory_order_acquire);
+  if (graph != nullptr && filter == nullptr) {
+    std::vector<char> element(ElementBytes(options_.dim));
+    PackElement(element.data(), qs, q.data(), options_.dim);
+    return graph->Search(element.data(), k);
+  }
   // Every stored code in DocId order, a block at a time: DotInt8ManySummed prepares the query once
   // per block and runs the whole block in SIMD (AVX-512 VNNI where the CPU has it). A code is
   // looked at further only when it beats the k-th best so far (`floor`): codes come in increasing
@@ -499,7 +530,8 @@ std::optional<float> VectorIndex::Similarity(const float* query, DocId doc) cons
 size_t VectorIndex::MemoryBytes() const {
   size_t bytes = codes_.capacity() + scales_.capacity() * sizeof(float) +
                  sums_.capacity() * sizeof(int32_t) + present_.capacity() / 8;
-  if (const Hnsw* graph = graph_.load(std::memory_order_acquire)) bytes += graph->MemoryBytes();
+  if (const HnswGraph* graph = graph_.load(std::memory_order_acquire))
+    bytes += graph->MemoryBytes();
   return bytes + building_bytes_.load(std::memory_order_relaxed);
 }
 
