@@ -89,6 +89,7 @@ struct ServeOptions {
   double relevance_floor = 0.30;  // Leaderboard: cosine a turn without a query term needs
   double time_weight = 0.8;       // boost of turns near dates the query names; 0 = off
   uint64_t hnsw_threshold = 20000;
+  bool hnsw_graph_files = true;  // keep scopes' HNSW graphs in data_dir/graphs between loads
   // Leaderboard and V4 memory search reranking: "none" or "llm" (the --llm-* endpoint reorders
   // the best rerank_candidates results; on any failure the search answers in its own order).
   std::string rerank = "none";

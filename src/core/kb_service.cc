@@ -34,8 +34,9 @@ KbService::KbService(KbStore* store, const Analyzer* analyzer, const Embedder* e
       fetcher_(fetcher),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()),
-      shards_(ShardDomain::kKb, options_.budget,
-              [this] { return std::make_shared<KbShard>(analyzer_, options_.shard); }) {
+      shards_(ShardDomain::kKb, options_.budget, [this](const std::string&) {
+        return std::make_shared<KbShard>(analyzer_, options_.shard);
+      }) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();

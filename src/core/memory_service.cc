@@ -15,6 +15,7 @@
 #include "core/memory_provenance.h"
 #include "core/paging.h"
 #include "core/query_time.h"
+#include "core/shard_graphs.h"
 #include "index/question_form.h"
 
 namespace engram {
@@ -29,8 +30,11 @@ MemoryService::MemoryService(AgentMemoryStore* store, const Analyzer* analyzer,
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()),
       categorizer_(embedder_, options_.categorizer),
-      shards_(ShardDomain::kMemories, options_.budget,
-              [this] { return std::make_shared<MemoryShard>(analyzer_, options_.shard); }) {
+      shards_(ShardDomain::kMemories, options_.budget, [this](const std::string& workspace) {
+        MemoryShardOptions shard = options_.shard;
+        SetShardGraph(&shard.vectors, options_.graph_dir, ShardDomain::kMemories, workspace);
+        return std::make_shared<MemoryShard>(analyzer_, std::move(shard));
+      }) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
     options_.shard.vectors.dim = embedder_->dimension();
@@ -356,6 +360,13 @@ void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& ba
         break;
     }
   }
+}
+
+void MemoryService::SaveGraphs() {
+  if (options_.graph_dir.empty()) return;
+  const auto started = std::chrono::steady_clock::now();
+  const auto saved = shards_.SaveGraphs();
+  LogGraphsSaved("memories", saved.saved, saved.failed, saved.first_error, started);
 }
 
 size_t MemoryService::shard_memories() const {

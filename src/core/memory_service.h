@@ -120,6 +120,8 @@ struct MemoryServiceOptions {
   // The memory budget shared with the other shard caches; null: shards are never dropped. Not
   // owned; it must outlive the service.
   ShardBudget* budget = nullptr;
+  // Where the workspaces' shards keep their vector graphs between loads ("": not kept).
+  std::string graph_dir;
   // Row stamps (event, memory and feedback times), what expiry is compared with, and the job
   // queue's pauses (the purge's interval among them); null: RealClock(). Not owned; it must
   // outlive the service.
@@ -137,6 +139,9 @@ class MemoryService {
   Status Start();
   // Stops taking events; waits for the ones running. Queued events stay PENDING in the store.
   void Shutdown();
+  // Saves the vector graph of every loaded workspace (at a clean stop, so the next start's loads
+  // take them back); logs what it saved.
+  void SaveGraphs();
 
   // Stores the add as a PENDING event; returns its id. kThrottled when too many are queued;
   // kInvalidParameter for custom_instructions the extractor cannot follow, or custom_categories

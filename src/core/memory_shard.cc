@@ -729,6 +729,16 @@ size_t MemoryShard::metadata_postings() const {
   return metadata_postings_;
 }
 
+Status MemoryShard::SaveGraph() {
+  WriterLock lock(&mu_);
+  return index_.SaveGraph();
+}
+
+void MemoryShard::DiscardGraph() {
+  WriterLock lock(&mu_);
+  index_.DiscardSavedGraph();
+}
+
 size_t MemoryShard::MemoryBytes() const {
   ReaderLock lock(&mu_);
   size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes() + docs_.capacity() * sizeof(Doc);

@@ -191,6 +191,10 @@ class MemoryShard {
 
   size_t size() const;
   size_t MemoryBytes() const;
+  // The vector graph kept between loads (options.vectors.graph_file; ShardCache calls these):
+  // saves it, or removes it for good once the workspace's data is deleted.
+  Status SaveGraph() EXCLUDES(mu_);
+  void DiscardGraph() EXCLUDES(mu_);
   // Entries (doc, metadata value) in the metadata index; 0 when it is off.
   size_t metadata_postings() const;
 

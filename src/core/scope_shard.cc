@@ -391,6 +391,16 @@ size_t ScopeShard::size() const {
   return messages_;
 }
 
+Status ScopeShard::SaveGraph() {
+  WriterLock lock(&mu_);
+  return index_.SaveGraph();
+}
+
+void ScopeShard::DiscardGraph() {
+  WriterLock lock(&mu_);
+  index_.DiscardSavedGraph();
+}
+
 size_t ScopeShard::MemoryBytes() const {
   ReaderLock lock(&mu_);
   size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes();

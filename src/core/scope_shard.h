@@ -132,6 +132,11 @@ class ScopeShard {
   size_t size() const;
   size_t MemoryBytes() const;
 
+  // The vector graph kept between loads (options.vectors.graph_file; ShardCache calls these):
+  // saves it, or removes it for good once the scope's data is deleted.
+  Status SaveGraph() EXCLUDES(mu_);
+  void DiscardGraph() EXCLUDES(mu_);
+
  private:
   // A record's passages and their analysed terms, prepared outside the lock.
   struct Prepared {

@@ -141,18 +141,20 @@ class ShardBudget {
   std::array<std::atomic<int64_t>, kShardDomainCount> evictions_{};
 };
 
-// The idle rule of every cache's evictor, called under the cache's own lock: drops map[key] only
-// if it is still the slot the budget admitted as `id` (not replaced meanwhile) and nothing but the
-// cache holds its shard (use_count 1: no search, write or background job is using it). `held` is
-// the slot's shared_ptr member; the slot's ShardBudget::Resident is its `budget` member.
+// The idle rule of every cache's evictor, called under the cache's own lock: takes map[key] out
+// only if it is still the slot the budget admitted as `id` (not replaced meanwhile) and nothing but
+// the cache holds its shard (use_count 1: no search, write or background job is using it), and
+// returns its shard (null when it stays). `held` is the slot's shared_ptr member; the slot's
+// ShardBudget::Resident is its `budget` member. The caller lets the shard go after its lock.
 template <typename Map, typename Slot, typename Shard>
-bool EraseIfIdle(Map& map, const typename Map::key_type& key, uint64_t id,
-                 std::shared_ptr<Shard> Slot::*held) {
+std::shared_ptr<Shard> TakeIfIdle(Map& map, const typename Map::key_type& key, uint64_t id,
+                                  std::shared_ptr<Shard> Slot::*held) {
   auto it = map.find(key);
-  if (it == map.end() || it->second.budget.id() != id) return false;
-  if ((it->second.*held).use_count() > 1) return false;
+  if (it == map.end() || it->second.budget.id() != id) return nullptr;
+  if ((it->second.*held).use_count() > 1) return nullptr;
+  std::shared_ptr<Shard> taken = std::move(it->second.*held);
   map.erase(it);
-  return true;
+  return taken;
 }
 
 }  // namespace engram

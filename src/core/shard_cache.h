@@ -11,19 +11,26 @@
 // acknowledged write. Loaded() is the non-blocking probe an HTTP I/O thread asks before a search.
 //
 // Shard provides `bool loaded() const` (its load finished) and `size_t MemoryBytes() const`.
+// A shard with a vector graph worth keeping also provides `Status SaveGraph()` and
+// `void DiscardGraph()` (ScopeShard, MemoryShard): a shard the budget drops saves its graph
+// (outside the cache's lock) so its next load starts from it, SaveGraphs saves every resident one
+// (at shutdown), and a dropped shard's data is gone, so Drop discards its graph instead.
 // Thread-safety: safe for concurrent use. The budget (if any) must outlive the cache. Shards are
 // shared: the cache never destroys one a caller holds.
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/mutex.h"
+#include "common/status.h"
 #include "core/shard_budget.h"
 
 namespace engram {
@@ -31,8 +38,8 @@ namespace engram {
 template <typename Shard>
 class ShardCache {
  public:
-  // Makes an empty, not yet loaded shard.
-  using Make = std::function<std::shared_ptr<Shard>()>;
+  // Makes an empty, not yet loaded shard for a key.
+  using Make = std::function<std::shared_ptr<Shard>(const std::string& key)>;
 
   // `budget` may be null: shards are then never dropped.
   ShardCache(ShardDomain domain, ShardBudget* budget, Make make)
@@ -62,7 +69,7 @@ class ShardCache {
     if (it == slots_.end() || it->second.version < version) {
       Slot& slot = slots_[key];
       // A replaced shard's Resident leaves the budget here.
-      slot.shard = make_();
+      slot.shard = make_(key);
       slot.version = version;
       if (budget_ != nullptr) {
         slot.budget =
@@ -103,10 +110,47 @@ class ShardCache {
     return it->second.shard;
   }
 
-  // Forgets the key's shard (its data was deleted): the next Hold makes it afresh.
+  // Forgets the key's shard (its data was deleted): the next Hold makes it afresh. A graph the
+  // shard kept is discarded, even if a caller still holds the shard.
   void Drop(const std::string& key) {
-    MutexLock lock(&mu_);
-    slots_.erase(key);
+    std::shared_ptr<Shard> dropped;
+    {
+      MutexLock lock(&mu_);
+      auto it = slots_.find(key);
+      if (it == slots_.end()) return;
+      dropped = std::move(it->second.shard);
+      slots_.erase(it);
+    }
+    if constexpr (kKeepsGraphs) dropped->DiscardGraph();
+  }
+
+  struct GraphsSaved {
+    size_t saved = 0;   // shards whose graph was written or already on disk
+    size_t failed = 0;  // the first failure's status in `first_error`
+    Status first_error;
+  };
+  // Saves the vector graph of every resident, loaded shard (see the file comment); outside the
+  // cache's lock, one shard at a time.
+  GraphsSaved SaveGraphs() {
+    GraphsSaved out;
+    if constexpr (kKeepsGraphs) {
+      std::vector<std::shared_ptr<Shard>> resident;
+      {
+        MutexLock lock(&mu_);
+        for (const auto& [key, slot] : slots_) {
+          if (slot.shard->loaded()) resident.push_back(slot.shard);
+        }
+      }
+      for (const auto& shard : resident) {
+        Status st = shard->SaveGraph();
+        if (st.ok()) {
+          ++out.saved;
+        } else if (out.failed++ == 0) {
+          out.first_error = std::move(st);
+        }
+      }
+    }
+    return out;
   }
 
   // fn(key, shard) for every resident shard, loaded or not, under the cache's lock: fn must be
@@ -131,11 +175,25 @@ class ShardCache {
     ShardBudget::Resident budget;  // empty without a budget
   };
 
-  // The budget's evictor: drops the shard admitted as `id` under `key` if only the cache holds it.
+  static constexpr bool kKeepsGraphs = requires(Shard & s) {
+    { s.SaveGraph() } -> std::same_as<Status>;
+    s.DiscardGraph();
+  };
+
+  // The budget's evictor: drops the shard admitted as `id` under `key` if only the cache holds
+  // it. Its graph is saved after the cache's lock is released: at a million vectors that is
+  // seconds of writing, which no other scope's use should wait for.
   bool EvictIfIdle(const std::string& key, uint64_t id) EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    if (!EraseIfIdle(slots_, key, id, &Slot::shard)) return false;
+    std::shared_ptr<Shard> evicted;
+    {
+      MutexLock lock(&mu_);
+      evicted = TakeIfIdle(slots_, key, id, &Slot::shard);
+      if (evicted == nullptr) return false;
+    }
     evictions_.fetch_add(1);
+    if constexpr (kKeepsGraphs) {
+      if (evicted->loaded()) (void)evicted->SaveGraph();  // a cache: a failed save costs a build
+    }
     return true;
   }
 

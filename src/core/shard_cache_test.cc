@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <string>
 
 namespace engram {
 namespace {
@@ -27,7 +29,8 @@ class ShardCacheTest : public ::testing::Test {
 };
 
 TEST_F(ShardCacheTest, MakesOncePerKeyAndAgainOnlyAtANewerVersion) {
-  ShardCache<FakeShard> cache(ShardDomain::kKb, nullptr, [this] { return Make(); });
+  ShardCache<FakeShard> cache(ShardDomain::kKb, nullptr,
+                              [this](const std::string&) { return Make(); });
   auto a = cache.Hold("a");
   EXPECT_TRUE(a.created);
   auto again = cache.Hold("a");
@@ -45,7 +48,8 @@ TEST_F(ShardCacheTest, MakesOncePerKeyAndAgainOnlyAtANewerVersion) {
 }
 
 TEST_F(ShardCacheTest, TheProbeAndResidentNeverMakeOrLoad) {
-  ShardCache<FakeShard> cache(ShardDomain::kMemories, nullptr, [this] { return Make(); });
+  ShardCache<FakeShard> cache(ShardDomain::kMemories, nullptr,
+                              [this](const std::string&) { return Make(); });
   EXPECT_FALSE(cache.Loaded("a"));
   EXPECT_EQ(cache.Resident("a"), nullptr);
   EXPECT_EQ(made_, 0);
@@ -62,7 +66,8 @@ TEST_F(ShardCacheTest, TheProbeAndResidentNeverMakeOrLoad) {
 
 TEST_F(ShardCacheTest, TheBudgetDropsIdleShardsOnly) {
   ShardBudget budget({.limit_bytes = 1500, .check_every = 1});
-  ShardCache<FakeShard> cache(ShardDomain::kSkills, &budget, [this] { return Make(); });
+  ShardCache<FakeShard> cache(ShardDomain::kSkills, &budget,
+                              [this](const std::string&) { return Make(); });
   auto held = cache.Hold("held");
   held.shard->done = true;
   cache.Used(true);
@@ -78,6 +83,54 @@ TEST_F(ShardCacheTest, TheBudgetDropsIdleShardsOnly) {
   EXPECT_EQ(budget.Usage()[static_cast<size_t>(ShardDomain::kSkills)].shards, 1u);
   // Dropped, it is made again on its next use.
   EXPECT_TRUE(cache.Hold("idle").created);
+}
+
+// What the cache asked of a graph-keeping shard, kept apart from the shard so that the test
+// holding it does not keep the shard busy (the budget drops idle shards only).
+struct GraphCalls {
+  int saves = 0;
+  int discards = 0;
+  bool fail = false;
+};
+
+// A shard that keeps a vector graph.
+struct GraphShard {
+  explicit GraphShard(GraphCalls* c) : calls(c) {}
+  bool loaded() const { return true; }
+  size_t MemoryBytes() const { return 1000; }
+  Status SaveGraph() {
+    ++calls->saves;
+    return calls->fail ? Status::Unavailable("disk full") : Status::Ok();
+  }
+  void DiscardGraph() { ++calls->discards; }
+  GraphCalls* calls;
+};
+
+TEST(ShardCacheGraphTest, EvictionAndShutdownSaveGraphsAndADropDiscardsOne) {
+  ShardBudget budget({.limit_bytes = 1500, .check_every = 1});
+  std::map<std::string, GraphCalls> calls;
+  ShardCache<GraphShard> cache(ShardDomain::kLeaderboard, &budget, [&](const std::string& key) {
+    return std::make_shared<GraphShard>(&calls[key]);
+  });
+  (void)cache.Hold("a");
+  cache.Used(true);
+  (void)cache.Hold("b");
+  cache.Used(true);  // 2,000 bytes: the idle "a" goes, saving its graph first
+  EXPECT_EQ(cache.evictions(), 1);
+  EXPECT_EQ(calls["a"].saves, 1);
+  EXPECT_EQ(calls["b"].saves, 0);
+  // Shutdown: every resident shard saves; a failure is counted and reported.
+  calls["b"].fail = true;
+  auto saved = cache.SaveGraphs();
+  EXPECT_EQ(saved.saved, 0u);
+  EXPECT_EQ(saved.failed, 1u);
+  EXPECT_EQ(saved.first_error.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(calls["b"].saves, 1);
+  // Its data deleted: the graph is discarded, never saved.
+  cache.Drop("b");
+  EXPECT_EQ(calls["b"].discards, 1);
+  EXPECT_EQ(cache.SaveGraphs().saved + cache.SaveGraphs().failed, 0u);
+  EXPECT_EQ(calls["b"].saves, 1);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include <chrono>
 
+#include "core/shard_graphs.h"
+#include "index/hnsw_graph.h"
+
 namespace engram {
 
 namespace {
@@ -29,8 +32,13 @@ ShardRegistry::ShardRegistry(MessageStore* store, const Analyzer* analyzer, Shar
       analyzer_(analyzer),
       options_(std::move(options)),
       backfill_(backfill),
+      graph_dir_(registry.graph_dir),
       shards_(ShardDomain::kLeaderboard, OwnBudgetOr(registry.budget, registry, &own_budget_),
-              [this] { return std::make_shared<ScopeShard>(analyzer_, options_); }) {
+              [this](const std::string& key) {
+                ShardOptions shard = options_;
+                SetShardGraph(&shard.vectors, graph_dir_, ShardDomain::kLeaderboard, key);
+                return std::make_shared<ScopeShard>(analyzer_, std::move(shard));
+              }) {
   listener_id_ = store_->AddChangeListener([this](const std::string& key) { OnScopeChanged(key); });
 }
 
@@ -86,7 +94,17 @@ bool ShardRegistry::Loaded(const std::string& workspace, const std::string& user
 }
 
 void ShardRegistry::Drop(const std::string& workspace, const std::string& user_id) {
-  shards_.Drop(ScopeCacheKey(workspace, user_id));
+  const std::string key = ScopeCacheKey(workspace, user_id);
+  shards_.Drop(key);
+  // The scope's data is gone: its saved graph too, whether or not a shard was resident.
+  HnswGraph::RemoveSaved(ShardGraphPath(graph_dir_, ShardDomain::kLeaderboard, key));
+}
+
+void ShardRegistry::SaveGraphs() {
+  if (graph_dir_.empty()) return;
+  const auto started = std::chrono::steady_clock::now();
+  const auto saved = shards_.SaveGraphs();
+  LogGraphsSaved("leaderboard", saved.saved, saved.failed, saved.first_error, started);
 }
 
 size_t ShardRegistry::shard_count() const { return shards_.size(); }

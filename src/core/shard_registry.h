@@ -35,6 +35,8 @@ struct ShardRegistryOptions {
   // An own budget is checked after every load and every this many Gets (the check walks all
   // shards). A shared budget has its own check_every.
   size_t check_every = 1024;
+  // Where the scopes' shards keep their vector graphs between loads ("": not kept).
+  std::string graph_dir;
 };
 
 class ShardRegistry {
@@ -60,6 +62,8 @@ class ShardRegistry {
   // Forgets a scope's shard (its data was deleted from the store): the next Get loads it afresh.
   // A search holding the shard finishes on it.
   void Drop(const std::string& workspace, const std::string& user_id);
+  // Saves the vector graph of every loaded scope (at a clean stop); logs what it saved.
+  void SaveGraphs();
 
   size_t shard_count() const;
   size_t doc_count() const;
@@ -77,6 +81,7 @@ class ShardRegistry {
   const Analyzer* analyzer_;
   ShardOptions options_;
   VectorBackfill* backfill_;
+  const std::string graph_dir_;              // ShardRegistryOptions::graph_dir
   std::unique_ptr<ShardBudget> own_budget_;  // when no shared budget was given; before shards_
   ShardCache<ScopeShard> shards_;            // keyed "workspace<US>user_id"
   std::atomic<int64_t> loads_{0};

@@ -94,8 +94,9 @@ SkillService::SkillService(SkillStore* store, const Analyzer* analyzer, const Em
       extractor_(extractor),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()),
-      indexes_(ShardDomain::kSkills, options_.budget,
-               [this] { return std::make_shared<SkillIndex>(analyzer_, options_.index); }) {
+      indexes_(ShardDomain::kSkills, options_.budget, [this](const std::string&) {
+        return std::make_shared<SkillIndex>(analyzer_, options_.index);
+      }) {
   if (embedder_ != nullptr) {
     options_.index.vector_model = embedder_->model_id();
     options_.index.vectors.dim = embedder_->dimension();

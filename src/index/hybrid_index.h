@@ -150,6 +150,10 @@ class HybridIndex {
   bool SetVector(DocId slot, std::string_view model, std::span<const float> vector);
   bool HasVector(DocId slot) const { return vectors_.Contains(slot); }
 
+  // The vector graph kept between loads (VectorIndex::SaveGraph, DiscardSavedGraph): writes.
+  Status SaveGraph() { return vectors_.SaveGraph(); }
+  void DiscardSavedGraph() { vectors_.DiscardSavedGraph(); }
+
   // The ranked documents for `query` (see HybridQuery).
   HybridHits Search(const HybridQuery& query) const;
 

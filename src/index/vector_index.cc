@@ -233,7 +233,7 @@ std::unique_ptr<HnswGraph> VectorIndex::AdoptSaved(std::vector<DocId>& docs, siz
 Status VectorIndex::SaveGraph() {
   if (options_.graph_file.empty()) return Status::Ok();
   MutexLock lock(&build_mu_);
-  if (building_.load(std::memory_order_relaxed)) return Status::Ok();
+  if (building_.load(std::memory_order_relaxed) || graph_discarded_) return Status::Ok();
   if (hnsw_ == nullptr) {
     // Either the scope is below the threshold or its graph failed (out of memory): the file is
     // of no use now, and holds codes of vectors that may since have been removed.
@@ -246,7 +246,15 @@ Status VectorIndex::SaveGraph() {
   return st;
 }
 
+void VectorIndex::DiscardSavedGraph() {
+  if (options_.graph_file.empty()) return;
+  MutexLock lock(&build_mu_);
+  graph_discarded_ = true;
+  HnswGraph::RemoveSaved(options_.graph_file);
+}
+
 void VectorIndex::RunBuild(std::vector<DocId> docs) {
+  const auto started = std::chrono::steady_clock::now();
   std::unique_ptr<HnswGraph> graph;
   bool ok = true;
   const size_t capacity = docs.size() + docs.size() / 8 + 1024;
@@ -266,6 +274,7 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
   // and the graph's publication, which ends the build in the same critical section.
   constexpr size_t kLastRound = 1024;
   constexpr int kMaxRounds = 8;
+  std::optional<GraphBuilt> built;
   for (int round = 0;; ++round) {
     std::vector<DocId> changed;
     {
@@ -280,19 +289,25 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
         if (ok && !cancelled && CatchUpLocked(*graph, changed)) {
           hnsw_ = std::move(graph);
           graph_.store(hnsw_.get(), std::memory_order_release);
+          built = GraphBuilt{
+              .vectors = count_,
+              .adopted = adopted_.load(std::memory_order_relaxed),
+              .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                             .count()};
         } else if (!cancelled) {
           graph_failed_ = true;  // the exact scan answers from now on
         }
         dirty_ = {};
         building_bytes_.store(0, std::memory_order_relaxed);
         building_.store(false, std::memory_order_relaxed);
-        return;
+        break;
       }
     }
     std::vector<DocId> absent;
     ok = Insert(*graph, changed, 1, &absent);
     for (DocId d : absent) graph->Remove(d);
   }
+  if (built && options_.on_graph_built) options_.on_graph_built(*built);
 }
 
 bool VectorIndex::CatchUpLocked(HnswGraph& graph, const std::vector<DocId>& docs) {

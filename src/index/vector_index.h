@@ -46,6 +46,13 @@
 
 namespace engram {
 
+// A graph's first build, as VectorIndexOptions::on_graph_built reports it.
+struct GraphBuilt {
+  size_t vectors = 0;  // in the graph when it started answering
+  size_t adopted = 0;  // of them, taken from the saved graph
+  double seconds = 0;  // from the build's start until the graph answered
+};
+
 struct VectorIndexOptions {
   int dim = 512;
   size_t hnsw_threshold = 20000;  // vectors before an HNSW graph is built; 0 = never
@@ -60,6 +67,9 @@ struct VectorIndexOptions {
   bool hnsw_build_in_background = true;
   // Where SaveGraph keeps the graph and the first build looks for it ("": built anew each time).
   std::string graph_file;
+  // Called once the first build's graph answers, on the thread that built it (the background
+  // builder, or the writer); must not call into the index.
+  std::function<void(const GraphBuilt&)> on_graph_built;
 };
 
 class VectorIndex {
@@ -97,6 +107,8 @@ class VectorIndex {
   // removed vector's code should not outlive it). A no-op while a first build runs or without
   // `graph_file`. A write, like the changes (the owner's writer side calls it).
   Status SaveGraph() EXCLUDES(build_mu_);
+  // Removes the saved graph and saves none from now on: the scope's data was deleted.
+  void DiscardSavedGraph() EXCLUDES(build_mu_);
   // Vectors the graph took from the saved one at its first build (0: none saved, or not used).
   size_t graph_adopted() const { return adopted_.load(std::memory_order_relaxed); }
 
@@ -167,6 +179,7 @@ class VectorIndex {
   std::atomic<size_t> building_bytes_{0};  // the graph being built
   // Whether hnsw_ equals the saved graph (taken from it unchanged, or saved since the last change).
   bool graph_saved_ GUARDED_BY(build_mu_) = false;
+  bool graph_discarded_ GUARDED_BY(build_mu_) = false;  // DiscardSavedGraph
   std::atomic<size_t> adopted_{0};
   std::thread builder_;
 };

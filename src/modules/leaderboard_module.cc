@@ -33,9 +33,9 @@ Result<std::unique_ptr<LeaderboardModule>> LeaderboardModule::Build(const ServeO
   m->max_image_bytes_ = options.max_image_bytes;
   m->max_request_image_bytes_ = options.max_request_image_bytes;
   RetrievalModule& retrieval = *deps.retrieval;
-  m->shards_ = std::make_unique<ShardRegistry>(deps.store, retrieval.analyzer(), retrieval.index(),
-                                               retrieval.backfill(),
-                                               ShardRegistryOptions{.budget = retrieval.budget()});
+  m->shards_ = std::make_unique<ShardRegistry>(
+      deps.store, retrieval.analyzer(), retrieval.index(), retrieval.backfill(),
+      ShardRegistryOptions{.budget = retrieval.budget(), .graph_dir = retrieval.graph_dir()});
   LeaderboardOptions lb;
   lb.workspace = options.leaderboard_workspace;
   lb.retrieval = retrieval.retrieval();
@@ -87,6 +87,7 @@ void LeaderboardModule::RegisterRoutes(Router& router) const {
 void LeaderboardModule::Shutdown() {
   janitor_->Stop();
   shards_->StopListening();
+  shards_->SaveGraphs();  // the next start's loads take them back
 }
 
 LeaderboardModule::Stats LeaderboardModule::stats() const {

@@ -58,6 +58,7 @@ Result<std::unique_ptr<MemoryModule>> MemoryModule::Build(const ServeOptions& op
   service.event_workers = options.event_workers;
   service.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   service.budget = retrieval.budget();
+  service.graph_dir = retrieval.graph_dir();
   m->service_ = std::make_unique<MemoryService>(deps.store, retrieval.analyzer(), deps.embedder,
                                                 m->extractor_.get(), service);
   m->service_->SetReranker(retrieval.reranker(), retrieval.rerank_candidates());
@@ -77,7 +78,10 @@ void MemoryModule::RegisterRoutes(Router& router) const {
       Mem0ApiOptions{.default_workspace = mem0_workspace_, .limits = limits_});
 }
 
-void MemoryModule::Shutdown() { service_->Shutdown(); }
+void MemoryModule::Shutdown() {
+  service_->Shutdown();
+  service_->SaveGraphs();  // the next start's loads take them back
+}
 
 MemoryModule::Stats MemoryModule::stats() const {
   return {.queued_events = service_->queued_events(), .shard_memories = service_->shard_memories()};

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -77,6 +79,18 @@ Result<std::unique_ptr<RetrievalModule>> RetrievalModule::Build(const ServeOptio
     // seconds on a long text: it uses the (metered) model directly, not the batching lanes, so
     // query embeddings never queue behind it and its own workers keep running side by side.
     m->backfill_ = std::make_unique<VectorBackfill>(deps.vectors, deps.background_embedder);
+    if (options.hnsw_graph_files && options.hnsw_threshold > 0) {
+      // A cache of the graphs, beside the store: a directory that cannot be made costs only
+      // rebuilt graphs, never the start.
+      std::error_code ec;
+      const std::string dir = options.data_dir + "/graphs";
+      std::filesystem::create_directories(dir, ec);
+      if (ec) {
+        spdlog::warn("vector graphs will not be kept: cannot create {}: {}", dir, ec.message());
+      } else {
+        m->graph_dir_ = dir;
+      }
+    }
   }
   m->retrieval_ = RetrievalFromFlags(options);
   m->rerank_candidates_ = static_cast<size_t>(options.rerank_candidates);

@@ -42,6 +42,8 @@ class RetrievalModule {
   const Analyzer* analyzer() const { return &analyzer_; }
   // BM25 and vector settings of every shard, with the model id of the vectors searched.
   const ShardOptions& index() const { return index_; }
+  // Where shards keep their vector graphs between loads ("": not kept; --hnsw-graph-files).
+  const std::string& graph_dir() const { return graph_dir_; }
   // Fusion and the conversation steps (neighbours, question factor, date prior).
   const RetrievalOptions& retrieval() const { return retrieval_; }
   ShardBudget* budget() { return &budget_; }
@@ -63,6 +65,7 @@ class RetrievalModule {
 
   Analyzer analyzer_;
   ShardOptions index_;
+  std::string graph_dir_;
   RetrievalOptions retrieval_;
   size_t rerank_candidates_ = 0;
   ShardBudget budget_;  // outlives every cache (they are built after and destroyed before it)

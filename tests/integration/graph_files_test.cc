@@ -1,0 +1,141 @@
+// A scope's HNSW graph kept across a clean restart, against a real server: saved beside the store
+// (graphs/) when the server stops, taken back by the next start's load of the scope instead of
+// being built, answering as before, and removed with the user's data.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "test_util.h"
+
+namespace engram::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+const Headers kAuth = {{"Authorization", "Bearer gk1"}};
+
+// The graph files (not their records) in the server's graph directory.
+std::vector<fs::path> GraphFiles(const std::string& data_dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(data_dir) / "graphs", ec)) {
+    if (entry.path().extension() == ".hnsw") out.push_back(entry.path());
+  }
+  return out;
+}
+
+// Every "vector graph of a leaderboard shard answers: N vectors, M taken" line so far: (N, M).
+std::vector<std::pair<int, int>> GraphsAnswering(const ServerProcess& server) {
+  static const std::regex line(
+      R"(vector graph of a leaderboard shard answers: (\d+) vectors, (\d+) taken)");
+  std::vector<std::pair<int, int>> out;
+  const std::string output = server.Output();
+  for (std::sregex_iterator it(output.begin(), output.end(), line), end; it != end; ++it) {
+    out.emplace_back(std::stoi((*it)[1]), std::stoi((*it)[2]));
+  }
+  return out;
+}
+
+// Waits up to 60 s until `count` graphs have been reported.
+bool WaitForGraphs(const ServerProcess& server, size_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (GraphsAnswering(server).size() >= count) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+// The ids of a vector-only search's results.
+std::vector<std::string> Ids(const HttpClient& client, const std::string& user,
+                             const std::string& query) {
+  HttpResponse r = client.Post("/leaderboard/search", SearchBody(user, query, 5), kAuth);
+  EXPECT_EQ(r.status, 200) << r.Describe();
+  std::vector<std::string> ids;
+  if (r.status != 200) return ids;
+  const json body = r.Json();
+  for (const auto& hit : body["data"]) ids.push_back(hit.value("id", ""));
+  return ids;
+}
+
+TEST(GraphFilesTest, AScopeGraphIsKeptAcrossARestartAndGoesWithItsUser) {
+  ENGRAM_REQUIRE_BINARY();
+  // A graph from 60 vectors on, so a small scope has one; vector-only retrieval with no cosine
+  // floor, so the answers come from it.
+  ServerProcess server(
+      {.extra_args = {"--api-key", "gk1", "--hnsw-threshold", "60", "--retrieval", "vector",
+                      "--relevance-floor", "0", "--leaderboard-results", "turns"}});
+  server.KeepDataDir(true);
+  ASSERT_TRUE(server.Start());
+  const std::string user = UniqueId("graph-user");
+  {
+    HttpClient client(server.BaseUrl());
+    static const char* kTopics[] = {"espresso",      "train timetable", "violin lessons",
+                                    "tax return",    "garden tomatoes", "marathon training",
+                                    "kitchen tiles", "chess openings"};
+    for (int add = 0; add < 4; ++add) {
+      json messages = json::array();
+      for (int i = 0; i < 20; ++i) {
+        const int n = add * 20 + i;
+        messages.push_back(Message(
+            "Note " + std::to_string(n) + " about " + kTopics[n % 8] + ": entry " + UniqueWord(),
+            1704067200000 + n * 60000));
+      }
+      HttpResponse r = client.Post("/leaderboard/add",
+                                   AddBody(UniqueId("graph-add"), user, "s1", messages), kAuth);
+      ASSERT_EQ(r.status, 200) << r.Describe();
+    }
+    // The background vectors arrive; the scope's graph is built once it holds 60.
+    ASSERT_TRUE(WaitForGraphs(server, 1)) << server.Output();
+    EXPECT_EQ(GraphsAnswering(server)[0].second, 0) << "nothing saved yet to take from";
+  }
+  // Every vector stored before the stop (the queue drained), so the next load holds them all.
+  {
+    HttpClient client(server.BaseUrl());
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    for (;;) {
+      const std::string metrics = client.Get("/metrics", kAuth).body;
+      if (metrics.find("\nengram_vector_queue 0\n") != std::string::npos) break;
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "vectors never caught up";
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  std::vector<std::string> before;
+  {
+    HttpClient client(server.BaseUrl());
+    before = Ids(client, user, "what do I drink in the morning");
+    ASSERT_EQ(before.size(), 5u);
+  }
+  ASSERT_TRUE(server.Stop().exited);
+  EXPECT_NE(server.Output().find("vector graphs of 1 loaded leaderboard shards kept"),
+            std::string::npos)
+      << server.Output();
+  ASSERT_EQ(GraphFiles(server.data_dir()).size(), 1u);
+  EXPECT_TRUE(fs::exists(GraphFiles(server.data_dir())[0].string() + ".meta"));
+
+  // The next start's load takes every vector's element from the file and answers as before.
+  ASSERT_TRUE(server.Start());
+  HttpClient client(server.BaseUrl());
+  (void)Ids(client, user, "what do I drink in the morning");  // loads the scope
+  ASSERT_TRUE(WaitForGraphs(server, 2)) << server.Output();
+  const auto [vectors, taken] = GraphsAnswering(server)[1];
+  EXPECT_EQ(vectors, 80);
+  EXPECT_EQ(taken, 80) << "the graph was built again instead of taken from its file";
+  EXPECT_EQ(Ids(client, user, "what do I drink in the morning"), before);
+
+  // The user's data deleted: the file goes at once, and the stop saves nothing for the user.
+  HttpResponse del = client.Delete("/leaderboard/users/" + user, kAuth);
+  ASSERT_EQ(del.status, 200) << del.Describe();
+  EXPECT_TRUE(GraphFiles(server.data_dir()).empty());
+  ASSERT_TRUE(server.Stop().exited);
+  EXPECT_TRUE(GraphFiles(server.data_dir()).empty());
+  server.KeepDataDir(false);
+}
+
+}  // namespace
+}  // namespace engram::testing
