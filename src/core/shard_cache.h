@@ -112,16 +112,24 @@ class ShardCache {
 
   // Forgets the key's shard (its data was deleted): the next Hold makes it afresh. A graph the
   // shard kept is discarded, even if a caller still holds the shard.
-  void Drop(const std::string& key) {
-    std::shared_ptr<Shard> dropped;
+  void Drop(const std::string& key) EXCLUDES(mu_) {
+    std::shared_ptr<Shard> dropped, saving;
     {
       MutexLock lock(&mu_);
       auto it = slots_.find(key);
-      if (it == slots_.end()) return;
-      dropped = std::move(it->second.shard);
-      slots_.erase(it);
+      if (it != slots_.end()) {
+        dropped = std::move(it->second.shard);
+        slots_.erase(it);
+      }
+      // An evicted shard still saving its graph: the discard waits for the save (both take the
+      // shard's writer lock), so the file it writes goes too.
+      auto s = saving_.find(key);
+      if (s != saving_.end()) saving = s->second.lock();
     }
-    if constexpr (kKeepsGraphs) dropped->DiscardGraph();
+    if constexpr (kKeepsGraphs) {
+      if (dropped) dropped->DiscardGraph();
+      if (saving) saving->DiscardGraph();
+    }
   }
 
   struct GraphsSaved {
@@ -131,7 +139,7 @@ class ShardCache {
   };
   // Saves the vector graph of every resident, loaded shard (see the file comment); outside the
   // cache's lock, one shard at a time.
-  GraphsSaved SaveGraphs() {
+  GraphsSaved SaveGraphs() EXCLUDES(mu_) {
     GraphsSaved out;
     if constexpr (kKeepsGraphs) {
       std::vector<std::shared_ptr<Shard>> resident;
@@ -189,10 +197,16 @@ class ShardCache {
       MutexLock lock(&mu_);
       evicted = TakeIfIdle(slots_, key, id, &Slot::shard);
       if (evicted == nullptr) return false;
+      if (kKeepsGraphs && evicted->loaded()) saving_[key] = evicted;
     }
     evictions_.fetch_add(1);
     if constexpr (kKeepsGraphs) {
-      if (evicted->loaded()) (void)evicted->SaveGraph();  // a cache: a failed save costs a build
+      if (evicted->loaded()) {
+        (void)evicted->SaveGraph();  // a cache: a failed save costs a build
+        MutexLock lock(&mu_);
+        auto it = saving_.find(key);
+        if (it != saving_.end() && it->second.lock() == evicted) saving_.erase(it);
+      }
     }
     return true;
   }
@@ -202,6 +216,8 @@ class ShardCache {
   ShardBudget::CacheId budget_id_ = 0;
   mutable Mutex mu_;
   std::map<std::string, Slot> slots_ GUARDED_BY(mu_);
+  // Evicted shards whose graph is being saved (kKeepsGraphs), for Drop.
+  std::map<std::string, std::weak_ptr<Shard>> saving_ GUARDED_BY(mu_);
   std::atomic<int64_t> evictions_{0};
 };
 

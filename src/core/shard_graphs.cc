@@ -33,7 +33,8 @@ void LogGraphsSaved(std::string_view domain, size_t saved, size_t failed, const 
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
-  spdlog::info("vector graphs of {} loaded {} shards kept in {} ms", saved, domain, ms);
+  spdlog::info("vector graphs of {} loaded {} shards saved or unchanged in {} ms", saved, domain,
+               ms);
   if (failed > 0) {
     spdlog::warn("vector graphs of {} {} shards not saved (they are rebuilt at the next load): {}",
                  failed, domain, first_error.ToString());

@@ -70,7 +70,8 @@ class HnswGraph {
   // would keep less than the file's size free after writing it: a cache never takes the space an
   // acknowledged write needs.
   Status Save(const std::string& path) const;
-  // Removes a saved graph (both files); absent files are not an error.
+  // Removes a saved graph (its files, temporary ones included, each overwritten with zeros
+  // first); absent files, and an empty path, are not an error.
   static void RemoveSaved(const std::string& path);
 
   // Room for `more` insertions, in one reallocation that at least doubles the capacity.

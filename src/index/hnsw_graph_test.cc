@@ -225,6 +225,18 @@ TEST_F(HnswGraphFileTest, ASmallScopeRemovesItsSavedGraph) {
   EXPECT_FALSE(std::filesystem::exists(path_ + ".meta"));
 }
 
+TEST_F(HnswGraphFileTest, ADiscardedGraphIsRemovedAndNeverSavedAgain) {
+  auto index = Load(0, 1000, 0);
+  ASSERT_TRUE(index->SaveGraph().ok());
+  ASSERT_TRUE(std::filesystem::exists(path_));
+  index->DiscardSavedGraph();
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".meta"));
+  index->Remove(3);  // a change that would otherwise be saved
+  ASSERT_TRUE(index->SaveGraph().ok());
+  EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
 TEST_F(HnswGraphFileTest, RemovedVectorsLeaveNoCodeInTheFile) {
   auto index = Load(0, 1000, 0);
   index->Remove(7);

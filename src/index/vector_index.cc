@@ -40,6 +40,8 @@ void VectorIndex::Set(DocId doc, const float* vector) {
     if (!present_[doc]) {
       present_[doc] = true;
       ++count_;
+    } else {
+      removed_since_load_ = true;  // the former vector's code is no longer the doc's
     }
     if (building_.load(std::memory_order_relaxed)) {
       dirty_.push_back(doc);
@@ -66,6 +68,7 @@ void VectorIndex::Remove(DocId doc) {
   present_[doc] = false;
   scales_[doc] = 0;
   graph_saved_ = false;
+  removed_since_load_ = true;
   --count_;
   if (building_.load(std::memory_order_relaxed)) {
     dirty_.push_back(doc);
@@ -233,7 +236,13 @@ std::unique_ptr<HnswGraph> VectorIndex::AdoptSaved(std::vector<DocId>& docs, siz
 Status VectorIndex::SaveGraph() {
   if (options_.graph_file.empty()) return Status::Ok();
   MutexLock lock(&build_mu_);
-  if (building_.load(std::memory_order_relaxed) || graph_discarded_) return Status::Ok();
+  if (graph_discarded_) return Status::Ok();
+  if (building_.load(std::memory_order_relaxed)) {
+    // The first build (or its taking of the saved graph) still runs: nothing to save yet. A
+    // vector removed meanwhile may still have its code in the file, which then goes.
+    if (removed_since_load_) HnswGraph::RemoveSaved(options_.graph_file);
+    return Status::Ok();
+  }
   if (hnsw_ == nullptr) {
     // Either the scope is below the threshold or its graph failed (out of memory): the file is
     // of no use now, and holds codes of vectors that may since have been removed.

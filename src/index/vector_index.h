@@ -103,9 +103,10 @@ class VectorIndex {
   std::optional<float> Similarity(const float* query, DocId doc) const;
 
   // Saves the graph to `graph_file` when it differs from the one there; with no graph (fewer
-  // vectors than the threshold, or the graph failed), removes a saved one (of no use, and a
-  // removed vector's code should not outlive it). A no-op while a first build runs or without
-  // `graph_file`. A write, like the changes (the owner's writer side calls it).
+  // vectors than the threshold, or the graph failed), or while the first build runs after a
+  // Remove, removes a saved one (of no use, and a removed vector's code should not outlive it). A
+  // no-op while a first build runs or without `graph_file`. A write, like the changes (the owner's
+  // writer side calls it).
   Status SaveGraph() EXCLUDES(build_mu_);
   // Removes the saved graph and saves none from now on: the scope's data was deleted.
   void DiscardSavedGraph() EXCLUDES(build_mu_);
@@ -179,7 +180,8 @@ class VectorIndex {
   std::atomic<size_t> building_bytes_{0};  // the graph being built
   // Whether hnsw_ equals the saved graph (taken from it unchanged, or saved since the last change).
   bool graph_saved_ GUARDED_BY(build_mu_) = false;
-  bool graph_discarded_ GUARDED_BY(build_mu_) = false;  // DiscardSavedGraph
+  bool graph_discarded_ GUARDED_BY(build_mu_) = false;     // DiscardSavedGraph
+  bool removed_since_load_ GUARDED_BY(build_mu_) = false;  // a vector removed or replaced
   std::atomic<size_t> adopted_{0};
   std::thread builder_;
 };

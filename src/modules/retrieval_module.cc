@@ -13,6 +13,7 @@
 #include "core/vector_backfill.h"
 #include "embed/embedder.h"
 #include "extract/llm_reranker.h"
+#include "index/hnsw_graph.h"
 #include "modules/llm_endpoint.h"
 #include "modules/startup.h"
 #include "store/memory_vectors.h"
@@ -20,6 +21,16 @@
 namespace engram {
 
 namespace {
+
+// Removes `dir` and the graphs in it (each overwritten first, as HnswGraph::RemoveSaved does).
+void RemoveGraphFiles(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".hnsw") HnswGraph::RemoveSaved(entry.path().string());
+  }
+  std::filesystem::remove_all(dir, ec);
+}
 
 RetrievalOptions RetrievalFromFlags(const ServeOptions& options) {
   RetrievalOptions r;
@@ -79,17 +90,20 @@ Result<std::unique_ptr<RetrievalModule>> RetrievalModule::Build(const ServeOptio
     // seconds on a long text: it uses the (metered) model directly, not the batching lanes, so
     // query embeddings never queue behind it and its own workers keep running side by side.
     m->backfill_ = std::make_unique<VectorBackfill>(deps.vectors, deps.background_embedder);
-    if (options.hnsw_graph_files && options.hnsw_threshold > 0) {
-      // A cache of the graphs, beside the store: a directory that cannot be made costs only
-      // rebuilt graphs, never the start.
-      std::error_code ec;
-      const std::string dir = options.data_dir + "/graphs";
-      std::filesystem::create_directories(dir, ec);
-      if (ec) {
-        spdlog::warn("vector graphs will not be kept: cannot create {}: {}", dir, ec.message());
-      } else {
-        m->graph_dir_ = dir;
-      }
+  }
+  // A cache of the scopes' graphs, beside the store (see docs/operations.md). A directory that
+  // cannot be made costs only rebuilt graphs, never the start; when graphs are not kept, files
+  // an earlier run left are removed, so none outlives the data it was built from.
+  const std::string graph_dir = options.data_dir + "/graphs";
+  if (deps.search_embedder == nullptr || !options.hnsw_graph_files || options.hnsw_threshold == 0) {
+    RemoveGraphFiles(graph_dir);
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(graph_dir, ec);
+    if (ec) {
+      spdlog::warn("vector graphs will not be kept: cannot create {}: {}", graph_dir, ec.message());
+    } else {
+      m->graph_dir_ = graph_dir;
     }
   }
   m->retrieval_ = RetrievalFromFlags(options);

@@ -70,7 +70,6 @@ TEST(GraphFilesTest, AScopeGraphIsKeptAcrossARestartAndGoesWithItsUser) {
   ServerProcess server(
       {.extra_args = {"--api-key", "gk1", "--hnsw-threshold", "60", "--retrieval", "vector",
                       "--relevance-floor", "0", "--leaderboard-results", "turns"}});
-  server.KeepDataDir(true);
   ASSERT_TRUE(server.Start());
   const std::string user = UniqueId("graph-user");
   {
@@ -112,7 +111,7 @@ TEST(GraphFilesTest, AScopeGraphIsKeptAcrossARestartAndGoesWithItsUser) {
     ASSERT_EQ(before.size(), 5u);
   }
   ASSERT_TRUE(server.Stop().exited);
-  EXPECT_NE(server.Output().find("vector graphs of 1 loaded leaderboard shards kept"),
+  EXPECT_NE(server.Output().find("vector graphs of 1 loaded leaderboard shards saved or unchanged"),
             std::string::npos)
       << server.Output();
   ASSERT_EQ(GraphFiles(server.data_dir()).size(), 1u);
@@ -134,7 +133,6 @@ TEST(GraphFilesTest, AScopeGraphIsKeptAcrossARestartAndGoesWithItsUser) {
   EXPECT_TRUE(GraphFiles(server.data_dir()).empty());
   ASSERT_TRUE(server.Stop().exited);
   EXPECT_TRUE(GraphFiles(server.data_dir()).empty());
-  server.KeepDataDir(false);
 }
 
 }  // namespace
