@@ -90,6 +90,18 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   return h ^ (h >> 32);
 }
 
+// hnswlib's saveIndex header, field by field: what Save writes and Load checks before hnswlib's
+// reader allocates by it.
+struct __attribute__((packed)) GraphHeader {
+  size_t offset_level0, max_elements, count, size_per_element, label_offset, offset_data;
+  int max_level;
+  hnswlib::tableint enter_point;
+  size_t max_m, max_m0, m;
+  double mult;
+  size_t ef_construction;
+};
+static_assert(sizeof(GraphHeader) == 96);
+
 // Writes a file through a block buffer, checksumming each full block (and the last) as it goes.
 class BlockWriter {
  public:
@@ -275,9 +287,7 @@ Status HnswGraph::Save(const std::string& path) const {
   const Graph& g = impl_->graph;
   const size_t n = g.cur_element_count;
   // What the file will take: hnswlib's header, the level-0 block, and each element's upper links.
-  uint64_t expected = 5 * sizeof(size_t) + sizeof(size_t) + sizeof(int) +
-                      sizeof(hnswlib::tableint) + 4 * sizeof(size_t) + sizeof(double);
-  expected += static_cast<uint64_t>(n) * g.size_data_per_element_;
+  uint64_t expected = sizeof(GraphHeader) + static_cast<uint64_t>(n) * g.size_data_per_element_;
   for (size_t i = 0; i < n; ++i) {
     expected += sizeof(unsigned int) +
                 (g.element_levels_[i] > 0 ? g.size_links_per_element_ * g.element_levels_[i] : 0);
@@ -301,21 +311,20 @@ Status HnswGraph::Save(const std::string& path) const {
     Fd out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
     if (out.fd < 0) return ErrnoStatus("cannot create the vector graph file", errno);
     BlockWriter w(out.fd);
-    // hnswlib's saveIndex layout, field by field; the capacity written is the element count, the
-    // reader choosing its own.
-    w.Pod(g.offsetLevel0_);
-    w.Pod(n);
-    w.Pod(n);
-    w.Pod(g.size_data_per_element_);
-    w.Pod(g.label_offset_);
-    w.Pod(g.offsetData_);
-    w.Pod(g.maxlevel_);
-    w.Pod(g.enterpoint_node_);
-    w.Pod(g.maxM_);
-    w.Pod(g.maxM0_);
-    w.Pod(g.M_);
-    w.Pod(g.mult_);
-    w.Pod(g.ef_construction_);
+    // The capacity written is the element count, the reader choosing its own.
+    w.Pod(GraphHeader{.offset_level0 = g.offsetLevel0_,
+                      .max_elements = n,
+                      .count = n,
+                      .size_per_element = g.size_data_per_element_,
+                      .label_offset = g.label_offset_,
+                      .offset_data = g.offsetData_,
+                      .max_level = g.maxlevel_,
+                      .enter_point = g.enterpoint_node_,
+                      .max_m = g.maxM_,
+                      .max_m0 = g.maxM0_,
+                      .m = g.M_,
+                      .mult = g.mult_,
+                      .ef_construction = g.ef_construction_});
     // Level 0, element by element, deleted elements' codes zeroed (their links stay: the graph
     // still routes through them).
     std::vector<char> scratch(g.size_data_per_element_);
@@ -416,16 +425,9 @@ Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
     return Status::InvalidParameter("saved vector graph of another size than its record");
   }
   // hnswlib's reader allocates and indexes by the header's fields before anything can check
-  // them: each must be what a graph of `options` holding `elements` has.
-  struct __attribute__((packed)) Header {
-    size_t offset_level0, max_elements, count, size_per_element, label_offset, offset_data;
-    int max_level;
-    hnswlib::tableint enter_point;
-    size_t max_m, max_m0, m;
-    double mult;
-    size_t ef_construction;
-  } h{};
-  static_assert(sizeof(Header) == 96);
+  // them, and takes its layout from them as they are: each must be what a graph of `options`
+  // holding `elements` has.
+  GraphHeader h{};
   const size_t m = static_cast<size_t>(options.m);
   const size_t level0_links = 2 * m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
   const size_t per_element = level0_links + ElementBytes(options.dim) + sizeof(hnswlib::labeltype);
@@ -458,22 +460,14 @@ Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
   }
   g.mult_ = 1 / std::log(static_cast<double>(g.M_));
   g.revSize_ = 1.0 / g.mult_;
-  Status checked = graph->CheckLoaded(options);
+  Status checked = graph->CheckLoaded();
   if (!checked.ok()) return checked;
   g.setEf(static_cast<size_t>(options.ef_search));
   return graph;
 }
 
-Status HnswGraph::CheckLoaded(const HnswGraphOptions& options) const {
+Status HnswGraph::CheckLoaded() const {
   const Graph& g = impl_->graph;
-  const size_t data = ElementBytes(options.dim);
-  const size_t m = static_cast<size_t>(options.m);
-  const size_t level0_links = 2 * m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
-  if (g.M_ != m || g.maxM_ != m || g.maxM0_ != 2 * m || g.offsetLevel0_ != 0 ||
-      g.offsetData_ != level0_links || g.label_offset_ != level0_links + data ||
-      g.size_data_per_element_ != level0_links + data + sizeof(hnswlib::labeltype)) {
-    return Status::InvalidParameter("saved vector graph of another layout");
-  }
   const size_t n = g.cur_element_count;
   if (n > 0 && (g.enterpoint_node_ >= n || g.maxlevel_ < 0 ||
                 g.element_levels_[g.enterpoint_node_] != g.maxlevel_)) {

@@ -94,9 +94,9 @@ class HnswGraph {
  private:
   struct Impl;
   explicit HnswGraph(std::unique_ptr<Impl> impl);
-  // Checks what loadIndex does not: every link and the entry point in range, list sizes within
-  // their maxima, the element size and parameters those of `options`.
-  Status CheckLoaded(const HnswGraphOptions& options) const;
+  // Checks what loadIndex does not and the header check before it cannot: every link and the
+  // entry point in range, list sizes within their maxima.
+  Status CheckLoaded() const;
 
   std::unique_ptr<Impl> impl_;
 };
