@@ -366,7 +366,7 @@ void MemoryService::SaveGraphs() {
   if (options_.graph_dir.empty()) return;
   const auto started = std::chrono::steady_clock::now();
   const auto saved = shards_.SaveGraphs();
-  LogGraphsSaved("memories", saved.saved, saved.failed, saved.first_error, started);
+  LogGraphsSaved(ShardDomain::kMemories, saved.saved, saved.failed, saved.first_error, started);
 }
 
 size_t MemoryService::shard_memories() const {

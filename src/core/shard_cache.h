@@ -12,11 +12,16 @@
 //
 // Shard provides `bool loaded() const` (its load finished) and `size_t MemoryBytes() const`.
 // A shard with a vector graph worth keeping also provides `Status SaveGraph()` and
-// `void DiscardGraph()` (ScopeShard, MemoryShard): a shard the budget drops saves its graph
-// (outside the cache's lock) so its next load starts from it, SaveGraphs saves every resident one
-// (at shutdown), and a dropped shard's data is gone, so Drop discards its graph instead.
+// `void DiscardGraph()` (ScopeShard, MemoryShard): a shard the budget drops has its graph saved
+// by the cache's GraphSaver thread, so its next load starts from it and the eviction does not wait
+// for the write (until written, the dropped shard stays counted in the budget, and a load of its
+// key waits for the file); SaveGraphs saves every resident one (at shutdown); a deleted scope's
+// data is gone, so Drop discards the graph of its resident shard and of every dropped one not yet
+// saved.
+//
 // Thread-safety: safe for concurrent use. The budget (if any) must outlive the cache. Shards are
-// shared: the cache never destroys one a caller holds.
+// shared: the cache never destroys one a caller holds. The destructor waits for the graph saves of
+// shards it dropped.
 #pragma once
 
 #include <atomic>
@@ -31,6 +36,7 @@
 
 #include "common/mutex.h"
 #include "common/status.h"
+#include "core/graph_saver.h"
 #include "core/shard_budget.h"
 
 namespace engram {
@@ -45,6 +51,7 @@ class ShardCache {
   ShardCache(ShardDomain domain, ShardBudget* budget, Make make)
       : budget_(budget), make_(std::move(make)) {
     if (budget_ != nullptr) {
+      if constexpr (kKeepsGraphs) saver_ = std::make_unique<GraphSaver>(GraphSaverOptions{});
       budget_id_ = budget_->AddCache(
           domain, [this](const std::string& key, uint64_t id) { return EvictIfIdle(key, id); });
     }
@@ -62,27 +69,32 @@ class ShardCache {
   // The key's shard, made now when there is none or the one there was made at a version older
   // than `version` (a shared store's scope version; 0 elsewhere). The caller loads it if it is
   // not loaded, then calls Used.
-  Held Hold(const std::string& key, int64_t version = 0) {
+  Held Hold(const std::string& key, int64_t version = 0) EXCLUDES(mu_) {
     Held held;
-    MutexLock lock(&mu_);
-    auto it = slots_.find(key);
-    if (it == slots_.end() || it->second.version < version) {
-      Slot& slot = slots_[key];
-      // A replaced shard's Resident leaves the budget here.
-      slot.shard = make_(key);
-      slot.version = version;
-      if (budget_ != nullptr) {
-        slot.budget =
-            budget_->Admit(budget_id_, key, [weak = std::weak_ptr<Shard>(slot.shard)]() -> size_t {
-              auto s = weak.lock();
-              return s && s->loaded() ? s->MemoryBytes() : 0;
-            });
+    {
+      MutexLock lock(&mu_);
+      auto it = slots_.find(key);
+      if (it == slots_.end() || it->second.version < version) {
+        Slot& slot = slots_[key];
+        // A replaced shard's Resident leaves the budget here.
+        slot.shard = make_(key);
+        slot.version = version;
+        if (budget_ != nullptr) {
+          slot.budget = budget_->Admit(budget_id_, key,
+                                       [weak = std::weak_ptr<Shard>(slot.shard)]() -> size_t {
+                                         auto s = weak.lock();
+                                         return s && s->loaded() ? s->MemoryBytes() : 0;
+                                       });
+        }
+        held.created = true;
+        it = slots_.find(key);
       }
-      held.created = true;
-      it = slots_.find(key);
+      it->second.budget.Touch();
+      held.shard = it->second.shard;
     }
-    it->second.budget.Touch();
-    held.shard = it->second.shard;
+    // A shard to load whose key was just evicted: the load waits for that shard's graph to be
+    // written, and takes it back.
+    if (!held.shard->loaded()) AwaitSaves(key);
     return held;
   }
 
@@ -113,22 +125,22 @@ class ShardCache {
   // Forgets the key's shard (its data was deleted): the next Hold makes it afresh. A graph the
   // shard kept is discarded, even if a caller still holds the shard.
   void Drop(const std::string& key) EXCLUDES(mu_) {
-    std::shared_ptr<Shard> dropped, saving;
+    std::vector<std::shared_ptr<Shard>> dropped;
     {
       MutexLock lock(&mu_);
       auto it = slots_.find(key);
       if (it != slots_.end()) {
-        dropped = std::move(it->second.shard);
+        dropped.push_back(std::move(it->second.shard));
         slots_.erase(it);
       }
-      // An evicted shard still saving its graph: the discard waits for the save (both take the
-      // shard's writer lock), so the file it writes goes too.
-      auto s = saving_.find(key);
-      if (s != saving_.end()) saving = s->second.lock();
+      // Evicted shards whose graph is not saved yet: a waiting save becomes a no-op, a running one
+      // finishes first (both take the shard's writer lock) and the discard removes its file.
+      for (auto [s, end] = unsaved_.equal_range(key); s != end; ++s) {
+        if (auto shard = s->second.lock()) dropped.push_back(std::move(shard));
+      }
     }
     if constexpr (kKeepsGraphs) {
-      if (dropped) dropped->DiscardGraph();
-      if (saving) saving->DiscardGraph();
+      for (const auto& shard : dropped) shard->DiscardGraph();
     }
   }
 
@@ -137,11 +149,12 @@ class ShardCache {
     size_t failed = 0;  // the first failure's status in `first_error`
     Status first_error;
   };
-  // Saves the vector graph of every resident, loaded shard (see the file comment); outside the
-  // cache's lock, one shard at a time.
+  // Saves the vector graph of every resident, loaded shard (see the file comment), after the
+  // saves of the shards the budget dropped; outside the cache's lock, one shard at a time.
   GraphsSaved SaveGraphs() EXCLUDES(mu_) {
     GraphsSaved out;
     if constexpr (kKeepsGraphs) {
+      FlushGraphSaves();
       std::vector<std::shared_ptr<Shard>> resident;
       {
         MutexLock lock(&mu_);
@@ -150,7 +163,7 @@ class ShardCache {
         }
       }
       for (const auto& shard : resident) {
-        Status st = shard->SaveGraph();
+        Status st = saver_ ? saver_->Save([&] { return shard->SaveGraph(); }) : shard->SaveGraph();
         if (st.ok()) {
           ++out.saved;
         } else if (out.failed++ == 0) {
@@ -160,6 +173,13 @@ class ShardCache {
     }
     return out;
   }
+
+  // Returns once the graphs of the shards the budget dropped so far are saved (or failed).
+  void FlushGraphSaves() {
+    if (saver_) saver_->Flush();
+  }
+  // Dropped shards whose graph save failed, since start (each is logged).
+  int64_t graph_save_failures() const { return saver_ ? saver_->failures() : 0; }
 
   // fn(key, shard) for every resident shard, loaded or not, under the cache's lock: fn must be
   // quick and must not call back into the cache.
@@ -189,26 +209,46 @@ class ShardCache {
   };
 
   // The budget's evictor: drops the shard admitted as `id` under `key` if only the cache holds
-  // it. Its graph is saved after the cache's lock is released: at a million vectors that is
-  // seconds of writing, which no other scope's use should wait for.
+  // it, and hands its graph to the saver (a saver with no room makes the eviction wait). A failed
+  // save costs the shard's next load a build.
   bool EvictIfIdle(const std::string& key, uint64_t id) EXCLUDES(mu_) {
     std::shared_ptr<Shard> evicted;
+    // Saved in the background, a shard stays in memory and in the budget (its evictor finds no
+    // slot for it) until its graph is written.
+    ShardBudget::Resident resident;
     {
       MutexLock lock(&mu_);
-      evicted = TakeIfIdle(slots_, key, id, &Slot::shard);
+      evicted = TakeIfIdle(slots_, key, id, &Slot::shard, saver_ ? &resident : nullptr);
       if (evicted == nullptr) return false;
-      if (kKeepsGraphs && evicted->loaded()) saving_[key] = evicted;
+      if (saver_) unsaved_.emplace(key, evicted);
     }
     evictions_.fetch_add(1);
     if constexpr (kKeepsGraphs) {
-      if (evicted->loaded()) {
-        (void)evicted->SaveGraph();  // a cache: a failed save costs a build
-        MutexLock lock(&mu_);
-        auto it = saving_.find(key);
-        if (it != saving_.end() && it->second.lock() == evicted) saving_.erase(it);
+      if (saver_) {
+        saver_->Enqueue([this, key, shard = std::move(evicted),
+                         resident = std::make_shared<ShardBudget::Resident>(std::move(resident))] {
+          Status st = shard->loaded() ? shard->SaveGraph() : Status::Ok();
+          MutexLock lock(&mu_);
+          for (auto [it, end] = unsaved_.equal_range(key); it != end; ++it) {
+            if (it->second.lock() == shard) {
+              unsaved_.erase(it);
+              break;
+            }
+          }
+          saved_.SignalAll();
+          return st;
+        });
       }
     }
     return true;
+  }
+
+  // Waits until no evicted shard of `key` has a graph still to write, so a load that follows
+  // takes the graph back from the file instead of building it (seconds against minutes).
+  void AwaitSaves(const std::string& key) EXCLUDES(mu_) {
+    if (!saver_) return;
+    MutexLock lock(&mu_);
+    while (unsaved_.count(key) > 0) saved_.Wait(&mu_);
   }
 
   ShardBudget* const budget_;
@@ -216,9 +256,13 @@ class ShardCache {
   ShardBudget::CacheId budget_id_ = 0;
   mutable Mutex mu_;
   std::map<std::string, Slot> slots_ GUARDED_BY(mu_);
-  // Evicted shards whose graph is being saved (kKeepsGraphs), for Drop.
-  std::map<std::string, std::weak_ptr<Shard>> saving_ GUARDED_BY(mu_);
+  // Evicted shards whose graph is not saved yet (kKeepsGraphs), for Drop; a key may have several.
+  std::multimap<std::string, std::weak_ptr<Shard>> unsaved_ GUARDED_BY(mu_);
+  CondVar saved_;  // an unsaved_ entry left
   std::atomic<int64_t> evictions_{0};
+  // Saves evicted shards' graphs (kKeepsGraphs with a budget); declared last, so it is destroyed,
+  // and its waiting jobs run, while the members they use are still alive.
+  std::unique_ptr<GraphSaver> saver_;
 };
 
 }  // namespace engram

@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace engram {
@@ -85,52 +89,168 @@ TEST_F(ShardCacheTest, TheBudgetDropsIdleShardsOnly) {
   EXPECT_TRUE(cache.Hold("idle").created);
 }
 
-// What the cache asked of a graph-keeping shard, kept apart from the shard so that the test
-// holding it does not keep the shard busy (the budget drops idle shards only).
-struct GraphCalls {
-  int saves = 0;
-  int discards = 0;
-  bool fail = false;
+// Opens once; Wait blocks until then.
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
 };
 
-// A shard that keeps a vector graph.
+// What the cache asked of a graph-keeping shard, kept apart from the shard so that the test
+// holding it does not keep the shard busy (the budget drops idle shards only). Saves run on the
+// cache's saver thread.
+struct GraphCalls {
+  std::atomic<int> saves{0};    // SaveGraph calls
+  std::atomic<int> written{0};  // of them, those that wrote (not discarded)
+  std::atomic<int> discards{0};
+  std::atomic<bool> fail{false};
+  std::atomic<bool> discarded{false};
+  bool loaded_when_made = true;  // shards made from now on start loaded
+  Gate* gate = nullptr;          // when set, a save waits for it to open
+};
+
+// A shard that keeps a vector graph; like VectorIndex, a discarded graph is never written.
 struct GraphShard {
-  explicit GraphShard(GraphCalls* c) : calls(c) {}
-  bool loaded() const { return true; }
+  explicit GraphShard(GraphCalls* c) : is_loaded(c->loaded_when_made), calls(c) {}
+  bool loaded() const { return is_loaded.load(); }
   size_t MemoryBytes() const { return 1000; }
   Status SaveGraph() {
+    if (calls->gate != nullptr) calls->gate->Wait();
     ++calls->saves;
-    return calls->fail ? Status::Unavailable("disk full") : Status::Ok();
+    if (calls->fail) return Status::Unavailable("disk full");
+    if (!calls->discarded) ++calls->written;
+    return Status::Ok();
   }
-  void DiscardGraph() { ++calls->discards; }
+  void DiscardGraph() {
+    ++calls->discards;
+    calls->discarded = true;
+  }
+  std::atomic<bool> is_loaded;
   GraphCalls* calls;
 };
 
-TEST(ShardCacheGraphTest, EvictionAndShutdownSaveGraphsAndADropDiscardsOne) {
-  ShardBudget budget({.limit_bytes = 1500, .check_every = 1});
-  std::map<std::string, GraphCalls> calls;
-  ShardCache<GraphShard> cache(ShardDomain::kLeaderboard, &budget, [&](const std::string& key) {
-    return std::make_shared<GraphShard>(&calls[key]);
-  });
-  (void)cache.Hold("a");
-  cache.Used(true);
-  (void)cache.Hold("b");
-  cache.Used(true);  // 2,000 bytes: the idle "a" goes, saving its graph first
-  EXPECT_EQ(cache.evictions(), 1);
-  EXPECT_EQ(calls["a"].saves, 1);
-  EXPECT_EQ(calls["b"].saves, 0);
+// Opens the gate when the test leaves, so a failed assertion does not leave a save waiting.
+struct OpenOnExit {
+  ~OpenOnExit() { gate->Open(); }
+  Gate* gate;
+};
+
+class ShardCacheGraphTest : public ::testing::Test {
+ protected:
+  // Holds and uses `key`, as a request does (the shard is held until after Used): with the budget
+  // below, the second resident shard evicts the first.
+  void Use(const std::string& key) {
+    auto held = cache_.Hold(key);
+    cache_.Used(true);
+  }
+  ShardBudget budget_{{.limit_bytes = 1500, .check_every = 1}};
+  std::map<std::string, GraphCalls> calls_;
+  ShardCache<GraphShard> cache_{ShardDomain::kLeaderboard, &budget_, [this](const std::string& k) {
+                                  return std::make_shared<GraphShard>(&calls_[k]);
+                                }};
+};
+
+TEST_F(ShardCacheGraphTest, EvictionAndShutdownSaveGraphsAndADropDiscardsOne) {
+  Use("a");
+  Use("b");  // 2,000 bytes: the idle "a" goes, its graph saved by the saver
+  EXPECT_EQ(cache_.evictions(), 1);
+  cache_.FlushGraphSaves();
+  EXPECT_EQ(calls_["a"].written, 1);
+  EXPECT_EQ(calls_["b"].saves, 0);
   // Shutdown: every resident shard saves; a failure is counted and reported.
-  calls["b"].fail = true;
-  auto saved = cache.SaveGraphs();
+  calls_["b"].fail = true;
+  auto saved = cache_.SaveGraphs();
   EXPECT_EQ(saved.saved, 0u);
   EXPECT_EQ(saved.failed, 1u);
   EXPECT_EQ(saved.first_error.code(), StatusCode::kUnavailable);
-  EXPECT_EQ(calls["b"].saves, 1);
+  EXPECT_EQ(calls_["b"].saves, 1);
   // Its data deleted: the graph is discarded, never saved.
-  cache.Drop("b");
-  EXPECT_EQ(calls["b"].discards, 1);
-  EXPECT_EQ(cache.SaveGraphs().saved + cache.SaveGraphs().failed, 0u);
-  EXPECT_EQ(calls["b"].saves, 1);
+  cache_.Drop("b");
+  EXPECT_EQ(calls_["b"].discards, 1);
+  EXPECT_EQ(cache_.SaveGraphs().saved + cache_.SaveGraphs().failed, 0u);
+  EXPECT_EQ(calls_["b"].saves, 1);
+}
+
+TEST_F(ShardCacheGraphTest, AnEvictionDoesNotWaitForItsGraphToBeWritten) {
+  Gate gate;
+  OpenOnExit open{&gate};
+  calls_["a"].gate = &gate;
+  Use("a");
+  // The save of "a" cannot finish until the gate opens; the use that evicted it returns anyway.
+  auto evicting = std::async(std::launch::async, [this] { Use("b"); });
+  ASSERT_EQ(evicting.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(cache_.evictions(), 1);
+  EXPECT_EQ(calls_["a"].saves, 0);
+  // Until it is written, the evicted shard's memory stays counted.
+  EXPECT_EQ(budget_.Usage()[static_cast<size_t>(ShardDomain::kLeaderboard)].shards, 2u);
+  gate.Open();
+  cache_.FlushGraphSaves();
+  EXPECT_EQ(calls_["a"].written, 1);
+  EXPECT_EQ(budget_.Usage()[static_cast<size_t>(ShardDomain::kLeaderboard)].shards, 1u);
+  // A failed background save is counted.
+  calls_["b"].fail = true;
+  Use("c");
+  cache_.FlushGraphSaves();
+  EXPECT_EQ(calls_["b"].saves, 1);
+  EXPECT_EQ(cache_.graph_save_failures(), 1);
+}
+
+TEST_F(ShardCacheGraphTest, AKeyLoadedAgainWaitsForItsEvictedShardsGraph) {
+  Gate gate;
+  OpenOnExit open{&gate};
+  calls_["a"].gate = &gate;
+  Use("a");
+  Use("b");  // "a" evicted: its save waits at the gate
+  calls_["a"].loaded_when_made = false;
+  // A new shard of "a", still to load, is held only once the old one's graph is on disk.
+  auto again = std::async(std::launch::async, [this] { return cache_.Hold("a"); });
+  EXPECT_EQ(again.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(calls_["a"].written, 0);
+  gate.Open();
+  ASSERT_EQ(again.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(again.get().created);
+  EXPECT_EQ(calls_["a"].written, 1);
+  // A loaded shard is handed out at once.
+  EXPECT_FALSE(cache_.Hold("b").created);
+}
+
+TEST_F(ShardCacheGraphTest, ADropDiscardsEvictedShardsWhoseGraphIsNotWrittenYet) {
+  Gate gate;
+  OpenOnExit open{&gate};
+  calls_["a"].gate = &gate;
+  Use("a");
+  Use("b");  // "a" evicted: its save runs and waits at the gate
+  Use("c");  // "b" evicted: its save waits behind the one of "a"
+  EXPECT_EQ(cache_.evictions(), 2);
+  cache_.Drop("b");
+  EXPECT_EQ(calls_["b"].discards, 1);
+  // The running save of "a" is reached too (a real shard's discard waits for the save on the
+  // shard's lock, then removes the file it wrote).
+  cache_.Drop("a");
+  EXPECT_EQ(calls_["a"].discards, 1);
+  gate.Open();
+  cache_.FlushGraphSaves();
+  EXPECT_EQ(calls_["a"].written, 0);
+  EXPECT_EQ(calls_["b"].saves, 1);
+  EXPECT_EQ(calls_["b"].written, 0);
+  // Saved, a dropped shard is no longer the cache's: a later drop of its key does not reach it.
+  Use("d");  // "c" evicted and saved
+  cache_.FlushGraphSaves();
+  cache_.Drop("c");
+  EXPECT_EQ(calls_["c"].written, 1);
+  EXPECT_EQ(calls_["c"].discards, 0);
 }
 
 }  // namespace

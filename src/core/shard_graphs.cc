@@ -27,17 +27,17 @@ void SetShardGraph(VectorIndexOptions* vectors, const std::string& dir, ShardDom
   };
 }
 
-void LogGraphsSaved(std::string_view domain, size_t saved, size_t failed, const Status& first_error,
+void LogGraphsSaved(ShardDomain domain, size_t saved, size_t failed, const Status& first_error,
                     std::chrono::steady_clock::time_point started) {
   if (saved + failed == 0) return;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
-  spdlog::info("vector graphs of {} loaded {} shards saved or unchanged in {} ms", saved, domain,
-               ms);
+  spdlog::info("vector graphs of {} loaded {} shards saved or unchanged in {} ms", saved,
+               ShardDomainName(domain), ms);
   if (failed > 0) {
     spdlog::warn("vector graphs of {} {} shards not saved (they are rebuilt at the next load): {}",
-                 failed, domain, first_error.ToString());
+                 failed, ShardDomainName(domain), first_error.ToString());
   }
 }
 

@@ -25,7 +25,7 @@ void SetShardGraph(VectorIndexOptions* vectors, const std::string& dir, ShardDom
 
 // Logs a ShardCache::SaveGraphs of `domain`'s shards begun at `started` (nothing when there were
 // none): how many, how long, and the first failure.
-void LogGraphsSaved(std::string_view domain, size_t saved, size_t failed, const Status& first_error,
+void LogGraphsSaved(ShardDomain domain, size_t saved, size_t failed, const Status& first_error,
                     std::chrono::steady_clock::time_point started);
 
 }  // namespace engram

@@ -104,7 +104,7 @@ void ShardRegistry::SaveGraphs() {
   if (graph_dir_.empty()) return;
   const auto started = std::chrono::steady_clock::now();
   const auto saved = shards_.SaveGraphs();
-  LogGraphsSaved("leaderboard", saved.saved, saved.failed, saved.first_error, started);
+  LogGraphsSaved(ShardDomain::kLeaderboard, saved.saved, saved.failed, saved.first_error, started);
 }
 
 size_t ShardRegistry::shard_count() const { return shards_.size(); }
