@@ -139,6 +139,65 @@ TEST_F(HnswGraphFileTest, AGraphMatchingTooLittleIsBuiltAnew) {
   EXPECT_GE(Recall(*second, 800, 2000, 0), 0.9);
 }
 
+TEST_F(HnswGraphFileTest, AFileHalfOrMoreOfTheVectorsMatchIsTaken) {
+  {
+    auto first = Load(0, 600, 0);
+    ASSERT_TRUE(first->SaveGraph().ok());
+  }
+  // Nothing in the file is stale; 600 of 1,200 loaded vectors match (half): taken.
+  EXPECT_EQ(Load(0, 1200, 0)->graph_adopted(), 600u);
+  // 600 of 1,300 (under half): built anew.
+  auto more = Load(0, 1300, 0);
+  EXPECT_EQ(more->graph_adopted(), 0u);
+  ASSERT_TRUE(more->uses_hnsw());
+  EXPECT_GE(Recall(*more, 0, 1300, 0), 0.9);
+}
+
+TEST_F(HnswGraphFileTest, AFileAQuarterStaleIsTakenAndOneMoreIsNot) {
+  {
+    auto first = Load(0, 2000, 0);
+    ASSERT_TRUE(first->SaveGraph().ok());
+  }
+  // Every loaded vector matches; 500 of the file's 2,000 elements are stale (a quarter): taken.
+  EXPECT_EQ(Load(500, 2000, 0)->graph_adopted(), 1500u);
+  // 501 stale (more than a quarter): built anew, though every loaded vector would match.
+  auto fewer = Load(501, 2000, 0);
+  EXPECT_EQ(fewer->graph_adopted(), 0u);
+  ASSERT_TRUE(fewer->uses_hnsw());
+  EXPECT_GE(Recall(*fewer, 501, 2000, 0), 0.9);
+}
+
+TEST_F(HnswGraphFileTest, WritesWhileASavedGraphIsTakenBackReachTheGraph) {
+  {
+    auto first = Load(0, 2000, 0);
+    ASSERT_TRUE(first->SaveGraph().ok());
+  }
+  VectorIndexOptions options = Options();
+  options.hnsw_build_in_background = true;
+  VectorIndex index(options);
+  index.BeginBatch();
+  for (size_t i = 0; i < 2000; ++i) index.Set(static_cast<DocId>(i), vecs_[i].data());
+  index.EndBatch();  // the graph is taken back on a thread of its own while these writes go on
+  for (size_t i = 2000; i < 2600; ++i) index.Set(static_cast<DocId>(i), vecs_[i].data());
+  for (DocId d = 0; d < 300; d += 3) index.Remove(d);
+  for (DocId d = 1; d < 300; d += 3) index.Set(d, vecs_[2600 + d].data());  // replaced vectors
+  index.WaitForGraph();
+  ASSERT_TRUE(index.uses_hnsw());
+  EXPECT_GT(index.graph_adopted(), 0u);
+  // Every write is in the graph: a new or replaced vector finds its DocId first, a removed one is
+  // never answered, and a replaced DocId is not found by its old vector.
+  for (size_t i = 2000; i < 2600; i += 7) {
+    EXPECT_EQ(index.Search(vecs_[i].data(), 1)[0].doc, static_cast<DocId>(i));
+  }
+  for (DocId d = 0; d < 300; d += 3) {
+    for (const auto& h : index.Search(vecs_[d].data(), 10)) EXPECT_NE(h.doc, d);
+    const auto replaced = index.Search(vecs_[2601 + d].data(), 1);
+    EXPECT_EQ(replaced[0].doc, d + 1);
+    const auto old = index.Search(vecs_[d + 1].data(), 1);
+    EXPECT_NE(old[0].doc, d + 1);
+  }
+}
+
 TEST_F(HnswGraphFileTest, ADamagedFileIsRefusedAndTheGraphBuiltAnew) {
   {
     auto first = Load(0, 1000, 0);
