@@ -1,10 +1,7 @@
 #include "cli/transfer_command.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +9,7 @@
 
 #include "cli/serve_flags.h"
 #include "common/build_info.h"
-#include "common/errno_status.h"
+#include "common/posix_file.h"
 #include "common/time_util.h"
 #include "store/pg_store.h"
 #include "store/sqlite_data_dir.h"
@@ -52,20 +49,6 @@ Result<std::unique_ptr<Store>> OpenStoreFor(const TransferCommandOptions& o, boo
   auto sqlite = SqliteStore::Open(std::move(options));
   if (!sqlite.ok()) return sqlite.status();
   return std::unique_ptr<Store>(std::move(sqlite).value());
-}
-
-// fsync of a file or directory by path: the export and its rename survive a crash once reported.
-Status SyncPath(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    return ErrnoStatus(fmt::format("cannot open {}", path), err);
-  }
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return ErrnoStatus(fmt::format("cannot sync {}", path), err);
-  return Status::Ok();
 }
 
 }  // namespace

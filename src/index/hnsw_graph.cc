@@ -28,6 +28,7 @@
 #include <sstream>
 
 #include "common/errno_status.h"
+#include "common/posix_file.h"
 #include "index/int8_vectors.h"
 
 namespace engram {
@@ -151,14 +152,6 @@ class BlockWriter {
   Status status_;
 };
 
-// Closes a descriptor on scope exit.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // The checksum of `fd`'s whole content, as BlockWriter computes it.
 Result<uint64_t> ChecksumFile(int fd, uint64_t size) {
   std::vector<char> buf(kBlock);
@@ -179,9 +172,9 @@ Result<uint64_t> ChecksumFile(int fd, uint64_t size) {
 }
 
 Status WriteSmallFile(const std::string& path, const std::string& text) {
-  Fd out{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
-  if (out.fd < 0) return ErrnoStatus("cannot create " + path, errno);
-  BlockWriter w(out.fd);
+  UniqueFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!out.valid()) return ErrnoStatus("cannot create " + path, errno);
+  BlockWriter w(out.get());
   w.Write(text.data(), text.size());
   return w.Finish();
 }
@@ -189,10 +182,10 @@ Status WriteSmallFile(const std::string& path, const std::string& text) {
 }  // namespace
 
 Result<uint64_t> GraphFileChecksum(const std::string& path) {
-  Fd in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (in.fd < 0 || ::fstat(in.fd, &st) != 0) return ErrnoStatus("cannot read " + path, errno);
-  return ChecksumFile(in.fd, static_cast<uint64_t>(st.st_size));
+  if (!in.valid() || ::fstat(in.get(), &st) != 0) return ErrnoStatus("cannot read " + path, errno);
+  return ChecksumFile(in.get(), static_cast<uint64_t>(st.st_size));
 }
 
 void PackElement(char* out, float scale, const int8_t* code, int dim) {
@@ -308,9 +301,9 @@ Status HnswGraph::Save(const std::string& path) const {
   Status st;
   uint64_t checksum = 0, bytes = 0;
   {
-    Fd out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
-    if (out.fd < 0) return ErrnoStatus("cannot create the vector graph file", errno);
-    BlockWriter w(out.fd);
+    UniqueFd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!out.valid()) return ErrnoStatus("cannot create the vector graph file", errno);
+    BlockWriter w(out.get());
     // The capacity written is the element count, the reader choosing its own.
     w.Pod(GraphHeader{.offset_level0 = g.offsetLevel0_,
                       .max_elements = n,
@@ -348,7 +341,7 @@ Status HnswGraph::Save(const std::string& path) const {
       if (size > 0) w.Write(g.linkLists_[i], size);
     }
     st = w.Finish();
-    if (st.ok() && ::fsync(out.fd) != 0) st = ErrnoStatus("cannot sync the vector graph", errno);
+    if (st.ok() && ::fsync(out.get()) != 0) st = ErrnoStatus("cannot sync the vector graph", errno);
     checksum = w.checksum();
     bytes = w.bytes();
   }
@@ -379,17 +372,17 @@ void HnswGraph::RemoveSaved(const std::string& path) {
   for (const std::string& file : {path, path + ".tmp", path + ".meta", path + ".meta.tmp"}) {
     // Overwritten with zeros before it goes, as the database overwrites deleted rows: the codes
     // are derived from memories that are being deleted.
-    Fd fd{::open(file.c_str(), O_WRONLY | O_CLOEXEC)};
+    UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
     struct stat st {};
-    if (fd.fd >= 0 && ::fstat(fd.fd, &st) == 0 && st.st_size > 0) {
-      BlockWriter zeros(fd.fd);
+    if (fd.valid() && ::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
+      BlockWriter zeros(fd.get());
       const std::vector<char> block(std::min<uint64_t>(kBlock, static_cast<uint64_t>(st.st_size)));
       for (uint64_t left = static_cast<uint64_t>(st.st_size); left > 0;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
         zeros.Write(block.data(), n);
         left -= n;
       }
-      if (zeros.Finish().ok()) (void)::fdatasync(fd.fd);
+      if (zeros.Finish().ok()) (void)::fdatasync(fd.get());
     }
     ::unlink(file.c_str());
   }
@@ -415,10 +408,10 @@ Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
   }
   // One descriptor for the checks and hnswlib's reader (by its /proc path), so a file renamed into
   // place meanwhile cannot pass the checks in place of the one read.
-  Fd in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) return ErrnoStatus("cannot open the saved vector graph", errno);
+  UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return ErrnoStatus("cannot open the saved vector graph", errno);
   struct stat st {};
-  if (::fstat(in.fd, &st) != 0) return ErrnoStatus("cannot stat the saved vector graph", errno);
+  if (::fstat(in.get(), &st) != 0) return ErrnoStatus("cannot stat the saved vector graph", errno);
   const uint64_t elements = field("elements");
   if (static_cast<uint64_t>(st.st_size) != field("bytes") || elements == 0 ||
       elements >= (uint64_t{1} << 32)) {
@@ -431,21 +424,21 @@ Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
   const size_t m = static_cast<size_t>(options.m);
   const size_t level0_links = 2 * m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
   const size_t per_element = level0_links + ElementBytes(options.dim) + sizeof(hnswlib::labeltype);
-  if (::pread(in.fd, &h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h)) || h.count != elements ||
-      h.max_elements != elements || h.offset_level0 != 0 || h.offset_data != level0_links ||
-      h.label_offset != level0_links + ElementBytes(options.dim) ||
+  if (::pread(in.get(), &h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h)) ||
+      h.count != elements || h.max_elements != elements || h.offset_level0 != 0 ||
+      h.offset_data != level0_links || h.label_offset != level0_links + ElementBytes(options.dim) ||
       h.size_per_element != per_element || h.max_m != m || h.max_m0 != 2 * m || h.m != m ||
       elements * per_element + sizeof(h) > static_cast<uint64_t>(st.st_size)) {
     return Status::InvalidParameter("saved vector graph header does not match its record");
   }
-  auto checksum = ChecksumFile(in.fd, static_cast<uint64_t>(st.st_size));
+  auto checksum = ChecksumFile(in.get(), static_cast<uint64_t>(st.st_size));
   if (!checksum.ok()) return checksum.status();
   if (*checksum != field("checksum")) {
     return Status::InvalidParameter("saved vector graph checksum does not match");
   }
   std::unique_ptr<HnswGraph> graph;
   try {
-    auto impl = std::make_unique<Impl>(options, "/proc/self/fd/" + std::to_string(in.fd),
+    auto impl = std::make_unique<Impl>(options, "/proc/self/fd/" + std::to_string(in.get()),
                                        std::max<size_t>(capacity, elements));
     graph.reset(new HnswGraph(std::move(impl)));
   } catch (const std::exception& e) {

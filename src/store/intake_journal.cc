@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/errno_status.h"
+#include "common/posix_file.h"
 #include "common/thread_util.h"
 
 namespace engram {
@@ -63,12 +64,9 @@ constexpr size_t kProbeBytes = 64 * 1024;
 constexpr const char* kProbeName = "space-probe.tmp";  // not an intake-<n>.log: never read back
 
 Status SyncDir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("intake journal: open directory " + dir);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Errno("intake journal: fsync directory " + dir);
-  return Status::Ok();
+  Status st = SyncPath(dir);
+  if (st.ok()) return st;
+  return Status(st.code(), "intake journal: " + st.message());
 }
 
 template <typename WriteFn>

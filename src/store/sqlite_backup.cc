@@ -17,6 +17,7 @@
 #include "common/codec.h"
 #include "common/errno_status.h"
 #include "common/json_reader.h"
+#include "common/posix_file.h"
 #include "common/time_util.h"
 #include "store/intake_journal.h"
 #include "store/sqlite_data_dir.h"
@@ -39,34 +40,6 @@ Status FileError(const std::string& what, const fs::path& path, int err) {
   const std::string subject = what + " " + path.string();
   if (err == ENOENT) return Status::NotFound(subject + ": " + std::strerror(err));
   return ErrnoStatus(subject, err);
-}
-
-// Closes the descriptor on every path out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // Closes now, reporting what close() says (a deferred write error shows here).
-  int Close() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
-Status SyncPath(const fs::path& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return FileError("cannot open", path, errno);
-  if (::fsync(fd.get()) != 0) return FileError("cannot sync", path, errno);
-  return Status::Ok();
 }
 
 Status WriteAll(int fd, const char* data, size_t size, const fs::path& path) {
@@ -97,10 +70,10 @@ Status ReadBlocks(int fd, const fs::path& path, size_t block_bytes,
 // Copies `from` to a new file `to` (synced), measuring what it copied. NotFound when `from` is
 // gone (a journal file released meanwhile); `to` is created only once `from` is open.
 Result<BackupFile> CopyFile(const fs::path& from, const fs::path& to, const std::string& name) {
-  Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return FileError("cannot open", from, errno);
-  Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (out.get() < 0) return FileError("cannot create", to, errno);
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return FileError("cannot open", from, errno);
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!out.valid()) return FileError("cannot create", to, errno);
   BackupFile file{.path = name};
   Sha256 sha;
   ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), from, kBlockBytes, [&](std::string_view block) {
@@ -116,8 +89,8 @@ Result<BackupFile> CopyFile(const fs::path& from, const fs::path& to, const std:
 }
 
 Result<BackupFile> MeasureFile(const fs::path& path, const std::string& name) {
-  Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return FileError("cannot open", path, errno);
+  UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return FileError("cannot open", path, errno);
   BackupFile file{.path = name};
   Sha256 sha;
   ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), path, kBlockBytes, [&](std::string_view block) {
@@ -130,8 +103,8 @@ Result<BackupFile> MeasureFile(const fs::path& path, const std::string& name) {
 }
 
 Status WriteFileSynced(const fs::path& path, std::string_view text) {
-  Fd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (out.get() < 0) return FileError("cannot create", path, errno);
+  UniqueFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!out.valid()) return FileError("cannot create", path, errno);
   ENGRAM_RETURN_IF_ERROR(WriteAll(out.get(), text.data(), text.size(), path));
   if (::fsync(out.get()) != 0) return FileError("cannot sync", path, errno);
   if (out.Close() != 0) return FileError("cannot close", path, errno);
@@ -139,8 +112,8 @@ Status WriteFileSynced(const fs::path& path, std::string_view text) {
 }
 
 Result<std::string> ReadSmallFile(const fs::path& path, size_t max_bytes) {
-  Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return FileError("cannot open", path, errno);
+  UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return FileError("cannot open", path, errno);
   std::string text;
   ENGRAM_RETURN_IF_ERROR(ReadBlocks(in.get(), path, 64 * 1024, [&](std::string_view block) {
     text.append(block);
