@@ -14,7 +14,10 @@
 // each size's graph is then saved there (VectorIndex::SaveGraph) and a second fresh index loads
 // the same vectors, its first build starting from the saved graph: "save_s", "graph_file_bytes",
 // "reload_searchable_s" / "reload_s" (until the graph answers), the vectors taken from the file
-// and that index's k = 10 figures, to compare with the build's.
+// and that index's k = 10 figures, to compare with the build's; then 200 of its vectors, spread
+// over the file, are removed one by one: "remove_p50_ms" / "remove_p99_ms" time a removal that
+// zeroes the vector's code in the saved file (VectorIndex::Remove, HnswGraph::ZeroSavedElements;
+// the file was just written, so its blocks are read from the page cache).
 //
 // bench/hnsw_scale.py prepares the texts and queries from the dev datasets and prints the table.
 #include <CLI/CLI.hpp>
@@ -326,6 +329,20 @@ int Run(int argc, char** argv) {
       double reload_searchable = 0, reload_ready = 0;
       auto reloaded = load_fresh(size, &reload_searchable, &reload_ready);
       const KResult r10 = Measure(*reloaded, exact, *queries, dim, 10);
+      std::vector<double> remove_ms;
+      constexpr size_t kRemovals = 200;
+      // Only a graph taken from the file has its elements there to zero.
+      const bool from_file = reloaded->graph_adopted() > 0;
+      for (size_t i = 0; i < kRemovals && size >= kRemovals && from_file; ++i) {
+        const auto r0 = Clock::now();
+        reloaded->Remove(static_cast<DocId>(i * (size / kRemovals)));
+        remove_ms.push_back(Seconds(r0) * 1000);
+      }
+      std::sort(remove_ms.begin(), remove_ms.end());
+      auto at = [&remove_ms](double q) {
+        return remove_ms.empty() ? 0.0 : remove_ms[static_cast<size_t>(q * (remove_ms.size() - 1))];
+      };
+      line << ",\"remove_p50_ms\":" << at(0.5) << ",\"remove_p99_ms\":" << at(0.99);
       line << ",\"save_s\":" << save_seconds << ",\"graph_file_bytes\":" << file_bytes
            << ",\"reload_searchable_s\":" << reload_searchable << ",\"reload_s\":" << reload_ready
            << ",\"reload_adopted\":" << reloaded->graph_adopted()

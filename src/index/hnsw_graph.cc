@@ -24,8 +24,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "common/errno_status.h"
 #include "common/posix_file.h"
@@ -38,9 +41,10 @@ namespace {
 using Graph = hnswlib::HierarchicalNSW<float>;
 
 // The .meta file's format; a file of another format is rebuilt, never read.
-constexpr int kFormat = 1;
-// The checksum covers the graph file in blocks of this size (the last one shorter), so writer and
-// reader agree on it however they split their I/O.
+constexpr int kFormat = 2;
+// The checksum is the sum (mod 2^64) of the hashes of the graph file's blocks of this size (the
+// last one shorter), each seeded with its block number: writer and reader agree on it however they
+// split their I/O, and zeroing one element rehashes only the blocks it lies in.
 constexpr size_t kBlock = 1 << 20;
 
 struct Int8SpaceParams {
@@ -103,6 +107,18 @@ struct __attribute__((packed)) GraphHeader {
 };
 static_assert(sizeof(GraphHeader) == 96);
 
+// Whether `h` is the header of a graph of dimension `dim` and M `m` holding `elements` in a file
+// of `size` bytes: hnswlib's reader allocates and indexes by these fields before anything else can
+// check them, and an element's place in the file is computed from them.
+bool HeaderFits(const GraphHeader& h, size_t m, int dim, uint64_t elements, uint64_t size) {
+  const size_t level0_links = 2 * m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
+  const size_t per_element = level0_links + ElementBytes(dim) + sizeof(hnswlib::labeltype);
+  return h.count == elements && h.max_elements == elements && h.offset_level0 == 0 &&
+         h.offset_data == level0_links && h.label_offset == level0_links + ElementBytes(dim) &&
+         h.size_per_element == per_element && h.max_m == m && h.max_m0 == 2 * m && h.m == m &&
+         elements < (uint64_t{1} << 32) && elements * per_element + sizeof(h) <= size;
+}
+
 // Writes a file through a block buffer, checksumming each full block (and the last) as it goes.
 class BlockWriter {
  public:
@@ -130,7 +146,7 @@ class BlockWriter {
 
  private:
   void Flush() {
-    checksum_ = Hash64(buf_.data(), buf_.size(), checksum_);
+    checksum_ += Hash64(buf_.data(), buf_.size(), blocks_++);
     size_t done = 0;
     while (done < buf_.size() && status_.ok()) {
       const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
@@ -148,9 +164,22 @@ class BlockWriter {
   int fd_;
   std::vector<char> buf_;
   uint64_t checksum_ = 0;
+  uint64_t blocks_ = 0;
   uint64_t bytes_ = 0;
   Status status_;
 };
+
+// Reads `size` bytes at `offset` (short only at the end of the file: an error then).
+Status ReadAt(int fd, char* out, size_t size, uint64_t offset) {
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::pread(fd, out + got, size - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::Internal("vector graph file shorter than its record");
+    got += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
 
 // The checksum of `fd`'s whole content, as BlockWriter computes it.
 Result<uint64_t> ChecksumFile(int fd, uint64_t size) {
@@ -158,17 +187,28 @@ Result<uint64_t> ChecksumFile(int fd, uint64_t size) {
   uint64_t checksum = 0, done = 0;
   while (done < size) {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kBlock, size - done));
-    size_t got = 0;
-    while (got < want) {
-      const ssize_t n = ::pread(fd, buf.data() + got, want - got, static_cast<off_t>(done + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status::Internal("vector graph file shorter than its record");
-      got += static_cast<size_t>(n);
-    }
-    checksum = Hash64(buf.data(), want, checksum);
+    ENGRAM_RETURN_IF_ERROR(ReadAt(fd, buf.data(), want, done));
+    checksum += Hash64(buf.data(), want, done / kBlock);
     done += want;
   }
   return checksum;
+}
+
+// The saved graph's record (`<path>.meta`), or NotFound; an unreadable one is an empty object.
+Result<nlohmann::json> ReadRecord(const std::string& path) {
+  std::ifstream in(path + ".meta");
+  if (!in) return Status::NotFound("no saved vector graph");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json record = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!record.is_object()) record = nlohmann::json::object();
+  return record;
+}
+
+// A record's unsigned field, UINT64_MAX when absent or of another type.
+uint64_t RecordField(const nlohmann::json& record, const char* key) {
+  const auto it = record.find(key);
+  return it != record.end() && it->is_number_unsigned() ? it->get<uint64_t>() : UINT64_MAX;
 }
 
 Status WriteSmallFile(const std::string& path, const std::string& text) {
@@ -388,18 +428,86 @@ void HnswGraph::RemoveSaved(const std::string& path) {
   }
 }
 
+Status HnswGraph::ZeroSavedElements(const std::string& path, std::vector<size_t> elements) {
+  if (elements.empty()) return Status::Ok();
+  std::sort(elements.begin(), elements.end());
+  elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
+  auto record = ReadRecord(path);
+  if (!record.ok()) return record.status();
+  const uint64_t dim = RecordField(*record, "dim"), m = RecordField(*record, "m");
+  if (RecordField(*record, "format") != kFormat || dim == 0 || dim > (1u << 16) || m == 0 ||
+      m > (1u << 16)) {
+    return Status::InvalidParameter("saved vector graph of another format");
+  }
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus("cannot open the saved vector graph", errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("cannot stat the saved vector graph", errno);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  GraphHeader h{};
+  ENGRAM_RETURN_IF_ERROR(ReadAt(fd.get(), reinterpret_cast<char*>(&h), sizeof(h), 0));
+  const uint64_t code_bytes = ElementBytes(static_cast<int>(dim));
+  if (size != RecordField(*record, "bytes") ||
+      !HeaderFits(h, m, static_cast<int>(dim), RecordField(*record, "elements"), size) ||
+      elements.back() >= h.count) {
+    return Status::InvalidParameter("saved vector graph does not match its record");
+  }
+  // Each block holding an element's [scale][code] is read once, its hash taken out of the
+  // checksum, the codes in it zeroed, its new hash put in, and the block written back.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) in the file, ascending
+  ranges.reserve(elements.size());
+  for (const size_t e : elements) {
+    const uint64_t begin = sizeof(h) + e * h.size_per_element + h.offset_data;
+    ranges.emplace_back(begin, begin + code_bytes);
+  }
+  uint64_t checksum = RecordField(*record, "checksum");
+  std::vector<char> buf(kBlock);
+  size_t r = 0;  // the first range not wholly zeroed yet
+  for (uint64_t b = ranges[0].first / kBlock; r < ranges.size();) {
+    const uint64_t at = b * kBlock;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kBlock, size - at));
+    ENGRAM_RETURN_IF_ERROR(ReadAt(fd.get(), buf.data(), n, at));
+    checksum -= Hash64(buf.data(), n, b);
+    for (size_t k = r; k < ranges.size() && ranges[k].first < at + n; ++k) {
+      const uint64_t from = std::max(ranges[k].first, at), to = std::min(ranges[k].second, at + n);
+      if (from < to) std::memset(buf.data() + (from - at), 0, static_cast<size_t>(to - from));
+    }
+    checksum += Hash64(buf.data(), n, b);
+    for (size_t done = 0; done < n;) {
+      const ssize_t w =
+          ::pwrite(fd.get(), buf.data() + done, n - done, static_cast<off_t>(at + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return ErrnoStatus("cannot write the saved vector graph", w < 0 ? errno : ENOSPC);
+      done += static_cast<size_t>(w);
+    }
+    while (r < ranges.size() && ranges[r].second <= at + n) ++r;
+    if (r < ranges.size()) b = std::max(b + 1, ranges[r].first / kBlock);
+  }
+  (*record)["checksum"] = checksum;
+  const std::string meta_tmp = path + ".meta.tmp";
+  Status written = WriteSmallFile(meta_tmp, record->dump());
+  if (written.ok() && ::rename(meta_tmp.c_str(), (path + ".meta").c_str()) != 0) {
+    written = ErrnoStatus("cannot rename the vector graph record", errno);
+  }
+  if (!written.ok()) ::unlink(meta_tmp.c_str());
+  return written;
+}
+
+std::optional<size_t> HnswGraph::ElementOf(DocId doc) {
+  Graph& g = impl_->graph;
+  // addPoint changes the map under this lock; Add may run beside this call.
+  std::unique_lock<std::mutex> lock(g.cur_element_count_guard_);
+  const auto it = g.label_lookup_.find(doc);
+  if (it == g.label_lookup_.end()) return std::nullopt;
+  return static_cast<size_t>(it->second);
+}
+
 Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
                                                    const HnswGraphOptions& options,
                                                    size_t capacity) {
-  std::ifstream meta_in(path + ".meta");
-  if (!meta_in) return Status::NotFound("no saved vector graph");
-  std::stringstream meta_text;
-  meta_text << meta_in.rdbuf();
-  const nlohmann::json meta = nlohmann::json::parse(meta_text.str(), nullptr, false);
-  auto field = [&meta](const char* key) -> uint64_t {
-    const auto it = meta.is_object() ? meta.find(key) : meta.end();
-    return it != meta.end() && it->is_number_unsigned() ? it->get<uint64_t>() : UINT64_MAX;
-  };
+  auto record = ReadRecord(path);
+  if (!record.ok()) return record.status();
+  auto field = [&record](const char* key) { return RecordField(*record, key); };
   if (field("format") != kFormat || field("dim") != static_cast<uint64_t>(options.dim) ||
       field("m") != static_cast<uint64_t>(options.m) ||
       field("ef_construction") !=
@@ -421,14 +529,9 @@ Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
   // them, and takes its layout from them as they are: each must be what a graph of `options`
   // holding `elements` has.
   GraphHeader h{};
-  const size_t m = static_cast<size_t>(options.m);
-  const size_t level0_links = 2 * m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
-  const size_t per_element = level0_links + ElementBytes(options.dim) + sizeof(hnswlib::labeltype);
   if (::pread(in.get(), &h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h)) ||
-      h.count != elements || h.max_elements != elements || h.offset_level0 != 0 ||
-      h.offset_data != level0_links || h.label_offset != level0_links + ElementBytes(options.dim) ||
-      h.size_per_element != per_element || h.max_m != m || h.max_m0 != 2 * m || h.m != m ||
-      elements * per_element + sizeof(h) > static_cast<uint64_t>(st.st_size)) {
+      !HeaderFits(h, static_cast<size_t>(options.m), options.dim, elements,
+                  static_cast<uint64_t>(st.st_size))) {
     return Status::InvalidParameter("saved vector graph header does not match its record");
   }
   auto checksum = ChecksumFile(in.get(), static_cast<uint64_t>(st.st_size));

@@ -12,7 +12,9 @@
 //
 // The file is hnswlib's own layout, written here with every write checked and the codes of
 // deleted elements zeroed (a removed memory leaves no vector behind in the file), beside a small
-// `<path>.meta` holding the format, parameters, size and a checksum. Both are written to
+// `<path>.meta` holding the format, parameters, size and a checksum: the sum of the hashes of
+// its 1 MiB blocks, so a vector removed or replaced after the save can be zeroed in the file in
+// place (ZeroSavedElements) at the cost of rewriting the blocks it lies in. Both are written to
 // temporary names and renamed into place, the graph first; a reader that meets a half-replaced
 // pair sees a checksum mismatch and builds anew.
 //
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +76,12 @@ class HnswGraph {
   // Removes a saved graph (its files, temporary ones included, each overwritten with zeros
   // first); absent files, and an empty path, are not an error.
   static void RemoveSaved(const std::string& path);
+  // Overwrites the [scale][code] of each of `elements` in the graph saved at `path` with zeros
+  // and updates the record's checksum: a removed or replaced vector leaves no code behind while
+  // the rest of the file stays usable (a later load takes a zeroed element as stale).
+  // Reads and writes each 1 MiB block holding one once; not synced. On an error the file may be
+  // left unusable: the caller removes it (RemoveSaved).
+  static Status ZeroSavedElements(const std::string& path, std::vector<size_t> elements);
 
   // Room for `more` insertions, in one reallocation that at least doubles the capacity.
   void Reserve(size_t more);
@@ -87,6 +96,8 @@ class HnswGraph {
   size_t elements() const;
   bool deleted(size_t i) const;
   const char* element(size_t i) const;
+  // The element labelled `doc` (deleted or not), if any. May run beside Add.
+  std::optional<size_t> ElementOf(DocId doc);
   // Gives element i the label labels[i] (one per element, each DocId at most once); kNoDoc marks
   // it deleted. Every former label is forgotten.
   void Relabel(const std::vector<DocId>& labels);

@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
+#include "index/int8_vectors.h"
 #include "index/test_vectors.h"
 #include "index/vector_index.h"
 
@@ -311,6 +314,113 @@ TEST_F(HnswGraphFileTest, RemovedVectorsLeaveNoCodeInTheFile) {
     for (size_t b = 0; b < ElementBytes(kDim); ++b) EXPECT_EQ(element[b], 0);
   }
   EXPECT_EQ(deleted, 1u);
+}
+
+// Elements of `path`'s graph whose [scale][code] is all zeros, deleted ones left out.
+size_t ZeroedElements(const std::string& path) {
+  auto loaded = HnswGraph::Load(path, {.dim = kDim}, 0);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (!loaded.ok()) return 0;
+  size_t zeroed = 0;
+  for (size_t e = 0; e < (*loaded)->elements(); ++e) {
+    if ((*loaded)->deleted(e)) continue;
+    const char* element = (*loaded)->element(e);
+    zeroed += std::all_of(element, element + ElementBytes(kDim), [](char b) { return b == 0; });
+  }
+  return zeroed;
+}
+
+TEST_F(HnswGraphFileTest, ARemovedOrReplacedVectorLeavesTheSavedFileAtOnce) {
+  auto index = Load(0, 1000, 0);
+  ASSERT_TRUE(index->SaveGraph().ok());
+  EXPECT_EQ(ZeroedElements(path_), 0u);
+  // No save follows: the file itself no longer holds either former code, and still loads.
+  index->Remove(7);
+  index->Set(8, vecs_[2000].data());
+  EXPECT_EQ(ZeroedElements(path_), 2u);
+  index.reset();
+  // The original vectors again: the two zeroed elements match none of them.
+  EXPECT_EQ(Load(0, 1000, 0)->graph_adopted(), 998u);
+}
+
+TEST_F(HnswGraphFileTest, ElementsNoLoadedVectorMatchesAreZeroedInTheFile) {
+  {
+    auto first = Load(0, 2000, 0);
+    ASSERT_TRUE(first->SaveGraph().ok());
+  }
+  // 100 vectors went while the scope was not loaded: their elements' codes leave the file.
+  auto second = Load(100, 2000, 0);
+  EXPECT_EQ(second->graph_adopted(), 1900u);
+  EXPECT_EQ(ZeroedElements(path_), 100u);
+  // A vector removed while the graph was being taken back leaves it too.
+  second.reset();
+  VectorIndexOptions options = Options();
+  options.hnsw_build_in_background = true;
+  VectorIndex third(options);
+  third.BeginBatch();
+  for (size_t i = 100; i < 2000; ++i) third.Set(static_cast<DocId>(i - 100), vecs_[i].data());
+  third.EndBatch();
+  third.Remove(5);
+  third.WaitForGraph();
+  EXPECT_GE(third.graph_adopted(), 1899u);  // 1,899 when the removal came before its match
+  EXPECT_EQ(ZeroedElements(path_), 101u);
+}
+
+TEST(HnswGraphZeroTest, ZeroingElementsAcrossBlocksKeepsTheFileValid) {
+  // 128-d elements over several 1 MiB blocks, some running from one block into the next.
+  constexpr int kWide = 128;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("engram_hnsw_zero_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "g.hnsw").string();
+  const HnswGraphOptions options{.dim = kWide};
+  std::mt19937 rng(5);
+  constexpr size_t kCount = 9000;
+  HnswGraph graph(options, kCount);
+  std::vector<char> element(ElementBytes(kWide));
+  std::vector<int8_t> code(kWide);
+  for (size_t i = 0; i < kCount; ++i) {
+    const auto v = RandomUnit(rng, kWide);
+    PackElement(element.data(), QuantizeInt8(v.data(), kWide, code.data()), code.data(), kWide);
+    graph.Add(element.data(), static_cast<DocId>(i));
+  }
+  ASSERT_TRUE(graph.Save(path).ok());
+  ASSERT_GT(std::filesystem::file_size(path), size_t{2} << 20);
+  // hnswlib's level 0 after the 96-byte header: per element [links: 2 * M ids + a count][scale,
+  // code][label]. Every element whose [scale][code] runs from one 1 MiB block into the next is
+  // zeroed, beside every 7th.
+  const size_t kLinks = 2 * 16 * 4 + 4, kPer = kLinks + ElementBytes(kWide) + 8;
+  std::vector<size_t> zero;
+  size_t crossing = 0;
+  for (size_t e = 0; e < kCount; ++e) {
+    const size_t begin = 96 + e * kPer + kLinks, last = begin + ElementBytes(kWide) - 1;
+    if (begin >> 20 != last >> 20) {
+      zero.push_back(e);
+      ++crossing;
+    }
+  }
+  ASSERT_GE(crossing, 2u);
+  for (size_t e = 0; e < kCount; e += 7) zero.push_back(e);
+  zero.push_back(kCount - 1);
+  zero.push_back(3);  // out of order and repeated: both fine
+  zero.push_back(3);
+  ASSERT_TRUE(HnswGraph::ZeroSavedElements(path, zero).ok());
+  auto loaded = HnswGraph::Load(path, options, 0);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const std::set<size_t> zeroed(zero.begin(), zero.end());
+  for (size_t e = 0; e < kCount; ++e) {
+    const char* got = (*loaded)->element(e);
+    const bool all_zero =
+        std::all_of(got, got + ElementBytes(kWide), [](char b) { return b == 0; });
+    ASSERT_EQ(all_zero, zeroed.count(e) > 0) << "element " << e;
+    if (!all_zero) {
+      ASSERT_EQ(std::memcmp(got, graph.element(e), ElementBytes(kWide)), 0);
+    }
+  }
+  // An element past the end is refused, the file left as it was.
+  EXPECT_FALSE(HnswGraph::ZeroSavedElements(path, {kCount}).ok());
+  EXPECT_TRUE(HnswGraph::Load(path, options, 0).ok());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

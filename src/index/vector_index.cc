@@ -42,6 +42,9 @@ void VectorIndex::Set(DocId doc, const float* vector) {
       ++count_;
     } else {
       removed_since_load_ = true;  // the former vector's code is no longer the doc's
+      if (hnsw_ != nullptr && !building_.load(std::memory_order_relaxed)) {
+        ZeroSavedLocked(ElementsOf(*hnsw_, {doc}));
+      }
     }
     if (building_.load(std::memory_order_relaxed)) {
       dirty_.push_back(doc);
@@ -73,7 +76,29 @@ void VectorIndex::Remove(DocId doc) {
   if (building_.load(std::memory_order_relaxed)) {
     dirty_.push_back(doc);
   } else if (hnsw_ != nullptr) {
+    ZeroSavedLocked(ElementsOf(*hnsw_, {doc}));
     hnsw_->Remove(doc);
+  }
+}
+
+std::vector<size_t> VectorIndex::ElementsOf(HnswGraph& graph, const std::vector<DocId>& docs) {
+  std::vector<size_t> elements;
+  for (const DocId d : docs) {
+    if (auto e = graph.ElementOf(d)) elements.push_back(*e);
+  }
+  return elements;
+}
+
+void VectorIndex::ZeroSavedLocked(std::vector<size_t> elements) {
+  const size_t saved = saved_elements_;
+  std::erase_if(elements, [saved](size_t e) { return e >= saved; });
+  if (elements.empty()) return;
+  if (!HnswGraph::ZeroSavedElements(options_.graph_file, std::move(elements)).ok()) {
+    // A code that cannot be zeroed must not stay behind: the whole file goes.
+    HnswGraph::RemoveSaved(options_.graph_file);
+    saved_elements_ = 0;
+    ++file_changes_;
+    graph_saved_ = false;
   }
 }
 
@@ -149,8 +174,20 @@ HnswGraphOptions VectorIndex::GraphOptions() const {
 }
 
 std::unique_ptr<HnswGraph> VectorIndex::AdoptSaved(std::vector<DocId>& docs, size_t capacity) {
+  uint64_t file_changes = 0;
+  {
+    MutexLock lock(&build_mu_);
+    file_changes = file_changes_;
+  }
   auto loaded = HnswGraph::Load(options_.graph_file, GraphOptions(), capacity);
-  if (!loaded.ok()) return nullptr;
+  if (!loaded.ok()) {
+    // A file of other parameters, or damaged, is of no use, and may hold codes of vectors
+    // removed since: it goes (the next save writes one anew).
+    if (loaded.status().code() != StatusCode::kNotFound) {
+      HnswGraph::RemoveSaved(options_.graph_file);
+    }
+    return nullptr;
+  }
   std::unique_ptr<HnswGraph> graph = std::move(*loaded);
   building_bytes_.store(graph->MemoryBytes(), std::memory_order_relaxed);
   // The loaded vectors by the hash of their element, those of equal hash chained (equal texts
@@ -217,7 +254,19 @@ std::unique_ptr<HnswGraph> VectorIndex::AdoptSaved(std::vector<DocId>& docs, siz
   // too many dead ends: build anew.
   if (taken * 2 < docs.size() || (n - taken) * 4 > n) {
     building_bytes_.store(0, std::memory_order_relaxed);
+    HnswGraph::RemoveSaved(options_.graph_file);  // as above: not taken, it goes
     return nullptr;
+  }
+  // Elements no loaded vector matched hold codes of vectors removed or changed while the scope
+  // was not loaded: zeroed in the file now (those deleted in it, or zeroed since, are already).
+  std::vector<size_t> stale;
+  const size_t element_bytes = ElementBytes(dim);
+  for (size_t e = 0; e < n; ++e) {
+    if (labels[e] != HnswGraph::kNoDoc || graph->deleted(e)) continue;
+    const char* element = graph->element(e);
+    if (std::any_of(element, element + element_bytes, [](char b) { return b != 0; })) {
+      stale.push_back(e);
+    }
   }
   graph->Relabel(labels);
   std::vector<DocId> rest;
@@ -226,7 +275,12 @@ std::unique_ptr<HnswGraph> VectorIndex::AdoptSaved(std::vector<DocId>& docs, siz
   }
   {
     MutexLock lock(&build_mu_);
-    graph_saved_ = rest.empty() && taken == n && dirty_.empty();
+    // Unless the file was removed or rewritten since it was read (a save or a discard meanwhile).
+    if (file_changes_ == file_changes && !graph_discarded_) {
+      graph_saved_ = rest.empty() && taken == n && dirty_.empty();
+      saved_elements_ = n;
+      ZeroSavedLocked(std::move(stale));
+    }
   }
   docs = std::move(rest);
   adopted_.store(taken, std::memory_order_relaxed);
@@ -240,18 +294,28 @@ Status VectorIndex::SaveGraph() {
   if (building_.load(std::memory_order_relaxed)) {
     // The first build (or its taking of the saved graph) still runs: nothing to save yet. A
     // vector removed meanwhile may still have its code in the file, which then goes.
-    if (removed_since_load_) HnswGraph::RemoveSaved(options_.graph_file);
+    if (removed_since_load_) {
+      HnswGraph::RemoveSaved(options_.graph_file);
+      ++file_changes_;
+    }
     return Status::Ok();
   }
   if (hnsw_ == nullptr) {
     // Either the scope is below the threshold or its graph failed (out of memory): the file is
     // of no use now, and holds codes of vectors that may since have been removed.
     HnswGraph::RemoveSaved(options_.graph_file);
+    saved_elements_ = 0;
+    ++file_changes_;
     return Status::Ok();
   }
   if (graph_saved_) return Status::Ok();
   Status st = hnsw_->Save(options_.graph_file);
+  ++file_changes_;
   graph_saved_ = st.ok();
+  saved_elements_ = st.ok() ? hnsw_->elements() : 0;
+  // A save that failed (out of space) may leave the former file, whose codes can no longer be
+  // zeroed as vectors go: it goes too.
+  if (!st.ok()) HnswGraph::RemoveSaved(options_.graph_file);
   return st;
 }
 
@@ -259,6 +323,8 @@ void VectorIndex::DiscardSavedGraph() {
   if (options_.graph_file.empty()) return;
   MutexLock lock(&build_mu_);
   graph_discarded_ = true;
+  saved_elements_ = 0;
+  ++file_changes_;
   HnswGraph::RemoveSaved(options_.graph_file);
 }
 
@@ -284,6 +350,7 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
   constexpr size_t kLastRound = 1024;
   constexpr int kMaxRounds = 8;
   std::optional<GraphBuilt> built;
+  std::vector<DocId> changed_all;  // every vector changed during the build
   for (int round = 0;; ++round) {
     std::vector<DocId> changed;
     {
@@ -296,6 +363,9 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
       }
       if (!ok || cancelled || changed.size() <= kLastRound || round == kMaxRounds) {
         if (ok && !cancelled && CatchUpLocked(*graph, changed)) {
+          // Vectors removed or replaced during the build may have their former code in the file.
+          changed_all.insert(changed_all.end(), changed.begin(), changed.end());
+          ZeroSavedLocked(ElementsOf(*graph, changed_all));
           hnsw_ = std::move(graph);
           graph_.store(hnsw_.get(), std::memory_order_release);
           built = GraphBuilt{
@@ -312,6 +382,7 @@ void VectorIndex::RunBuild(std::vector<DocId> docs) {
         break;
       }
     }
+    changed_all.insert(changed_all.end(), changed.begin(), changed.end());
     std::vector<DocId> absent;
     ok = Insert(*graph, changed, 1, &absent);
     for (DocId d : absent) graph->Remove(d);

@@ -146,6 +146,11 @@ class VectorIndex {
   // be null). False when hnswlib failed (out of memory) or the build was cancelled.
   bool Insert(HnswGraph& graph, const std::vector<DocId>& docs, size_t max_threads,
               std::vector<DocId>* absent) EXCLUDES(build_mu_);
+  // Zeroes in the saved file the codes of those of `elements` that are the file's (their vector
+  // was removed or replaced, or no loaded vector matched them); removes the file when that fails.
+  void ZeroSavedLocked(std::vector<size_t> elements) REQUIRES(build_mu_);
+  // The elements of `docs` in `graph`, for ZeroSavedLocked.
+  static std::vector<size_t> ElementsOf(HnswGraph& graph, const std::vector<DocId>& docs);
   // Brings `graph` up to date with `docs` (sorted, unique), one thread: present ones are
   // (re)inserted with their current code, absent ones marked deleted.
   bool CatchUpLocked(HnswGraph& graph, const std::vector<DocId>& docs) REQUIRES(build_mu_);
@@ -182,6 +187,11 @@ class VectorIndex {
   bool graph_saved_ GUARDED_BY(build_mu_) = false;
   bool graph_discarded_ GUARDED_BY(build_mu_) = false;     // DiscardSavedGraph
   bool removed_since_load_ GUARDED_BY(build_mu_) = false;  // a vector removed or replaced
+  // Elements [0, saved_elements_) of hnsw_ (or of the graph a build takes from the file) are the
+  // file's elements, in its order: a removed or replaced vector's code there is zeroed when the
+  // change reaches the graph (at once, or at the end of a build running meanwhile).
+  size_t saved_elements_ GUARDED_BY(build_mu_) = 0;
+  uint64_t file_changes_ GUARDED_BY(build_mu_) = 0;  // saves, removals and discards of the file
   std::atomic<size_t> adopted_{0};
   std::thread builder_;
 };
