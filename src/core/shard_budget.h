@@ -145,18 +145,14 @@ class ShardBudget {
 // only if it is still the slot the budget admitted as `id` (not replaced meanwhile) and nothing but
 // the cache holds its shard (use_count 1: no search, write or background job is using it), and
 // returns its shard (null when it stays). `held` is the slot's shared_ptr member; the slot's
-// ShardBudget::Resident is its `budget` member, which leaves the budget with the slot unless
-// `resident` takes it (the shard's memory then stays counted until the caller lets it go). The
-// caller lets the shard go after its lock.
+// ShardBudget::Resident is its `budget` member. The caller lets the shard go after its lock.
 template <typename Map, typename Slot, typename Shard>
 std::shared_ptr<Shard> TakeIfIdle(Map& map, const typename Map::key_type& key, uint64_t id,
-                                  std::shared_ptr<Shard> Slot::*held,
-                                  ShardBudget::Resident* resident = nullptr) {
+                                  std::shared_ptr<Shard> Slot::*held) {
   auto it = map.find(key);
   if (it == map.end() || it->second.budget.id() != id) return nullptr;
   if ((it->second.*held).use_count() > 1) return nullptr;
   std::shared_ptr<Shard> taken = std::move(it->second.*held);
-  if (resident != nullptr) *resident = std::move(it->second.budget);
   map.erase(it);
   return taken;
 }

@@ -213,20 +213,23 @@ class ShardCache {
   // save costs the shard's next load a build.
   bool EvictIfIdle(const std::string& key, uint64_t id) EXCLUDES(mu_) {
     std::shared_ptr<Shard> evicted;
-    // Saved in the background, a shard stays in memory and in the budget (its evictor finds no
-    // slot for it) until its graph is written.
-    ShardBudget::Resident resident;
     {
       MutexLock lock(&mu_);
-      evicted = TakeIfIdle(slots_, key, id, &Slot::shard, saver_ ? &resident : nullptr);
+      evicted = TakeIfIdle(slots_, key, id, &Slot::shard);
       if (evicted == nullptr) return false;
       if (saver_) unsaved_.emplace(key, evicted);
     }
     evictions_.fetch_add(1);
     if constexpr (kKeepsGraphs) {
       if (saver_) {
-        saver_->Enqueue([this, key, shard = std::move(evicted),
-                         resident = std::make_shared<ShardBudget::Resident>(std::move(resident))] {
+        // Saved in the background, the shard stays in memory, so it stays in the budget until
+        // its graph is written (under an entry its evictor finds no slot for). Its size is read
+        // once, now: the save holds the shard's writer lock, which reading it would wait for, and
+        // the budget's enforcement with it.
+        const size_t bytes = evicted->loaded() ? evicted->MemoryBytes() : 0;
+        auto pending = std::make_shared<ShardBudget::Resident>(
+            budget_->Admit(budget_id_, key, [bytes]() -> size_t { return bytes; }));
+        saver_->Enqueue([this, key, shard = std::move(evicted), pending = std::move(pending)] {
           Status st = shard->loaded() ? shard->SaveGraph() : Status::Ok();
           MutexLock lock(&mu_);
           for (auto [it, end] = unsaved_.equal_range(key); it != end; ++it) {

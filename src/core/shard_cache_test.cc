@@ -121,12 +121,17 @@ struct GraphCalls {
   Gate* gate = nullptr;          // when set, a save waits for it to open
 };
 
-// A shard that keeps a vector graph; like VectorIndex, a discarded graph is never written.
+// A shard that keeps a vector graph; like VectorIndex, a discarded graph is never written. Like
+// ScopeShard, reading its size waits for a save (the save holds the shard's lock).
 struct GraphShard {
   explicit GraphShard(GraphCalls* c) : is_loaded(c->loaded_when_made), calls(c) {}
   bool loaded() const { return is_loaded.load(); }
-  size_t MemoryBytes() const { return 1000; }
+  size_t MemoryBytes() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return 1000;
+  }
   Status SaveGraph() {
+    std::lock_guard<std::mutex> lock(mu);
     if (calls->gate != nullptr) calls->gate->Wait();
     ++calls->saves;
     if (calls->fail) return Status::Unavailable("disk full");
@@ -139,6 +144,7 @@ struct GraphShard {
   }
   std::atomic<bool> is_loaded;
   GraphCalls* calls;
+  mutable std::mutex mu;
 };
 
 // Opens the gate when the test leaves, so a failed assertion does not leave a save waiting.
@@ -193,8 +199,14 @@ TEST_F(ShardCacheGraphTest, AnEvictionDoesNotWaitForItsGraphToBeWritten) {
   ASSERT_EQ(evicting.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_EQ(cache_.evictions(), 1);
   EXPECT_EQ(calls_["a"].saves, 0);
-  // Until it is written, the evicted shard's memory stays counted.
-  EXPECT_EQ(budget_.Usage()[static_cast<size_t>(ShardDomain::kLeaderboard)].shards, 2u);
+  // Until it is written, the evicted shard's memory stays counted, and reading it does not wait
+  // for the save.
+  auto usage = std::async(std::launch::async, [this] {
+    return budget_.Usage()[static_cast<size_t>(ShardDomain::kLeaderboard)];
+  });
+  ASSERT_EQ(usage.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(usage.get().shards, 2u);
+  EXPECT_EQ(budget_.Usage()[static_cast<size_t>(ShardDomain::kLeaderboard)].bytes, 2000u);
   gate.Open();
   cache_.FlushGraphSaves();
   EXPECT_EQ(calls_["a"].written, 1);

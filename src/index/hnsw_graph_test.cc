@@ -343,6 +343,18 @@ TEST_F(HnswGraphFileTest, ARemovedOrReplacedVectorLeavesTheSavedFileAtOnce) {
   EXPECT_EQ(Load(0, 1000, 0)->graph_adopted(), 998u);
 }
 
+TEST_F(HnswGraphFileTest, ABatchsRemovalsAreZeroedInTheFileAtItsEnd) {
+  auto index = Load(0, 1000, 0);
+  ASSERT_TRUE(index->SaveGraph().ok());
+  index->BeginBatch();
+  index->Remove(3);
+  index->Remove(4);
+  index->Set(5, vecs_[2000].data());
+  EXPECT_EQ(ZeroedElements(path_), 0u);  // one pass over the file for the batch, at its end
+  index->EndBatch();
+  EXPECT_EQ(ZeroedElements(path_), 3u);
+}
+
 TEST_F(HnswGraphFileTest, ElementsNoLoadedVectorMatchesAreZeroedInTheFile) {
   {
     auto first = Load(0, 2000, 0);

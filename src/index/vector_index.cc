@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "index/int8_vectors.h"
 
@@ -43,7 +44,7 @@ void VectorIndex::Set(DocId doc, const float* vector) {
     } else {
       removed_since_load_ = true;  // the former vector's code is no longer the doc's
       if (hnsw_ != nullptr && !building_.load(std::memory_order_relaxed)) {
-        ZeroSavedLocked(ElementsOf(*hnsw_, {doc}));
+        ZeroSavedSoonLocked(ElementsOf(*hnsw_, {doc}));
       }
     }
     if (building_.load(std::memory_order_relaxed)) {
@@ -76,7 +77,7 @@ void VectorIndex::Remove(DocId doc) {
   if (building_.load(std::memory_order_relaxed)) {
     dirty_.push_back(doc);
   } else if (hnsw_ != nullptr) {
-    ZeroSavedLocked(ElementsOf(*hnsw_, {doc}));
+    ZeroSavedSoonLocked(ElementsOf(*hnsw_, {doc}));
     hnsw_->Remove(doc);
   }
 }
@@ -87,6 +88,11 @@ std::vector<size_t> VectorIndex::ElementsOf(HnswGraph& graph, const std::vector<
     if (auto e = graph.ElementOf(d)) elements.push_back(*e);
   }
   return elements;
+}
+
+void VectorIndex::ZeroSavedSoonLocked(std::vector<size_t> elements) {
+  if (!in_batch_) return ZeroSavedLocked(std::move(elements));
+  zero_in_batch_.insert(zero_in_batch_.end(), elements.begin(), elements.end());
 }
 
 void VectorIndex::ZeroSavedLocked(std::vector<size_t> elements) {
@@ -116,6 +122,8 @@ void VectorIndex::EndBatch() {
   bool has_graph;
   {
     MutexLock lock(&build_mu_);
+    // The batch's removals and replacements, zeroed in the saved file in one pass.
+    ZeroSavedLocked(std::exchange(zero_in_batch_, {}));
     if (building_.load(std::memory_order_relaxed)) return;  // the builder has the batch's changes
     has_graph = hnsw_ != nullptr;
   }

@@ -149,6 +149,9 @@ class VectorIndex {
   // Zeroes in the saved file the codes of those of `elements` that are the file's (their vector
   // was removed or replaced, or no loaded vector matched them); removes the file when that fails.
   void ZeroSavedLocked(std::vector<size_t> elements) REQUIRES(build_mu_);
+  // ZeroSavedLocked now, or at EndBatch for a change inside a batch (one pass over the file for
+  // a batch of removals instead of one each).
+  void ZeroSavedSoonLocked(std::vector<size_t> elements) REQUIRES(build_mu_);
   // The elements of `docs` in `graph`, for ZeroSavedLocked.
   static std::vector<size_t> ElementsOf(HnswGraph& graph, const std::vector<DocId>& docs);
   // Brings `graph` up to date with `docs` (sorted, unique), one thread: present ones are
@@ -192,6 +195,7 @@ class VectorIndex {
   // change reaches the graph (at once, or at the end of a build running meanwhile).
   size_t saved_elements_ GUARDED_BY(build_mu_) = 0;
   uint64_t file_changes_ GUARDED_BY(build_mu_) = 0;  // saves, removals and discards of the file
+  std::vector<size_t> zero_in_batch_ GUARDED_BY(build_mu_);  // ZeroSavedSoonLocked in a batch
   std::atomic<size_t> adopted_{0};
   std::thread builder_;
 };
