@@ -529,7 +529,7 @@ Result<std::unique_ptr<HnswGraph>> HnswGraph::Load(const std::string& path,
   // them, and takes its layout from them as they are: each must be what a graph of `options`
   // holding `elements` has.
   GraphHeader h{};
-  if (::pread(in.get(), &h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h)) ||
+  if (!ReadAt(in.get(), reinterpret_cast<char*>(&h), sizeof(h), 0).ok() ||
       !HeaderFits(h, static_cast<size_t>(options.m), options.dim, elements,
                   static_cast<uint64_t>(st.st_size))) {
     return Status::InvalidParameter("saved vector graph header does not match its record");
