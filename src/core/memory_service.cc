@@ -345,21 +345,24 @@ Result<MemoryFeedbackRecord> MemoryService::RecordFeedback(const std::string& wo
 
 void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& batch,
                                  const MemoryChangeOutcome& outcome) {
+  std::vector<MemoryShard::Change> changes;
+  changes.reserve(batch.changes.size());
   size_t inserted = 0;
   for (size_t i = 0; i < batch.changes.size(); ++i) {
     const MemoryChange& c = batch.changes[i];
     switch (c.op) {
       case MemoryChange::Op::kInsert:
-        shard.Upsert(outcome.inserted[inserted++]);
+        changes.push_back({.upsert = &outcome.inserted[inserted++]});
         break;
       case MemoryChange::Op::kUpdate:
-        if (outcome.applied[i]) shard.Upsert(c.record);
+        if (outcome.applied[i]) changes.push_back({.upsert = &c.record});
         break;
       case MemoryChange::Op::kDelete:
-        shard.Remove(c.record.id);
+        changes.push_back({.remove_id = &c.record.id});
         break;
     }
   }
+  shard.Apply(changes);
 }
 
 void MemoryService::SaveGraphs() {

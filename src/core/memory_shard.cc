@@ -284,6 +284,22 @@ void MemoryShard::Remove(const std::string& id) {
   RemoveLocked(id);
 }
 
+void MemoryShard::Apply(const std::vector<Change>& changes) {
+  std::vector<std::vector<std::string>> terms(changes.size());
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (changes[i].upsert != nullptr) terms[i] = analyzer_->Analyze(changes[i].upsert->text);
+  }
+  WriterLock lock(&mu_);
+  HybridIndex::Batch batch(&index_);
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (changes[i].upsert != nullptr) {
+      UpsertLocked(*changes[i].upsert, terms[i]);
+    } else if (changes[i].remove_id != nullptr) {
+      RemoveLocked(*changes[i].remove_id);
+    }
+  }
+}
+
 void MemoryShard::RemoveLocked(const std::string& id) {
   const std::optional<DocId> d = index_.Remove(id);
   if (!d) return;

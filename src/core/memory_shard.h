@@ -157,6 +157,15 @@ class MemoryShard {
   // without a vector of the shard's model leaves the memory without one.
   void Upsert(const MemoryRecord& record) EXCLUDES(mu_);
   void Remove(const std::string& id) EXCLUDES(mu_);
+  // One change of Apply's: the record to upsert, or else the id of the memory to remove.
+  struct Change {
+    const MemoryRecord* upsert = nullptr;
+    const std::string* remove_id = nullptr;
+  };
+  // Upserts and removals in order, in one write: a search sees all of them or none, and the
+  // vector graph catches up once (a saved graph file gets one pass for all the removals instead
+  // of a block rewrite each). The pointers are read during the call only.
+  void Apply(const std::vector<Change>& changes) EXCLUDES(mu_);
   // Sets vectors by store seq (background re-embedding); unknown seqs are ignored.
   void ApplyVectors(const std::vector<VectorUpdate>& updates);
 

@@ -142,6 +142,33 @@ TEST_F(MemoryShardTest, UpsertReplacesAndRemoveForgets) {
   EXPECT_EQ(shard_.size(), 0u);
 }
 
+TEST_F(MemoryShardTest, ApplyRunsItsChangesInOrder) {
+  const MemoryRecord a = Rec(1, "u", "the code word is alpha");
+  const MemoryRecord b = Rec(2, "u", "the code word is beta");
+  MemoryRecord a2 = Rec(3, "u", "the code word is omega");
+  a2.id = "m-1";
+  const MemoryRecord c = Rec(4, "u", "the code word is gamma");
+  const std::string b_id = "m-2", c_id = "m-4", unknown = "m-9";
+  // b is inserted then removed, a inserted then replaced, c removed then inserted; an unknown id
+  // removes nothing.
+  shard_.Apply({{.upsert = &a},
+                {.upsert = &b},
+                {.remove_id = &c_id},
+                {.upsert = &a2},
+                {.remove_id = &b_id},
+                {.upsert = &c},
+                {.remove_id = &unknown}});
+  EXPECT_EQ(shard_.size(), 2u);
+  EXPECT_TRUE(Search("alpha", UserFilter("u")).empty());
+  EXPECT_TRUE(Search("beta", UserFilter("u")).empty());
+  EXPECT_FALSE(shard_.Get("m-2", 100).has_value());
+  EXPECT_EQ(Ids(Search("omega", UserFilter("u"))), std::vector<std::string>{"m-1"});
+  EXPECT_EQ(Ids(Search("gamma", UserFilter("u"))), std::vector<std::string>{"m-4"});
+  shard_.Apply({{.remove_id = &a2.id}, {.remove_id = &c_id}});
+  EXPECT_EQ(shard_.size(), 0u);
+  EXPECT_TRUE(Search("code word", UserFilter("u")).empty());
+}
+
 // Versions of one memory learned in 2020, 2022 and 2024: a query about a year shows the version
 // that held then; about a time before the first, or during the current one, the current one.
 TEST_F(MemoryShardTest, ReplacedVersionsAnswerForTheirTime) {

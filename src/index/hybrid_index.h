@@ -115,8 +115,8 @@ class HybridIndex {
   HybridIndex& operator=(const HybridIndex&) = delete;
 
   // Groups the changes of its lifetime so the vector graph catches up once, at its end
-  // (VectorIndex::BeginBatch): for a load and for a batch of vectors. Lives under the owner's
-  // writer lock; batches do not nest.
+  // (VectorIndex::BeginBatch): for a load, a batch of vectors or a batch of changes. Lives under
+  // the owner's writer lock; batches do not nest.
   class Batch {
    public:
     explicit Batch(HybridIndex* index) : index_(index) { index_->vectors_.BeginBatch(); }
