@@ -198,7 +198,10 @@ std::array<ShardDomainUsage, kShardDomainCount> ShardBudget::Usage() const {
     ++u.shards;
     u.bytes += e->bytes ? e->bytes() : 0;
   }
-  for (size_t d = 0; d < kShardDomainCount; ++d) usage[d].evictions = evictions_[d].load();
+  for (size_t d = 0; d < kShardDomainCount; ++d) {
+    usage[d].evictions = evictions_[d].load();
+    usage[d].graph_save_failures = graph_save_failures_[d].load();
+  }
   return usage;
 }
 

@@ -50,6 +50,9 @@ struct ShardDomainUsage {
   size_t shards = 0;
   size_t bytes = 0;
   int64_t evictions = 0;  // since start
+  // Dropped shards whose vector graph could not be saved (each costs its next load a build),
+  // since start.
+  int64_t graph_save_failures = 0;
 };
 
 class ShardBudget {
@@ -115,6 +118,10 @@ class ShardBudget {
   int64_t evictions(ShardDomain domain) const {
     return evictions_[static_cast<size_t>(domain)].load();
   }
+  // A cache of `domain` could not save a dropped shard's graph (lock-free).
+  void CountGraphSaveFailure(ShardDomain domain) {
+    graph_save_failures_[static_cast<size_t>(domain)].fetch_add(1, std::memory_order_relaxed);
+  }
 
  private:
   struct Cache {
@@ -139,6 +146,7 @@ class ShardBudget {
   std::atomic<int64_t> clock_{0};  // use ticks: the LRU order
   std::atomic<uint64_t> uses_{0};
   std::array<std::atomic<int64_t>, kShardDomainCount> evictions_{};
+  std::array<std::atomic<int64_t>, kShardDomainCount> graph_save_failures_{};
 };
 
 // The idle rule of every cache's evictor, called under the cache's own lock: takes map[key] out

@@ -49,7 +49,7 @@ class ShardCache {
 
   // `budget` may be null: shards are then never dropped.
   ShardCache(ShardDomain domain, ShardBudget* budget, Make make)
-      : budget_(budget), make_(std::move(make)) {
+      : domain_(domain), budget_(budget), make_(std::move(make)) {
     if (budget_ != nullptr) {
       if constexpr (kKeepsGraphs) saver_ = std::make_unique<GraphSaver>(GraphSaverOptions{});
       budget_id_ = budget_->AddCache(
@@ -178,8 +178,6 @@ class ShardCache {
   void FlushGraphSaves() {
     if (saver_) saver_->Flush();
   }
-  // Dropped shards whose graph save failed, since start (each is logged).
-  int64_t graph_save_failures() const { return saver_ ? saver_->failures() : 0; }
 
   // fn(key, shard) for every resident shard, loaded or not, under the cache's lock: fn must be
   // quick and must not call back into the cache.
@@ -231,6 +229,7 @@ class ShardCache {
             budget_->Admit(budget_id_, key, [bytes]() -> size_t { return bytes; }));
         saver_->Enqueue([this, key, shard = std::move(evicted), pending = std::move(pending)] {
           Status st = shard->loaded() ? shard->SaveGraph() : Status::Ok();
+          if (!st.ok()) budget_->CountGraphSaveFailure(domain_);
           MutexLock lock(&mu_);
           for (auto [it, end] = unsaved_.equal_range(key); it != end; ++it) {
             if (it->second.lock() == shard) {
@@ -254,6 +253,7 @@ class ShardCache {
     while (unsaved_.count(key) > 0) saved_.Wait(&mu_);
   }
 
+  const ShardDomain domain_;
   ShardBudget* const budget_;
   const Make make_;
   ShardBudget::CacheId budget_id_ = 0;

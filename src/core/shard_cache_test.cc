@@ -216,7 +216,7 @@ TEST_F(ShardCacheGraphTest, AnEvictionDoesNotWaitForItsGraphToBeWritten) {
   Use("c");
   cache_.FlushGraphSaves();
   EXPECT_EQ(calls_["b"].saves, 1);
-  EXPECT_EQ(cache_.graph_save_failures(), 1);
+  EXPECT_EQ(budget_.Usage()[static_cast<size_t>(ShardDomain::kLeaderboard)].graph_save_failures, 1);
 }
 
 TEST_F(ShardCacheGraphTest, AKeyLoadedAgainWaitsForItsEvictedShardsGraph) {

@@ -140,6 +140,10 @@ void RetrievalModule::AppendMetrics(std::string& out) const {
   per_domain("counter", "engram_shard_evictions_total",
              "Idle shards dropped to stay within --shard-memory-mb, by domain.",
              [](const ShardDomainUsage& u) { return u.evictions; });
+  per_domain("counter", "engram_graph_save_failures_total",
+             "Dropped shards whose vector graph could not be saved (rebuilt at the next load), "
+             "by domain.",
+             [](const ShardDomainUsage& u) { return u.graph_save_failures; });
   AppendMetric(out, "gauge", "engram_shard_budget_bytes",
                "The --shard-memory-mb budget over all domains' shards (0: no limit).",
                budget_.limit_bytes());

@@ -169,7 +169,7 @@ TEST_F(ShardBudgetApiTest, EveryDomainIsDroppedUnderATinyBudgetAndFoundAgain) {
     }
   }
 
-  // A dropped Leaderboard or memories shard stays counted until its graph's save has run on the
+  // A dropped Leaderboard, memories or kb shard stays counted until its graph's save has run on the
   // saver thread: the metrics are read once every domain holds at most one shard, or after 10 s.
   HttpResponse metrics;
   for (int t = 0; t < 100; ++t) {
@@ -190,6 +190,8 @@ TEST_F(ShardBudgetApiTest, EveryDomainIsDroppedUnderATinyBudgetAndFoundAgain) {
     EXPECT_GE(Sample(m, "engram_shards_loaded", domain), 0);
     EXPECT_LE(Sample(m, "engram_shards_loaded", domain), 1) << "idle shards stayed resident";
     EXPECT_GE(Sample(m, "engram_shard_bytes", domain), 0);
+    // Present for every domain; none of these scopes is large enough to keep a graph.
+    EXPECT_EQ(Sample(m, "engram_graph_save_failures_total", domain), 0);
   }
 }
 
