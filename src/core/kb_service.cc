@@ -10,6 +10,7 @@
 #include "common/ids.h"
 #include "common/time_util.h"
 #include "core/paging.h"
+#include "core/shard_graphs.h"
 
 namespace engram {
 
@@ -34,8 +35,10 @@ KbService::KbService(KbStore* store, const Analyzer* analyzer, const Embedder* e
       fetcher_(fetcher),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()),
-      shards_(ShardDomain::kKb, options_.budget, [this](const std::string&) {
-        return std::make_shared<KbShard>(analyzer_, options_.shard);
+      shards_(ShardDomain::kKb, options_.budget, [this](const std::string& key) {
+        KbShardOptions shard = options_.shard;
+        SetShardGraph(&shard.vectors, options_.graph_dir, ShardDomain::kKb, key);
+        return std::make_shared<KbShard>(analyzer_, std::move(shard));
       }) {
   if (embedder_ != nullptr) {
     options_.shard.vector_model = embedder_->model_id();
@@ -84,6 +87,13 @@ void KbService::ClaimOrphanedDocs() {
 
 // Queued documents stay PROCESSING in the store and are ingested at the next start.
 void KbService::Shutdown() { jobs_.Shutdown(); }
+
+void KbService::SaveGraphs() {
+  if (options_.graph_dir.empty()) return;
+  const auto started = std::chrono::steady_clock::now();
+  const auto saved = shards_.SaveGraphs();
+  LogGraphsSaved(ShardDomain::kKb, saved.saved, saved.failed, saved.first_error, started);
+}
 
 size_t KbService::queued_jobs() const { return jobs_.pending(); }
 

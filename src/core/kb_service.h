@@ -62,6 +62,8 @@ struct KbServiceOptions {
   // The memory budget shared with the other shard caches; null: shards are never dropped. Not
   // owned; it must outlive the service.
   ShardBudget* budget = nullptr;
+  // Where the knowledge bases' shards keep their vector graphs between loads ("": not kept).
+  std::string graph_dir;
   // Row stamps (document times); null: RealClock(). Not owned; it must outlive the service.
   const Clock* clock = nullptr;
 };
@@ -89,6 +91,9 @@ class KbService {
   Status Start();
   // Stops the workers after their current document; queued ones stay PROCESSING in the store.
   void Shutdown();
+  // Saves the vector graph of every loaded knowledge base (at a clean stop, so the next start's
+  // loads take them back); logs what it saved.
+  void SaveGraphs();
 
   // Stores the document as PROCESSING and queues its ingestion; returns its id. Errors:
   // kInvalidParameter for a source that can never be read (see DocFetcher::Validate),

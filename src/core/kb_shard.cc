@@ -60,12 +60,16 @@ void KbShard::ReplaceDoc(const std::string& doc_id, const std::vector<KbChunkRec
   for (const auto& c : chunks)
     terms.push_back(analyzer_->Analyze(KbIndexedText(c.heading, c.text)));
   WriterLock lock(&mu_);
+  // One batch: the graph takes the new chunks in one pass, and a saved graph file has the old
+  // chunks' codes (if still here) zeroed in one pass instead of a block rewrite each.
+  HybridIndex::Batch batch(&index_);
   RemoveDocLocked(doc_id);
   for (size_t i = 0; i < chunks.size(); ++i) AddLocked(chunks[i], terms[i]);
 }
 
 void KbShard::RemoveDoc(const std::string& doc_id) {
   WriterLock lock(&mu_);
+  HybridIndex::Batch batch(&index_);
   RemoveDocLocked(doc_id);
 }
 
@@ -110,6 +114,16 @@ size_t KbShard::MemoryBytes() const {
 size_t KbShard::chunk_count() const {
   ReaderLock lock(&mu_);
   return index_.size();
+}
+
+Status KbShard::SaveGraph() {
+  WriterLock lock(&mu_);
+  return index_.SaveGraph();
+}
+
+void KbShard::DiscardGraph() {
+  WriterLock lock(&mu_);
+  index_.DiscardSavedGraph();
 }
 
 }  // namespace engram

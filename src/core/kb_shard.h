@@ -60,6 +60,10 @@ class KbShard {
                             size_t k, bool explain = false) const;
 
   size_t chunk_count() const;
+  // The vector graph kept between loads (options.vectors.graph_file; ShardCache calls these):
+  // saves it, or removes it for good (ShardCache::Drop).
+  Status SaveGraph() EXCLUDES(mu_);
+  void DiscardGraph() EXCLUDES(mu_);
   // Approximate resident bytes: chunk texts and titles, BM25 postings, vectors and the document
   // index (for the shard memory budget).
   size_t MemoryBytes() const;

@@ -12,10 +12,10 @@
 //
 // Shard provides `bool loaded() const` (its load finished) and `size_t MemoryBytes() const`.
 // A shard with a vector graph worth keeping also provides `Status SaveGraph()` and
-// `void DiscardGraph()` (ScopeShard, MemoryShard): a shard the budget drops has its graph saved
-// by the cache's GraphSaver thread, so its next load starts from it and the eviction does not wait
-// for the write (until written, the dropped shard stays counted in the budget, and a load of its
-// key waits for the file); SaveGraphs saves every resident one (at shutdown); a deleted scope's
+// `void DiscardGraph()` (ScopeShard, MemoryShard, KbShard): a shard the budget drops has its graph
+// saved by the cache's GraphSaver thread, so its next load starts from it and the eviction does not
+// wait for the write (until written, the dropped shard stays counted in the budget, and a load of
+// its key waits for the file); SaveGraphs saves every resident one (at shutdown); a deleted scope's
 // data is gone, so Drop discards the graph of its resident shard and of every dropped one not yet
 // saved.
 //

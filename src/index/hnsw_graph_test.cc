@@ -355,6 +355,37 @@ TEST_F(HnswGraphFileTest, ABatchsRemovalsAreZeroedInTheFileAtItsEnd) {
   EXPECT_EQ(ZeroedElements(path_), 3u);
 }
 
+TEST_F(HnswGraphFileTest, ASlotReusedInABatchHasItsOldCodeZeroedAndItsNewVectorFound) {
+  // A knowledge base's document replaced: its chunks' slots are removed and taken by the new
+  // chunks in one batch.
+  auto index = Load(0, 1000, 0);
+  ASSERT_TRUE(index->SaveGraph().ok());
+  index->BeginBatch();
+  for (DocId d = 10; d < 20; ++d) index->Remove(d);
+  for (DocId d = 10; d < 20; ++d) index->Set(d, vecs_[2000 + d].data());
+  index->EndBatch();
+  EXPECT_EQ(ZeroedElements(path_), 10u);
+  ASSERT_TRUE(index->uses_hnsw());
+  EXPECT_EQ(index->size(), 1000u);
+  for (DocId d = 10; d < 20; ++d) {
+    const auto hits = index->Search(vecs_[2000 + d].data(), 1);
+    ASSERT_EQ(hits.size(), 1u);
+    EXPECT_EQ(hits[0].doc, d);
+    EXPECT_GT(hits[0].score, 0.95f);
+  }
+  // Saved again and loaded with the new vectors: every element is taken.
+  ASSERT_TRUE(index->SaveGraph().ok());
+  index.reset();
+  auto again = std::make_unique<VectorIndex>(Options());
+  again->BeginBatch();
+  for (DocId d = 0; d < 1000; ++d) {
+    again->Set(d, vecs_[d >= 10 && d < 20 ? 2000 + d : d].data());
+  }
+  again->EndBatch();
+  again->WaitForGraph();
+  EXPECT_EQ(again->graph_adopted(), 1000u);
+}
+
 TEST_F(HnswGraphFileTest, ElementsNoLoadedVectorMatchesAreZeroedInTheFile) {
   {
     auto first = Load(0, 2000, 0);

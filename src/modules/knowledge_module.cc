@@ -56,6 +56,7 @@ Result<std::unique_ptr<KnowledgeModule>> KnowledgeModule::Build(const ServeOptio
   service.workers = options.kb_workers;
   service.job_poll_interval = std::chrono::milliseconds(options.job_poll_ms);
   service.budget = retrieval.budget();
+  service.graph_dir = retrieval.graph_dir();
   m->service_ = std::make_unique<KbService>(deps.store, retrieval.analyzer(), deps.embedder,
                                             m->fetcher_.get(), service);
   return m;
@@ -73,7 +74,10 @@ void KnowledgeModule::RegisterRoutes(Router& router) const {
   RegisterKbRoutes(router, service_.get(), limits_);
 }
 
-void KnowledgeModule::Shutdown() { service_->Shutdown(); }
+void KnowledgeModule::Shutdown() {
+  service_->Shutdown();
+  service_->SaveGraphs();  // the next start's loads take them back
+}
 
 KnowledgeModule::Stats KnowledgeModule::stats() const {
   return {.queued_jobs = service_->queued_jobs()};
