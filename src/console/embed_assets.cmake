@@ -1,5 +1,6 @@
 # Generates a C++ source with the console's files as a table (console/assets.h): one entry per
 # file of FILES (comma-separated names relative to DIR), its content type taken from the extension.
+include(${CMAKE_CURRENT_LIST_DIR}/../common/raw_string_literal.cmake)
 string(REPLACE "," ";" FILES "${FILES}")
 set(body "// Generated from src/console/web. Do not edit.\n#include \"console/assets.h\"\n\nnamespace engram::console {\n\nconst std::vector<Asset>& Assets() {\n  static const std::vector<Asset> kAssets = {\n")
 foreach(name ${FILES})
@@ -16,7 +17,8 @@ foreach(name ${FILES})
   else()
     message(FATAL_ERROR "console asset ${name}: no content type for ${ext}")
   endif()
-  string(APPEND body "      {\"${name}\", \"${type}\", R\"engram_asset(${text})engram_asset\"},\n")
+  engram_raw_string_literal(literal "${text}" engram_asset "${DIR}/${name}")
+  string(APPEND body "      {\"${name}\", \"${type}\", ${literal}},\n")
 endforeach()
 string(APPEND body "  };\n  return kAssets;\n}\n\n}  // namespace engram::console\n")
 file(WRITE ${OUTPUT}.tmp "${body}")

@@ -1,14 +1,12 @@
 # Generates a C++ source defining engram::OpenApiFragments(): the OpenAPI fragments listed in
 # INPUTS (paths relative to ROOT, ','-separated), in order, each as {its path, its text}.
+include(${CMAKE_CURRENT_LIST_DIR}/../common/raw_string_literal.cmake)
 string(REPLACE "," ";" inputs "${INPUTS}")
 set(body "")
 foreach(input IN LISTS inputs)
   file(READ ${ROOT}/${input} text)
-  string(FIND "${text}" ")engram_text\"" at)
-  if(NOT at EQUAL -1)
-    message(FATAL_ERROR "${input} holds the raw string's delimiter )engram_text\"")
-  endif()
-  string(APPEND body "      {\"src/${input}\", R\"engram_text(${text})engram_text\"},\n")
+  engram_raw_string_literal(literal "${text}" engram_text "${input}")
+  string(APPEND body "      {\"src/${input}\", ${literal}},\n")
 endforeach()
 file(WRITE ${OUTPUT}.tmp
      "// Generated from the *.openapi.json fragments. Do not edit.\n"

@@ -1,5 +1,6 @@
 # Generates a C++ source holding every migration file as a raw string literal.
 # Inputs: MIGRATION_DIR, OUTPUT, FUNCTION (e.g. SqliteMigrations).
+include(${CMAKE_CURRENT_LIST_DIR}/../common/raw_string_literal.cmake)
 file(GLOB files "${MIGRATION_DIR}/*.sql")
 list(SORT files)
 set(body "")
@@ -8,7 +9,8 @@ foreach(f ${files})
   string(REGEX MATCH "^[0-9]+" version ${name})
   math(EXPR version "${version}")
   file(READ ${f} sql)
-  string(APPEND body "      {${version}, \"${name}\", R\"engram_sql(${sql})engram_sql\"},\n")
+  engram_raw_string_literal(literal "${sql}" engram_sql "${f}")
+  string(APPEND body "      {${version}, \"${name}\", ${literal}},\n")
 endforeach()
 file(WRITE ${OUTPUT}.tmp "// Generated from ${MIGRATION_DIR} by embed_migrations.cmake. Do not edit.\n#include \"store/migrations.h\"\n\nnamespace engram {\n\nconst std::vector<Migration>& ${FUNCTION}() {\n  static const std::vector<Migration> kMigrations = {\n${body}  };\n  return kMigrations;\n}\n\n}  // namespace engram\n")
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
