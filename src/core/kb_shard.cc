@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/heap_release.h"
 #include "common/memory_bytes.h"
 
 namespace engram {
@@ -20,10 +21,12 @@ KbShard::KbShard(const Analyzer* analyzer, KbShardOptions options)
 
 Status KbShard::EnsureLoaded(KbStore* store, const std::string& workspace,
                              const std::string& kb_id) {
+  ReleaseHeapOnExit release;  // once the chunks below are freed
   MutexLock lock(&load_mu_);
   if (loaded_) return Status::Ok();
   auto chunks = store->LoadKbChunks(workspace, kb_id);
   if (!chunks.ok()) return chunks.status();
+  release.Held(chunks->size());
   std::vector<std::vector<std::string>> terms;
   terms.reserve(chunks->size());
   for (const auto& c : *chunks)

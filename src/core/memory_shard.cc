@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <span>
 
+#include "common/heap_release.h"
 #include "common/json_reader.h"
 #include "common/memory_bytes.h"
 #include "core/conversation_ranking.h"
@@ -119,6 +120,7 @@ bool MemoryShard::TurnBefore(const std::vector<Doc>& docs, DocId a, DocId b) {
 }
 
 Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& workspace) {
+  ReleaseHeapOnExit release;  // once the records below are freed
   MutexLock lock(&load_mu_);
   if (loaded_) return Status::Ok();
   // The version is read before the rows: a change made in between comes again with the next
@@ -130,6 +132,7 @@ Status MemoryShard::EnsureLoaded(AgentMemoryStore* store, const std::string& wor
   }
   auto records = store->LoadAgentMemories(workspace);
   if (!records.ok()) return records.status();
+  release.Held(records->size());
   auto replaced = store->LoadReplacedHistory(workspace);
   if (!replaced.ok()) return replaced.status();
   std::vector<std::vector<std::string>> terms;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "common/heap_release.h"
 #include "common/utf8.h"
 #include "core/conversation_excerpts.h"
 #include "core/conversation_ranking.h"
@@ -35,6 +36,7 @@ ScopeShard::ScopeShard(const Analyzer* analyzer, ShardOptions options)
 
 Status ScopeShard::EnsureLoaded(MessageStore* store, std::string_view workspace,
                                 std::string_view user_id) {
+  ReleaseHeapOnExit release;  // once the records below are freed
   MutexLock lock(&load_mu_);
   if (loaded_) return Status::Ok();
   // The version is read before the rows: rows written in between come again with the next
@@ -47,6 +49,7 @@ Status ScopeShard::EnsureLoaded(MessageStore* store, std::string_view workspace,
   }
   auto records = store->LoadScope(workspace, user_id);
   if (!records.ok()) return records.status();
+  release.Held(records->size());
   Apply(*records);
   version_ = version;
   loaded_ = true;
