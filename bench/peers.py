@@ -49,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (DEFAULT_DATA_DIR, REPO_ROOT, Client, EngramServer, _f, cpu_name,  # noqa: E402
                       dir_bytes, log, metric_sum, metrics_text, percentile, rss_kib, write_json)
 import replay  # noqa: E402  (the LoCoMo / LongMemEval loaders, the Leaderboard fill, scoring)
+from hnsw_scale import CLAUSE, MIN_CHARS, SENTENCE  # noqa: E402  (how a message is cut)
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 PEERS_DIR = os.path.join(BENCH_DIR, "peers")
@@ -69,7 +70,8 @@ ENGINE_LABEL = {
 
 # ----------------------------------------------------------------------------------------------
 # Corpus: the LoCoMo dev turns first (their conversations are the quality groups), then LongMemEval
-# turns, then pairs of earlier turns joined, until N unique texts.
+# turns, then (--fill) pairs of earlier turns joined, or the sentences and clauses of LongMemEval
+# messages as bench/hnsw_scale.py cuts them, until N unique texts.
 
 class Doc:
     __slots__ = ("text", "role", "ts_ms", "turn")
@@ -85,7 +87,23 @@ def embed_cli_splits(text):
     return text[:1] in "[{" and text[-1:] in "]}"
 
 
-def build_corpus(locomo, lme_users, n, long_mode):
+def fragments(lme_users):
+    """The sentences and clauses of the LongMemEval messages (at least MIN_CHARS characters,
+    whitespace collapsed), in the dataset's order: as bench/hnsw_scale.py cuts them."""
+    for u in lme_users:
+        for s in u.sessions:
+            for m in s.messages:
+                if not isinstance(m.content, str):
+                    continue
+                role = m.role if m.role in ("user", "assistant") else "user"
+                for sentence in SENTENCE.split(m.content):
+                    for t in [sentence] + CLAUSE.split(sentence):
+                        t = " ".join(t.split())
+                        if len(t) >= MIN_CHARS:
+                            yield Doc(t, role, s.ts_ms)
+
+
+def build_corpus(locomo, lme_users, n, long_mode, fill_mode="pairs"):
     docs, seen = [], set()
     groups = []          # (start, end) of each LoCoMo conversation in docs
     for u in locomo.users:
@@ -107,6 +125,14 @@ def build_corpus(locomo, lme_users, n, long_mode):
                     continue
                 seen.add(c)
                 fill.append(Doc(c, m.role if m.role in ("user", "assistant") else "user", s.ts_ms))
+    if fill_mode == "fragments":
+        for d in fragments(lme_users):
+            if len(docs) + len(fill) >= n:
+                break
+            if (len(d.text) > LONG_MIN_CHARS) == long_mode and d.text not in seen \
+                    and not embed_cli_splits(d.text):
+                seen.add(d.text)
+                fill.append(d)
     base = fill[:]
     k = 1
     while len(docs) + len(fill) < n and base and k < len(base):
@@ -775,6 +801,9 @@ def main():
     ap.add_argument("--server-arg", action="append", default=[], help="extra `engram serve` argument")
     ap.add_argument("--memories", type=int, default=10000)
     ap.add_argument("--long", action="store_true", help="long messages (over 1 KB) instead of short turns")
+    ap.add_argument("--fill", choices=("pairs", "fragments"), default="pairs",
+                    help="after the unique turns: pairs of turns joined (default), or the "
+                         "messages' sentences and clauses first (short memories at a million)")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     ap.add_argument("--phase-seconds", type=float, default=60.0,
@@ -810,7 +839,7 @@ def main():
 
     locomo = replay.load_dataset("locomo", locomo_path, 0)
     lme = replay.load_dataset("longmemeval", lme_path, 0)
-    docs, groups = build_corpus(locomo, lme.users, args.memories, args.long)
+    docs, groups = build_corpus(locomo, lme.users, args.memories, args.long, args.fill)
     if len(docs) < args.memories:
         log(f"note: only {len(docs)} unique texts available")
     turn_index = {}
@@ -898,7 +927,7 @@ def main():
         embed_ms = results.get("engram", {}).get("embed_ms_per_query")
         rows = [summarise(results[n], embed_ms) for n in engines if n in results]
         meta = {"cpu": f"{cpu_name()} ({cpu_features()})", "cores": os.cpu_count(),
-                "memories": len(docs), "long": args.long,
+                "memories": len(docs), "long": args.long, "fill": args.fill,
                 "mean_chars": round(sum(len(d.text) for d in docs) / len(docs), 1),
                 "quality_questions": len(quality_qs), "embed_ms_per_query": embed_ms,
                 "engram_fill_model_seconds":
