@@ -9,9 +9,10 @@
 // against 2,130 MB (docs/benchmarks.md, peers side by side).
 //
 // The release is not free: glibc returns the pages one free block at a time, holding the arena's
-// lock, about 1.3 s per 256 MB of freed 2 KiB blocks on a busy 2-core machine (a 300,000-memory
-// load's first search took 13.2 s instead of 11.2). Allocations of other threads in the arena
-// being released wait meanwhile. It follows large loads only, never an ordinary request.
+// lock (a 300,000-memory load's first search took 13.2 s instead of 11.2 on a 2-core machine).
+// Allocations of other threads in the arena being released wait meanwhile, as do callers holding
+// a lock around the load (a knowledge base's document lock). It follows large loads only, never
+// an ordinary request.
 //
 // Thread-safety: safe from any thread. Outside glibc it does nothing.
 #pragma once
@@ -28,8 +29,8 @@ void ReleaseFreedHeap();
 inline constexpr size_t kReleaseHeapAfterRecords = 10000;
 
 // Declared before a large working set's locals, so its destructor runs after they are freed (and
-// after the locks declared after it are released): calls ReleaseFreedHeap when Held was told of at
-// least kReleaseHeapAfterRecords records. Not thread-safe; one per function call.
+// after the locks the function takes after it are released): calls ReleaseFreedHeap when Held was
+// told of at least kReleaseHeapAfterRecords records. Not thread-safe; one per function call.
 class ReleaseHeapOnExit {
  public:
   ReleaseHeapOnExit() = default;

@@ -64,7 +64,8 @@ void KbShard::ReplaceDoc(const std::string& doc_id, const std::vector<KbChunkRec
     terms.push_back(analyzer_->Analyze(KbIndexedText(c.heading, c.text)));
   WriterLock lock(&mu_);
   // One batch: the graph takes the new chunks in one pass, and a saved graph file has the old
-  // chunks' codes (if still here) zeroed in one pass instead of a block rewrite each.
+  // chunks' codes (if still here) zeroed in one rewrite, a document's chunks sitting side by side
+  // in a few 1 MiB blocks, instead of one block rewrite per chunk.
   HybridIndex::Batch batch(&index_);
   RemoveDocLocked(doc_id);
   for (size_t i = 0; i < chunks.size(); ++i) AddLocked(chunks[i], terms[i]);

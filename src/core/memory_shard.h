@@ -163,8 +163,9 @@ class MemoryShard {
     const std::string* remove_id = nullptr;
   };
   // Upserts and removals in order, in one write: a search sees all of them or none, and the
-  // vector graph catches up once (a saved graph file gets one pass for all the removals instead
-  // of a block rewrite each). The pointers are read during the call only.
+  // vector graph catches up once (a saved graph file is rewritten once for all the removals, each
+  // 1 MiB block holding some of them once, instead of once per removal). The pointers are read
+  // during the call only.
   void Apply(const std::vector<Change>& changes) EXCLUDES(mu_);
   // Sets vectors by store seq (background re-embedding); unknown seqs are ignored.
   void ApplyVectors(const std::vector<VectorUpdate>& updates);
