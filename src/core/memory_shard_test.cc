@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "common/time_util.h"
 #include "core/memory_provenance.h"
@@ -167,6 +169,32 @@ TEST_F(MemoryShardTest, ApplyRunsItsChangesInOrder) {
   shard_.Apply({{.remove_id = &a2.id}, {.remove_id = &c_id}});
   EXPECT_EQ(shard_.size(), 0u);
   EXPECT_TRUE(Search("code word", UserFilter("u")).empty());
+}
+
+TEST_F(MemoryShardTest, ASearchSeesAllOfAnApplyOrNone) {
+  // Two memories enter in one Apply and leave in another, over and over, while a reader
+  // searches for both: it never finds exactly one.
+  std::atomic<bool> stop{false};
+  std::atomic<int> searches{0}, halves{0};
+  std::thread reader([&] {
+    const MemoryFilter f = UserFilter("u");
+    while (!stop.load()) {
+      if (Search("paired note", f).size() == 1) halves.fetch_add(1);
+      searches.fetch_add(1);
+    }
+  });
+  const std::string a_id = "m-a", b_id = "m-b";
+  for (int i = 0; i < 2000 || searches.load() < 200; ++i) {
+    MemoryRecord a = Rec(2 * i + 1, "u", "paired note alpha");
+    MemoryRecord b = Rec(2 * i + 2, "u", "paired note beta");
+    a.id = a_id;
+    b.id = b_id;
+    shard_.Apply({{.upsert = &a}, {.upsert = &b}});
+    shard_.Apply({{.remove_id = &a_id}, {.remove_id = &b_id}});
+  }
+  stop.store(true);
+  reader.join();
+  EXPECT_EQ(halves.load(), 0) << "of " << searches.load() << " searches";
 }
 
 // Versions of one memory learned in 2020, 2022 and 2024: a query about a year shows the version
