@@ -89,10 +89,7 @@ void KbService::ClaimOrphanedDocs() {
 void KbService::Shutdown() { jobs_.Shutdown(); }
 
 void KbService::SaveGraphs() {
-  if (options_.graph_dir.empty()) return;
-  const auto started = std::chrono::steady_clock::now();
-  const auto saved = shards_.SaveGraphs();
-  LogGraphsSaved(ShardDomain::kKb, saved.saved, saved.failed, saved.first_error, started);
+  if (!options_.graph_dir.empty()) shards_.SaveGraphs();
 }
 
 size_t KbService::queued_jobs() const { return jobs_.pending(); }

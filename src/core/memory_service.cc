@@ -366,10 +366,7 @@ void MemoryService::ApplyToShard(MemoryShard& shard, const MemoryChangeBatch& ba
 }
 
 void MemoryService::SaveGraphs() {
-  if (options_.graph_dir.empty()) return;
-  const auto started = std::chrono::steady_clock::now();
-  const auto saved = shards_.SaveGraphs();
-  LogGraphsSaved(ShardDomain::kMemories, saved.saved, saved.failed, saved.first_error, started);
+  if (!options_.graph_dir.empty()) shards_.SaveGraphs();
 }
 
 size_t MemoryService::shard_memories() const {

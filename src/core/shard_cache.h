@@ -25,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,7 @@
 #include "common/status.h"
 #include "core/graph_saver.h"
 #include "core/shard_budget.h"
+#include "core/shard_graphs.h"
 
 namespace engram {
 
@@ -150,10 +152,12 @@ class ShardCache {
     Status first_error;
   };
   // Saves the vector graph of every resident, loaded shard (see the file comment), after the
-  // saves of the shards the budget dropped; outside the cache's lock, one shard at a time.
+  // saves of the shards the budget dropped; outside the cache's lock, one shard at a time. Logs
+  // what it saved (LogGraphsSaved).
   GraphsSaved SaveGraphs() EXCLUDES(mu_) {
     GraphsSaved out;
     if constexpr (kKeepsGraphs) {
+      const auto started = std::chrono::steady_clock::now();
       FlushGraphSaves();
       std::vector<std::shared_ptr<Shard>> resident;
       {
@@ -170,6 +174,7 @@ class ShardCache {
           out.first_error = std::move(st);
         }
       }
+      LogGraphsSaved(domain_, out.saved, out.failed, out.first_error, started);
     }
     return out;
   }

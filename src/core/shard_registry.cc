@@ -101,10 +101,7 @@ void ShardRegistry::Drop(const std::string& workspace, const std::string& user_i
 }
 
 void ShardRegistry::SaveGraphs() {
-  if (graph_dir_.empty()) return;
-  const auto started = std::chrono::steady_clock::now();
-  const auto saved = shards_.SaveGraphs();
-  LogGraphsSaved(ShardDomain::kLeaderboard, saved.saved, saved.failed, saved.first_error, started);
+  if (!graph_dir_.empty()) shards_.SaveGraphs();
 }
 
 size_t ShardRegistry::shard_count() const { return shards_.size(); }
