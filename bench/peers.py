@@ -87,6 +87,18 @@ def embed_cli_splits(text):
     return text[:1] in "[{" and text[-1:] in "]}"
 
 
+# What the Leaderboard counts as white space (src/core/leaderboard_service.cc): a message of only
+# these is accepted and stores nothing (docs/leaderboard.md), so the corpus leaves such texts out
+# and every engine indexes the same memories. Python's str.isspace differs (no U+200B, U+FEFF).
+LEADERBOARD_SPACES = frozenset(" \t\n\v\f\r\u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004"
+                               "\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u2028\u2029\u202f"
+                               "\u205f\u3000\ufeff")
+
+
+def leaderboard_blank(text):
+    return all(c in LEADERBOARD_SPACES for c in text)
+
+
 def fragments(lme_users):
     """The sentences and clauses of the LongMemEval messages (at least MIN_CHARS characters,
     whitespace collapsed), in the dataset's order: as bench/hnsw_scale.py cuts them."""
@@ -119,7 +131,7 @@ def build_corpus(locomo, lme_users, n, long_mode, fill_mode="pairs"):
         for s in u.sessions:
             for m in s.messages:
                 c = m.content
-                if not isinstance(c, str) or not c.strip() or c in seen or embed_cli_splits(c):
+                if not isinstance(c, str) or leaderboard_blank(c) or c in seen or embed_cli_splits(c):
                     continue
                 if (len(c) > LONG_MIN_CHARS) != long_mode:
                     continue
