@@ -39,6 +39,7 @@ import json
 import operator
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -89,7 +90,8 @@ def embed_cli_splits(text):
 
 # What the Leaderboard counts as white space (src/core/leaderboard_service.cc): a message of only
 # these is accepted and stores nothing (docs/leaderboard.md), so the corpus leaves such texts out
-# and every engine indexes the same memories. Python's str.isspace differs (no U+200B, U+FEFF).
+# and every engine indexes the same memories. Python's str.isspace differs (it lacks U+200B and
+# U+FEFF and adds U+001C-U+001F).
 LEADERBOARD_SPACES = frozenset(" \t\n\v\f\r\u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004"
                                "\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u2028\u2029\u202f"
                                "\u205f\u3000\ufeff")
@@ -805,6 +807,15 @@ def markdown(rows, meta):
 
 # ----------------------------------------------------------------------------------------------
 
+class Stopped(BaseException):
+    """SIGTERM: a BaseException so the engines' error handlers (which report an engine's failure
+    and go on) let it through to the finally blocks."""
+
+
+def stop_on_signal(_sig, _frame):
+    raise Stopped()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--engram", metavar="PATH", default=os.path.join(REPO_ROOT, "build", "engram"))
@@ -830,6 +841,9 @@ def main():
     ap.add_argument("--job", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    # `timeout` and service managers stop with SIGTERM: exit through the finally blocks, so the
+    # server stops and the temporary indexes (gigabytes at 100,000 memories) are removed.
+    signal.signal(signal.SIGTERM, stop_on_signal)
 
     if args.worker:
         return run_py_worker(args.worker, args.job, args.out)
@@ -902,6 +916,29 @@ def main():
         with open(job_path, "w", encoding="utf-8") as f:
             json.dump(job, f)
 
+        def report():
+            """The table so far, written to --json-out after every engine, so that a run stopped
+            part way keeps what it measured."""
+            embed_ms = results.get("engram", {}).get("embed_ms_per_query")
+            rows = [summarise(results[n], embed_ms) for n in engines if n in results]
+            meta = {"cpu": f"{cpu_name()} ({cpu_features()})", "cores": os.cpu_count(),
+                    "memories": len(docs), "long": args.long, "fill": args.fill,
+                    "mean_chars": round(sum(len(d.text) for d in docs) / len(docs), 1),
+                    "quality_questions": len(quality_qs), "embed_ms_per_query": embed_ms,
+                    "engram_fill_model_seconds":
+                        (results.get("engram", {}).get("fill") or {}).get("fill_model_seconds"),
+                    "corpus_embed_seconds": vec_secs,
+                    "vectors_from_engram_export": len(known) if known is not None else None,
+                    "top_k": TOP_K, "rrf_k": RRF_K, "rrf_depth": RRF_DEPTH,
+                    "total_seconds": round(time.perf_counter() - t_all, 1),
+                    "engines_done": [n for n in engines if n in results]}
+            table = markdown(rows, meta)
+            if args.json_out:
+                raw = {n: {k: v for k, v in x.items() if k != "lat_ms"}
+                       for n, x in results.items()}
+                write_json(args.json_out, {"meta": meta, "rows": rows, "raw": raw, "table": table})
+            return table
+
         t_all = time.perf_counter()
         for name in engines:
             out_path = os.path.join(tmp, f"out-{name}.json")
@@ -936,24 +973,8 @@ def main():
                 r["recall@10"], r["quality_tokens_mean"] = score_peer(r.pop("ranked"), quality_qs, docs)
             log(f"[{name}] done in {r.get('wall_s')} s" + (f": {r['error']}" if r.get("error") else ""))
 
-        embed_ms = results.get("engram", {}).get("embed_ms_per_query")
-        rows = [summarise(results[n], embed_ms) for n in engines if n in results]
-        meta = {"cpu": f"{cpu_name()} ({cpu_features()})", "cores": os.cpu_count(),
-                "memories": len(docs), "long": args.long, "fill": args.fill,
-                "mean_chars": round(sum(len(d.text) for d in docs) / len(docs), 1),
-                "quality_questions": len(quality_qs), "embed_ms_per_query": embed_ms,
-                "engram_fill_model_seconds":
-                    (results.get("engram", {}).get("fill") or {}).get("fill_model_seconds"),
-                "corpus_embed_seconds": vec_secs,
-                "vectors_from_engram_export": len(known) if known is not None else None,
-                "top_k": TOP_K, "rrf_k": RRF_K,
-                "rrf_depth": RRF_DEPTH, "total_seconds": round(time.perf_counter() - t_all, 1)}
-        table = markdown(rows, meta)
-        print(table)
-        if args.json_out:
-            for r in results.values():
-                r.pop("lat_ms", None)
-            write_json(args.json_out, {"meta": meta, "rows": rows, "raw": results, "table": table})
+            report()
+        print(report())
     finally:
         if args.keep:
             log(f"kept {tmp}" + (f" and {built['data_dir']}" if built else ""))
@@ -971,4 +992,8 @@ except ImportError:
     xapian = None
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Stopped:
+        log("stopped by SIGTERM")
+        sys.exit(128 + signal.SIGTERM)
