@@ -129,23 +129,28 @@ def build_corpus(locomo, lme_users, n, long_mode, fill_mode="pairs"):
                     docs.append(Doc(m.content, m.role, s.ts_ms, m.turn))
         groups.append((start, len(docs)))
     fill = []
+
+    def admit(text):
+        """Takes `text` into the fill when every engine can index it: new, not blank as the
+        Leaderboard counts it, one `engram embed` argument."""
+        if text in seen or leaderboard_blank(text) or embed_cli_splits(text):
+            return False
+        seen.add(text)
+        return True
+
     for u in lme_users:
         for s in u.sessions:
             for m in s.messages:
                 c = m.content
-                if not isinstance(c, str) or leaderboard_blank(c) or c in seen or embed_cli_splits(c):
+                if not isinstance(c, str) or (len(c) > LONG_MIN_CHARS) != long_mode \
+                        or not admit(c):
                     continue
-                if (len(c) > LONG_MIN_CHARS) != long_mode:
-                    continue
-                seen.add(c)
                 fill.append(Doc(c, m.role if m.role in ("user", "assistant") else "user", s.ts_ms))
     if fill_mode == "fragments":
         for d in fragments(lme_users):
             if len(docs) + len(fill) >= n:
                 break
-            if (len(d.text) > LONG_MIN_CHARS) == long_mode and d.text not in seen \
-                    and not embed_cli_splits(d.text):
-                seen.add(d.text)
+            if (len(d.text) > LONG_MIN_CHARS) == long_mode and admit(d.text):
                 fill.append(d)
     base = fill[:]
     k = 1
@@ -156,8 +161,7 @@ def build_corpus(locomo, lme_users, n, long_mode, fill_mode="pairs"):
                 break
             e = base[(i + k) % len(base)]
             t = d.text + "\n" + e.text
-            if t not in seen and not embed_cli_splits(t):
-                seen.add(t)
+            if admit(t):
                 fill.append(Doc(t, d.role, d.ts_ms))
         k += 1
     docs += fill[:max(0, n - len(docs))]
