@@ -11,6 +11,7 @@
 #include "common/time_util.h"
 #include "core/paging.h"
 #include "core/shard_graphs.h"
+#include "core/shard_keys.h"
 
 namespace engram {
 
@@ -20,10 +21,6 @@ const char* SourceTypeName(DocSourceType t) { return t == DocSourceType::kOss ? 
 
 // The source type of documents whose bytes came with the upload (stored until ingested).
 constexpr std::string_view kContentSource = "CONTENT";
-
-std::string ShardKey(const std::string& workspace, const std::string& kb_id) {
-  return workspace + '\x1f' + kb_id;
-}
 
 }  // namespace
 
@@ -105,7 +102,7 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
     version = *v;
   }
   // Held by the caller from here on: the budget does not drop a shard while it is in use.
-  auto [shard, created] = shards_.Hold(ShardKey(workspace, kb_id), version);
+  auto [shard, created] = shards_.Hold(KbShardKey(workspace, kb_id), version);
   Status st = shard->EnsureLoaded(store_, workspace, kb_id);
   if (!st.ok()) return st;
   shards_.Used(created);
@@ -113,7 +110,7 @@ Result<std::shared_ptr<KbShard>> KbService::Shard(const std::string& workspace,
 }
 
 bool KbService::KnowledgeBaseLoaded(const std::string& workspace, const std::string& kb_id) const {
-  return shards_.Loaded(ShardKey(workspace, kb_id));
+  return shards_.Loaded(KbShardKey(workspace, kb_id));
 }
 
 Mutex& KbService::DocLock(const std::string& workspace, const std::string& kb_id,

@@ -16,6 +16,7 @@
 #include "core/paging.h"
 #include "core/query_time.h"
 #include "core/shard_graphs.h"
+#include "core/shard_keys.h"
 #include "index/question_form.h"
 
 namespace engram {
@@ -30,9 +31,9 @@ MemoryService::MemoryService(AgentMemoryStore* store, const Analyzer* analyzer,
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()),
       categorizer_(embedder_, options_.categorizer),
-      shards_(ShardDomain::kMemories, options_.budget, [this](const std::string& workspace) {
+      shards_(ShardDomain::kMemories, options_.budget, [this](const std::string& key) {
         MemoryShardOptions shard = options_.shard;
-        SetShardGraph(&shard.vectors, options_.graph_dir, ShardDomain::kMemories, workspace);
+        SetShardGraph(&shard.vectors, options_.graph_dir, ShardDomain::kMemories, key);
         return std::make_shared<MemoryShard>(analyzer_, std::move(shard));
       }) {
   if (embedder_ != nullptr) {
@@ -48,7 +49,7 @@ void MemoryService::OnScopeChanged(const std::string& scope_key) {
   // Agent-memory keys are "a<US>workspace" (ScopeKeyAgentMemories).
   if (scope_key.size() < 2 || scope_key[0] != 'a' || scope_key[1] != '\x1f') return;
   const std::string workspace = scope_key.substr(2);
-  std::shared_ptr<MemoryShard> shard = shards_.Resident(workspace);
+  std::shared_ptr<MemoryShard> shard = shards_.Resident(MemoryShardKey(workspace));
   if (!shard) return;  // not cached here: the next load reads everything anyway
   Status st = shard->Refresh(store_, workspace);
   if (!st.ok()) spdlog::debug("early refresh of workspace memories failed: {}", st.ToString());
@@ -56,7 +57,7 @@ void MemoryService::OnScopeChanged(const std::string& scope_key) {
 
 Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& workspace) {
   // Held by the caller from here on: the budget does not drop a shard while it is in use.
-  auto [shard, created] = shards_.Hold(workspace);
+  auto [shard, created] = shards_.Hold(MemoryShardKey(workspace));
   Status st = shard->EnsureLoaded(store_, workspace);
   if (!st.ok()) return st;
   if (!created) {
@@ -72,11 +73,11 @@ Result<std::shared_ptr<MemoryShard>> MemoryService::Shard(const std::string& wor
 }
 
 bool MemoryService::WorkspaceLoaded(const std::string& workspace) const {
-  return shards_.Loaded(workspace);
+  return shards_.Loaded(MemoryShardKey(workspace));
 }
 
 std::shared_ptr<MemoryShard> MemoryService::ResidentShard(const std::string& workspace) const {
-  return shards_.Resident(workspace);
+  return shards_.Resident(MemoryShardKey(workspace));
 }
 
 size_t MemoryService::ScopeStripe(const std::string& workspace, const std::string& user_id,

@@ -5,16 +5,12 @@
 #include <chrono>
 
 #include "core/shard_graphs.h"
+#include "core/shard_keys.h"
 #include "index/hnsw_graph.h"
 
 namespace engram {
 
 namespace {
-
-// Workspace names hold no unit separator (see OnScopeChanged).
-std::string ScopeCacheKey(const std::string& workspace, const std::string& user_id) {
-  return workspace + '\x1f' + user_id;
-}
 
 ShardBudget* OwnBudgetOr(ShardBudget* shared, const ShardRegistryOptions& registry,
                          std::unique_ptr<ShardBudget>* own) {
@@ -58,7 +54,7 @@ void ShardRegistry::OnScopeChanged(const std::string& scope_key) {
   const std::string workspace = scope_key.substr(2, sep - 2);
   const std::string user_id = scope_key.substr(sep + 1);
   // Not cached here: the next load reads everything anyway.
-  std::shared_ptr<ScopeShard> shard = shards_.Resident(ScopeCacheKey(workspace, user_id));
+  std::shared_ptr<ScopeShard> shard = shards_.Resident(LeaderboardShardKey(workspace, user_id));
   if (!shard) return;
   Status st = shard->Refresh(store_, workspace, user_id);
   if (!st.ok()) spdlog::debug("early refresh of a shard failed: {}", st.ToString());
@@ -67,7 +63,7 @@ void ShardRegistry::OnScopeChanged(const std::string& scope_key) {
 Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& workspace,
                                                        const std::string& user_id) {
   // Held from here on, so the budget keeps it while this caller uses it.
-  auto [shard, created] = shards_.Hold(ScopeCacheKey(workspace, user_id));
+  auto [shard, created] = shards_.Hold(LeaderboardShardKey(workspace, user_id));
   // Loading happens outside the cache's lock so other scopes are not held up.
   if (created) {
     const auto started = std::chrono::steady_clock::now();
@@ -90,11 +86,11 @@ Result<std::shared_ptr<ScopeShard>> ShardRegistry::Get(const std::string& worksp
 }
 
 bool ShardRegistry::Loaded(const std::string& workspace, const std::string& user_id) const {
-  return shards_.Loaded(ScopeCacheKey(workspace, user_id));
+  return shards_.Loaded(LeaderboardShardKey(workspace, user_id));
 }
 
 void ShardRegistry::Drop(const std::string& workspace, const std::string& user_id) {
-  const std::string key = ScopeCacheKey(workspace, user_id);
+  const std::string key = LeaderboardShardKey(workspace, user_id);
   shards_.Drop(key);
   // The scope's data is gone: its saved graph too, whether or not a shard was resident.
   HnswGraph::RemoveSaved(ShardGraphPath(graph_dir_, ShardDomain::kLeaderboard, key));

@@ -412,7 +412,9 @@ void HnswGraph::RemoveSaved(const std::string& path) {
   for (const std::string& file : {path, path + ".tmp", path + ".meta", path + ".meta.tmp"}) {
     // Overwritten with zeros before it goes, as the database overwrites deleted rows: the codes
     // are derived from memories that are being deleted.
-    UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+    // Not through a symbolic link (the file elsewhere is not the graph's), never blocking on a
+    // FIFO.
+    UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     struct stat st {};
     if (fd.valid() && ::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
       BlockWriter zeros(fd.get());

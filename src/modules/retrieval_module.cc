@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/metrics.h"
+#include "core/graph_sweep.h"
 #include "core/rerank_stage.h"
 #include "core/vector_backfill.h"
 #include "embed/embedder.h"
@@ -104,6 +105,8 @@ Result<std::unique_ptr<RetrievalModule>> RetrievalModule::Build(const ServeOptio
       spdlog::warn("vector graphs will not be kept: cannot create {}: {}", graph_dir, ec.message());
     } else {
       m->graph_dir_ = graph_dir;
+      // Before any shard exists: nothing saves or loads a graph beside the sweep.
+      if (deps.scopes != nullptr) SweepGraphDir(graph_dir, deps.scopes);
     }
   }
   m->retrieval_ = RetrievalFromFlags(options);

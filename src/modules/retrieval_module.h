@@ -25,12 +25,16 @@ class Embedder;
 class RerankStage;
 class Reranker;
 class MemoryVectors;
+class TransferStore;
 class VectorBackfill;
 
 struct RetrievalModuleDeps {
   MemoryVectors* vectors = nullptr;           // where the backfill stores vectors
   const Embedder* search_embedder = nullptr;  // null: BM25 only
   const Embedder* background_embedder = nullptr;
+  // The scopes the store holds, for the sweep of graph files at start (graph_sweep.h); null: no
+  // sweep.
+  TransferStore* scopes = nullptr;
 };
 
 class RetrievalModule {

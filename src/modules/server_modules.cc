@@ -28,7 +28,8 @@ Status BuildModules(const ServeOptions& options, KernelFamily family, const ApiK
   ENGRAM_RETURN_IF_ERROR(
       Keep(RetrievalModule::Build(options, {.vectors = m.store.get(),
                                             .search_embedder = embedder,
-                                            .background_embedder = m.embedding->background()}),
+                                            .background_embedder = m.embedding->background(),
+                                            .scopes = m.store.get()}),
            m.retrieval));
   Store* store = m.store.get();
   RetrievalModule* retrieval = m.retrieval.get();

@@ -1,6 +1,7 @@
 // A scope's HNSW graph kept across a clean restart, against a real server: saved beside the store
 // (graphs/) when the server stops, taken back by the next start's load of the scope instead of
-// being built, answering as before, and removed with the user's data; a knowledge base's the same.
+// being built, answering as before, and removed with the user's data, also when another node of a
+// shared store deleted the user; a knowledge base's and a V4 memory workspace's kept the same.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,6 +10,10 @@
 #include <thread>
 
 #include "common/codec.h"
+#include "core/shard_graphs.h"
+#include "core/shard_keys.h"
+#include "memory_client.h"
+#include "pg_test_db.h"
 #include "test_util.h"
 
 namespace engram::testing {
@@ -66,6 +71,38 @@ std::vector<std::string> Ids(const HttpClient& client, const std::string& user,
   return ids;
 }
 
+// Adds 80 short notes to `user`, in four adds.
+void AddNotes(const ServerProcess& server, const std::string& user) {
+  HttpClient client(server.BaseUrl());
+  static const char* kTopics[] = {"espresso",      "train timetable", "violin lessons",
+                                  "tax return",    "garden tomatoes", "marathon training",
+                                  "kitchen tiles", "chess openings"};
+  for (int add = 0; add < 4; ++add) {
+    json messages = json::array();
+    for (int i = 0; i < 20; ++i) {
+      const int n = add * 20 + i;
+      messages.push_back(Message(
+          "Note " + std::to_string(n) + " about " + kTopics[n % 8] + ": entry " + UniqueWord(),
+          1704067200000 + n * 60000));
+    }
+    HttpResponse r = client.Post("/leaderboard/add",
+                                 AddBody(UniqueId("graph-add"), user, "s1", messages), kAuth);
+    ASSERT_EQ(r.status, 200) << r.Describe();
+  }
+}
+
+// Waits up to 60 s until the server's background vector queue is empty.
+void WaitForVectors(const ServerProcess& server) {
+  HttpClient client(server.BaseUrl());
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    const std::string metrics = client.Get("/metrics", kAuth).body;
+    if (metrics.find("\nengram_vector_queue 0\n") != std::string::npos) return;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "vectors never caught up";
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
 TEST(GraphFilesTest, AScopeGraphIsKeptAcrossARestartAndGoesWithItsUser) {
   ENGRAM_REQUIRE_BINARY();
   // A graph from 60 vectors on, so a small scope has one; vector-only retrieval with no cosine
@@ -75,38 +112,12 @@ TEST(GraphFilesTest, AScopeGraphIsKeptAcrossARestartAndGoesWithItsUser) {
                       "--relevance-floor", "0", "--leaderboard-results", "turns"}});
   ASSERT_TRUE(server.Start());
   const std::string user = UniqueId("graph-user");
-  {
-    HttpClient client(server.BaseUrl());
-    static const char* kTopics[] = {"espresso",      "train timetable", "violin lessons",
-                                    "tax return",    "garden tomatoes", "marathon training",
-                                    "kitchen tiles", "chess openings"};
-    for (int add = 0; add < 4; ++add) {
-      json messages = json::array();
-      for (int i = 0; i < 20; ++i) {
-        const int n = add * 20 + i;
-        messages.push_back(Message(
-            "Note " + std::to_string(n) + " about " + kTopics[n % 8] + ": entry " + UniqueWord(),
-            1704067200000 + n * 60000));
-      }
-      HttpResponse r = client.Post("/leaderboard/add",
-                                   AddBody(UniqueId("graph-add"), user, "s1", messages), kAuth);
-      ASSERT_EQ(r.status, 200) << r.Describe();
-    }
-    // The background vectors arrive; the scope's graph is built once it holds 60.
-    ASSERT_TRUE(WaitForGraphs(server, 1)) << server.Output();
-    EXPECT_EQ(GraphsAnswering(server)[0].second, 0) << "nothing saved yet to take from";
-  }
-  // Every vector stored before the stop (the queue drained), so the next load holds them all.
-  {
-    HttpClient client(server.BaseUrl());
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    for (;;) {
-      const std::string metrics = client.Get("/metrics", kAuth).body;
-      if (metrics.find("\nengram_vector_queue 0\n") != std::string::npos) break;
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "vectors never caught up";
-      std::this_thread::sleep_for(50ms);
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(AddNotes(server, user));
+  // The background vectors arrive; the scope's graph is built once it holds 60.
+  ASSERT_TRUE(WaitForGraphs(server, 1)) << server.Output();
+  EXPECT_EQ(GraphsAnswering(server)[0].second, 0) << "nothing saved yet to take from";
+  // Every vector stored before the stop, so the next load holds them all.
+  ASSERT_NO_FATAL_FAILURE(WaitForVectors(server));
   std::vector<std::string> before;
   {
     HttpClient client(server.BaseUrl());
@@ -214,6 +225,107 @@ TEST(GraphFilesTest, AKnowledgeBaseGraphIsKeptAcrossARestart) {
   EXPECT_EQ(vectors, 80);
   EXPECT_EQ(taken, 80) << "the graph was built again instead of taken from its file";
   EXPECT_EQ(KbHits(client, kb, "what do I drink in the morning"), before);
+}
+
+// A V4 memory workspace's graph: the start's sweep keeps it (the store holds the workspace's
+// memories) and the next load takes it back.
+TEST(GraphFilesTest, AMemoryWorkspaceGraphIsKeptAcrossARestart) {
+  ENGRAM_REQUIRE_BINARY();
+  ServerProcess server({.extra_args = {"--hnsw-threshold", "60", "--relevance-floor", "0"}});
+  ASSERT_TRUE(server.Start());
+  const std::string user = UniqueId("graph-memories");
+  const json query = {{"query", "what do I drink in the morning"}, {"user_id", user}};
+  {
+    HttpClient client(server.BaseUrl());
+    static const char* kTopics[] = {"espresso", "violin lessons", "tax return", "chess openings"};
+    for (int add = 0; add < 4; ++add) {
+      json messages = json::array();
+      for (int i = 0; i < 20; ++i) {
+        const int n = add * 20 + i;
+        messages.push_back({{"role", "user"},
+                            {"content", "Note " + std::to_string(n) + " about " + kTopics[n % 4] +
+                                            ": entry " + UniqueWord()}});
+      }
+      json event =
+          AddMemoriesAndWait(client, {{"messages", messages}, {"user_id", user}, {"infer", false}});
+      ASSERT_EQ(event.value("status", ""), "SUCCEEDED") << event.dump();
+    }
+    EXPECT_FALSE(SearchMemories(client, query).empty());
+    ASSERT_TRUE(WaitForGraphs(server, 1, "memories")) << server.Output();
+  }
+  ASSERT_TRUE(server.Stop().exited);
+  ASSERT_EQ(GraphFiles(server.data_dir()).size(), 1u) << server.Output();
+
+  ASSERT_TRUE(server.Start());
+  EXPECT_NE(server.Output().find(
+                "saved vector graphs swept: 1 kept, 0 of scopes no longer stored removed"),
+            std::string::npos)
+      << server.Output();
+  ASSERT_EQ(GraphFiles(server.data_dir()).size(), 1u);
+  HttpClient client(server.BaseUrl());
+  EXPECT_FALSE(SearchMemories(client, query).empty());  // loads the workspace
+  ASSERT_TRUE(WaitForGraphs(server, 2, "memories")) << server.Output();
+  const auto [vectors, taken] = GraphsAnswering(server, "memories")[1];
+  EXPECT_EQ(vectors, 80);
+  EXPECT_EQ(taken, 80) << "the graph was built again instead of taken from its file";
+}
+
+// On a shared store a user can be deleted through another node. The graph this node saved for the
+// user holds the user's vector codes; the node's next start removes it, and keeps the graphs of
+// the users the store still holds.
+TEST(GraphFilesTest, AUserDeletedThroughAnotherNodeLeavesNoGraphOnThisOne) {
+  ENGRAM_REQUIRE_BINARY();
+  std::unique_ptr<PgTestDatabase> db = PgTestDatabase::Create();
+  if (!db) GTEST_SKIP() << PgTestDatabase::kSkipMessage;
+  const std::vector<std::string> shared = {"--api-key",         "gk1", "--store-url", db->url(),
+                                           "--hnsw-threshold",  "60",  "--retrieval", "vector",
+                                           "--relevance-floor", "0"};
+  std::vector<std::string> args_a = shared, args_b = shared;
+  args_a.insert(args_a.end(), {"--node-id", "node-a"});
+  args_b.insert(args_b.end(), {"--node-id", "node-b"});
+  ServerProcess a({.extra_args = args_a});
+  ServerProcess b({.extra_args = args_b});
+  ASSERT_TRUE(a.Start());
+  ASSERT_TRUE(b.Start());
+  const std::string kept = UniqueId("graph-kept");
+  const std::string deleted = UniqueId("graph-deleted");
+  ASSERT_NO_FATAL_FAILURE(AddNotes(a, kept));
+  ASSERT_NO_FATAL_FAILURE(AddNotes(a, deleted));
+  ASSERT_NO_FATAL_FAILURE(WaitForVectors(a));
+  {
+    HttpClient client(a.BaseUrl());
+    // Both scopes loaded on node A, each with its graph.
+    EXPECT_EQ(Ids(client, kept, "what do I drink in the morning").size(), 5u);
+    EXPECT_EQ(Ids(client, deleted, "what do I drink in the morning").size(), 5u);
+    ASSERT_TRUE(WaitForGraphs(a, 2)) << a.Output();
+  }
+  ASSERT_TRUE(a.Stop().exited);
+  ASSERT_EQ(GraphFiles(a.data_dir()).size(), 2u) << a.Output();
+
+  // Node B deletes a user while node A is down: node A's file is out of its reach.
+  HttpClient cb(b.BaseUrl());
+  HttpResponse del = cb.Delete("/leaderboard/users/" + deleted, kAuth);
+  ASSERT_EQ(del.status, 200) << del.Describe();
+  EXPECT_EQ(GraphFiles(a.data_dir()).size(), 2u);
+
+  ASSERT_TRUE(a.Start());
+  EXPECT_NE(a.Output().find("saved vector graphs swept: 1 kept, 1 of scopes no longer stored"),
+            std::string::npos)
+      << a.Output();
+  const std::vector<fs::path> left = GraphFiles(a.data_dir());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].string(),
+            ShardGraphPath((fs::path(a.data_dir()) / "graphs").string(), ShardDomain::kLeaderboard,
+                           LeaderboardShardKey("leaderboard", kept)));
+  for (const auto& entry : fs::directory_iterator(fs::path(a.data_dir()) / "graphs")) {
+    EXPECT_EQ(entry.path().string().rfind(left[0].string(), 0), 0u)
+        << "a file of the deleted user's graph is left: " << entry.path();
+  }
+  // The kept user's graph still serves its next load.
+  HttpClient ca(a.BaseUrl());
+  EXPECT_EQ(Ids(ca, kept, "what do I drink in the morning").size(), 5u);
+  ASSERT_TRUE(WaitForGraphs(a, 3)) << a.Output();
+  EXPECT_EQ(GraphsAnswering(a)[2].second, 80) << "the kept user's graph was built again";
 }
 
 }  // namespace
