@@ -58,14 +58,25 @@ struct RanksBeforeOrder {
 };
 inline constexpr RanksBeforeOrder RanksBefore{};
 
-// Sorts `docs` into ranking order and keeps the first k.
+// Sorts `docs` into ranking order and keeps the first k. RanksBefore is a total order, so the
+// result is the same whichever way it is found: a heap of k (partial_sort) when k is a small part
+// of the list, else a selection of the k best and a sort of them, which at k above a sixteenth of
+// the list costs up to half as much (300 of 1,000: 20 instead of 38 us), as the hybrid searches'
+// 100-result answers ask for several times per search.
 inline void KeepTopK(std::vector<ScoredDoc>& docs, size_t k) {
-  if (docs.size() > k) {
+  if (docs.size() > k && k < docs.size() / 16) {
     std::partial_sort(docs.begin(), docs.begin() + static_cast<long>(k), docs.end(), RanksBefore);
     docs.resize(k);
-  } else {
-    std::sort(docs.begin(), docs.end(), RanksBefore);
+    return;
   }
+  if (docs.size() > k) {
+    if (k > 0) {
+      std::nth_element(docs.begin(), docs.begin() + static_cast<long>(k - 1), docs.end(),
+                       RanksBefore);
+    }
+    docs.resize(k);
+  }
+  std::sort(docs.begin(), docs.end(), RanksBefore);
 }
 
 // The statistics BM25 scores with (N, avgdl and each query term's df), counted over a part of

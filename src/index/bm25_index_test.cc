@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -340,6 +342,31 @@ TEST(Bm25StatsTest, ASubsetScoresAsIfItWereTheWholeIndex) {
   shared.ForEachContribution(
       query, [&](size_t, DocId d, float c) { sums[d] += c; }, &stats);
   for (const ScoredDoc& r : reference) EXPECT_FLOAT_EQ(sums[r.doc], r.score);
+}
+
+// KeepTopK takes one of two ways (a heap when k is a small part of the list, a selection and a
+// sort otherwise): both give the first k of the fully sorted list, ties broken by DocId, for every
+// size around the switch and for k = 0 and k past the end.
+TEST(KeepTopKTest, EqualsTheFirstKOfTheSortedList) {
+  std::mt19937 rng(7);
+  for (size_t n : {0, 1, 15, 16, 17, 100, 160, 1000, 3000}) {
+    for (size_t k : {size_t{0}, size_t{1}, n / 16, n / 16 + 1, n / 3, n, n + 5}) {
+      std::vector<ScoredDoc> docs;
+      for (size_t i = 0; i < n; ++i) {
+        // Few distinct scores, so many ties.
+        docs.push_back({static_cast<DocId>((i * 7919) % (n + 1)), static_cast<float>(rng() % 37)});
+      }
+      std::vector<ScoredDoc> want = docs;
+      std::sort(want.begin(), want.end(), RanksBefore);
+      want.resize(std::min(k, n));
+      KeepTopK(docs, k);
+      ASSERT_EQ(docs.size(), want.size()) << "n " << n << " k " << k;
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(docs[i].doc, want[i].doc) << "n " << n << " k " << k << " at " << i;
+        EXPECT_EQ(docs[i].score, want[i].score);
+      }
+    }
+  }
 }
 
 }  // namespace
