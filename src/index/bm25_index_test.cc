@@ -350,7 +350,8 @@ TEST(Bm25StatsTest, ASubsetScoresAsIfItWereTheWholeIndex) {
 TEST(KeepTopKTest, EqualsTheFirstKOfTheSortedList) {
   std::mt19937 rng(7);
   for (size_t n : {0, 1, 15, 16, 17, 100, 160, 1000, 3000}) {
-    for (size_t k : {size_t{0}, size_t{1}, n / 16, n / 16 + 1, n / 3, n, n + 5}) {
+    for (size_t k : {size_t{0}, size_t{1}, n / 16 - (n >= 32 ? 1 : 0), n / 16, n / 16 + 1, n / 3,
+                     n - (n > 0 ? 1 : 0), n, n + 5}) {
       std::vector<ScoredDoc> docs;
       for (size_t i = 0; i < n; ++i) {
         // Few distinct scores, so many ties.
