@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 #include <system_error>
+#include <utility>
 
 #include "core/shard_graphs.h"
 #include "core/shard_keys.h"
@@ -35,10 +36,10 @@ std::string GraphOf(const std::string& name) {
   return base;
 }
 
-// Calls `fn(graph)` for every regular file of `dir` that belongs to a graph. Never throws: a
-// directory that cannot be read, or stops being readable, ends the walk.
-template <typename Fn>
-void ForEachGraphFile(const std::string& dir, Fn fn) {
+// The graphs (full paths) the regular files of `dir` belong to. Never throws: a directory that
+// cannot be read, or stops being readable, ends the walk.
+std::set<std::string> GraphsOnDisk(const std::string& dir) {
+  std::set<std::string> graphs;
   std::error_code ec;
   fs::directory_iterator it(dir, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
@@ -46,22 +47,17 @@ void ForEachGraphFile(const std::string& dir, Fn fn) {
     // symlink_status: a link is not followed, so a sweep never overwrites a file elsewhere.
     if (!fs::is_regular_file(it->symlink_status(type_ec)) || type_ec) continue;
     const std::string graph = GraphOf(it->path().filename().string());
-    if (!graph.empty()) fn(graph);
+    if (!graph.empty()) graphs.insert(dir + "/" + graph);
   }
+  return graphs;
 }
 
-}  // namespace
-
-GraphSweepResult SweepGraphFiles(const std::string& dir, const StoredScopes& scopes) {
+// Removes the graphs of `on_disk` (full paths) that belong to no scope of `scopes`.
+GraphSweepResult RemoveUnlisted(const std::string& dir, std::set<std::string> on_disk,
+                                const StoredScopes& scopes) {
   GraphSweepResult result;
-  if (dir.empty()) return result;
-  // The graphs on disk first (few), then each stored scope's name struck off them.
-  std::set<std::string> on_disk;
-  ForEachGraphFile(dir, [&](const std::string& graph) { on_disk.insert(dir + "/" + graph); });
-  std::set<std::string> kept;
-  auto keep = [&](const std::string& path) {
-    if (on_disk.erase(path) != 0) kept.insert(path);
-  };
+  // Each stored scope's name struck off the graphs on disk (few); what is left goes.
+  auto keep = [&](const std::string& path) { result.kept += on_disk.erase(path); };
   for (const auto& [workspace, user_id] : scopes.leaderboard_users) {
     keep(ShardGraphPath(dir, ShardDomain::kLeaderboard, LeaderboardShardKey(workspace, user_id)));
   }
@@ -72,16 +68,21 @@ GraphSweepResult SweepGraphFiles(const std::string& dir, const StoredScopes& sco
     keep(ShardGraphPath(dir, ShardDomain::kKb, KbShardKey(workspace, kb_id)));
   }
   for (const std::string& path : on_disk) HnswGraph::RemoveSaved(path);
-  result.kept = kept.size();
   result.removed = on_disk.size();
   return result;
 }
 
+}  // namespace
+
+GraphSweepResult SweepGraphFiles(const std::string& dir, const StoredScopes& scopes) {
+  if (dir.empty()) return {};
+  return RemoveUnlisted(dir, GraphsOnDisk(dir), scopes);
+}
+
 GraphSweepResult SweepGraphDir(const std::string& dir, TransferStore* store) {
   if (dir.empty()) return {};
-  bool any = false;
-  ForEachGraphFile(dir, [&](const std::string&) { any = true; });
-  if (!any) return {};
+  std::set<std::string> on_disk = GraphsOnDisk(dir);
+  if (on_disk.empty()) return {};
   const auto started = std::chrono::steady_clock::now();
   Result<StoredScopes> scopes = store->ListStoredScopes();
   if (!scopes.ok()) {
@@ -89,7 +90,7 @@ GraphSweepResult SweepGraphDir(const std::string& dir, TransferStore* store) {
                  scopes.status().ToString());
     return {};
   }
-  const GraphSweepResult swept = SweepGraphFiles(dir, *scopes);
+  const GraphSweepResult swept = RemoveUnlisted(dir, std::move(on_disk), *scopes);
   spdlog::info(
       "saved vector graphs swept: {} kept, {} of scopes no longer stored removed, {:.2f} s",
       swept.kept, swept.removed,

@@ -65,12 +65,12 @@ inline constexpr RanksBeforeOrder RanksBefore{};
 // BM_KeepTopK). Searches take the second way at each step, their candidate lists being a few
 // times k (excerpts ask for top_k times an excerpt's turns, 200 at least).
 inline void KeepTopK(std::vector<ScoredDoc>& docs, size_t k) {
-  if (docs.size() > k && k < docs.size() / 16) {
-    std::partial_sort(docs.begin(), docs.begin() + static_cast<long>(k), docs.end(), RanksBefore);
-    docs.resize(k);
-    return;
-  }
   if (docs.size() > k) {
+    if (k < docs.size() / 16) {
+      std::partial_sort(docs.begin(), docs.begin() + static_cast<long>(k), docs.end(), RanksBefore);
+      docs.resize(k);
+      return;
+    }
     if (k > 0) {
       std::nth_element(docs.begin(), docs.begin() + static_cast<long>(k - 1), docs.end(),
                        RanksBefore);
