@@ -19,7 +19,7 @@ std::string FormatIsoMicros(int64_t micros);
 // (truncated toward the earlier millisecond, as a Date holds whole milliseconds).
 std::string FormatIsoMillis(int64_t micros);
 
-// "2023-05-08 13:56 UTC" – the form shown to answering models next to a memory's text.
+// "2023-05-08 (Mon) 13:56 UTC" – the form shown to answering models next to a memory's text.
 std::string FormatHumanMinute(int64_t micros);
 
 // Parses ISO 8601 / RFC 3339 date or date-time ("2024-01-02", "2024-01-02T03:04:05Z",
