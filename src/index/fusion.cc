@@ -3,33 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "index/doc_set.h"
+
 namespace engram {
 
 namespace {
 
-// The fused candidates: the distinct documents of the lists, sorted by id, with one slot each.
-// Flat arrays instead of hash maps: a search fuses a few hundred candidates, and the maps'
-// allocations and hashing were ~4 % of a hybrid search's CPU.
-class Candidates {
- public:
-  void Add(const std::vector<ScoredDoc>& list) {
-    for (const auto& s : list) ids_.push_back(s.doc);
-  }
-  void Seal() {
-    std::sort(ids_.begin(), ids_.end());
-    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
-  }
-  size_t size() const { return ids_.size(); }
-  DocId id(size_t i) const { return ids_[i]; }
-  size_t slot(DocId doc) const {
-    return static_cast<size_t>(std::lower_bound(ids_.begin(), ids_.end(), doc) - ids_.begin());
-  }
-
- private:
-  std::vector<DocId> ids_;
-};
-
-void AddNormalised(const std::vector<ScoredDoc>& list, float weight, const Candidates& candidates,
+void AddNormalised(const std::vector<ScoredDoc>& list, float weight, const DocSet& candidates,
                    std::vector<float>& acc) {
   if (list.empty() || weight == 0) return;
   float hi = list.front().score, lo = list.front().score;
@@ -41,7 +21,7 @@ void AddNormalised(const std::vector<ScoredDoc>& list, float weight, const Candi
   for (const auto& s : list) {
     // A single candidate (or all equal) counts as a full match for this retriever.
     float norm = span > 0 ? (s.score - lo) / span : 1.0f;
-    acc[candidates.slot(s.doc)] += weight * norm;
+    acc[candidates.rank(s.doc)] += weight * norm;
   }
 }
 
@@ -51,10 +31,10 @@ void AddNormalised(const std::vector<ScoredDoc>& list, float weight, const Candi
 // returns a single match (or equal scores) still says that match stands out from the rest. The
 // deviation is taken as at least `min_sd` (FusionOptions::min_vector_spread).
 void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fill, double min_sd,
-                     const Candidates& candidates, std::vector<float>& acc) {
+                     const DocSet& candidates, std::vector<float>& acc) {
   if (list.empty() || weight == 0) return;
   std::vector<double> own(candidates.size(), fill);
-  for (const auto& s : list) own[candidates.slot(s.doc)] = s.score;
+  for (const auto& s : list) own[candidates.rank(s.doc)] = s.score;
   double sum = 0, sq = 0;
   for (double v : own) {
     sum += v;
@@ -72,8 +52,8 @@ void AddStandardised(const std::vector<ScoredDoc>& list, float weight, float fil
 // `floor`: the smallest best score the bonus is scaled by (z-scores may all be <= 0); `fused` the
 // retrievers' sums so far. `values`, when set, receives each candidate's prior.
 void AddPrior(const std::function<float(DocId)>* prior, float weight, float floor,
-              const std::vector<float>& fused, const Candidates& candidates,
-              std::vector<float>& acc, std::vector<float>* values) {
+              const std::vector<float>& fused, const DocSet& candidates, std::vector<float>& acc,
+              std::vector<float>* values) {
   if (prior == nullptr || weight <= 0 || fused.empty()) return;
   const float best = *std::max_element(fused.begin(), fused.end());
   const float scale = weight * std::max(best, floor);
@@ -101,12 +81,12 @@ struct Explained {
 
 // The parts of the documents in `out`, sorted by doc.
 std::vector<FusionParts> PartsOf(const std::vector<ScoredDoc>& out, const Explained& e,
-                                 const Candidates& candidates, const std::vector<ScoredDoc>& bm25,
+                                 const DocSet& candidates, const std::vector<ScoredDoc>& bm25,
                                  const std::vector<ScoredDoc>& vec) {
   std::vector<FusionParts> parts;
   parts.reserve(out.size());
   for (const ScoredDoc& s : out) {
-    const size_t i = candidates.slot(s.doc);
+    const size_t i = candidates.rank(s.doc);
     FusionParts p;
     p.doc = s.doc;
     p.lexical_part = e.lexical[i];
@@ -140,7 +120,10 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
   // Score sums leave out a list with no weight (its documents are not candidates); z-scores and
   // reciprocal ranks take every returned document.
   const bool score_sum = options.method == FusionMethod::kScoreSum;
-  Candidates candidates;
+  // The fused candidates: the distinct documents of the lists, in DocId order, one slot each
+  // (its rank). Flat arrays instead of hash maps: a search fuses hundreds to a few thousand
+  // candidates, and the maps' allocations and hashing were ~4 % of a hybrid search's CPU.
+  DocSet candidates;
   if (!score_sum || wb != 0) candidates.Add(bm25);
   if (!score_sum || wv != 0) candidates.Add(vec);
   candidates.Seal();
@@ -172,9 +155,9 @@ std::vector<ScoredDoc> Fuse(const std::vector<ScoredDoc>& bm25, const std::vecto
     for (float& score : acc) score = 1.0f / (1.0f + std::exp(-score));
   } else if (options.method == FusionMethod::kRrf) {
     for (size_t i = 0; i < bm25.size(); ++i)
-      lexical[candidates.slot(bm25[i].doc)] += wb / (options.rrf_k + i + 1);
+      lexical[candidates.rank(bm25[i].doc)] += wb / (options.rrf_k + i + 1);
     for (size_t i = 0; i < vec.size(); ++i)
-      semantic[candidates.slot(vec[i].doc)] += wv / (options.rrf_k + i + 1);
+      semantic[candidates.rank(vec[i].doc)] += wv / (options.rrf_k + i + 1);
     add_prior(0.0f);
   } else {
     AddNormalised(bm25, wb, candidates, lexical);

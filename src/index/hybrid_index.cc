@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/memory_bytes.h"
+#include "index/doc_set.h"
 
 namespace engram {
 
@@ -134,16 +135,13 @@ namespace {
 void DropWithoutEvidence(const std::vector<ScoredDoc>& lexical,
                          const std::vector<ScoredDoc>& semantic, float floor,
                          std::vector<ScoredDoc>& ranked) {
-  std::vector<DocId> evidence;
-  evidence.reserve(lexical.size() + semantic.size());
-  for (const ScoredDoc& s : lexical) evidence.push_back(s.doc);
+  DocSet evidence;
+  evidence.Add(lexical);
   for (const ScoredDoc& s : semantic) {
-    if (s.score >= floor) evidence.push_back(s.doc);
+    if (s.score >= floor) evidence.Add(s.doc);
   }
-  std::sort(evidence.begin(), evidence.end());
-  std::erase_if(ranked, [&](const ScoredDoc& s) {
-    return !std::binary_search(evidence.begin(), evidence.end(), s.doc);
-  });
+  evidence.Seal();
+  std::erase_if(ranked, [&](const ScoredDoc& s) { return !evidence.contains(s.doc); });
 }
 
 }  // namespace
