@@ -163,7 +163,11 @@ void ScopeShard::ApplyLocked(const std::vector<MemoryRecord>& records,
         d.last_line = line + newlines - (!d.text.empty() && d.text.back() == '\n' ? 1 : 0);
         line += newlines;
       }
-      if (docs_.size() < index_.slot_count()) docs_.resize(index_.slot_count());
+      if (docs_.size() < index_.slot_count()) {
+        docs_.resize(index_.slot_count());
+        facts_.resize(index_.slot_count());
+      }
+      facts_[slot] = {static_cast<uint32_t>(std::min<size_t>(d.text.size(), UINT32_MAX)), d.asks};
       docs_[slot] = std::move(d);
       // Chunks of one conversation may arrive out of order: the turn goes to its place.
       turns_.Insert(slot, r.session_id,
@@ -284,8 +288,8 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
   const HybridHits found = index_.Search(query);
   const std::vector<ScoredDoc>& fused = found.ranked;
   const HybridHits* explained = explain ? &found : nullptr;
-  const std::function<TurnFacts(DocId)> facts = [docs](DocId d) {
-    return TurnFacts{(*docs)[d].text.size(), (*docs)[d].asks};
+  const std::function<TurnFacts(DocId)> facts = [packed = &facts_](DocId d) {
+    return TurnFacts{(*packed)[d].chars, (*packed)[d].asks};
   };
   // Passages of one message merge into one result, and a hit that an earlier excerpt shows adds
   // none: ask for more, so k results remain.
@@ -406,7 +410,8 @@ void ScopeShard::DiscardGraph() {
 
 size_t ScopeShard::MemoryBytes() const {
   ReaderLock lock(&mu_);
-  size_t bytes = index_.MemoryBytes() + turns_.MemoryBytes();
+  size_t bytes =
+      index_.MemoryBytes() + turns_.MemoryBytes() + facts_.capacity() * sizeof(PackedFacts);
   for (const auto& d : docs_) {
     bytes += sizeof(ShardDoc) + d.id.capacity() + d.text.capacity() + d.parts_json.capacity() +
              d.session_id.capacity() + d.role.capacity();
