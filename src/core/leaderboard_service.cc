@@ -322,7 +322,7 @@ Result<LeaderboardSearchResult> LeaderboardService::Search(
     };
     // An excerpt is shown from its turns, the hit's own among them.
     if (h.turns.empty() && !h.doc.parts_json.empty()) hit.parts = parts_of(h.doc.parts_json);
-    for (ShardDoc& d : h.turns) {
+    for (ShardTurn& d : h.turns) {
       LeaderboardTurn turn{
           .role = std::move(d.role), .text = std::move(d.text), .time_us = d.time_us};
       if (!d.parts_json.empty()) turn.parts = parts_of(d.parts_json);

@@ -320,7 +320,10 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
     if (e.turns.size() > 1) {
       hit.anchor = e.anchor;
       hit.turns.reserve(e.turns.size());
-      for (DocId t : e.turns) hit.turns.push_back(docs_[t]);
+      for (DocId t : e.turns) {
+        const ShardDoc& d = docs_[t];
+        hit.turns.push_back({d.role, d.text, d.parts_json, d.time_us});
+      }
     }
     hits.push_back(std::move(hit));
   }

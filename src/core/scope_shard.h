@@ -62,6 +62,15 @@ struct ShardDoc {
   uint32_t last_line = 0;
 };
 
+// A turn an excerpt shows beside its hit: what a result renders of it (a copy of those fields of
+// its ShardDoc, so an answer of 100 excerpts copies no ids or sessions it does not show).
+struct ShardTurn {
+  std::string role;
+  std::string text;
+  std::string parts_json;
+  int64_t time_us = 0;
+};
+
 struct ShardHit {
   // A copy, so the caller may use it after the lock is released. For a long message, an excerpt:
   // the matching passage with the adjacent passages that also matched, up to kMaxExcerptBytes
@@ -70,7 +79,7 @@ struct ShardHit {
   float score = 0;
   // With RetrievalOptions::excerpts: the run of consecutive turns of doc's session the result
   // shows, in conversation order, doc among them at `anchor`; empty when it shows doc alone.
-  std::vector<ShardDoc> turns;
+  std::vector<ShardTurn> turns;
   size_t anchor = 0;
   // Set by an explained search: how doc (for a long message, its best ranked passage) got the
   // result's score.
