@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_writer.h"
+
 namespace engram {
 
 namespace {
@@ -309,7 +311,9 @@ json ReadJsonOrDiscarded(std::string_view text, const JsonReadLimits& limits) {
 }
 
 std::string DumpJson(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  AppendJson(value, out);
+  return out;
 }
 
 }  // namespace engram
