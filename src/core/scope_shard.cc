@@ -250,8 +250,8 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
                                          const std::optional<TimeRange>& dates,
                                          bool explain) const {
   ReaderLock lock(&mu_);
-  // The lambdas below run under this lock; they reach docs_ through `docs` because the analysis
-  // checks a lambda as a function of its own.
+  // The lambdas below run under this lock; they reach docs_ and facts_ through pointers because
+  // the analysis checks a lambda as a function of its own.
   const std::vector<ShardDoc>* docs = &docs_;
   const bool excerpts = options.excerpts && !has_passages_;
   // An excerpt shows up to 1 + turns_before + turns_after turns, so k excerpts can absorb that
@@ -313,7 +313,7 @@ std::vector<ShardHit> ScopeShard::Search(const std::vector<std::string>& terms,
     }
     return hits;
   }
-  const auto bytes = [docs](DocId d) { return (*docs)[d].text.size(); };
+  const auto bytes = [packed = &facts_](DocId d) { return size_t{(*packed)[d].chars}; };
   for (ConversationExcerpt& e : AssembleExcerpts(ranked, k, turns_, bytes, options.excerpt)) {
     ShardHit hit{docs_[e.turns[e.anchor]], e.score};
     if (explained) hit.explain = Explain(found, e.turns[e.anchor], query.fusion.method, e.score);
