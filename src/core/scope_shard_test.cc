@@ -366,6 +366,36 @@ TEST_F(ScopeShardTest, AnExplainedSearchRanksTheSameAndSaysHowEachHitScored) {
   }
 }
 
+// An excerpt's turns carry each turn's own role, text, parts and time, in conversation order.
+TEST_F(ScopeShardTest, AnExcerptShowsEachTurnsOwnFields) {
+  ScopeShard shard(&analyzer_, opts_);
+  std::vector<MemoryRecord> recs = {Rec(1, "s", 10, "what did you adopt last week"),
+                                    Rec(2, "s", 20, "a puppy named rex"),
+                                    Rec(3, "s", 30, "he sleeps all day")};
+  recs[0].role = "user";
+  recs[1].role = "assistant";
+  recs[1].parts_json = R"([{"type":"text","text":"a puppy named rex"}])";
+  recs[2].role = "user";
+  shard.Apply(recs);
+  RetrievalOptions opts;
+  opts.mode = RetrievalMode::kBm25;
+  opts.excerpts = true;
+  opts.excerpt.turns_before = 1;
+  opts.excerpt.turns_after = 1;
+  const auto hits = shard.Search(analyzer_.AnalyzeQuery("puppy"), {}, 1, opts);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].doc.id, "m-2");
+  ASSERT_EQ(hits[0].turns.size(), 3u);
+  EXPECT_EQ(hits[0].anchor, 1u);
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(hits[0].turns[i].role, recs[i].role);
+    EXPECT_EQ(hits[0].turns[i].text, recs[i].text);
+    EXPECT_EQ(hits[0].turns[i].parts_json, recs[i].parts_json);
+    EXPECT_EQ(hits[0].turns[i].time_us, *recs[i].source_ts_us);
+  }
+}
+
 TEST_F(ScopeShardTest, PassagesTakeTheirVectorsFromTheMessagesStoredVector) {
   const std::string source = SourceFile(40);
   const size_t n = SplitPassages(source).size();
