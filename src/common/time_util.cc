@@ -76,6 +76,13 @@ void PutDigits(char* p, unsigned v, int n) {
 
 bool FourDigitYear(int64_t y) { return y >= 0 && y <= 9999; }
 
+// "YYYY-MM-DD" at p[0..10), for a FourDigitYear date.
+void PutDate(char* p, const Civil& date) {
+  PutDigits(p, static_cast<unsigned>(date.y), 4);
+  PutDigits(p + 5, date.m, 2);
+  PutDigits(p + 8, date.d, 2);
+}
+
 }  // namespace
 
 std::string FormatIsoMicros(int64_t micros) {
@@ -89,9 +96,7 @@ std::string FormatIsoMicros(int64_t micros) {
   }
   std::string out = "0000-00-00T00:00:00.000000Z";
   char* p = out.data();
-  PutDigits(p, static_cast<unsigned>(s.date.y), 4);
-  PutDigits(p + 5, s.date.m, 2);
-  PutDigits(p + 8, s.date.d, 2);
+  PutDate(p, s.date);
   PutDigits(p + 11, static_cast<unsigned>(s.hh), 2);
   PutDigits(p + 14, static_cast<unsigned>(s.mm), 2);
   PutDigits(p + 17, static_cast<unsigned>(s.ss), 2);
@@ -121,9 +126,7 @@ std::string FormatHumanMinute(int64_t micros) {
   }
   std::string out = "0000-00-00 (Ddd) 00:00 UTC";
   char* p = out.data();
-  PutDigits(p, static_cast<unsigned>(s.date.y), 4);
-  PutDigits(p + 5, s.date.m, 2);
-  PutDigits(p + 8, s.date.d, 2);
+  PutDate(p, s.date);
   std::memcpy(p + 12, dow, 3);
   PutDigits(p + 17, static_cast<unsigned>(s.hh), 2);
   PutDigits(p + 20, static_cast<unsigned>(s.mm), 2);
